@@ -1,0 +1,152 @@
+// Package accounts owns users, teams, team membership and roles, team API
+// keys and the team's Campaigns add-on state. It signs people up, logs them
+// in, authenticates API keys, and answers "which role does this user hold
+// in that team" for every other domain.
+package accounts
+
+import (
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/auth"
+)
+
+// User is a person who can log in.
+type User struct {
+	ID        uuid.UUID `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Add-on states of a team's Campaigns add-on.
+const (
+	AddonNone     = "none"
+	AddonTrial    = "trial"
+	AddonActive   = "active"
+	AddonCanceled = "canceled"
+)
+
+// TrialLength is how long the one free trial lasts.
+const TrialLength = 14 * 24 * time.Hour
+
+// Team owns books, members, keys and webhooks.
+type Team struct {
+	ID            uuid.UUID  `json:"id"`
+	Name          string     `json:"name"`
+	CampaignAddon string     `json:"campaign_addon"`
+	TrialEndsAt   *time.Time `json:"trial_ends_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// effectiveAddon treats a trial past its end as no add-on.
+func effectiveAddon(state string, trialEnds *time.Time, now time.Time) string {
+	if state == AddonTrial && trialEnds != nil && !now.Before(*trialEnds) {
+		return AddonNone
+	}
+	return state
+}
+
+// Addon is a team's add-on state as the campaign rules need it.
+type Addon struct {
+	State string
+}
+
+// Enabled reports whether campaign features are open (trial or paid).
+func (a Addon) Enabled() bool { return a.State == AddonTrial || a.State == AddonActive }
+
+// Paid reports whether campaigns may run (paid add-on only).
+func (a Addon) Paid() bool { return a.State == AddonActive }
+
+// TeamRole is one of a user's teams.
+type TeamRole struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+	Role string    `json:"role"`
+}
+
+// Member is a user's membership of a team.
+type Member struct {
+	UserID   uuid.UUID `json:"user_id"`
+	Email    string    `json:"email"`
+	Name     string    `json:"name"`
+	Role     string    `json:"role"`
+	JoinedAt time.Time `json:"joined_at"`
+}
+
+// APIKey is a team key as listed: never the secret.
+type APIKey struct {
+	ID         uuid.UUID  `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+}
+
+// SignupInput is a new account with its first team.
+type SignupInput struct {
+	Email    string `json:"email" validate:"required,email,max=254"`
+	Password string `json:"password" validate:"required,min=8,max=72"`
+	Name     string `json:"name" validate:"required,max=200"`
+	TeamName string `json:"team_name" validate:"required,max=200"`
+}
+
+func (in *SignupInput) normalize() {
+	in.Email = strings.TrimSpace(in.Email)
+	in.Name = strings.TrimSpace(in.Name)
+	in.TeamName = strings.TrimSpace(in.TeamName)
+}
+
+// Session is a logged-in user's token.
+type Session struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// SignupResult is what signup answers.
+type SignupResult struct {
+	Session
+	User User      `json:"user"`
+	Team TeamBrief `json:"team"`
+}
+
+// TeamBrief names a team.
+type TeamBrief struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+// TeamPatch changes a team.
+type TeamPatch struct {
+	Name string `json:"name" validate:"required,max=200"`
+}
+
+// MemberInput adds a signed-up user to a team.
+type MemberInput struct {
+	Email string `json:"email" validate:"required,email,max=254"`
+	Role  string `json:"role" validate:"required,oneof=viewer member admin owner"`
+}
+
+// RoleInput changes a member's role.
+type RoleInput struct {
+	Role string `json:"role" validate:"required,oneof=viewer member admin owner"`
+}
+
+// KeyInput names a new API key.
+type KeyInput struct {
+	Name string `json:"name" validate:"required,max=200"`
+}
+
+// NewKey is a freshly created key: Key is shown this once.
+type NewKey struct {
+	APIKey APIKey `json:"api_key"`
+	Key    string `json:"key"`
+}
+
+func parseRole(s string) auth.Role {
+	r, _ := auth.ParseRole(s)
+	return r
+}

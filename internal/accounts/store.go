@@ -1,0 +1,221 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// store is the accounts SQL. Every method takes the DB to run on, so the
+// service decides what shares a transaction.
+type store struct{}
+
+func (store) insertUser(ctx context.Context, db postgres.DB, email, name, hash string) (User, error) {
+	var u User
+	err := db.QueryRow(ctx, `
+		INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3)
+		RETURNING id, email, name, created_at`, email, name, hash).
+		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
+	if postgres.IsUniqueViolation(err, "users_email_key") {
+		return User{}, apperr.New(apperr.Conflict, "An account with this email already exists; log in instead.")
+	}
+	return u, postgres.Translate(err)
+}
+
+// credentials returns the user's id and password hash by email.
+func (store) credentials(ctx context.Context, db postgres.DB, email string) (uuid.UUID, string, error) {
+	var id uuid.UUID
+	var hash string
+	err := db.QueryRow(ctx, `SELECT id, password_hash FROM users WHERE lower(email) = lower($1)`, email).Scan(&id, &hash)
+	return id, hash, postgres.Translate(err)
+}
+
+func (store) user(ctx context.Context, db postgres.DB, id uuid.UUID) (User, error) {
+	var u User
+	err := db.QueryRow(ctx, `SELECT id, email, name, created_at FROM users WHERE id = $1`, id).
+		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
+	return u, postgres.Translate(err)
+}
+
+func (store) userByEmail(ctx context.Context, db postgres.DB, email string) (User, error) {
+	var u User
+	err := db.QueryRow(ctx, `SELECT id, email, name, created_at FROM users WHERE lower(email) = lower($1)`, email).
+		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
+	return u, postgres.Translate(err)
+}
+
+func (store) insertTeam(ctx context.Context, db postgres.DB, name string) (TeamBrief, error) {
+	var t TeamBrief
+	err := db.QueryRow(ctx, `INSERT INTO teams (name) VALUES ($1) RETURNING id, name`, name).Scan(&t.ID, &t.Name)
+	return t, postgres.Translate(err)
+}
+
+const teamColumns = `id, name, campaign_addon, trial_ends_at, created_at, updated_at`
+
+func scanTeam(row pgx.Row) (Team, error) {
+	var t Team
+	err := row.Scan(&t.ID, &t.Name, &t.CampaignAddon, &t.TrialEndsAt, &t.CreatedAt, &t.UpdatedAt)
+	return t, postgres.Translate(err)
+}
+
+func (store) team(ctx context.Context, db postgres.DB, id uuid.UUID) (Team, error) {
+	return scanTeam(db.QueryRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE id = $1`, id))
+}
+
+// lockTeam takes the team row lock that serialises membership changes, so
+// two concurrent demotions cannot both leave the team without an owner.
+func (store) lockTeam(ctx context.Context, db postgres.DB, id uuid.UUID) error {
+	var got uuid.UUID
+	return postgres.Translate(db.QueryRow(ctx, `SELECT id FROM teams WHERE id = $1 FOR UPDATE`, id).Scan(&got))
+}
+
+func (store) renameTeam(ctx context.Context, db postgres.DB, id uuid.UUID, name string) (Team, error) {
+	return scanTeam(db.QueryRow(ctx, `
+		UPDATE teams SET name = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, name))
+}
+
+func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state string) (Team, error) {
+	return scanTeam(db.QueryRow(ctx, `
+		UPDATE teams SET campaign_addon = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, state))
+}
+
+// startTrial starts the trial unless the team has had one or has paid.
+func (store) startTrial(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) (Team, error) {
+	t, err := scanTeam(db.QueryRow(ctx, `
+		UPDATE teams SET campaign_addon = 'trial', trial_started_at = $2, trial_ends_at = $3, updated_at = now()
+		WHERE id = $1 AND trial_started_at IS NULL AND campaign_addon <> 'active'
+		RETURNING `+teamColumns, id, now, now.Add(TrialLength)))
+	if apperr.Is(err, apperr.NotFound) {
+		return Team{}, apperr.New(apperr.Conflict, "This team has already used its Campaigns trial or has the paid add-on.")
+	}
+	return t, err
+}
+
+func (store) insertMember(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID, role string) (Member, error) {
+	_, err := db.Exec(ctx, `INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3)`, teamID, userID, role)
+	if postgres.IsUniqueViolation(err, "") {
+		return Member{}, apperr.New(apperr.Conflict, "This user is already a member of the team; change their role instead.")
+	}
+	if err != nil {
+		return Member{}, postgres.Translate(err)
+	}
+	return store{}.member(ctx, db, teamID, userID)
+}
+
+const memberSelect = `
+	SELECT m.user_id, u.email, u.name, m.role, m.joined_at
+	FROM team_members m JOIN users u ON u.id = m.user_id`
+
+func scanMember(row pgx.Row) (Member, error) {
+	var m Member
+	err := row.Scan(&m.UserID, &m.Email, &m.Name, &m.Role, &m.JoinedAt)
+	return m, err
+}
+
+func (store) member(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) (Member, error) {
+	m, err := scanMember(db.QueryRow(ctx, memberSelect+` WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Member{}, apperr.NotFoundf("No member with this user id in the team.")
+	}
+	return m, postgres.Translate(err)
+}
+
+func (store) members(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Member, error) {
+	rows, err := db.Query(ctx, memberSelect+` WHERE m.team_id = $1 ORDER BY m.joined_at, u.email`, teamID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) { return scanMember(r) })
+	return out, postgres.Translate(err)
+}
+
+func (store) setRole(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID, role string) error {
+	_, err := db.Exec(ctx, `UPDATE team_members SET role = $3 WHERE team_id = $1 AND user_id = $2`, teamID, userID, role)
+	return postgres.Translate(err)
+}
+
+func (store) deleteMember(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) error {
+	_, err := db.Exec(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID)
+	return postgres.Translate(err)
+}
+
+func (store) ownerCount(ctx context.Context, db postgres.DB, teamID uuid.UUID) (int, error) {
+	var n int
+	err := db.QueryRow(ctx, `SELECT count(*) FROM team_members WHERE team_id = $1 AND role = 'owner'`, teamID).Scan(&n)
+	return n, postgres.Translate(err)
+}
+
+func (store) role(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) (string, error) {
+	var role string
+	err := db.QueryRow(ctx, `SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID).Scan(&role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return role, postgres.Translate(err)
+}
+
+func (store) teamsOf(ctx context.Context, db postgres.DB, userID uuid.UUID) ([]TeamRole, error) {
+	rows, err := db.Query(ctx, `
+		SELECT t.id, t.name, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
+		WHERE m.user_id = $1 ORDER BY m.joined_at, t.name`, userID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TeamRole, error) {
+		var t TeamRole
+		return t, r.Scan(&t.ID, &t.Name, &t.Role)
+	})
+	return out, postgres.Translate(err)
+}
+
+func (store) insertKey(ctx context.Context, db postgres.DB, teamID uuid.UUID, name, prefix string, hash []byte, by *uuid.UUID) (APIKey, error) {
+	var k APIKey
+	err := db.QueryRow(ctx, `
+		INSERT INTO api_keys (team_id, name, prefix, key_hash, created_by) VALUES ($1, $2, $3, $4, $5)
+		RETURNING id, name, prefix, created_at, last_used_at`, teamID, name, prefix, hash, by).
+		Scan(&k.ID, &k.Name, &k.Prefix, &k.CreatedAt, &k.LastUsedAt)
+	return k, postgres.Translate(err)
+}
+
+func (store) keys(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]APIKey, error) {
+	rows, err := db.Query(ctx, `
+		SELECT id, name, prefix, created_at, last_used_at FROM api_keys
+		WHERE team_id = $1 ORDER BY created_at DESC`, teamID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) {
+		var k APIKey
+		return k, r.Scan(&k.ID, &k.Name, &k.Prefix, &k.CreatedAt, &k.LastUsedAt)
+	})
+	return out, postgres.Translate(err)
+}
+
+func (store) deleteKey(ctx context.Context, db postgres.DB, teamID, keyID uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, keyID)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.NotFoundf("No API key with this id in the team.")
+	}
+	return nil
+}
+
+// keyByHash is the one indexed lookup that authenticates a key.
+func (store) keyByHash(ctx context.Context, db postgres.DB, hash []byte) (id, teamID uuid.UUID, lastUsed *time.Time, err error) {
+	err = db.QueryRow(ctx, `SELECT id, team_id, last_used_at FROM api_keys WHERE key_hash = $1`, hash).
+		Scan(&id, &teamID, &lastUsed)
+	return id, teamID, lastUsed, err
+}
+
+func (store) touchKey(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {
+	_, err := db.Exec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, now)
+	return postgres.Translate(err)
+}

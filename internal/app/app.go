@@ -1,0 +1,166 @@
+// Package app wires the service together: configuration, logging, the
+// database pool and migrations, the domain services, the HTTP server and
+// the background workers, and runs them until the process is told to stop.
+// It also holds the command line (serve, migrate, addon set).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Worker is a background component: it runs until ctx ends, then returns
+// once its in-flight work is done.
+type Worker interface {
+	Run(ctx context.Context) error
+}
+
+// App is the wired service.
+type App struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Pool     *pgxpool.Pool
+	Handler  http.Handler
+	Accounts *accounts.Service
+	Books    *books.Service
+	Workers  []Worker
+}
+
+// Options adjust the wiring; tests use them to inject a clock.
+type Options struct {
+	Now func() time.Time
+}
+
+// Build connects to the database, migrates it when configured to, and
+// wires every service.
+func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Options) (*App, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if cfg.AutoMigrate {
+		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		if len(applied) > 0 {
+			log.Info("applied migrations", "files", applied)
+		}
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	if err != nil {
+		return nil, err
+	}
+	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
+	a := &App{
+		Config:   cfg,
+		Log:      log,
+		Pool:     pool,
+		Accounts: accounts.NewService(pool, tokens, now, log),
+		Books:    books.NewService(pool, now),
+	}
+	a.Handler = httpapi.New(httpapi.Deps{
+		Log:      log,
+		Tokens:   tokens,
+		Accounts: a.Accounts,
+		Books:    a.Books,
+		Ready:    pool.Ping,
+	})
+	return a, nil
+}
+
+// Close releases the pool.
+func (a *App) Close() { a.Pool.Close() }
+
+// shutdownGrace bounds how long in-flight requests and webhook attempts
+// may take to finish after a stop signal.
+const shutdownGrace = 25 * time.Second
+
+// Serve runs the HTTP server and the workers until ctx ends, then shuts
+// down gracefully: stop taking requests, finish those in flight, let the
+// workers finish their current work.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+	}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var wg sync.WaitGroup
+	for _, w := range a.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Run(workCtx); err != nil && !errors.Is(err, context.Canceled) {
+				a.Log.Error("worker stopped", "worker", fmt.Sprintf("%T", w), "err", err)
+			}
+		}()
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	a.Log.Info("listening", "addr", ln.Addr().String(), "public_base_url", a.Config.PublicBaseURL)
+
+	var err error
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		a.Log.Info("shutting down")
+		shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		err = srv.Shutdown(shutCtx)
+	}
+	stopWork()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(shutdownGrace):
+		a.Log.Warn("workers did not stop in time")
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// NewLogger builds the process logger from the configuration.
+func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	format := cfg.LogFormat
+	if format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

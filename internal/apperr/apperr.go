@@ -1,0 +1,87 @@
+// Package apperr is the service's one error model. Domain packages return
+// *Error values carrying a Code and a message a person can act on; the HTTP
+// layer maps each Code to a status and the spec's envelope in one place.
+// Nothing here knows about HTTP.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error. The values are the spec's error codes.
+type Code string
+
+const (
+	MissingBook          Code = "MISSING_BOOK"
+	InvalidInput         Code = "INVALID_INPUT"
+	InvalidStatus        Code = "INVALID_STATUS"
+	Validation           Code = "VALIDATION_ERROR"
+	Unauthorized         Code = "UNAUTHORIZED"
+	Forbidden            Code = "FORBIDDEN"
+	AddonRequired        Code = "ADDON_REQUIRED"
+	NotFound             Code = "NOT_FOUND"
+	MethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
+	Conflict             Code = "CONFLICT"
+	DuplicateEmail       Code = "DUPLICATE_EMAIL"
+	PayloadTooLarge      Code = "PAYLOAD_TOO_LARGE"
+	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
+	RateLimited          Code = "RATE_LIMITED"
+	Unavailable          Code = "SERVICE_UNAVAILABLE"
+	Internal             Code = "SERVER_ERROR"
+)
+
+// Error is a classified error. Message is safe to show to a client; Cause is
+// for logs only.
+type Error struct {
+	Code    Code
+	Message string
+	Cause   error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns an error with the code and a client-facing message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap classifies cause; the cause is kept for logs, never shown.
+func Wrap(cause error, code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, or Internal
+// when there is none: an unclassified error is a bug or an outage.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// Is reports whether err carries code.
+func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }
+
+// MessageOf returns the client-facing message of err.
+func MessageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code != Internal {
+		return e.Message
+	}
+	return "An internal error occurred. Try again later; if it persists, contact support with the request id."
+}
+
+// Shorthands for the most common cases keep call sites readable.
+
+func NotFoundf(format string, args ...any) *Error  { return New(NotFound, format, args...) }
+func Invalidf(format string, args ...any) *Error   { return New(InvalidInput, format, args...) }
+func Forbiddenf(format string, args ...any) *Error { return New(Forbidden, format, args...) }

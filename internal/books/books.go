@@ -1,0 +1,118 @@
+// Package books owns a team's books, the labels of each book and the
+// custom field definitions of each book. It also answers the question every
+// book-scoped request starts with: may this actor use this book?
+package books
+
+import (
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/contactbook/contactbook/internal/optional"
+)
+
+// Book holds contacts and labels.
+type Book struct {
+	ID                  uuid.UUID  `json:"id"`
+	TeamID              uuid.UUID  `json:"team_id"`
+	Name                string     `json:"name" validate:"required,max=200"`
+	Slug                string     `json:"slug"`
+	Color               string     `json:"color" validate:"hexcolor6"`
+	Icon                string     `json:"icon" validate:"max=64"`
+	EnforceUniqueEmails bool       `json:"enforce_unique_emails"`
+	ContactCount        int64      `json:"contact_count"`
+	CreatedBy           *uuid.UUID `json:"created_by"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+}
+
+// Defaults of a new book.
+const (
+	DefaultColor = "#4F46E5"
+	DefaultIcon  = "book"
+)
+
+// CreateInput is a new book.
+type CreateInput struct {
+	TeamID              uuid.UUID `json:"team_id"`
+	Name                string    `json:"name"`
+	Color               *string   `json:"color"`
+	Icon                *string   `json:"icon"`
+	EnforceUniqueEmails bool      `json:"enforce_unique_emails"`
+}
+
+// Patch changes a book; omitted fields stay.
+type Patch struct {
+	Name                optional.Value[string] `json:"name"`
+	Color               optional.Value[string] `json:"color"`
+	Icon                optional.Value[string] `json:"icon"`
+	EnforceUniqueEmails optional.Value[bool]   `json:"enforce_unique_emails"`
+}
+
+// Label tags contacts of one book.
+type Label struct {
+	ID        uuid.UUID `json:"id"`
+	BookID    uuid.UUID `json:"book_id"`
+	Name      string    `json:"name" validate:"required,max=100"`
+	Color     string    `json:"color" validate:"hexcolor6"`
+	SortOrder int       `json:"sort_order" validate:"gte=0"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// DefaultLabelColor is a new label's colour when none is given.
+const DefaultLabelColor = "#6B7280"
+
+// LabelInput is a new label.
+type LabelInput struct {
+	Name  string  `json:"name"`
+	Color *string `json:"color"`
+}
+
+// LabelPatch changes a label.
+type LabelPatch struct {
+	Name      optional.Value[string] `json:"name"`
+	Color     optional.Value[string] `json:"color"`
+	SortOrder optional.Value[int]    `json:"sort_order"`
+}
+
+// Field is a custom field definition of a book.
+type Field struct {
+	ID        uuid.UUID `json:"id"`
+	BookID    uuid.UUID `json:"book_id"`
+	Key       string    `json:"key" validate:"required,fieldkey"`
+	Name      string    `json:"name" validate:"required,max=200"`
+	Type      string    `json:"type" validate:"required,oneof=text url number date"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Slugify makes a URL-safe slug of a name: lower-case ASCII letters and
+// digits joined by single dashes; accents are folded ("Café" -> "cafe").
+func Slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range norm.NFKD.String(name) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			continue
+		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			dash = true
+		}
+		if b.Len() >= 80 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "book"
+	}
+	return b.String()
+}

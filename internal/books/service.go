@@ -1,0 +1,249 @@
+package books
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/validate"
+)
+
+// Service holds the rules of books, labels and field definitions.
+type Service struct {
+	db  postgres.Pool
+	now func() time.Time
+	st  store
+}
+
+// NewService wires the service.
+func NewService(db postgres.Pool, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, now: now}
+}
+
+// ErrBookForbidden answers an X-Book-ID naming a book the caller's team
+// does not own (or no book at all: the two are not told apart).
+var ErrBookForbidden = apperr.Forbiddenf("The book in X-Book-ID does not belong to your team.")
+
+// Access loads the book named by X-Book-ID and checks the actor holds at
+// least min in its team.
+func (s *Service) Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (Book, error) {
+	b, err := s.st.book(ctx, s.db, bookID)
+	if apperr.Is(err, apperr.NotFound) {
+		return Book{}, ErrBookForbidden
+	}
+	if err != nil {
+		return Book{}, err
+	}
+	return b, actor.Require(ctx, b.TeamID, min, ErrBookForbidden)
+}
+
+// byID loads a book addressed by id: NOT_FOUND outside the actor's team.
+func (s *Service) byID(ctx context.Context, actor *auth.Actor, id uuid.UUID, min auth.Role) (Book, error) {
+	b, err := s.st.book(ctx, s.db, id)
+	if err != nil {
+		return Book{}, err
+	}
+	return b, actor.Require(ctx, b.TeamID, min, errBookNotFound)
+}
+
+// List returns the team's books.
+func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Book, error) {
+	if err := actor.Require(ctx, teamID, auth.RoleViewer, apperr.NotFoundf("No team with this id.")); err != nil {
+		return nil, err
+	}
+	return s.st.books(ctx, s.db, teamID)
+}
+
+// Get returns a book of the actor's team.
+func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Book, error) {
+	return s.byID(ctx, actor, id, auth.RoleViewer)
+}
+
+// Create adds a book to a team (member); emits book.created.
+func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput) (Book, error) {
+	if in.TeamID == uuid.Nil {
+		return Book{}, apperr.Invalidf("`team_id` is required.")
+	}
+	if err := actor.Require(ctx, in.TeamID, auth.RoleMember, apperr.NotFoundf("No team with this id.")); err != nil {
+		return Book{}, err
+	}
+	b := Book{
+		TeamID: in.TeamID, Name: strings.TrimSpace(in.Name), Color: DefaultColor, Icon: DefaultIcon,
+		EnforceUniqueEmails: in.EnforceUniqueEmails, CreatedBy: actor.CreatedBy(),
+	}
+	if in.Color != nil {
+		b.Color = *in.Color
+	}
+	if in.Icon != nil {
+		b.Icon = *in.Icon
+	}
+	if err := validate.Struct(b); err != nil {
+		return Book{}, err
+	}
+	// Two books created at once may race for a slug: try again on a clash.
+	for attempt := 0; ; attempt++ {
+		var out Book
+		err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+			slug, err := s.st.freeSlug(ctx, tx, b.TeamID, Slugify(b.Name))
+			if err != nil {
+				return err
+			}
+			b.Slug = slug
+			if out, err = s.st.insertBook(ctx, tx, b); err != nil {
+				return err
+			}
+			return events.Append(ctx, tx, s.now(), events.Event{Type: events.BookCreated, TeamID: out.TeamID, BookID: &out.ID, Data: out})
+		})
+		if postgres.IsUniqueViolation(err, "books_team_slug_key") && attempt < 5 {
+			continue
+		}
+		return out, postgres.Translate(err)
+	}
+}
+
+// Update changes a book (member). The slug stays as created so links
+// that use it keep working after a rename.
+func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p Patch) (Book, error) {
+	b, err := s.byID(ctx, actor, id, auth.RoleMember)
+	if err != nil {
+		return Book{}, err
+	}
+	if !p.Name.Set && !p.Color.Set && !p.Icon.Set && !p.EnforceUniqueEmails.Set {
+		return Book{}, apperr.Invalidf("Send at least one of name, color, icon, enforce_unique_emails.")
+	}
+	if p.Name.Null || p.Color.Null || p.Icon.Null || p.EnforceUniqueEmails.Null {
+		return Book{}, apperr.Invalidf("Book fields cannot be null.")
+	}
+	p.Name.ApplyTo(&b.Name)
+	b.Name = strings.TrimSpace(b.Name)
+	p.Color.ApplyTo(&b.Color)
+	p.Icon.ApplyTo(&b.Icon)
+	p.EnforceUniqueEmails.ApplyTo(&b.EnforceUniqueEmails)
+	if err := validate.Struct(b); err != nil {
+		return Book{}, err
+	}
+	return s.st.updateBook(ctx, s.db, b)
+}
+
+// Delete removes a book and everything in it (admin); emits book.deleted.
+func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
+	b, err := s.byID(ctx, actor, id, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
+			return err
+		}
+		return events.Append(ctx, tx, s.now(), events.Event{
+			Type: events.BookDeleted, TeamID: b.TeamID, BookID: &b.ID, Data: map[string]uuid.UUID{"id": b.ID},
+		})
+	})
+}
+
+// Labels lists a book's labels in their order.
+func (s *Service) Labels(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Label, error) {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return nil, err
+	}
+	return s.st.labels(ctx, s.db, bookID)
+}
+
+// CreateLabel appends a label to the book (member).
+func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in LabelInput) (Label, error) {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Label{}, err
+	}
+	l := Label{BookID: bookID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor}
+	if in.Color != nil {
+		l.Color = *in.Color
+	}
+	if err := validate.Struct(l); err != nil {
+		return Label{}, err
+	}
+	var out Label
+	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.st.insertLabel(ctx, tx, l)
+		return err
+	})
+	return out, err
+}
+
+// UpdateLabel changes a label (member).
+func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID, p LabelPatch) (Label, error) {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Label{}, err
+	}
+	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set {
+		return Label{}, apperr.Invalidf("Send at least one of name, color, sort_order.")
+	}
+	if p.Name.Null || p.Color.Null || p.SortOrder.Null {
+		return Label{}, apperr.Invalidf("Label fields cannot be null.")
+	}
+	l, err := s.st.label(ctx, s.db, bookID, labelID)
+	if err != nil {
+		return Label{}, err
+	}
+	p.Name.ApplyTo(&l.Name)
+	l.Name = strings.TrimSpace(l.Name)
+	p.Color.ApplyTo(&l.Color)
+	p.SortOrder.ApplyTo(&l.SortOrder)
+	if err := validate.Struct(l); err != nil {
+		return Label{}, err
+	}
+	return s.st.updateLabel(ctx, s.db, l)
+}
+
+// DeleteLabel removes a label from the book and its contacts (member).
+func (s *Service) DeleteLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID) error {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return err
+	}
+	return s.st.deleteLabel(ctx, s.db, bookID, labelID)
+}
+
+// Fields lists a book's custom field definitions.
+func (s *Service) Fields(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Field, error) {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return nil, err
+	}
+	return s.st.fields(ctx, s.db, bookID)
+}
+
+// FieldInput is a new custom field definition.
+type FieldInput struct {
+	Key  string `json:"key"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// CreateField defines a custom field in the book (member).
+func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in FieldInput) (Field, error) {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Field{}, err
+	}
+	f := Field{BookID: bookID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
+	if err := validate.Struct(f); err != nil {
+		return Field{}, err
+	}
+	return s.st.insertField(ctx, s.db, f)
+}
+
+// DeleteField removes a definition and every contact's value of it (member).
+func (s *Service) DeleteField(ctx context.Context, actor *auth.Actor, bookID, fieldID uuid.UUID) error {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return err
+	}
+	return s.st.deleteField(ctx, s.db, bookID, fieldID)
+}

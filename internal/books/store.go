@@ -1,0 +1,179 @@
+package books
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// store is the books SQL.
+type store struct{}
+
+const bookColumns = `id, team_id, name, slug, color, icon, enforce_unique_emails, contact_count, created_by, created_at, updated_at`
+
+func scanBook(row pgx.Row) (Book, error) {
+	var b Book
+	err := row.Scan(&b.ID, &b.TeamID, &b.Name, &b.Slug, &b.Color, &b.Icon, &b.EnforceUniqueEmails,
+		&b.ContactCount, &b.CreatedBy, &b.CreatedAt, &b.UpdatedAt)
+	return b, err
+}
+
+var errBookNotFound = apperr.NotFoundf("No book with this id.")
+
+func (store) book(ctx context.Context, db postgres.DB, id uuid.UUID) (Book, error) {
+	b, err := scanBook(db.QueryRow(ctx, `SELECT `+bookColumns+` FROM books WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Book{}, errBookNotFound
+	}
+	return b, postgres.Translate(err)
+}
+
+func (store) books(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Book, error) {
+	rows, err := db.Query(ctx, `SELECT `+bookColumns+` FROM books WHERE team_id = $1 ORDER BY name, created_at`, teamID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Book, error) { return scanBook(r) })
+	return out, postgres.Translate(err)
+}
+
+// freeSlug picks base, or base-2, base-3, ... whichever the team lacks.
+func (store) freeSlug(ctx context.Context, db postgres.DB, teamID uuid.UUID, base string) (string, error) {
+	var slug string
+	err := db.QueryRow(ctx, `
+		SELECT s FROM (
+			SELECT $2::text AS s, 1 AS n
+			UNION ALL
+			SELECT $2 || '-' || g, g FROM generate_series(2, (SELECT count(*) + 2 FROM books WHERE team_id = $1)) g
+		) c
+		WHERE NOT EXISTS (SELECT 1 FROM books WHERE team_id = $1 AND slug = c.s)
+		ORDER BY n LIMIT 1`, teamID, base).Scan(&slug)
+	return slug, postgres.Translate(err)
+}
+
+func (store) insertBook(ctx context.Context, db postgres.DB, b Book) (Book, error) {
+	out, err := scanBook(db.QueryRow(ctx, `
+		INSERT INTO books (team_id, name, slug, color, icon, enforce_unique_emails, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+bookColumns,
+		b.TeamID, b.Name, b.Slug, b.Color, b.Icon, b.EnforceUniqueEmails, b.CreatedBy))
+	return out, err // the caller retries slug races
+}
+
+func (store) updateBook(ctx context.Context, db postgres.DB, b Book) (Book, error) {
+	out, err := scanBook(db.QueryRow(ctx, `
+		UPDATE books SET name = $2, color = $3, icon = $4, enforce_unique_emails = $5, updated_at = now()
+		WHERE id = $1 RETURNING `+bookColumns, b.ID, b.Name, b.Color, b.Icon, b.EnforceUniqueEmails))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Book{}, errBookNotFound
+	}
+	return out, postgres.Translate(err)
+}
+
+func (store) deleteBook(ctx context.Context, db postgres.DB, id uuid.UUID) error {
+	_, err := db.Exec(ctx, `DELETE FROM books WHERE id = $1`, id)
+	return postgres.Translate(err)
+}
+
+const labelColumns = `id, book_id, name, color, sort_order, created_at, updated_at`
+
+func scanLabel(row pgx.Row) (Label, error) {
+	var l Label
+	err := row.Scan(&l.ID, &l.BookID, &l.Name, &l.Color, &l.SortOrder, &l.CreatedAt, &l.UpdatedAt)
+	return l, err
+}
+
+var errLabelNotFound = apperr.NotFoundf("No label with this id in the book.")
+
+func (store) labels(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Label, error) {
+	rows, err := db.Query(ctx, `SELECT `+labelColumns+` FROM labels WHERE book_id = $1 ORDER BY sort_order, name`, bookID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Label, error) { return scanLabel(r) })
+	return out, postgres.Translate(err)
+}
+
+func (store) label(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (Label, error) {
+	l, err := scanLabel(db.QueryRow(ctx, `SELECT `+labelColumns+` FROM labels WHERE book_id = $1 AND id = $2`, bookID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Label{}, errLabelNotFound
+	}
+	return l, postgres.Translate(err)
+}
+
+// insertLabel appends the label after the book's last one. The book row
+// lock keeps two concurrent creates from taking the same position.
+func (store) insertLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
+	if _, err := db.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, l.BookID); err != nil {
+		return Label{}, postgres.Translate(err)
+	}
+	out, err := scanLabel(db.QueryRow(ctx, `
+		INSERT INTO labels (book_id, name, color, sort_order)
+		VALUES ($1, $2, $3, (SELECT COALESCE(max(sort_order) + 1, 0) FROM labels WHERE book_id = $1))
+		RETURNING `+labelColumns, l.BookID, l.Name, l.Color))
+	return out, postgres.Translate(err)
+}
+
+func (store) updateLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
+	out, err := scanLabel(db.QueryRow(ctx, `
+		UPDATE labels SET name = $3, color = $4, sort_order = $5, updated_at = now()
+		WHERE book_id = $1 AND id = $2 RETURNING `+labelColumns, l.BookID, l.ID, l.Name, l.Color, l.SortOrder))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Label{}, errLabelNotFound
+	}
+	return out, postgres.Translate(err)
+}
+
+func (store) deleteLabel(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM labels WHERE book_id = $1 AND id = $2`, bookID, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errLabelNotFound
+	}
+	return nil
+}
+
+const fieldColumns = `id, book_id, key, name, type, created_at`
+
+func scanField(row pgx.Row) (Field, error) {
+	var f Field
+	err := row.Scan(&f.ID, &f.BookID, &f.Key, &f.Name, &f.Type, &f.CreatedAt)
+	return f, err
+}
+
+func (store) fields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Field, error) {
+	rows, err := db.Query(ctx, `SELECT `+fieldColumns+` FROM field_definitions WHERE book_id = $1 ORDER BY created_at, key`, bookID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Field, error) { return scanField(r) })
+	return out, postgres.Translate(err)
+}
+
+func (store) insertField(ctx context.Context, db postgres.DB, f Field) (Field, error) {
+	out, err := scanField(db.QueryRow(ctx, `
+		INSERT INTO field_definitions (book_id, key, name, type) VALUES ($1, $2, $3, $4)
+		RETURNING `+fieldColumns, f.BookID, f.Key, f.Name, f.Type))
+	if postgres.IsUniqueViolation(err, "field_definitions_book_key_key") {
+		return Field{}, apperr.New(apperr.Conflict, "The book already has a field with the key %q.", f.Key)
+	}
+	return out, postgres.Translate(err)
+}
+
+func (store) deleteField(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM field_definitions WHERE book_id = $1 AND id = $2`, bookID, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.NotFoundf("No field definition with this id in the book.")
+	}
+	return nil
+}

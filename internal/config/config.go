@@ -1,0 +1,161 @@
+// Package config loads the service's settings from environment variables
+// (decisions.md section 9). Load takes a getenv function so tests and the
+// CLI can supply their own environment without touching the process's.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// DefaultDatabaseURL is the local development database that `make run`
+// prepares when DATABASE_URL is unset.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/contactbook?sslmode=disable"
+
+// Config is every setting of the service.
+type Config struct {
+	DatabaseURL   string
+	DBMaxConns    int32
+	HTTPAddr      string
+	PublicBaseURL string
+
+	JWTSecret          []byte
+	JWTSecretGenerated bool // true when no JWT_SECRET was given: tokens die with the process
+	JWTTTL             time.Duration
+	JWTIssuer          string
+
+	MailerBaseURL string
+
+	StripeSecretKey     string
+	StripeWebhookSecret string
+	StripeAPIBase       string
+	StripePrices        map[string]string // "monthly_usd" -> price id
+
+	WebhookAllowInsecure bool
+	WebhookWorkers       int
+
+	ImagesDir        string
+	CampaignSchedule string
+	// SettingsKey encrypts the mailer API keys at rest (AES-256-GCM).
+	// Derived from SETTINGS_ENCRYPTION_KEY, else from JWT_SECRET.
+	SettingsKey []byte
+
+	LogLevel  string
+	LogFormat string // json or text; empty means "decide by terminal"
+
+	AutoMigrate bool
+	// TrustProxy makes the client IP come from X-Forwarded-For/X-Real-IP
+	// (rate limits); only safe behind a proxy that sets those headers.
+	TrustProxy bool
+}
+
+// Load reads the configuration from getenv and validates it.
+func Load(getenv func(string) string) (Config, error) {
+	env := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	var errs []error
+	boolEnv := func(key string, def bool) bool {
+		v := env(key, strconv.FormatBool(def))
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a boolean", key, v))
+		}
+		return b
+	}
+	intEnv := func(key string, def int) int {
+		v := env(key, strconv.Itoa(def))
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a positive integer", key, v))
+		}
+		return n
+	}
+
+	c := Config{
+		DatabaseURL:          env("DATABASE_URL", DefaultDatabaseURL),
+		DBMaxConns:           int32(intEnv("DB_MAX_CONNS", 20)),
+		HTTPAddr:             env("HTTP_ADDR", ":8080"),
+		PublicBaseURL:        strings.TrimRight(env("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
+		JWTIssuer:            env("JWT_ISSUER", "contactbook"),
+		MailerBaseURL:        strings.TrimRight(env("MAILER_BASE_URL", "https://api.sendgrid.com"), "/"),
+		StripeSecretKey:      env("STRIPE_SECRET_KEY", ""),
+		StripeWebhookSecret:  env("STRIPE_WEBHOOK_SECRET", ""),
+		StripeAPIBase:        strings.TrimRight(env("STRIPE_API_BASE", "https://api.stripe.com"), "/"),
+		WebhookAllowInsecure: boolEnv("WEBHOOK_ALLOW_INSECURE", false),
+		WebhookWorkers:       intEnv("WEBHOOK_WORKERS", 16),
+		ImagesDir:            env("IMAGES_DIR", "./data/images"),
+		CampaignSchedule:     env("CAMPAIGN_SCHEDULE", "*/15 * * * *"),
+		LogLevel:             strings.ToLower(env("LOG_LEVEL", "info")),
+		LogFormat:            strings.ToLower(env("LOG_FORMAT", "")),
+		AutoMigrate:          boolEnv("AUTO_MIGRATE", true),
+		TrustProxy:           boolEnv("TRUST_PROXY", false),
+		StripePrices:         map[string]string{},
+	}
+
+	if s := getenv("JWT_SECRET"); s != "" {
+		c.JWTSecret = []byte(s)
+	} else {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			errs = append(errs, fmt.Errorf("generate JWT secret: %w", err))
+		}
+		c.JWTSecret = []byte(hex.EncodeToString(b))
+		c.JWTSecretGenerated = true
+	}
+	if len(c.JWTSecret) < 16 {
+		errs = append(errs, errors.New("JWT_SECRET: use at least 16 characters"))
+	}
+	ttl, err := time.ParseDuration(env("JWT_TTL", "24h"))
+	if err != nil || ttl <= 0 {
+		errs = append(errs, fmt.Errorf("JWT_TTL: %q is not a positive duration such as 24h", getenv("JWT_TTL")))
+	}
+	c.JWTTTL = ttl
+
+	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
+	c.SettingsKey = deriveKey(keySource)
+
+	for _, plan := range []string{"monthly", "yearly"} {
+		for _, cur := range []string{"usd", "eur", "gbp"} {
+			name := "STRIPE_PRICE_" + strings.ToUpper(plan+"_"+cur)
+			c.StripePrices[plan+"_"+cur] = env(name, "price_campaigns_"+plan+"_"+cur)
+		}
+	}
+
+	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %q is not an absolute http(s) URL", c.PublicBaseURL))
+	}
+	for name, v := range map[string]string{"MAILER_BASE_URL": c.MailerBaseURL, "STRIPE_API_BASE": c.StripeAPIBase} {
+		if u, err := url.Parse(v); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not an absolute URL", name, v))
+		}
+	}
+	if _, err := cron.ParseStandard(c.CampaignSchedule); err != nil {
+		errs = append(errs, fmt.Errorf("CAMPAIGN_SCHEDULE: %q: %v", c.CampaignSchedule, err))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q is not json or text", c.LogFormat))
+	}
+	return c, errors.Join(errs...)
+}
+
+// BillingEnabled reports whether checkout can talk to the payment provider.
+func (c Config) BillingEnabled() bool { return c.StripeSecretKey != "" }

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/auth"
+)
+
+func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
+	var in accounts.SignupInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	res, err := s.accounts.Signup(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, res)
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	var in accounts.LoginInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	res, err := s.accounts.Login(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	u, teams, err := s.accounts.Me(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, map[string]any{"user": u, "teams": nonNil(teams)})
+}
+
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	t, err := s.accounts.Team(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, t)
+}
+
+func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	var in accounts.TeamPatch
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	t, err := s.accounts.RenameTeam(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, t)
+}
+
+func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	t, err := s.accounts.StartTrial(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, t)
+}
+
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	ms, err := s.accounts.Members(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(ms))
+}
+
+func (s *Server) addMember(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	var in accounts.MemberInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	m, err := s.accounts.AddMember(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, m)
+}
+
+func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	userID, err := pathUUID(r, "user_id")
+	if err != nil {
+		return err
+	}
+	var in accounts.RoleInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	m, err := s.accounts.ChangeRole(r.Context(), a, teamID, userID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, m)
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	userID, err := pathUUID(r, "user_id")
+	if err != nil {
+		return err
+	}
+	if err := s.accounts.RemoveMember(r.Context(), a, teamID, userID); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	var in accounts.KeyInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	k, err := s.accounts.CreateKey(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, k)
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	ks, err := s.accounts.Keys(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(ks))
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	keyID, err := pathUUID(r, "key_id")
+	if err != nil {
+		return err
+	}
+	if err := s.accounts.RevokeKey(r.Context(), a, teamID, keyID); err != nil {
+		return err
+	}
+	return noContent(w)
+}

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+)
+
+// teamOf picks the team a team-level request is about: an API key's own
+// team, else ?team_id=, else the user's only team.
+func (s *Server) teamOf(r *http.Request, a *auth.Actor, given uuid.UUID) (uuid.UUID, error) {
+	if a.IsKey() {
+		return a.KeyTeamID, nil
+	}
+	if given != uuid.Nil {
+		return given, nil
+	}
+	q, err := queryUUID(r, "team_id")
+	if err != nil || q != nil {
+		return derefUUID(q), err
+	}
+	teams, err := s.accounts.Teams(r.Context(), a.UserID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if len(teams) != 1 {
+		return uuid.Nil, apperr.Invalidf("team_id is required: you belong to %d teams.", len(teams))
+	}
+	return teams[0].ID, nil
+}
+
+func derefUUID(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
+}
+
+// bookAccess resolves X-Book-ID to a book the actor may use with min.
+func (s *Server) bookAccess(r *http.Request, a *auth.Actor, min auth.Role) (books.Book, error) {
+	id, err := bookHeader(r)
+	if err != nil {
+		return books.Book{}, err
+	}
+	return s.books.Access(r.Context(), a, id, min)
+}
+
+func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	teamID, err := s.teamOf(r, a, uuid.Nil)
+	if err != nil {
+		return err
+	}
+	bs, err := s.books.List(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(bs))
+}
+
+func (s *Server) getBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	b, err := s.books.Get(r.Context(), a, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, b)
+}
+
+func (s *Server) createBook(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	var in books.CreateInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	teamID, err := s.teamOf(r, a, in.TeamID)
+	if err != nil {
+		return err
+	}
+	in.TeamID = teamID
+	b, err := s.books.Create(r.Context(), a, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, b)
+}
+
+func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	var p books.Patch
+	if err := decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	b, err := s.books.Update(r.Context(), a, id, p)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, b)
+}
+
+func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	if err := s.books.Delete(r.Context(), a, id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	ls, err := s.books.Labels(r.Context(), a, bookID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(ls))
+}
+
+func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	var in books.LabelInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	l, err := s.books.CreateLabel(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, l)
+}
+
+func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	labelID, err := pathUUID(r, "lid")
+	if err != nil {
+		return err
+	}
+	var p books.LabelPatch
+	if err := decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	l, err := s.books.UpdateLabel(r.Context(), a, bookID, labelID, p)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, l)
+}
+
+func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	labelID, err := pathUUID(r, "lid")
+	if err != nil {
+		return err
+	}
+	if err := s.books.DeleteLabel(r.Context(), a, bookID, labelID); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) listFields(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	fs, err := s.books.Fields(r.Context(), a, bookID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(fs))
+}
+
+func (s *Server) createField(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	var in books.FieldInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	f, err := s.books.CreateField(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, f)
+}
+
+func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	fieldID, err := pathUUID(r, "fid")
+	if err != nil {
+		return err
+	}
+	if err := s.books.DeleteField(r.Context(), a, bookID, fieldID); err != nil {
+		return err
+	}
+	return noContent(w)
+}

@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+)
+
+// statusOf is the one place that turns an error code into an HTTP status.
+func statusOf(code apperr.Code) int {
+	switch code {
+	case apperr.MissingBook, apperr.InvalidInput, apperr.InvalidStatus:
+		return http.StatusBadRequest
+	case apperr.Validation:
+		return http.StatusUnprocessableEntity
+	case apperr.Unauthorized:
+		return http.StatusUnauthorized
+	case apperr.Forbidden, apperr.AddonRequired:
+		return http.StatusForbidden
+	case apperr.NotFound:
+		return http.StatusNotFound
+	case apperr.MethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case apperr.Conflict, apperr.DuplicateEmail:
+		return http.StatusConflict
+	case apperr.PayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case apperr.UnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case apperr.RateLimited:
+		return http.StatusTooManyRequests
+	case apperr.Unavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    apperr.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+// writeError answers err as the spec's envelope. Server errors are logged
+// with their cause and the request id; the client sees neither the cause
+// nor any SQL.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := apperr.CodeOf(err)
+	status := statusOf(code)
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: apperr.MessageOf(err)}})
+}

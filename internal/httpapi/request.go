@@ -1,0 +1,210 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+)
+
+// maxJSONBody bounds every JSON request body.
+const maxJSONBody = 2 << 20
+
+// decodeJSON reads a JSON object body into dst. It insists on
+// Content-Type: application/json, bounds the size, and explains a wrong
+// type by naming the field. Unknown fields are ignored.
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	if err := requireJSON(r); err != nil {
+		return err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return jsonError(err)
+		}
+		return apperr.Invalidf("The body must hold exactly one JSON object.")
+	}
+	return nil
+}
+
+func requireJSON(r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return apperr.New(apperr.UnsupportedMediaType, "Send the body as JSON with the header Content-Type: application/json.")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var (
+		tooBig    *http.MaxBytesError
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooBig):
+		return apperr.New(apperr.PayloadTooLarge, "The body is larger than %d MB.", maxJSONBody>>20)
+	case errors.Is(err, io.EOF):
+		return apperr.Invalidf("The body is empty; send a JSON object.")
+	case errors.As(err, &syntaxErr):
+		return apperr.Invalidf("The body is not valid JSON (error at byte %d).", syntaxErr.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apperr.Invalidf("The body is not valid JSON: it ends too early.")
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return apperr.Invalidf("The body must be a JSON object.")
+		}
+		return apperr.Invalidf("`%s` must be %s, not %s.", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String(), typeErr.Type.String()), typeErr.Value)
+	}
+	// Values that parse themselves (UUIDs, times) fail with their own text,
+	// which says what was wrong with the value but not which field held it.
+	return apperr.Invalidf("The body holds a value of the wrong form: %s.", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func jsonTypeName(kind, typ string) string {
+	switch {
+	case typ == "uuid.UUID" || strings.HasSuffix(typ, "uuid.UUID"):
+		return "a UUID string"
+	case kind == "string":
+		return "a string"
+	case kind == "bool":
+		return "a boolean"
+	case strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "slice" || kind == "array":
+		return "an array"
+	case kind == "map" || kind == "struct":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// pathUUID parses a UUID path parameter.
+func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
+	id, err := uuid.Parse(chi.URLParam(r, name))
+	if err != nil {
+		return uuid.Nil, apperr.Invalidf("The %s in the path is not a valid UUID.", name)
+	}
+	return id, nil
+}
+
+// queryUUID parses an optional UUID query parameter (nil when absent).
+func queryUUID(r *http.Request, name string) (*uuid.UUID, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return nil, nil
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return nil, apperr.Invalidf("The query parameter %s must be a UUID.", name)
+	}
+	return &id, nil
+}
+
+// bookHeader parses X-Book-ID.
+func bookHeader(r *http.Request) (uuid.UUID, error) {
+	raw := strings.TrimSpace(r.Header.Get("X-Book-ID"))
+	if raw == "" {
+		return uuid.Nil, apperr.New(apperr.MissingBook, "The X-Book-ID header is required: send the id of the book to work in.")
+	}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return uuid.Nil, apperr.Invalidf("The X-Book-ID header must be a book id (UUID).")
+	}
+	return id, nil
+}
+
+// queryInt reads a non-negative integer query parameter.
+func queryInt(r *http.Request, name string, def int) (int, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 {
+		return 0, apperr.Invalidf("The query parameter %s must be a non-negative integer.", name)
+	}
+	return n, nil
+}
+
+// Paging of a list: offset-based (public contacts) or page-based (the
+// internal lists). Limits above the maximum are clamped; zero means the
+// default.
+type Paging struct {
+	Limit  int
+	Offset int
+}
+
+// Page is the 1-based page number the paging stands for.
+func (p Paging) Page() int { return p.Offset/p.Limit + 1 }
+
+func limitParam(r *http.Request, def, max int) (int, error) {
+	limit, err := queryInt(r, "limit", def)
+	if err != nil {
+		return 0, err
+	}
+	if limit == 0 {
+		limit = def
+	}
+	return min(limit, max), nil
+}
+
+// offsetPaging reads limit and offset.
+func offsetPaging(r *http.Request, def, max int) (Paging, error) {
+	limit, err := limitParam(r, def, max)
+	if err != nil {
+		return Paging{}, err
+	}
+	offset, err := queryInt(r, "offset", 0)
+	if err != nil {
+		return Paging{}, err
+	}
+	return Paging{Limit: limit, Offset: offset}, nil
+}
+
+// pagePaging reads page (1-based) and limit.
+func pagePaging(r *http.Request, def, max int) (Paging, error) {
+	limit, err := limitParam(r, def, max)
+	if err != nil {
+		return Paging{}, err
+	}
+	pg, err := queryInt(r, "page", 1)
+	if err != nil {
+		return Paging{}, err
+	}
+	if pg < 1 {
+		return Paging{}, apperr.Invalidf("The query parameter page must be 1 or more.")
+	}
+	if pg > 1_000_000 {
+		return Paging{}, apperr.Invalidf("The query parameter page is too large.")
+	}
+	return Paging{Limit: limit, Offset: (pg - 1) * limit}, nil
+}
+
+// queryBool reads an optional boolean query parameter.
+func queryBool(r *http.Request, name string) (*bool, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		return nil, apperr.Invalidf("The query parameter %s must be true or false.", name)
+	}
+	return &b, nil
+}

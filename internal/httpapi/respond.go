@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// writeJSON writes v as the response body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"SERVER_ERROR","message":"The response could not be encoded."}}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte{'\n'})
+}
+
+type dataBody struct {
+	Data any `json:"data"`
+}
+
+// Meta describes a page of a list.
+type Meta struct {
+	Page  int   `json:"page"`
+	Limit int   `json:"limit"`
+	Total int64 `json:"total"`
+}
+
+type pageBody struct {
+	Data any  `json:"data"`
+	Meta Meta `json:"meta"`
+}
+
+// data answers {data: v}.
+func data(w http.ResponseWriter, status int, v any) error {
+	writeJSON(w, status, dataBody{Data: v})
+	return nil
+}
+
+// page answers {data: items, meta}.
+func page(w http.ResponseWriter, items any, meta Meta) error {
+	writeJSON(w, http.StatusOK, pageBody{Data: items, Meta: meta})
+	return nil
+}
+
+// message answers {data: {message}}.
+func message(w http.ResponseWriter, text string) error {
+	return data(w, http.StatusOK, map[string]string{"message": text})
+}
+
+// noContent answers 204.
+func noContent(w http.ResponseWriter) error {
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// nonNil turns a nil slice into an empty one so lists render as [].
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,161 @@
+// Package httpapi is the HTTP face of the service: the chi routers of the
+// public API (/api/v1, team API keys), the internal API (/api, login tokens
+// and roles) and the public pages, plus the request and response helpers
+// they share. Handlers parse, call a domain service, and answer; the rules
+// live in the services, and errors are mapped to statuses in one place.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+)
+
+// Deps are the services the HTTP layer calls.
+type Deps struct {
+	Log      *slog.Logger
+	Tokens   *auth.Tokens
+	Accounts *accounts.Service
+	Books    *books.Service
+	// Ready reports whether the service can take traffic (database up).
+	Ready func(ctx context.Context) error
+	// Observe hears about every request (metrics); optional.
+	Observe RouteObserver
+}
+
+// Server routes requests to handlers.
+type Server struct {
+	log      *slog.Logger
+	tokens   *auth.Tokens
+	accounts *accounts.Service
+	books    *books.Service
+	ready    func(ctx context.Context) error
+	observe  RouteObserver
+}
+
+// New builds the HTTP handler of the whole service.
+func New(d Deps) http.Handler {
+	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe}
+	return s.routes()
+}
+
+// handlerFunc is a handler that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// actorFunc is a handler of an authenticated route.
+type actorFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error
+
+// h adapts a handlerFunc, writing any error once, the same way.
+func (s *Server) h(fn handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	}
+}
+
+// as adapts an actorFunc; the auth middleware has put the actor in ctx.
+func (s *Server) as(fn actorFunc) http.HandlerFunc {
+	return s.h(func(w http.ResponseWriter, r *http.Request) error {
+		a, err := auth.FromContext(r.Context())
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a)
+	})
+}
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(withRequestID, withAccessLog(s.log, s.observe))
+	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error {
+		return apperr.NotFoundf("No such endpoint; see /api/openapi.json for the ones there are.")
+	}))
+	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request) error {
+		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
+	}))
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", s.h(func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.ready(r.Context()); err != nil {
+			return apperr.Wrap(err, apperr.Unavailable, "The database is not reachable.")
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		return nil
+	}))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(s.requireKey)
+		s.publicRoutes(r)
+	})
+	r.Route("/api", func(r chi.Router) {
+		r.Post("/auth/signup", s.h(s.signup))
+		r.Post("/auth/login", s.h(s.login))
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireUser)
+			s.publicRoutes(r)
+			s.internalRoutes(r)
+		})
+	})
+	return r
+}
+
+// publicRoutes are the public API's endpoints. The internal API serves
+// them too, under /api, with the same handlers: only authentication
+// differs, and the services check roles through the actor.
+func (s *Server) publicRoutes(r chi.Router) {
+	r.Get("/books", s.as(s.listBooks))
+	r.Get("/books/{id}", s.withID("id", s.getBook))
+	r.Get("/books/{id}/labels", s.withID("id", s.listLabels))
+}
+
+// internalRoutes are the dashboard's endpoints beyond the public API.
+func (s *Server) internalRoutes(r chi.Router) {
+	r.Get("/me", s.as(s.me))
+	r.Route("/teams/{team_id}", func(r chi.Router) {
+		r.Get("/", s.withID("team_id", s.getTeam))
+		r.Patch("/", s.withID("team_id", s.renameTeam))
+		r.Get("/members", s.withID("team_id", s.listMembers))
+		r.Post("/members", s.withID("team_id", s.addMember))
+		r.Patch("/members/{user_id}", s.withID("team_id", s.changeRole))
+		r.Delete("/members/{user_id}", s.withID("team_id", s.removeMember))
+		r.Get("/api-keys", s.withID("team_id", s.listKeys))
+		r.Post("/api-keys", s.withID("team_id", s.createKey))
+		r.Delete("/api-keys/{key_id}", s.withID("team_id", s.revokeKey))
+		r.Post("/addons/campaigns/trial", s.withID("team_id", s.startTrial))
+	})
+	r.Post("/books", s.as(s.createBook))
+	r.Patch("/books/{id}", s.withID("id", s.updateBook))
+	r.Delete("/books/{id}", s.withID("id", s.deleteBook))
+	r.Post("/books/{id}/labels", s.withID("id", s.createLabel))
+	r.Patch("/books/{id}/labels/{lid}", s.withID("id", s.updateLabel))
+	r.Delete("/books/{id}/labels/{lid}", s.withID("id", s.deleteLabel))
+	r.Get("/books/{id}/fields", s.withID("id", s.listFields))
+	r.Post("/books/{id}/fields", s.withID("id", s.createField))
+	r.Delete("/books/{id}/fields/{fid}", s.withID("id", s.deleteField))
+}
+
+// idFunc is a handler of a route addressed by one UUID path parameter.
+type idFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error
+
+// withID adapts an idFunc, parsing the named path parameter once for all.
+func (s *Server) withID(param string, fn idFunc) http.HandlerFunc {
+	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+		id, err := pathUUID(r, param)
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a, id)
+	})
+}
+

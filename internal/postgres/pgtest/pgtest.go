@@ -1,0 +1,164 @@
+// Package pgtest gives tests their own throwaway PostgreSQL databases. The
+// schema is migrated once into a template database named by a hash of the
+// migrations; each test then gets a fresh clone (CREATE DATABASE ...
+// TEMPLATE, a few milliseconds), dropped when the test ends. The server
+// comes from DATABASE_URL, else the local default on 127.0.0.1:5432.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/migrations"
+)
+
+// ServerURL is the server tests create their databases on.
+func ServerURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// NewURL creates a migrated database for t and returns its URL. The
+// database is dropped when t ends.
+func NewURL(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	admin, err := pgx.Connect(ctx, ServerURL())
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s: %v (is PostgreSQL running? set DATABASE_URL)", redact(ServerURL()), err)
+	}
+	defer admin.Close(ctx)
+
+	tmpl, err := ensureTemplate(ctx, admin)
+	if err != nil {
+		t.Fatalf("pgtest: template: %v", err)
+	}
+	name := "cbtest_" + randomHex(8)
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, tmpl)); err != nil {
+		t.Fatalf("pgtest: clone template: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := pgx.Connect(ctx, ServerURL())
+		if err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return withDatabase(ServerURL(), name)
+}
+
+// NewPool creates a migrated database for t and returns a small pool on it,
+// closed when t ends.
+func NewPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := postgres.Connect(context.Background(), NewURL(t), 8)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// ensureTemplate migrates the template for the current migrations once per
+// server; an advisory lock serialises test binaries that race to build it.
+func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
+	sum, err := migrationsHash()
+	if err != nil {
+		return "", err
+	}
+	name := "cbtemplate_" + sum[:16]
+	lockID := int64(binary.BigEndian.Uint64([]byte(sum[:8])))
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1)", lockID); err != nil {
+		return "", err
+	}
+	defer admin.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockID) //nolint:errcheck
+
+	var ready bool
+	err = admin.QueryRow(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1", name).Scan(&ready)
+	if err == nil && ready {
+		return name, nil
+	}
+	// A half-built template (a crash mid-migration) is rebuilt from scratch.
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	if _, err := postgres.Migrate(ctx, withDatabase(ServerURL(), name)); err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+name+" WITH is_template true ALLOW_CONNECTIONS false"); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func migrationsHash() (string, error) {
+	h := sha256.New()
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := fs.ReadFile(migrations.FS, n)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(n))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func withDatabase(raw, name string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "DATABASE_URL"
+	}
+	return u.Redacted()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
