@@ -158,4 +158,3 @@ func (s *Server) withID(param string, fn idFunc) http.HandlerFunc {
 		return fn(w, r, a, id)
 	})
 }
-
