@@ -1,0 +1,56 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":8080" || c.PublicBaseURL != "http://localhost:8080" || c.JWTTTL != 24*time.Hour ||
+		c.ImagesDir != "./data/images" || c.CampaignSchedule != "*/15 * * * *" || c.WebhookAllowInsecure ||
+		c.DatabaseURL != DefaultDatabaseURL || !c.JWTSecretGenerated || len(c.JWTSecret) < 32 || len(c.SettingsKey) != 32 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if c.BillingEnabled() {
+		t.Fatal("billing on without a key")
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"ttl":       {"JWT_TTL": "forever"},
+		"bool":      {"WEBHOOK_ALLOW_INSECURE": "maybe"},
+		"schedule":  {"CAMPAIGN_SCHEDULE": "every now and then"},
+		"base url":  {"PUBLIC_BASE_URL": "localhost"},
+		"log level": {"LOG_LEVEL": "loud"},
+		"secret":    {"JWT_SECRET": "short"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Load(env(vars)); err == nil {
+				t.Fatalf("accepted %v", vars)
+			}
+		})
+	}
+}
+
+func TestLoadReadsEverything(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"JWT_SECRET": "0123456789abcdef0123", "JWT_TTL": "2h", "PUBLIC_BASE_URL": "https://cb.example.com/",
+		"WEBHOOK_ALLOW_INSECURE": "true", "STRIPE_SECRET_KEY": "sk_test", "STRIPE_PRICE_MONTHLY_EUR": "price_x",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c.JWTSecret) != "0123456789abcdef0123" || c.JWTSecretGenerated || c.JWTTTL != 2*time.Hour ||
+		c.PublicBaseURL != "https://cb.example.com" || !c.WebhookAllowInsecure || !c.BillingEnabled() ||
+		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") {
+		t.Fatalf("loaded: %+v", c)
+	}
+}

@@ -1,0 +1,89 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/migrations"
+)
+
+// TestMigrationsApplyToEmptyDatabase runs every migration on a database
+// that has nothing, twice at once (two instances starting together), then
+// once more (nothing left to do).
+func TestMigrationsApplyToEmptyDatabase(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("cbmigrate_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, _ := url.Parse(pgtest.ServerURL())
+	u.Path = "/" + name
+	dbURL := u.String()
+
+	files, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	type result struct {
+		applied []string
+		err     error
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			applied, err := postgres.Migrate(ctx, dbURL)
+			results <- result{applied, err}
+		}()
+	}
+	total := 0
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("migrate: %v", r.err)
+		}
+		total += len(r.applied)
+	}
+	if total != len(files) {
+		t.Fatalf("applied %d migrations in all, want %d (each exactly once)", total, len(files))
+	}
+	again, err := postgres.Migrate(ctx, dbURL)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second run applied %v (%v)", again, err)
+	}
+
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, table := range []string{"users", "teams", "team_members", "api_keys", "books", "labels", "field_definitions", "events", "contacts"} {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, "public."+table).Scan(&ok); err != nil || !ok {
+			t.Errorf("table %s missing (%v)", table, err)
+		}
+	}
+}
+
+func TestTranslate(t *testing.T) {
+	if err := postgres.Translate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := postgres.Translate(pgx.ErrNoRows); got == nil || got.Error() == "" {
+		t.Fatal("no rows must translate to an error")
+	}
+}
