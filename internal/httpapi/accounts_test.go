@@ -88,7 +88,7 @@ func TestAuthTokensAndKeysAreKeptApart(t *testing.T) {
 	key.Get("/api/me").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	key.Get("/api/books").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	ann.Get("/api/v1/books").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
-	ann.Get("/api/v1/books/" + book).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	ann.Get("/api/v1/books/"+book).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 
 	// Both work where they belong.
 	key.Get("/api/v1/books").Expect(http.StatusOK)
@@ -214,10 +214,10 @@ func TestTeamMembersAndRoles(t *testing.T) {
 	owner.Patch(team+"/members/00000000-0000-0000-0000-000000000001", map[string]string{"role": "viewer"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// Removing members: never the last owner.
-	owner.Delete(team + "/members/" + owner.ID).ExpectError(http.StatusConflict, "CONFLICT")
-	viewer.Delete(team + "/members/" + carol.ID).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	owner.Delete(team+"/members/"+owner.ID).ExpectError(http.StatusConflict, "CONFLICT")
+	viewer.Delete(team+"/members/"+carol.ID).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	admin.Delete(team + "/members/" + carol.ID).Expect(http.StatusNoContent)
-	admin.Delete(team + "/members/" + carol.ID).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	admin.Delete(team+"/members/"+carol.ID).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	carol.Get(team).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	var payload string
 	if err := env.App.Pool.QueryRow(context.Background(),
@@ -231,7 +231,7 @@ func TestTeamMembersAndRoles(t *testing.T) {
 	// With a second owner, the first may step down.
 	owner.Patch(team+"/members/"+admin.ID, map[string]string{"role": "owner"}).Expect(http.StatusOK)
 	owner.Patch(team+"/members/"+owner.ID, map[string]string{"role": "admin"}).Expect(http.StatusOK)
-	admin.Delete(team + "/members/" + admin.ID).ExpectError(http.StatusConflict, "CONFLICT")
+	admin.Delete(team+"/members/"+admin.ID).ExpectError(http.StatusConflict, "CONFLICT")
 }
 
 func TestTeamLastOwnerUnderConcurrency(t *testing.T) {
@@ -294,11 +294,11 @@ func TestAPIKeys(t *testing.T) {
 	}
 
 	id := r.String("data.api_key.id")
-	member.Delete(keys + "/" + id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	member.Delete(keys+"/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	owner.Delete(keys + "/" + id).Expect(http.StatusNoContent)
 	// Revocation takes effect at once.
 	kc.Get("/api/v1/books").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
-	owner.Delete(keys + "/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Delete(keys+"/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestAddonTrial(t *testing.T) {
@@ -338,16 +338,16 @@ func TestCrossTeamAccountsAreRefused(t *testing.T) {
 	other := "/api/teams/" + b.TeamID
 	a.Get(other).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Patch(other, map[string]string{"name": "pwned"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	a.Get(other + "/members").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	a.Get(other+"/members").ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Post(other+"/members", map[string]string{"email": a.Email, "role": "owner"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Patch(other+"/members/"+b.ID, map[string]string{"role": "viewer"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	a.Delete(other + "/members/" + b.ID).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	a.Get(other + "/api-keys").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	a.Delete(other+"/members/"+b.ID).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	a.Get(other+"/api-keys").ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Post(other+"/api-keys", map[string]string{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	a.Delete(other + "/api-keys/" + bKey).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	a.Delete(other+"/api-keys/"+bKey).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Post(other+"/addons/campaigns/trial", nil).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// Team A cannot revoke B's key through its own team either.
-	a.Delete("/api/teams/" + a.TeamID + "/api-keys/" + bKey).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	a.Delete("/api/teams/"+a.TeamID+"/api-keys/"+bKey).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	if env.QueryInt(`SELECT count(*) FROM api_keys WHERE id = $1`, bKey) != 1 {
 		t.Fatal("B's key is gone")
 	}

@@ -73,11 +73,11 @@ func TestBooksCRUD(t *testing.T) {
 	}
 
 	// Delete: admin; cascades; emits book.deleted.
-	member.Delete("/api/books/" + id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	member.Delete("/api/books/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	owner.Post("/api/books/"+id+"/labels", map[string]any{"name": "L"}).Expect(http.StatusCreated)
 	owner.Delete("/api/books/" + id).Expect(http.StatusNoContent)
-	owner.Get("/api/books/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	owner.Delete("/api/books/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Get("/api/books/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Delete("/api/books/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	if env.QueryInt(`SELECT count(*) FROM labels WHERE book_id = $1`, id) != 0 {
 		t.Fatal("labels survived the book")
 	}
@@ -151,9 +151,9 @@ func TestLabels(t *testing.T) {
 	}
 	owner.Patch(labels+"/00000000-0000-0000-0000-000000000000", map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
-	viewer.Delete(labels + "/" + ids[1]).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	viewer.Delete(labels+"/"+ids[1]).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	owner.Delete(labels + "/" + ids[1]).Expect(http.StatusNoContent)
-	owner.Delete(labels + "/" + ids[1]).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Delete(labels+"/"+ids[1]).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// The next label is appended after the last one.
 	if n := owner.Post(labels, map[string]any{"name": "new"}).Expect(http.StatusCreated).Int("data.sort_order"); n != 10 {
 		t.Fatalf("appended at %d, want 10", n)
@@ -192,9 +192,9 @@ func TestCustomFields(t *testing.T) {
 	if viewer.Get(fields).Expect(http.StatusOK).Len("data") != 1 {
 		t.Fatal("fields list")
 	}
-	viewer.Delete(fields + "/" + id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	viewer.Delete(fields+"/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	owner.Delete(fields + "/" + id).Expect(http.StatusNoContent)
-	owner.Delete(fields + "/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Delete(fields+"/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestCrossTeamBooksAreRefused(t *testing.T) {
