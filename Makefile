@@ -1,0 +1,56 @@
+# contactbook developer tasks (GNU make).
+#   make run | migrate   run against a dev database (scripts/devdb.sh finds/creates one)
+#   make test            lint + race tests; GOTEST_FLAGS='-run TestX -v' to narrow down
+#   make build | lint | docker | clean
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GOTEST_FLAGS ?=
+IMAGE ?= contactbook
+
+# Go files to gofmt-check: tracked + untracked-but-not-ignored files, or (outside a git
+# checkout) everything except data/build directories. Deleted-but-tracked files are skipped.
+GO_FILES := { git ls-files --cached --others --exclude-standard -- '*.go' 2>/dev/null \
+	|| find . \( -path ./.git -o -path ./.data -o -path ./data -o -path ./tmp -o -path ./bin -o -path ./vendor \) -prune \
+		-o -type f -name '*.go' -print; } \
+	| while IFS= read -r f; do if [ -f "$$f" ]; then printf '%s\0' "$$f"; fi; done
+
+# Shared by `lint` and `test` (kept in a variable rather than a recursive make so that
+# `make -n test` stays a dry run).
+# Commands are joined with ';' (not '&&') so that `set -e` aborts on the first failure even
+# when more commands follow in the same recipe line.
+LINT_CMDS := go vet ./...; \
+	unformatted="$$($(GO_FILES) | xargs -0 -r gofmt -l)"; \
+	if [ -n "$$unformatted" ]; then \
+		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
+	fi
+
+.PHONY: run build migrate lint test docker clean
+
+run:
+	url="$$(scripts/devdb.sh contactbook)"; \
+	DATABASE_URL="$$url" go run ./cmd/contactbook serve
+
+migrate:
+	url="$$(scripts/devdb.sh contactbook)"; \
+	DATABASE_URL="$$url" go run ./cmd/contactbook migrate
+
+build:
+	CGO_ENABLED=0 go build -trimpath -o bin/contactbook ./cmd/contactbook
+
+lint:
+	$(LINT_CMDS)
+
+test:
+	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
+	export DATABASE_URL; \
+	$(LINT_CMDS); \
+	go test -race -count=1 -p 2 -timeout 10m $(GOTEST_FLAGS) ./...
+
+docker:
+	docker build -t $(IMAGE) .
+
+clean:
+	rm -rf bin/
