@@ -1,5 +1,15 @@
 -- +goose Up
--- Contacts, their labels, custom field values and interactions.
+-- Contacts, their labels, custom field values, email index and interactions.
+--
+-- The tables that hang off a contact (contact_labels, contact_field_values,
+-- contact_emails, interactions) carry no foreign keys. PostgreSQL checks and
+-- cascades a foreign key with one internal query per row; on a bulk
+-- operation over 10,000 contacts that alone costs about 0.1 s per key and
+-- table. Instead, statement-level triggers below delete the dependent rows
+-- set-based (one statement per parent statement), and every writer of a
+-- dependent row locks its parents (FOR KEY SHARE, or by updating them) in
+-- the same statement, which is the same guarantee a foreign key gives: a
+-- parent deleted concurrently either waits for the writer or is skipped.
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
@@ -12,7 +22,7 @@ CREATE TABLE contacts (
     job_title     text NOT NULL DEFAULT '',
     notes         text NOT NULL DEFAULT '',
     website       text NOT NULL DEFAULT '',
-    emails        jsonb NOT NULL DEFAULT '[]',
+    emails        jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(emails) = 'array'),
     phones        jsonb NOT NULL DEFAULT '[]',
     addresses     jsonb NOT NULL DEFAULT '[]',
     dates         jsonb NOT NULL DEFAULT '[]',
@@ -64,36 +74,149 @@ CREATE TRIGGER contacts_count_delete AFTER DELETE ON contacts
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION contacts_count_delete();
 
 CREATE TABLE contact_labels (
-    contact_id uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
-    label_id   uuid NOT NULL REFERENCES labels (id) ON DELETE CASCADE,
+    contact_id uuid NOT NULL, -- contacts (id), see the note at the top
+    label_id   uuid NOT NULL, -- labels (id)
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (contact_id, label_id)
 );
 CREATE INDEX contact_labels_label_idx ON contact_labels (label_id, contact_id);
 
 CREATE TABLE contact_field_values (
-    contact_id uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
-    field_id   uuid NOT NULL REFERENCES field_definitions (id) ON DELETE CASCADE,
+    contact_id uuid NOT NULL, -- contacts (id)
+    field_id   uuid NOT NULL, -- field_definitions (id)
     value      text NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (contact_id, field_id)
 );
 CREATE INDEX contact_field_values_field_idx ON contact_field_values (field_id);
 
--- Things that happened with a contact (campaign emails sent, ...).
+-- Things that happened with a contact (campaign emails sent, ...). Writers
+-- insert with INSERT ... SELECT FROM contacts ... FOR KEY SHARE (or hold the
+-- contact row otherwise) so a concurrent delete cannot leave orphans.
 CREATE TABLE interactions (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    contact_id  uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
+    contact_id  uuid NOT NULL, -- contacts (id)
     kind        text NOT NULL,
     detail      jsonb NOT NULL DEFAULT '{}',
     occurred_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX interactions_contact_idx ON interactions (contact_id, occurred_at);
 
+-- Every email address of every contact, lower-cased, with whether its book
+-- requires unique emails. The partial unique index is what enforces unique
+-- emails: two concurrent requests adding the same address cannot both
+-- commit, whatever they checked before. Triggers keep the table in step
+-- with contacts.emails and with books.enforce_unique_emails; the check-email
+-- endpoint reads it too.
+CREATE TABLE contact_emails (
+    contact_id    uuid NOT NULL, -- contacts (id)
+    book_id       uuid NOT NULL,
+    address_lower text NOT NULL,
+    enforced      boolean NOT NULL,
+    PRIMARY KEY (contact_id, address_lower)
+);
+CREATE INDEX contact_emails_book_address_idx ON contact_emails (book_id, address_lower);
+CREATE UNIQUE INDEX contact_emails_enforced_key ON contact_emails (book_id, address_lower) WHERE enforced;
+
+-- contact_emails rows of new contacts. The books rows are locked FOR SHARE
+-- first so the enforce flag read here cannot change under the insert (a
+-- concurrent toggle waits, then sees these rows).
+-- +goose StatementBegin
+CREATE FUNCTION contacts_emails_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM books WHERE id IN (SELECT DISTINCT book_id FROM new_rows) FOR SHARE;
+    INSERT INTO contact_emails (contact_id, book_id, address_lower, enforced)
+    SELECT DISTINCT n.id, n.book_id, lower(e.value ->> 'address'), b.enforce_unique_emails
+    FROM new_rows n
+    JOIN books b ON b.id = n.book_id
+    CROSS JOIN LATERAL jsonb_array_elements(n.emails) e
+    WHERE coalesce(e.value ->> 'address', '') <> '';
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER contacts_emails_insert AFTER INSERT ON contacts
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contacts_emails_insert();
+
+-- A contact's emails changed (one contact per patch): replace its rows.
+-- +goose StatementBegin
+CREATE FUNCTION contacts_emails_update() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    enforce boolean;
+BEGIN
+    SELECT enforce_unique_emails INTO enforce FROM books WHERE id = NEW.book_id FOR SHARE;
+    DELETE FROM contact_emails WHERE contact_id = NEW.id;
+    INSERT INTO contact_emails (contact_id, book_id, address_lower, enforced)
+    SELECT DISTINCT NEW.id, NEW.book_id, lower(e.value ->> 'address'), enforce
+    FROM jsonb_array_elements(NEW.emails) e
+    WHERE coalesce(e.value ->> 'address', '') <> '';
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER contacts_emails_update AFTER UPDATE OF emails, book_id ON contacts
+    FOR EACH ROW WHEN (OLD.emails IS DISTINCT FROM NEW.emails OR OLD.book_id IS DISTINCT FROM NEW.book_id)
+    EXECUTE FUNCTION contacts_emails_update();
+
+-- Turning enforcement on marks every address of the book enforced; with
+-- duplicates present the unique index refuses and the book update fails.
+-- +goose StatementBegin
+CREATE FUNCTION books_enforce_emails() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE contact_emails SET enforced = NEW.enforce_unique_emails WHERE book_id = NEW.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER books_enforce_emails AFTER UPDATE OF enforce_unique_emails ON books
+    FOR EACH ROW WHEN (OLD.enforce_unique_emails IS DISTINCT FROM NEW.enforce_unique_emails)
+    EXECUTE FUNCTION books_enforce_emails();
+
+-- The set-based cascades that stand in for foreign keys (see the top).
+-- +goose StatementBegin
+CREATE FUNCTION contacts_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM contact_labels t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_field_values t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_emails t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM interactions t USING old_rows o WHERE t.contact_id = o.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER contacts_delete_dependents AFTER DELETE ON contacts
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION contacts_delete_dependents();
+
+-- +goose StatementBegin
+CREATE FUNCTION labels_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM contact_labels t USING old_rows o WHERE t.label_id = o.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER labels_delete_dependents AFTER DELETE ON labels
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION labels_delete_dependents();
+
+-- +goose StatementBegin
+CREATE FUNCTION field_definitions_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM contact_field_values t USING old_rows o WHERE t.field_id = o.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER field_definitions_delete_dependents AFTER DELETE ON field_definitions
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION field_definitions_delete_dependents();
+
 -- +goose Down
+DROP TRIGGER field_definitions_delete_dependents ON field_definitions;
+DROP TRIGGER labels_delete_dependents ON labels;
+DROP TRIGGER books_enforce_emails ON books;
+DROP TABLE contact_emails;
 DROP TABLE interactions;
 DROP TABLE contact_field_values;
 DROP TABLE contact_labels;
 DROP TABLE contacts;
+DROP FUNCTION field_definitions_delete_dependents();
+DROP FUNCTION labels_delete_dependents();
+DROP FUNCTION contacts_delete_dependents();
+DROP FUNCTION books_enforce_emails();
+DROP FUNCTION contacts_emails_update();
+DROP FUNCTION contacts_emails_insert();
 DROP FUNCTION contacts_count_insert();
 DROP FUNCTION contacts_count_delete();

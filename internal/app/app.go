@@ -20,10 +20,14 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // Worker is a background component: it runs until ctx ends, then returns
@@ -40,7 +44,15 @@ type App struct {
 	Handler  http.Handler
 	Accounts *accounts.Service
 	Books    *books.Service
+	Contacts *contacts.Service
 	Workers  []Worker
+
+	Webhooks      *webhooks.Service
+	WebhookEngine *webhooks.Engine
+
+	Billing *billing.Service
+
+	Campaigns *campaigns.Service
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -76,12 +88,26 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: accounts.NewService(pool, tokens, now, log),
 		Books:    books.NewService(pool, now),
 	}
+	a.Contacts = contacts.NewService(pool, a.Books, now)
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
+	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
+		Workers: cfg.WebhookWorkers, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log,
+	})
+	a.Workers = append(a.Workers, a.WebhookEngine)
+	a.wireCampaigns(now)
 	a.Handler = httpapi.New(httpapi.Deps{
 		Log:      log,
 		Tokens:   tokens,
 		Accounts: a.Accounts,
 		Books:    a.Books,
+		Contacts: a.Contacts,
 		Ready:    pool.Ping,
+		Webhooks: a.Webhooks,
+
+		Billing:    a.Billing,
+		TrustProxy: cfg.TrustProxy,
+		Campaigns:  a.Campaigns,
 	})
 	return a, nil
 }

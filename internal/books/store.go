@@ -71,6 +71,13 @@ func (store) updateBook(ctx context.Context, db postgres.DB, b Book) (Book, erro
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Book{}, errBookNotFound
 	}
+	// Turning enforce_unique_emails on marks the book's rows of
+	// contact_emails enforced (a trigger, migration 00002); their unique
+	// index refuses when contacts already share an address.
+	if postgres.IsUniqueViolation(err, "contact_emails_enforced_key") {
+		return Book{}, apperr.Wrap(err, apperr.DuplicateEmail,
+			"Some contacts in this book share an email address; make their emails unique before requiring unique emails.")
+	}
 	return out, postgres.Translate(err)
 }
 

@@ -16,7 +16,11 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // Deps are the services the HTTP layer calls.
@@ -25,10 +29,21 @@ type Deps struct {
 	Tokens   *auth.Tokens
 	Accounts *accounts.Service
 	Books    *books.Service
+	// Contacts serves the contact endpoints.
+	Contacts *contacts.Service
+	// Campaigns serves templates, campaigns, settings, images, unsubscribe.
+	Campaigns *campaigns.Service
 	// Ready reports whether the service can take traffic (database up).
 	Ready func(ctx context.Context) error
 	// Observe hears about every request (metrics); optional.
 	Observe RouteObserver
+	// Billing sells the Campaigns add-on (checkout and payment webhook).
+	Billing *billing.Service
+	// Webhooks manages webhook subscriptions and their delivery log.
+	Webhooks *webhooks.Service
+	// TrustProxy takes the client IP of rate limits from X-Forwarded-For
+	// (see checkoutRateLimit); only behind a proxy that sets it.
+	TrustProxy bool
 }
 
 // Server routes requests to handlers.
@@ -39,11 +54,17 @@ type Server struct {
 	books    *books.Service
 	ready    func(ctx context.Context) error
 	observe  RouteObserver
+
+	billing    *billing.Service
+	trustProxy bool
+	webhooks   *webhooks.Service
+	contacts   *contacts.Service
+	campaigns  *campaigns.Service
 }
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
-	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe}
+	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, billing: d.Billing, trustProxy: d.TrustProxy, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	return s.routes()
 }
 
@@ -83,6 +104,7 @@ func (s *Server) routes() http.Handler {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
 	}))
 
+	s.campaignPageRoutes(r)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -101,6 +123,7 @@ func (s *Server) routes() http.Handler {
 	r.Route("/api", func(r chi.Router) {
 		r.Post("/auth/signup", s.h(s.signup))
 		r.Post("/auth/login", s.h(s.login))
+		r.Post("/payments/webhook", s.h(s.paymentWebhook))
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUser)
 			s.publicRoutes(r)
@@ -117,11 +140,15 @@ func (s *Server) publicRoutes(r chi.Router) {
 	r.Get("/books", s.as(s.listBooks))
 	r.Get("/books/{id}", s.withID("id", s.getBook))
 	r.Get("/books/{id}/labels", s.withID("id", s.listLabels))
+	s.contactRoutes(r)
+	s.campaignPublicRoutes(r)
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API.
 func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/me", s.as(s.me))
+	r.Get("/contacts/check-email", s.as(s.checkEmail))
+	s.campaignInternalRoutes(r)
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.withID("team_id", s.getTeam))
 		r.Patch("/", s.withID("team_id", s.renameTeam))
@@ -133,6 +160,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 		r.Post("/api-keys", s.withID("team_id", s.createKey))
 		r.Delete("/api-keys/{key_id}", s.withID("team_id", s.revokeKey))
 		r.Post("/addons/campaigns/trial", s.withID("team_id", s.startTrial))
+		r.Route("/webhooks", s.webhookRoutes)
 	})
 	r.Post("/books", s.as(s.createBook))
 	r.Patch("/books/{id}", s.withID("id", s.updateBook))
@@ -143,6 +171,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/books/{id}/fields", s.withID("id", s.listFields))
 	r.Post("/books/{id}/fields", s.withID("id", s.createField))
 	r.Delete("/books/{id}/fields/{fid}", s.withID("id", s.deleteField))
+	r.With(s.checkoutRateLimit()).Post("/payments/create-campaign-checkout", s.as(s.createCheckout))
 }
 
 // idFunc is a handler of a route addressed by one UUID path parameter.

@@ -1,0 +1,84 @@
+package campaigns_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+// benchParticipants is the size of the campaign the issue measures.
+const benchParticipants = 100_000
+
+// BenchmarkCampaignSend processes one email step for 100,000 participants
+// against the fake provider (mailertest) and reports emails per second.
+// Each iteration is a fresh campaign over the same 100,000 contacts; the
+// setup (contacts, participants) is not timed.
+//
+//	go test -run '^$' -bench BenchmarkCampaignSend -benchtime 1x ./internal/campaigns/
+func BenchmarkCampaignSend(b *testing.B) {
+	mail := mailertest.NewServer(b)
+	env := apptest.New(b, apptest.Options{Env: map[string]string{
+		"MAILER_BASE_URL": mail.URL, "DB_MAX_CONNS": "16", "LOG_LEVEL": "info",
+	}})
+	owner := env.Signup("bench")
+	owner.SetAddon("active")
+	book := owner.CreateBook("Bench")
+	ob := owner.InBook(book)
+	ob.Put("/api/campaign-settings", map[string]any{
+		"sender_name": "Acme", "sender_email": "news@acme.example", "company_name": "Acme Inc.",
+		"address_line1": "1 Main St", "city": "Springfield", "postal_code": "62701", "country": "USA",
+		"mailer_api_key": "SG.bench",
+	}).Expect(http.StatusOK)
+	tpl := ob.Post("/api/campaign-templates", map[string]any{
+		"name": "News", "subject": "News for {{first_name | default: \"you\"}}",
+		"body_html": "<h1>Hello {{first_name}}</h1><p>Dear {{full_name}} of {{company}}, here is this month's news.</p>" +
+			"<p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p>",
+	}).Expect(http.StatusOK).String("data.id")
+
+	ctx := context.Background()
+	pool := env.App.Pool
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO contacts (book_id, first_name, last_name, company, emails)
+		SELECT $1, 'c' || g, 'Bench', 'Acme', jsonb_build_array(jsonb_build_object('address', 'c' || g || '@example.com', 'label', 'work', 'primary', true))
+		FROM generate_series(1, $2) g`, book, benchParticipants); err != nil {
+		b.Fatal(err)
+	}
+
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		mail.Reset()
+		cid := ob.Post("/api/campaigns", map[string]any{"name": "Bench"}).Expect(http.StatusOK).String("data.id")
+		ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{
+			"step_type": "email", "name": "News", "schedule_type": "immediate", "email_template_id": tpl,
+		}).Expect(http.StatusOK)
+		ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+		if _, err := pool.Exec(ctx, `
+			INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
+			SELECT $1, id, $2 FROM contacts WHERE book_id = $3`, cid, env.Clock.Now(), book); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `VACUUM ANALYZE campaign_participants`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+
+		start := time.Now()
+		res, err := env.App.Campaigns.ProcessCampaign(ctx, uuid.MustParse(cid))
+		elapsed := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Sent != benchParticipants || mail.RecipientCount() != benchParticipants {
+			b.Fatalf("sent %d, provider received %d, want %d (%+v)", res.Sent, mail.RecipientCount(), benchParticipants, res)
+		}
+		b.ReportMetric(float64(res.Sent)/elapsed.Seconds(), "emails/s")
+		b.ReportMetric(elapsed.Seconds(), "s/campaign")
+	}
+}

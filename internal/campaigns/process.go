@@ -1,0 +1,603 @@
+package campaigns
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/mailmerge"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// ProcessingOptions tune the processor; zero values take the defaults.
+type ProcessingOptions struct {
+	// ChunkSize is how many participants one claim takes and one provider
+	// request carries (at most mailer.MaxBatch). Default mailer.MaxBatch.
+	ChunkSize int
+	// Senders is how many chunks are in flight at once. Default 3.
+	Senders int
+	// Lease is how long a claim may stay unanswered before the next pass
+	// records it as "delivery outcome unknown". It must exceed SendTimeout
+	// plus the time a claimed chunk waits for a sender. Default 10 minutes.
+	Lease time.Duration
+	// SendTimeout bounds one provider request. Default 60 seconds.
+	SendTimeout time.Duration
+	// MaxTries is how many provider attempts a transient error (5xx,
+	// network) gets before it is recorded as failed. Default 3.
+	MaxTries int
+	// RetryAfter is the earliest a transient error is retried (on a later
+	// pass). Default 1 minute.
+	RetryAfter time.Duration
+}
+
+func (o ProcessingOptions) withDefaults() ProcessingOptions {
+	if o.ChunkSize <= 0 || o.ChunkSize > mailer.MaxBatch {
+		o.ChunkSize = mailer.MaxBatch
+	}
+	if o.Senders <= 0 {
+		o.Senders = 3
+	}
+	if o.Lease <= 0 {
+		o.Lease = 10 * time.Minute
+	}
+	if o.SendTimeout <= 0 {
+		o.SendTimeout = time.Minute
+	}
+	if o.MaxTries <= 0 {
+		o.MaxTries = 3
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = time.Minute
+	}
+	return o
+}
+
+// RunResult counts what one pass over a campaign did.
+type RunResult struct {
+	Sent      int // emails the provider accepted
+	Failed    int // completion records written as failed
+	Retrying  int // transient provider errors left for a later pass
+	Triggered int // trigger steps recorded as success
+	Completed int // participants that became completed
+	Reaped    int // interrupted claims recorded as "delivery outcome unknown"
+}
+
+type counters struct {
+	sent, failed, retrying, triggered, completed, reaped atomic.Int64
+}
+
+func (c *counters) result() RunResult {
+	return RunResult{
+		Sent: int(c.sent.Load()), Failed: int(c.failed.Load()), Retrying: int(c.retrying.Load()),
+		Triggered: int(c.triggered.Load()), Completed: int(c.completed.Load()), Reaped: int(c.reaped.Load()),
+	}
+}
+
+// pass is one pass over one campaign.
+type pass struct {
+	campaign    Campaign
+	bookName    string
+	settings    storedSettings
+	configured  bool
+	activeSteps []uuid.UUID
+	n           counters
+}
+
+// ProcessCampaign makes one pass over an active campaign of a team with
+// the paid add-on: interrupted claims are settled, then each active step
+// in order sends to (or triggers for) every participant it is due for,
+// then participants whose active steps are all done become completed.
+// Safe to run concurrently with itself, in this process or another.
+func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (RunResult, error) {
+	c, teamID, err := s.st.campaignRef(ctx, s.db, campaignID)
+	if err != nil {
+		return RunResult{}, err
+	}
+	if c.Status != StatusActive {
+		return RunResult{}, apperr.New(apperr.InvalidStatus, "Only active campaigns run; this one is %s.", c.Status)
+	}
+	addon, err := s.accounts.Addon(ctx, teamID)
+	if err != nil {
+		return RunResult{}, err
+	}
+	if !addon.Paid() {
+		return RunResult{}, errPaidRequired
+	}
+	steps, err := s.st.steps(ctx, s.db, campaignID)
+	if err != nil {
+		return RunResult{}, err
+	}
+	p := &pass{campaign: c}
+	if p.bookName, err = s.st.bookName(ctx, s.db, c.BookID); err != nil {
+		return RunResult{}, err
+	}
+	if p.settings, p.configured, err = s.loadSettings(ctx, s.db, c.BookID); err != nil {
+		return RunResult{}, err
+	}
+	reaped, err := s.st.reapExpired(ctx, s.db, campaignID, s.now())
+	if err != nil {
+		return RunResult{}, err
+	}
+	p.n.reaped.Add(reaped)
+	p.n.failed.Add(reaped)
+	for _, st := range steps {
+		if st.Active {
+			p.activeSteps = append(p.activeSteps, st.ID)
+		}
+	}
+	var earlier []uuid.UUID
+	for _, st := range steps {
+		if !st.Active {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := s.processStep(ctx, p, st, earlier); err != nil {
+			return p.n.result(), fmt.Errorf("campaign %s step %s: %w", c.ID, st.ID, err)
+		}
+		earlier = append(earlier, st.ID)
+	}
+	done, err := s.st.completeParticipants(ctx, s.db, campaignID, p.activeSteps, s.now())
+	if err != nil {
+		return p.n.result(), err
+	}
+	p.n.completed.Add(done)
+	return p.n.result(), nil
+}
+
+// cutoff is the latest enrollment time for which st is due now; due is
+// false when the step is not due for anyone yet (a future fixed date).
+func (s *Service) cutoff(st Step) (cut *time.Time, due bool) {
+	now := s.now()
+	switch st.ScheduleType {
+	case ScheduleDelay:
+		t := now.AddDate(0, 0, -st.DelayDays)
+		return &t, true
+	case ScheduleFixedDate:
+		if st.FixedDate == nil {
+			return nil, false
+		}
+		start, ok := fixedDateStart(*st.FixedDate)
+		return nil, ok && !now.Before(start)
+	}
+	return nil, true
+}
+
+func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []uuid.UUID) error {
+	cut, due := s.cutoff(st)
+	if !due {
+		return nil
+	}
+	base := claimParams{
+		CampaignID: p.campaign.ID, BookID: p.campaign.BookID, StepID: st.ID, Cutoff: cut,
+		Earlier: earlier, Limit: s.opts.ChunkSize, MaxTries: s.opts.MaxTries,
+	}
+	if st.StepType == StepTrigger {
+		return s.processTrigger(ctx, p, st, base)
+	}
+	plan, err := s.planEmail(ctx, p, st)
+	if err != nil {
+		return err
+	}
+	base.CustomKeys = plan.customKeys
+	return s.processEmail(ctx, p, st, plan, base)
+}
+
+// --- email steps ---
+
+// emailPlan is what every recipient of an email step shares.
+type emailPlan struct {
+	failDetail string // set when nobody can be sent to (no template, no settings)
+	tpl        *mailmerge.Template
+	shared     string
+	footer     mailmerge.Footer
+	customKeys []string
+	fromEmail  string
+	fromName   string
+	replyTo    string
+	apiKey     string
+}
+
+func (s *Service) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, error) {
+	plan := &emailPlan{}
+	if st.EmailTemplateID == nil {
+		plan.failDetail = DetailTemplateDeleted
+		return plan, nil
+	}
+	t, err := s.st.template(ctx, s.db, p.campaign.BookID, *st.EmailTemplateID)
+	if apperr.Is(err, apperr.NotFound) {
+		plan.failDetail = DetailTemplateDeleted
+		return plan, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan.fromEmail, plan.fromName = p.settings.SenderEmail, p.settings.SenderName
+	if st.SenderEmail != "" {
+		plan.fromEmail = st.SenderEmail
+	}
+	if st.SenderName != "" {
+		plan.fromName = st.SenderName
+	}
+	plan.replyTo, plan.apiKey = p.settings.ReplyToEmail, p.settings.apiKey
+	if !p.configured || plan.apiKey == "" || plan.fromEmail == "" {
+		plan.failDetail = DetailNotConfigured
+		return plan, nil
+	}
+	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML)
+	plan.footer = footerOf(p.settings.Settings)
+	plan.shared = plan.tpl.SharedHTML(plan.footer)
+	plan.customKeys = plan.tpl.CustomKeys()
+	return plan, nil
+}
+
+// batch is an empty provider request of the step with the given body.
+func (plan *emailPlan) batch(html string) mailer.Batch {
+	return mailer.Batch{
+		APIKey: plan.apiKey, FromEmail: plan.fromEmail, FromName: plan.fromName, ReplyTo: plan.replyTo, HTML: html,
+	}
+}
+
+func footerOf(st Settings) mailmerge.Footer {
+	return mailmerge.Footer{
+		CompanyName: st.CompanyName, AddressLine1: st.AddressLine1, AddressLine2: st.AddressLine2,
+		City: st.City, State: st.State, PostalCode: st.PostalCode, Country: st.Country,
+	}
+}
+
+// claimedChunk is one claim waiting to be sent.
+type claimedChunk struct {
+	claimID uuid.UUID
+	rows    []claimedRow
+	tokens  []string // raw tokens by ordinal-1
+}
+
+// processEmail runs one email step as a pipeline: one goroutine claims
+// chunks in participant order while a few senders render, send and record
+// them, so the database and the provider work at the same time.
+func (s *Service) processEmail(ctx context.Context, p *pass, st Step, plan *emailPlan, base claimParams) error {
+	chunks := make(chan claimedChunk, s.opts.Senders)
+	var wg sync.WaitGroup
+	for range s.opts.Senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := range chunks {
+				s.deliver(ctx, p, st, plan, ch)
+			}
+		}()
+	}
+	var claimErr error
+	after := uuid.Nil
+	for ctx.Err() == nil {
+		cp := base
+		cp.After, cp.ClaimID, cp.Now = after, uuid.New(), s.now()
+		cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
+		var raw []string
+		if plan.failDetail == "" {
+			raw, cp.TokenHashes = newTokens(cp.Limit)
+		}
+		rows, last, err := s.st.claimDue(ctx, s.db, cp)
+		if err != nil {
+			claimErr = err
+			break
+		}
+		if last == uuid.Nil {
+			break // nobody left who is due
+		}
+		after = last
+		if len(rows) > 0 {
+			chunks <- claimedChunk{claimID: cp.ClaimID, rows: rows, tokens: raw}
+		}
+	}
+	close(chunks)
+	wg.Wait()
+	return claimErr
+}
+
+// deliver renders, sends and records one claimed chunk. Whatever happens,
+// it records an outcome for every row it sent or might have sent; only a
+// chunk it never handed to the provider is released.
+func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan, ch claimedChunk) {
+	// Recording must survive a cancelled pass: an unrecorded claim would
+	// later count as "delivery outcome unknown".
+	bg := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		if err := s.st.releaseClaim(bg, s.db, ch.claimID); err != nil {
+			s.log.Error("release campaign claim", "claim_id", ch.claimID, "err", err)
+		}
+		return
+	}
+	outcomes := make([]outcome, 0, len(ch.rows))
+	shared := sendUnit{batch: plan.batch(plan.shared)}
+	var solos []sendUnit
+	for i, r := range ch.rows {
+		switch {
+		case r.Suppressed:
+			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailUnsubscribed})
+		case plan.failDetail != "":
+			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: plan.failDetail})
+		case r.Email == "":
+			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailNoEmail})
+		case !deliverableAddress(r.Email):
+			// One address the provider rejects would fail the whole batch.
+			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailInvalidEmail})
+		case r.TokenID == nil || r.Ordinal < 1 || r.Ordinal > len(ch.tokens):
+			// Cannot happen: the claim stores a token for every sendable row.
+			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: "unsubscribe token missing"})
+		default:
+			pz, v := s.personalize(p, st, plan, r, ch.tokens[r.Ordinal-1])
+			if fitsBatch(pz.Substitutions) {
+				shared.batch.Personalizations = append(shared.batch.Personalizations, pz)
+				shared.rows = append(shared.rows, i)
+				continue
+			}
+			// Too many or too long substitutions for the provider: this
+			// recipient gets its own request with its HTML rendered whole.
+			_, html := plan.tpl.Render(v, plan.footer)
+			solo := sendUnit{batch: plan.batch(html), rows: []int{i}}
+			pz.Substitutions = nil
+			solo.batch.Personalizations = []mailer.Personalization{pz}
+			solos = append(solos, solo)
+		}
+	}
+	var sent []sentEmail
+	for _, u := range append([]sendUnit{shared}, solos...) {
+		if len(u.rows) == 0 {
+			continue
+		}
+		sendCtx, cancel := context.WithTimeout(bg, s.opts.SendTimeout)
+		msgID, err := s.sender.Send(sendCtx, u.batch)
+		cancel()
+		var perm *mailer.Error
+		switch {
+		case err == nil:
+			for k, i := range u.rows {
+				r := ch.rows[i]
+				outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultSuccess, MessageID: msgID})
+				sent = append(sent, sentEmail{
+					ContactID: r.ContactID, ParticipantID: r.ParticipantID, Address: r.Email,
+					Subject: u.batch.Personalizations[k].Subject, TokenID: *r.TokenID, MessageID: msgID,
+				})
+			}
+		case errors.As(err, &perm) && perm.Permanent:
+			for _, i := range u.rows {
+				outcomes = append(outcomes, outcome{CompletionID: ch.rows[i].CompletionID, Result: ResultFailed, Detail: providerDetail(perm)})
+			}
+		default:
+			detail := providerDetail(err)
+			s.log.Warn("campaign send failed; will retry", "campaign_id", p.campaign.ID, "step_id", st.ID, "recipients", len(u.rows), "err", err)
+			for _, i := range u.rows {
+				r := ch.rows[i]
+				if r.Tries >= s.opts.MaxTries {
+					outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: detail})
+				} else {
+					outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Detail: detail})
+				}
+			}
+		}
+	}
+	s.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes, Sent: sent})
+}
+
+// sendUnit is one provider request and the chunk rows it carries.
+type sendUnit struct {
+	batch mailer.Batch
+	rows  []int
+}
+
+// fitsBatch reports whether substitutions stay within the provider's
+// per-recipient limits.
+func fitsBatch(subs map[string]string) bool {
+	if len(subs) > mailer.MaxSubstitutions {
+		return false
+	}
+	size := 0
+	for k, v := range subs {
+		size += len(k) + len(v)
+	}
+	return size <= mailer.MaxSubstitutionBytes
+}
+
+// deliverableAddress is a conservative check of what the provider
+// accepts: one "@", something before it, a dotted domain, no spaces or
+// separators.
+func deliverableAddress(a string) bool {
+	at := strings.IndexByte(a, '@')
+	return at > 0 && at == strings.LastIndexByte(a, '@') && strings.Contains(a[at+1:], ".") &&
+		!strings.ContainsAny(a, " \t\r\n<>,;\"") && !strings.HasSuffix(a, ".") && len(a) <= 254
+}
+
+// record writes a chunk's outcomes, retrying a failing database a few
+// times: the emails are out, and an unrecorded claim would be reaped as
+// "delivery outcome unknown" instead of its real result.
+func (s *Service) record(ctx context.Context, p *pass, st Step, rp recordParams) {
+	rp.ActiveSteps, rp.StepID, rp.StepName = p.activeSteps, st.ID, st.Name
+	rp.CampaignID, rp.CampaignName = p.campaign.ID, p.campaign.Name
+	var err error
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt*attempt) * 200 * time.Millisecond)
+		}
+		rp.Now = s.now()
+		rp.RetryAt = rp.Now.Add(s.opts.RetryAfter)
+		var done int
+		if done, err = s.st.recordOutcomes(ctx, s.db, rp); err == nil {
+			s.count(p, rp.Outcomes, done)
+			return
+		}
+	}
+	s.log.Error("record campaign outcomes", "campaign_id", p.campaign.ID, "step_id", st.ID, "claim_id", rp.ClaimID, "err", err)
+}
+
+func (s *Service) count(p *pass, outs []outcome, completed int) {
+	for _, o := range outs {
+		switch o.Result {
+		case ResultSuccess:
+			p.n.sent.Add(1)
+		case ResultFailed:
+			p.n.failed.Add(1)
+		default:
+			p.n.retrying.Add(1)
+		}
+	}
+	p.n.completed.Add(int64(completed))
+}
+
+// providerDetail is the result_detail of a provider error.
+func providerDetail(err error) string {
+	var me *mailer.Error
+	if errors.As(err, &me) && me.Message != "" {
+		return me.Message
+	}
+	return err.Error()
+}
+
+// personalize builds one recipient of a batch.
+func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, token string) (mailer.Personalization, mailmerge.Values) {
+	fullName := strings.TrimSpace(r.FirstName + " " + r.LastName)
+	v := mailmerge.Values{
+		Fields: map[string]string{
+			"first_name": r.FirstName, "last_name": r.LastName, "full_name": fullName,
+			"company": r.Company, "job_title": r.JobTitle, "email": r.Email, "phone": r.Phone,
+			"website": r.Website, "birthday": r.Birthday, "book_name": p.bookName,
+		},
+		Custom:         r.Custom,
+		UnsubscribeURL: s.unsubscribePageURL(token),
+	}
+	subject, subs := plan.tpl.Personalize(v)
+	return mailer.Personalization{
+		To: r.Email, ToName: fullName, Subject: subject, Substitutions: subs,
+		Headers: map[string]string{
+			"List-Unsubscribe":      "<" + s.oneClickURL(token, p.campaign.ID) + ">",
+			"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+		},
+		CustomArgs: map[string]string{
+			"campaign_id": p.campaign.ID.String(), "step_id": st.ID.String(), "participant_id": r.ParticipantID.String(),
+		},
+	}, v
+}
+
+// unsubscribePageURL is the visible link in the footer: a page that lists
+// the contact's campaigns and changes nothing by itself.
+func (s *Service) unsubscribePageURL(token string) string {
+	return s.baseURL + "/api/unsubscribe?token=" + url.QueryEscape(token)
+}
+
+// oneClickURL is the RFC 8058 List-Unsubscribe target.
+func (s *Service) oneClickURL(token string, campaignID uuid.UUID) string {
+	return s.baseURL + "/api/unsubscribe/confirm?token=" + url.QueryEscape(token) + "&campaign_id=" + campaignID.String()
+}
+
+// newTokens makes n unsubscribe tokens (256 random bits each, URL-safe)
+// and their SHA-256 hashes, which is all the database keeps.
+func newTokens(n int) (raw []string, hashes [][]byte) {
+	buf := make([]byte, 32*n)
+	if _, err := rand.Read(buf); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the platform is broken; never continue without randomness
+	}
+	raw = make([]string, n)
+	hashes = make([][]byte, n)
+	for i := range n {
+		raw[i] = base64.RawURLEncoding.EncodeToString(buf[i*32 : (i+1)*32])
+		hashes[i] = hashToken(raw[i])
+	}
+	return raw, hashes
+}
+
+// hashToken is how a token is looked up: SHA-256 of its text.
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// --- trigger steps ---
+
+// processTrigger enrolls each due participant's contact into the target
+// campaign. Claim, enrollment and completion commit together, so a crash
+// leaves either nothing or everything and no claim is ever interrupted.
+func (s *Service) processTrigger(ctx context.Context, p *pass, st Step, base claimParams) error {
+	after := uuid.Nil
+	for ctx.Err() == nil {
+		var last uuid.UUID
+		var outs []outcome
+		var completed int
+		err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+			cp := base
+			cp.After, cp.ClaimID, cp.Now = after, uuid.New(), s.now()
+			cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
+			rows, l, err := s.st.claimDue(ctx, tx, cp)
+			last = l
+			if err != nil || len(rows) == 0 {
+				return err
+			}
+			failDetail := ""
+			if st.TriggerCampaignID == nil {
+				failDetail = DetailTriggerDeleted
+			} else {
+				status, err := s.st.lockCampaignStatus(ctx, tx, *st.TriggerCampaignID)
+				switch {
+				case apperr.Is(err, apperr.NotFound):
+					failDetail = DetailTriggerDeleted
+				case err != nil:
+					return err
+				case status == StatusArchived:
+					failDetail = DetailTriggerArchived
+				}
+			}
+			var enroll []uuid.UUID
+			outs = make([]outcome, 0, len(rows))
+			for _, r := range rows {
+				switch {
+				case failDetail != "":
+					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: failDetail})
+				case r.Suppressed:
+					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailUnsubscribed})
+				default:
+					enroll = append(enroll, r.ContactID)
+					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultSuccess})
+				}
+			}
+			if len(enroll) > 0 {
+				if err := s.st.enrollTriggered(ctx, tx, *st.TriggerCampaignID, enroll, cp.Now); err != nil {
+					return err
+				}
+			}
+			completed, err = s.st.recordOutcomes(ctx, tx, recordParams{
+				ClaimID: cp.ClaimID, Outcomes: outs, Now: cp.Now, RetryAt: cp.Now, ActiveSteps: p.activeSteps,
+				StepID: st.ID, StepName: st.Name, CampaignID: p.campaign.ID, CampaignName: p.campaign.Name,
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if last == uuid.Nil {
+			return nil
+		}
+		after = last
+		for _, o := range outs {
+			if o.Result == ResultSuccess {
+				p.n.triggered.Add(1)
+			} else {
+				p.n.failed.Add(1)
+			}
+		}
+		p.n.completed.Add(int64(completed))
+	}
+	return nil
+}

@@ -1,0 +1,561 @@
+package campaigns
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/validate"
+)
+
+// AddonSource tells a team's Campaigns add-on state (accounts.Service).
+type AddonSource interface {
+	Addon(ctx context.Context, teamID uuid.UUID) (accounts.Addon, error)
+}
+
+// BookAccess resolves an X-Book-ID for an actor (books.Service).
+type BookAccess interface {
+	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
+}
+
+// Deps are what the service needs.
+type Deps struct {
+	DB       postgres.Pool
+	Accounts AddonSource
+	Books    BookAccess
+	Sender   mailer.Sender
+	// Now is the clock of every rule that depends on time; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+	// SettingsKey is the 32-byte AES key for the mailer API keys at rest.
+	SettingsKey []byte
+	// PublicBaseURL is the absolute base of unsubscribe links and image URLs.
+	PublicBaseURL string
+	// ImagesDir is where uploaded campaign images are stored.
+	ImagesDir string
+	// Processing tunes the processor; zero values take the defaults.
+	Processing ProcessingOptions
+}
+
+// Service holds the campaign rules.
+type Service struct {
+	db        postgres.Pool
+	accounts  AddonSource
+	books     BookAccess
+	sender    mailer.Sender
+	now       func() time.Time
+	log       *slog.Logger
+	key       []byte
+	baseURL   string
+	imagesDir string
+	opts      ProcessingOptions
+	st        store
+
+	// Background runs started by Run and the scheduler: their context
+	// outlives requests and ends with Shutdown.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+	mu       sync.Mutex
+	running  map[uuid.UUID]bool
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{
+		db: d.DB, accounts: d.Accounts, books: d.Books, sender: d.Sender, now: d.Now, log: d.Log,
+		key: d.SettingsKey, baseURL: strings.TrimRight(d.PublicBaseURL, "/"), imagesDir: d.ImagesDir,
+		opts: d.Processing.withDefaults(), bgCtx: ctx, bgCancel: cancel, running: map[uuid.UUID]bool{},
+	}
+}
+
+// ErrAddonRequired answers campaign requests of teams without the add-on.
+var ErrAddonRequired = apperr.New(apperr.AddonRequired, "Campaign add-on is required")
+
+var (
+	errPaidRequired       = apperr.New(apperr.AddonRequired, "Campaign add-on is required: running campaigns needs the paid add-on, a trial cannot send.")
+	errTemplateNotFound   = apperr.NotFoundf("No email template with this id in the book.")
+	errCampaignNotFound   = apperr.NotFoundf("No campaign with this id.")
+	errStepNotFound       = apperr.NotFoundf("No step with this id in the campaign.")
+	errParticipantMissing = apperr.NotFoundf("No participant with this id in the campaign.")
+	errContactNotFound    = apperr.NotFoundf("No contact with this id.")
+)
+
+// requireAddon checks the team may use campaign features (trial or paid).
+func (s *Service) requireAddon(ctx context.Context, teamID uuid.UUID) error {
+	a, err := s.accounts.Addon(ctx, teamID)
+	if err != nil {
+		return err
+	}
+	if !a.Enabled() {
+		return ErrAddonRequired
+	}
+	return nil
+}
+
+// bookFor resolves an X-Book-ID: the caller must be in the book's team,
+// the team must have the add-on, and the caller must hold min. The add-on
+// is checked before the role so a team member learns first what the whole
+// team lacks.
+func (s *Service) bookFor(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
+	if err != nil {
+		return books.Book{}, err
+	}
+	if err := s.requireAddon(ctx, b.TeamID); err != nil {
+		return books.Book{}, err
+	}
+	if err := actor.Require(ctx, b.TeamID, min, books.ErrBookForbidden); err != nil {
+		return books.Book{}, err
+	}
+	return b, nil
+}
+
+// scoped is a resource addressed by id with the team that owns it.
+type scoped struct {
+	campaign Campaign
+	teamID   uuid.UUID
+}
+
+// campaignFor loads a campaign addressed by id: NOT_FOUND outside the
+// caller's team or outside bookHint (X-Book-ID, when sent), then the
+// add-on, then the role.
+func (s *Service) campaignFor(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, min auth.Role) (scoped, error) {
+	c, teamID, err := s.st.campaignRef(ctx, s.db, id)
+	if err != nil {
+		return scoped{}, err
+	}
+	if bookHint != nil && *bookHint != c.BookID {
+		return scoped{}, errCampaignNotFound
+	}
+	if err := s.authorize(ctx, actor, teamID, min, errCampaignNotFound); err != nil {
+		return scoped{}, err
+	}
+	return scoped{campaign: c, teamID: teamID}, nil
+}
+
+// authorize checks membership (outsider gets notFound), add-on, then role.
+func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, min auth.Role, notFound error) error {
+	if err := actor.Require(ctx, teamID, auth.RoleViewer, notFound); err != nil {
+		return err
+	}
+	if err := s.requireAddon(ctx, teamID); err != nil {
+		return err
+	}
+	return actor.Require(ctx, teamID, min, notFound)
+}
+
+// --- templates ---
+
+// Templates lists the book's templates sorted by name.
+func (s *Service) Templates(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Template, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return nil, err
+	}
+	return s.st.templates(ctx, s.db, bookID)
+}
+
+// Template returns one template of the book.
+func (s *Service) Template(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Template, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return Template{}, err
+	}
+	return s.st.template(ctx, s.db, bookID, id)
+}
+
+// CreateTemplate adds a template to the book (member).
+func (s *Service) CreateTemplate(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in TemplateInput) (Template, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Template{}, err
+	}
+	t := Template{BookID: bookID, Name: in.Name, Subject: in.Subject, BodyHTML: in.BodyHTML, CreatedBy: actor.CreatedBy()}
+	if err := normalizeTemplate(&t); err != nil {
+		return Template{}, err
+	}
+	return s.st.insertTemplate(ctx, s.db, t, s.now())
+}
+
+// UpdateTemplate changes a template (member).
+func (s *Service) UpdateTemplate(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID, p TemplatePatch) (Template, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Template{}, err
+	}
+	if !p.Name.Set && !p.Subject.Set && !p.BodyHTML.Set {
+		return Template{}, apperr.Invalidf("Send at least one of name, subject, body_html.")
+	}
+	if p.Name.Null || p.Subject.Null || p.BodyHTML.Null {
+		return Template{}, apperr.Invalidf("Template fields cannot be null; send an empty string to clear subject or body_html.")
+	}
+	t, err := s.st.template(ctx, s.db, bookID, id)
+	if err != nil {
+		return Template{}, err
+	}
+	p.Name.ApplyTo(&t.Name)
+	p.Subject.ApplyTo(&t.Subject)
+	p.BodyHTML.ApplyTo(&t.BodyHTML)
+	if err := normalizeTemplate(&t); err != nil {
+		return Template{}, err
+	}
+	return s.st.updateTemplate(ctx, s.db, t, s.now())
+}
+
+// DeleteTemplate removes a template (member). Email steps that used it stay
+// and record "email template was deleted" until they are given another.
+func (s *Service) DeleteTemplate(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) error {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return err
+	}
+	return s.st.deleteTemplate(ctx, s.db, bookID, id)
+}
+
+// --- campaigns ---
+
+// Campaigns lists the book's campaigns with their counts, newest first.
+func (s *Service) Campaigns(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]CampaignListItem, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return nil, err
+	}
+	return s.st.campaigns(ctx, s.db, bookID)
+}
+
+// Campaign returns a campaign with its steps in order.
+func (s *Service) Campaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) (CampaignDetail, error) {
+	sc, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleViewer)
+	if err != nil {
+		return CampaignDetail{}, err
+	}
+	steps, err := s.st.steps(ctx, s.db, id)
+	if err != nil {
+		return CampaignDetail{}, err
+	}
+	if steps == nil {
+		steps = []Step{}
+	}
+	return CampaignDetail{Campaign: sc.campaign, Steps: steps}, nil
+}
+
+// CreateCampaign adds a draft campaign to the book (member).
+func (s *Service) CreateCampaign(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CampaignInput) (Campaign, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Campaign{}, err
+	}
+	c := Campaign{BookID: bookID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: actor.CreatedBy()}
+	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	return s.st.insertCampaign(ctx, s.db, c, s.now())
+}
+
+// UpdateCampaign changes name, description or status (member). Any status
+// may follow any status.
+func (s *Service) UpdateCampaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, p CampaignPatch) (Campaign, error) {
+	sc, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleMember)
+	if err != nil {
+		return Campaign{}, err
+	}
+	if !p.Name.Set && !p.Description.Set && !p.Status.Set {
+		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status.")
+	}
+	if p.Name.Null || p.Description.Null || p.Status.Null {
+		return Campaign{}, apperr.Invalidf("Campaign fields cannot be null.")
+	}
+	c := sc.campaign
+	p.Name.ApplyTo(&c.Name)
+	p.Description.ApplyTo(&c.Description)
+	p.Status.ApplyTo(&c.Status)
+	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	return s.st.updateCampaign(ctx, s.db, c, s.now())
+}
+
+// DeleteCampaign removes a campaign with its steps, participants and
+// completion records (member).
+func (s *Service) DeleteCampaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleMember); err != nil {
+		return err
+	}
+	return s.st.deleteCampaign(ctx, s.db, id)
+}
+
+// --- steps ---
+
+// checkStepRefs verifies the template and trigger campaign of a step are
+// in the campaign's book.
+func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid.UUID, st Step) error {
+	if st.EmailTemplateID != nil {
+		ok, err := s.st.templateInBook(ctx, db, bookID, *st.EmailTemplateID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`email_template_id` must name an email template of the campaign's book.")
+		}
+	}
+	if st.TriggerCampaignID != nil {
+		ok, err := s.st.campaignInBook(ctx, db, bookID, *st.TriggerCampaignID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`trigger_campaign_id` must name another campaign of the same book.")
+		}
+	}
+	return nil
+}
+
+// CreateStep appends a step to the campaign (member).
+func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in StepInput) (Step, error) {
+	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+	if err != nil {
+		return Step{}, err
+	}
+	st, err := stepFromInput(campaignID, in)
+	if err != nil {
+		return Step{}, err
+	}
+	var out Step
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
+			return err
+		}
+		out, err = s.st.insertStep(ctx, tx, st, s.now())
+		return err
+	})
+	return out, err
+}
+
+// UpdateStep changes the supplied fields of a step and validates the whole
+// step again (member).
+func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID, p StepPatch) (Step, error) {
+	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+	if err != nil {
+		return Step{}, err
+	}
+	var out Step
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		st, err := s.st.step(ctx, tx, campaignID, stepID, true)
+		if err != nil {
+			return err
+		}
+		if err := applyStepPatch(&st, p); err != nil {
+			return err
+		}
+		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
+			return err
+		}
+		out, err = s.st.updateStep(ctx, tx, st, s.now())
+		return err
+	})
+	return out, err
+}
+
+// DeleteStep removes a step and its completion records; the later steps
+// move up so sort_order stays 0, 1, 2, ... (member).
+func (s *Service) DeleteStep(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+		return err
+	}
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		return s.st.deleteStep(ctx, tx, campaignID, stepID)
+	})
+}
+
+// ReorderSteps sets the order of all steps (member). step_ids must name
+// every step of the campaign exactly once.
+func (s *Service) ReorderSteps(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in ReorderInput) error {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+		return err
+	}
+	if len(in.StepIDs) == 0 {
+		return apperr.Invalidf("`step_ids` is required: list every step of the campaign in the new order.")
+	}
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		current, err := s.st.stepIDs(ctx, tx, campaignID)
+		if err != nil {
+			return err
+		}
+		if !sameSet(current, in.StepIDs) {
+			return apperr.Invalidf("`step_ids` must list every step of the campaign exactly once (%d steps).", len(current))
+		}
+		return s.st.reorderSteps(ctx, tx, campaignID, in.StepIDs, s.now())
+	})
+}
+
+func sameSet(have, want []uuid.UUID) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	seen := make(map[uuid.UUID]bool, len(have))
+	for _, id := range have {
+		seen[id] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			return false
+		}
+		delete(seen, id) // a duplicate is then "not seen"
+	}
+	return true
+}
+
+// --- participants ---
+
+// Enroll enrolls contacts of the campaign's book by id (member). Contacts
+// already enrolled (in any participant status), suppressed contacts and
+// contacts of other books are skipped and not counted.
+func (s *Service) Enroll(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in EnrollInput) (int64, error) {
+	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+	if err != nil {
+		return 0, err
+	}
+	if len(in.ContactIDs) == 0 {
+		return 0, apperr.Invalidf("`contact_ids` is required and must hold at least one contact id.")
+	}
+	if len(in.ContactIDs) > MaxEnrollIDs {
+		return 0, apperr.Invalidf("`contact_ids` may hold at most %d ids per request.", MaxEnrollIDs)
+	}
+	var n int64
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
+			return err
+		}
+		n, err = s.st.enrollContacts(ctx, tx, campaignID, sc.campaign.BookID, in.ContactIDs, s.now(), actor.CreatedBy())
+		return err
+	})
+	return n, err
+}
+
+// EnrollLabel enrolls every contact of the book carrying the label (member).
+func (s *Service) EnrollLabel(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in EnrollLabelInput) (int64, error) {
+	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+	if err != nil {
+		return 0, err
+	}
+	if in.LabelID == nil {
+		return 0, apperr.Invalidf("`label_id` is required.")
+	}
+	var n int64
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		ok, err := s.st.labelInBook(ctx, tx, sc.campaign.BookID, *in.LabelID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`label_id` must name a label of the campaign's book.")
+		}
+		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
+			return err
+		}
+		n, err = s.st.enrollLabel(ctx, tx, campaignID, sc.campaign.BookID, *in.LabelID, s.now(), actor.CreatedBy())
+		return err
+	})
+	return n, err
+}
+
+// lockEnrollable holds the campaign row while enrolling so an archive or a
+// delete cannot slip in between the check and the insert.
+func (s *Service) lockEnrollable(ctx context.Context, tx pgx.Tx, campaignID uuid.UUID) error {
+	status, err := s.st.lockCampaignStatus(ctx, tx, campaignID)
+	if err != nil {
+		return err
+	}
+	if status == StatusArchived {
+		return apperr.New(apperr.InvalidStatus, "The campaign is archived; set another status before enrolling contacts.")
+	}
+	return nil
+}
+
+// Participants lists the campaign's participants, removed ones excluded.
+func (s *Service) Participants(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, pg Page) (Paged[Participant], error) {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+		return Paged[Participant]{}, err
+	}
+	return s.st.participants(ctx, s.db, campaignID, pg)
+}
+
+// RemoveParticipant marks a participant removed: no more campaign emails
+// reach it (member). Removing a removed participant changes nothing.
+func (s *Service) RemoveParticipant(ctx context.Context, actor *auth.Actor, campaignID, participantID uuid.UUID, bookHint *uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+		return err
+	}
+	return s.st.removeParticipant(ctx, s.db, campaignID, participantID, s.now())
+}
+
+// History lists a participant's completion records in step order.
+func (s *Service) History(ctx context.Context, actor *auth.Actor, campaignID, participantID uuid.UUID, bookHint *uuid.UUID) ([]HistoryItem, error) {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+		return nil, err
+	}
+	if _, err := s.st.participantStatus(ctx, s.db, campaignID, participantID); err != nil {
+		return nil, err
+	}
+	return s.st.history(ctx, s.db, participantID)
+}
+
+// Stats summarises the campaign and each of its steps.
+func (s *Service) Stats(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID) (Stats, error) {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+		return Stats{}, err
+	}
+	return s.st.stats(ctx, s.db, campaignID)
+}
+
+// StepContacts lists the completion records of one step with their
+// contacts; result filters to success or failed ("" for all).
+func (s *Service) StepContacts(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
+	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+		return Paged[StepContact]{}, err
+	}
+	switch result {
+	case "", ResultSuccess, ResultFailed:
+	default:
+		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success or failed.")
+	}
+	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
+		return Paged[StepContact]{}, err
+	}
+	return s.st.stepContacts(ctx, s.db, stepID, result, pg)
+}
+
+// ContactCampaigns lists every campaign the contact is or was enrolled in.
+func (s *Service) ContactCampaigns(ctx context.Context, actor *auth.Actor, contactID uuid.UUID) ([]ContactCampaign, error) {
+	_, teamID, err := s.st.contactRef(ctx, s.db, contactID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, actor, teamID, auth.RoleViewer, errContactNotFound); err != nil {
+		return nil, err
+	}
+	return s.st.contactCampaigns(ctx, s.db, contactID)
+}
+
+// validateEmail checks one address the way struct tags do.
+func validateEmail(field, addr string) error {
+	v := struct {
+		Addr string `validate:"required,email,max=254"`
+	}{addr}
+	if err := validate.Struct(v); err != nil {
+		return apperr.Invalidf("`%s` must be a valid email address.", field)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package campaigns
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/validate"
+)
+
+// Settings are a book's email settings as the API shows them: the
+// provider key only masked.
+type Settings struct {
+	ID           uuid.UUID `json:"id"`
+	BookID       uuid.UUID `json:"book_id"`
+	SenderName   string    `json:"sender_name"`
+	SenderEmail  string    `json:"sender_email"`
+	ReplyToEmail string    `json:"reply_to_email"`
+	CompanyName  string    `json:"company_name"`
+	AddressLine1 string    `json:"address_line1"`
+	AddressLine2 string    `json:"address_line2"`
+	City         string    `json:"city"`
+	State        string    `json:"state"`
+	PostalCode   string    `json:"postal_code"`
+	Country      string    `json:"country"`
+	MailerAPIKey string    `json:"mailer_api_key"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// SettingsView is what GET answers: the settings, or only the book id when
+// the book was never configured.
+type SettingsView struct {
+	Settings   *Settings
+	BookID     uuid.UUID
+	Configured bool
+}
+
+// SettingsInput is a PUT body. PUT replaces every field; an absent field
+// becomes empty, except mailer_api_key: absent or equal to the masked value
+// keeps the stored key, "" removes it.
+type SettingsInput struct {
+	SenderName   string  `json:"sender_name" validate:"max=200"`
+	SenderEmail  string  `json:"sender_email" validate:"omitempty,email,max=254"`
+	ReplyToEmail string  `json:"reply_to_email" validate:"omitempty,email,max=254"`
+	CompanyName  string  `json:"company_name" validate:"max=200"`
+	AddressLine1 string  `json:"address_line1" validate:"max=200"`
+	AddressLine2 string  `json:"address_line2" validate:"max=200"`
+	City         string  `json:"city" validate:"max=100"`
+	State        string  `json:"state" validate:"max=100"`
+	PostalCode   string  `json:"postal_code" validate:"max=20"`
+	Country      string  `json:"country" validate:"max=100"`
+	MailerAPIKey *string `json:"mailer_api_key" validate:"omitempty,max=1000"`
+}
+
+func (in *SettingsInput) trim() {
+	for _, f := range []*string{&in.SenderName, &in.SenderEmail, &in.ReplyToEmail, &in.CompanyName, &in.AddressLine1,
+		&in.AddressLine2, &in.City, &in.State, &in.PostalCode, &in.Country} {
+		*f = strings.TrimSpace(*f)
+	}
+	if in.MailerAPIKey != nil {
+		k := strings.TrimSpace(*in.MailerAPIKey)
+		in.MailerAPIKey = &k
+	}
+}
+
+// storedSettings is the row with the key decrypted (never leaves the
+// package).
+type storedSettings struct {
+	Settings
+	apiKey string
+}
+
+// MaskKey shows a key as four asterisks and its last four characters.
+// Keys of four characters or fewer show only the asterisks.
+func MaskKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	r := []rune(key)
+	if len(r) <= 4 {
+		return "****"
+	}
+	return "****" + string(r[len(r)-4:])
+}
+
+// sealKey encrypts a provider key with AES-256-GCM; the book id is the
+// additional data, so a sealed key copied to another book does not open.
+func sealKey(key []byte, bookID uuid.UUID, plain string) ([]byte, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, []byte(plain), bookID[:]), nil
+}
+
+func openKey(key []byte, bookID uuid.UUID, sealed []byte) (string, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) < aead.NonceSize() {
+		return "", errors.New("sealed key too short")
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], bookID[:])
+	return string(plain), err
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("settings key must be 32 bytes, got %d", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// loadSettings reads and decrypts a book's settings; ok is false when the
+// book has none. A key that no longer decrypts (the settings key changed)
+// is logged and treated as absent, so the owner can save a new one.
+func (s *Service) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (storedSettings, bool, error) {
+	row, sealed, err := s.st.settings(ctx, db, bookID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return storedSettings{}, false, nil
+	}
+	if err != nil {
+		return storedSettings{}, false, postgres.Translate(err)
+	}
+	out := storedSettings{Settings: row}
+	if len(sealed) > 0 {
+		key, err := openKey(s.key, bookID, sealed)
+		if err != nil {
+			s.log.ErrorContext(ctx, "mailer api key does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "err", err)
+		} else {
+			out.apiKey = key
+		}
+	}
+	out.MailerAPIKey = MaskKey(out.apiKey)
+	return out, true, nil
+}
+
+// GetSettings returns the book's email settings (member).
+func (s *Service) GetSettings(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) (SettingsView, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return SettingsView{}, err
+	}
+	st, ok, err := s.loadSettings(ctx, s.db, bookID)
+	if err != nil || !ok {
+		return SettingsView{BookID: bookID}, err
+	}
+	return SettingsView{Settings: &st.Settings, BookID: bookID, Configured: true}, nil
+}
+
+// PutSettings creates or replaces the book's email settings (owner).
+func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in SettingsInput) (Settings, error) {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleOwner); err != nil {
+		return Settings{}, err
+	}
+	in.trim()
+	if err := validate.Struct(in); err != nil {
+		return Settings{}, err
+	}
+	var out Settings
+	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		// The book row lock serialises two PUTs of the masked value.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID); err != nil {
+			return postgres.Translate(err)
+		}
+		cur, _, err := s.loadSettings(ctx, tx, bookID)
+		if err != nil {
+			return err
+		}
+		apiKey := cur.apiKey
+		if in.MailerAPIKey != nil && *in.MailerAPIKey != cur.MailerAPIKey {
+			apiKey = *in.MailerAPIKey
+		}
+		var sealed []byte
+		if apiKey != "" {
+			if sealed, err = sealKey(s.key, bookID, apiKey); err != nil {
+				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
+			}
+		}
+		row, err := s.st.upsertSettings(ctx, tx, bookID, in, sealed, s.now())
+		if err != nil {
+			return err
+		}
+		row.MailerAPIKey = MaskKey(apiKey)
+		out = row
+		return nil
+	})
+	return out, err
+}

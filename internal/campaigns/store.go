@@ -1,0 +1,467 @@
+package campaigns
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// store is the campaigns SQL.
+type store struct{}
+
+// SQL expressions over a contacts row aliased ct: the display name (names,
+// else company) and the address emails go to (the primary one, else the
+// first one, else '').
+const (
+	contactNameSQL  = `COALESCE(NULLIF(btrim(ct.first_name || ' ' || ct.last_name), ''), ct.company)`
+	contactEmailSQL = `COALESCE(jsonb_path_query_first(ct.emails, '$[*] ? (@.primary == true).address') #>> '{}', ct.emails -> 0 ->> 'address', '')`
+	contactPhoneSQL = `COALESCE(jsonb_path_query_first(ct.phones, '$[*] ? (@.primary == true).number') #>> '{}', ct.phones -> 0 ->> 'number', '')`
+)
+
+func collect[T any](rows pgx.Rows, err error, scan func(pgx.Row) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+	return out, postgres.Translate(err)
+}
+
+func notFound(err error, nf error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nf
+	}
+	return postgres.Translate(err)
+}
+
+// --- templates ---
+
+const templateColumns = `id, book_id, name, subject, body_html, created_by, created_at, updated_at`
+
+func scanTemplate(row pgx.Row) (Template, error) {
+	var t Template
+	err := row.Scan(&t.ID, &t.BookID, &t.Name, &t.Subject, &t.BodyHTML, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt)
+	return t, err
+}
+
+func (store) templates(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Template, error) {
+	rows, err := db.Query(ctx, `SELECT `+templateColumns+` FROM email_templates WHERE book_id = $1 ORDER BY lower(name), name, created_at, id`, bookID)
+	return collect(rows, err, scanTemplate)
+}
+
+func (store) template(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (Template, error) {
+	t, err := scanTemplate(db.QueryRow(ctx, `SELECT `+templateColumns+` FROM email_templates WHERE book_id = $1 AND id = $2`, bookID, id))
+	return t, notFound(err, errTemplateNotFound)
+}
+
+// templateByID loads a template with its book's team (send-test).
+func (store) templateByID(ctx context.Context, db postgres.DB, id uuid.UUID) (Template, uuid.UUID, error) {
+	var teamID uuid.UUID
+	var t Template
+	err := db.QueryRow(ctx, `
+		SELECT t.id, t.book_id, t.name, t.subject, t.body_html, t.created_by, t.created_at, t.updated_at, b.team_id
+		FROM email_templates t JOIN books b ON b.id = t.book_id WHERE t.id = $1`, id).
+		Scan(&t.ID, &t.BookID, &t.Name, &t.Subject, &t.BodyHTML, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &teamID)
+	return t, teamID, notFound(err, errTemplateNotFound)
+}
+
+func (store) insertTemplate(ctx context.Context, db postgres.DB, t Template, now time.Time) (Template, error) {
+	out, err := scanTemplate(db.QueryRow(ctx, `
+		INSERT INTO email_templates (book_id, name, subject, body_html, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+templateColumns,
+		t.BookID, t.Name, t.Subject, t.BodyHTML, t.CreatedBy, now))
+	return out, postgres.Translate(err)
+}
+
+func (store) updateTemplate(ctx context.Context, db postgres.DB, t Template, now time.Time) (Template, error) {
+	out, err := scanTemplate(db.QueryRow(ctx, `
+		UPDATE email_templates SET name = $3, subject = $4, body_html = $5, updated_at = $6
+		WHERE book_id = $1 AND id = $2 RETURNING `+templateColumns,
+		t.BookID, t.ID, t.Name, t.Subject, t.BodyHTML, now))
+	return out, notFound(err, errTemplateNotFound)
+}
+
+func (store) deleteTemplate(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM email_templates WHERE book_id = $1 AND id = $2`, bookID, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errTemplateNotFound
+	}
+	return nil
+}
+
+func (store) templateInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM email_templates WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
+	return ok, postgres.Translate(err)
+}
+
+// --- campaigns ---
+
+const campaignColumns = `c.id, c.book_id, c.name, c.description, c.status, c.created_by, c.created_at, c.updated_at`
+
+func scanCampaign(row pgx.Row, extra ...any) (Campaign, error) {
+	var c Campaign
+	dst := append([]any{&c.ID, &c.BookID, &c.Name, &c.Description, &c.Status, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}, extra...)
+	err := row.Scan(dst...)
+	return c, err
+}
+
+// campaignRef loads a campaign and the team owning its book.
+func (store) campaignRef(ctx context.Context, db postgres.DB, id uuid.UUID) (Campaign, uuid.UUID, error) {
+	var teamID uuid.UUID
+	c, err := scanCampaign(db.QueryRow(ctx, `
+		SELECT `+campaignColumns+`, b.team_id FROM campaigns c JOIN books b ON b.id = c.book_id WHERE c.id = $1`, id), &teamID)
+	return c, teamID, notFound(err, errCampaignNotFound)
+}
+
+func (store) campaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]CampaignListItem, error) {
+	rows, err := db.Query(ctx, `
+		SELECT `+campaignColumns+`,
+		       (SELECT count(*) FROM campaign_steps s WHERE s.campaign_id = c.id),
+		       (SELECT count(*) FROM campaign_participants p WHERE p.campaign_id = c.id AND p.status = 'active')
+		FROM campaigns c WHERE c.book_id = $1 ORDER BY c.created_at DESC, c.id`, bookID)
+	return collect(rows, err, func(r pgx.Row) (CampaignListItem, error) {
+		var it CampaignListItem
+		c, err := scanCampaign(r, &it.StepCount, &it.ParticipantCount)
+		it.Campaign = c
+		return it, err
+	})
+}
+
+func (store) insertCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
+	out, err := scanCampaign(db.QueryRow(ctx, `
+		INSERT INTO campaigns AS c (book_id, name, description, status, created_by, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+campaignColumns,
+		c.BookID, c.Name, c.Description, c.Status, c.CreatedBy, now))
+	return out, postgres.Translate(err)
+}
+
+func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
+	out, err := scanCampaign(db.QueryRow(ctx, `
+		UPDATE campaigns AS c SET name = $2, description = $3, status = $4, updated_at = $5
+		WHERE c.id = $1 RETURNING `+campaignColumns, c.ID, c.Name, c.Description, c.Status, now))
+	return out, notFound(err, errCampaignNotFound)
+}
+
+func (store) deleteCampaign(ctx context.Context, db postgres.DB, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM campaigns WHERE id = $1`, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errCampaignNotFound
+	}
+	return nil
+}
+
+func (store) campaignInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM campaigns WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
+	return ok, postgres.Translate(err)
+}
+
+// lockCampaignStatus locks the campaign row (share) and returns its status.
+func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
+	var status string
+	err := db.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&status)
+	return status, notFound(err, errCampaignNotFound)
+}
+
+// --- steps ---
+
+const stepColumns = `id, campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
+	to_char(fixed_date, 'YYYY-MM-DD'), email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at`
+
+func scanStep(row pgx.Row) (Step, error) {
+	var st Step
+	err := row.Scan(&st.ID, &st.CampaignID, &st.StepType, &st.Name, &st.SortOrder, &st.Active, &st.ScheduleType,
+		&st.DelayDays, &st.FixedDate, &st.EmailTemplateID, &st.SenderName, &st.SenderEmail, &st.TriggerCampaignID,
+		&st.CreatedAt, &st.UpdatedAt)
+	return st, err
+}
+
+func (store) steps(ctx context.Context, db postgres.DB, campaignID uuid.UUID) ([]Step, error) {
+	rows, err := db.Query(ctx, `SELECT `+stepColumns+` FROM campaign_steps WHERE campaign_id = $1 ORDER BY sort_order, created_at`, campaignID)
+	return collect(rows, err, scanStep)
+}
+
+func (store) step(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID, lock bool) (Step, error) {
+	q := `SELECT ` + stepColumns + ` FROM campaign_steps WHERE campaign_id = $1 AND id = $2`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	st, err := scanStep(db.QueryRow(ctx, q, campaignID, id))
+	return st, notFound(err, errStepNotFound)
+}
+
+func (store) stepIDs(ctx context.Context, db postgres.DB, campaignID uuid.UUID) ([]uuid.UUID, error) {
+	// The campaign row lock orders this against concurrent appends.
+	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
+		return nil, postgres.Translate(err)
+	}
+	rows, err := db.Query(ctx, `SELECT id FROM campaign_steps WHERE campaign_id = $1`, campaignID)
+	return collect(rows, err, func(r pgx.Row) (uuid.UUID, error) {
+		var id uuid.UUID
+		return id, r.Scan(&id)
+	})
+}
+
+// insertStep appends the step after the campaign's last one. The campaign
+// row lock keeps two concurrent appends from taking the same position.
+func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
+	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, st.CampaignID); err != nil {
+		return Step{}, postgres.Translate(err)
+	}
+	out, err := scanStep(db.QueryRow(ctx, `
+		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
+		                            fixed_date, email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at)
+		VALUES ($1, $2, $3, (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = $1),
+		        $4, $5, $6, $7::date, $8, $9, $10, $11, $12, $12)
+		RETURNING `+stepColumns,
+		st.CampaignID, st.StepType, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
+		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+	return out, postgres.Translate(err)
+}
+
+func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
+	out, err := scanStep(db.QueryRow(ctx, `
+		UPDATE campaign_steps SET name = $3, active = $4, schedule_type = $5, delay_days = $6, fixed_date = $7::date,
+		       email_template_id = $8, sender_name = $9, sender_email = $10, trigger_campaign_id = $11, updated_at = $12
+		WHERE campaign_id = $1 AND id = $2 RETURNING `+stepColumns,
+		st.CampaignID, st.ID, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
+		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+	return out, notFound(err, errStepNotFound)
+}
+
+// deleteStep removes the step and closes the gap in sort_order.
+func (store) deleteStep(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) error {
+	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
+		return postgres.Translate(err)
+	}
+	tag, err := db.Exec(ctx, `DELETE FROM campaign_steps WHERE campaign_id = $1 AND id = $2`, campaignID, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errStepNotFound
+	}
+	_, err = db.Exec(ctx, `
+		UPDATE campaign_steps s SET sort_order = o.pos
+		FROM (SELECT id, row_number() OVER (ORDER BY sort_order, created_at) - 1 AS pos
+		      FROM campaign_steps WHERE campaign_id = $1) o
+		WHERE s.id = o.id AND s.sort_order <> o.pos`, campaignID)
+	return postgres.Translate(err)
+}
+
+func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.UUID, ids []uuid.UUID, now time.Time) error {
+	_, err := db.Exec(ctx, `
+		UPDATE campaign_steps s SET sort_order = o.pos - 1, updated_at = $3
+		FROM unnest($2::uuid[]) WITH ORDINALITY AS o(id, pos)
+		WHERE s.campaign_id = $1 AND s.id = o.id`, campaignID, ids, now)
+	return postgres.Translate(err)
+}
+
+// --- participants ---
+
+// enrollContacts inserts participants for the contacts of the book among
+// ids that are not suppressed; existing participants stay as they are.
+func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
+	tag, err := db.Exec(ctx, `
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
+		SELECT $1, ct.id, $4, $5 FROM contacts ct
+		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, ids, now, by)
+	return tag.RowsAffected(), postgres.Translate(err)
+}
+
+func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
+	tag, err := db.Exec(ctx, `
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
+		SELECT $1, ct.id, $4, $5 FROM contact_labels cl JOIN contacts ct ON ct.id = cl.contact_id
+		WHERE cl.label_id = $3 AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
+	return tag.RowsAffected(), postgres.Translate(err)
+}
+
+func (store) labelInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
+	return ok, postgres.Translate(err)
+}
+
+const participantColumns = `p.id, p.campaign_id, p.contact_id, p.status, p.enrolled_at, p.enrolled_by, p.completed_at, ` +
+	contactNameSQL + `, ` + contactEmailSQL
+
+func scanParticipant(row pgx.Row) (Participant, error) {
+	var p Participant
+	err := row.Scan(&p.ID, &p.CampaignID, &p.ContactID, &p.Status, &p.EnrolledAt, &p.EnrolledBy, &p.CompletedAt, &p.ContactName, &p.ContactEmail)
+	return p, err
+}
+
+func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
+	var out Paged[Participant]
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status <> 'removed'`, campaignID).Scan(&out.Total); err != nil {
+		return out, postgres.Translate(err)
+	}
+	rows, err := db.Query(ctx, `
+		SELECT `+participantColumns+`
+		FROM campaign_participants p JOIN contacts ct ON ct.id = p.contact_id
+		WHERE p.campaign_id = $1 AND p.status <> 'removed'
+		ORDER BY p.enrolled_at, p.id LIMIT $2 OFFSET $3`, campaignID, pg.Limit, pg.Offset)
+	out.Items, err = collect(rows, err, scanParticipant)
+	return out, err
+}
+
+func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) (string, error) {
+	var status string
+	err := db.QueryRow(ctx, `SELECT status FROM campaign_participants WHERE campaign_id = $1 AND id = $2`, campaignID, id).Scan(&status)
+	return status, notFound(err, errParticipantMissing)
+}
+
+func (store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID, now time.Time) error {
+	var found bool
+	err := db.QueryRow(ctx, `
+		WITH upd AS (
+			UPDATE campaign_participants SET status = 'removed', removed_at = $3
+			WHERE campaign_id = $1 AND id = $2 AND status <> 'removed' RETURNING 1
+		)
+		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM campaign_participants WHERE campaign_id = $1 AND id = $2)`,
+		campaignID, id, now).Scan(&found)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if !found {
+		return errParticipantMissing
+	}
+	return nil
+}
+
+func (store) history(ctx context.Context, db postgres.DB, participantID uuid.UUID) ([]HistoryItem, error) {
+	rows, err := db.Query(ctx, `
+		SELECT c.id, s.id, s.name, s.step_type, s.sort_order, c.completed_at, c.result, c.result_detail
+		FROM campaign_step_completions c JOIN campaign_steps s ON s.id = c.step_id
+		WHERE c.participant_id = $1 AND c.result IS NOT NULL
+		ORDER BY s.sort_order, c.completed_at`, participantID)
+	return collect(rows, err, func(r pgx.Row) (HistoryItem, error) {
+		var h HistoryItem
+		err := r.Scan(&h.ID, &h.StepID, &h.StepName, &h.StepType, &h.SortOrder, &h.CompletedAt, &h.ResultType, &h.ResultDetail)
+		return h, err
+	})
+}
+
+func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (Stats, error) {
+	var out Stats
+	sm := &out.Summary
+	err := db.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE status = 'active'), count(*) FILTER (WHERE status = 'completed'),
+		       (SELECT count(*) FROM campaign_steps WHERE campaign_id = $1)
+		FROM campaign_participants WHERE campaign_id = $1`, campaignID).
+		Scan(&sm.TotalParticipants, &sm.ActiveCount, &sm.CompletedCount, &sm.TotalSteps)
+	if err != nil {
+		return out, postgres.Translate(err)
+	}
+	rows, err := db.Query(ctx, `
+		SELECT s.id, s.name, s.sort_order,
+		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'success'),
+		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'failed')
+		FROM campaign_steps s WHERE s.campaign_id = $1 ORDER BY s.sort_order, s.created_at`, campaignID)
+	out.Steps, err = collect(rows, err, func(r pgx.Row) (StepStats, error) {
+		var st StepStats
+		err := r.Scan(&st.StepID, &st.StepName, &st.SortOrder, &st.SuccessCount, &st.FailedCount)
+		return st, err
+	})
+	if err != nil {
+		return out, err
+	}
+	if out.Steps == nil {
+		out.Steps = []StepStats{}
+	}
+	for _, st := range out.Steps {
+		sm.TotalCompletions += st.SuccessCount + st.FailedCount
+		sm.FailedCount += st.FailedCount
+	}
+	return out, nil
+}
+
+func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
+	var out Paged[StepContact]
+	const where = `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_step_completions c WHERE `+where, stepID, result).Scan(&out.Total); err != nil {
+		return out, postgres.Translate(err)
+	}
+	rows, err := db.Query(ctx, `
+		SELECT c.id, c.completed_at, c.result, c.result_detail, ct.id, `+contactNameSQL+`, `+contactEmailSQL+`
+		FROM campaign_step_completions c
+		JOIN campaign_participants p ON p.id = c.participant_id
+		JOIN contacts ct ON ct.id = p.contact_id
+		WHERE `+where+` ORDER BY c.completed_at, c.id LIMIT $3 OFFSET $4`, stepID, result, pg.Limit, pg.Offset)
+	out.Items, err = collect(rows, err, func(r pgx.Row) (StepContact, error) {
+		var sc StepContact
+		err := r.Scan(&sc.ID, &sc.CompletedAt, &sc.ResultType, &sc.ResultDetail, &sc.ContactID, &sc.ContactName, &sc.ContactEmail)
+		return sc, err
+	})
+	return out, err
+}
+
+// contactRef returns a contact's book and the team owning it.
+func (store) contactRef(ctx context.Context, db postgres.DB, id uuid.UUID) (uuid.UUID, uuid.UUID, error) {
+	var bookID, teamID uuid.UUID
+	err := db.QueryRow(ctx, `SELECT ct.book_id, b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, id).
+		Scan(&bookID, &teamID)
+	return bookID, teamID, notFound(err, errContactNotFound)
+}
+
+func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]ContactCampaign, error) {
+	rows, err := db.Query(ctx, `
+		SELECT p.id, c.id, c.name, c.description, c.status, p.status, p.enrolled_at, p.completed_at
+		FROM campaign_participants p JOIN campaigns c ON c.id = p.campaign_id
+		WHERE p.contact_id = $1 ORDER BY p.enrolled_at DESC, p.id`, contactID)
+	return collect(rows, err, func(r pgx.Row) (ContactCampaign, error) {
+		var cc ContactCampaign
+		err := r.Scan(&cc.ID, &cc.CampaignID, &cc.CampaignName, &cc.Description, &cc.CampaignStatus, &cc.ParticipantStatus, &cc.EnrolledAt, &cc.CompletedAt)
+		return cc, err
+	})
+}
+
+// --- settings ---
+
+const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
+	address_line2, city, state, postal_code, country, created_at, updated_at, mailer_api_key_enc`
+
+func scanSettings(row pgx.Row) (Settings, []byte, error) {
+	var st Settings
+	var sealed []byte
+	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
+		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
+		&st.CreatedAt, &st.UpdatedAt, &sealed)
+	return st, sealed, err
+}
+
+// settings returns the row and the sealed key; pgx.ErrNoRows when none.
+func (store) settings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (Settings, []byte, error) {
+	return scanSettings(db.QueryRow(ctx, `SELECT `+settingsColumns+` FROM email_settings WHERE book_id = $1`, bookID))
+}
+
+func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID, in SettingsInput, sealed []byte, now time.Time) (Settings, error) {
+	st, _, err := scanSettings(db.QueryRow(ctx, `
+		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
+		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
+		ON CONFLICT (book_id) DO UPDATE SET
+			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
+			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
+			address_line1 = EXCLUDED.address_line1, address_line2 = EXCLUDED.address_line2,
+			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
+			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at
+		RETURNING `+settingsColumns,
+		bookID, in.SenderName, in.SenderEmail, in.ReplyToEmail, in.CompanyName, in.AddressLine1,
+		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now))
+	return st, postgres.Translate(err)
+}

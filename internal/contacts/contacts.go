@@ -1,0 +1,395 @@
+// Package contacts owns the contacts of a book: their representation and
+// validation, create/read/update/delete, search and listing, labels on
+// contacts, bulk operations over up to 10,000 contacts, duplicate-email
+// checks and enforcement, and the contact.* events written to the outbox in
+// the same transaction as each change.
+package contacts
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/optional"
+	"github.com/contactbook/contactbook/internal/validate"
+)
+
+// Contact is a person or company in a book, exactly as the API returns it
+// and as contact.created / contact.updated events carry it.
+type Contact struct {
+	ID            uuid.UUID         `json:"id"`
+	BookID        uuid.UUID         `json:"book_id"`
+	FirstName     string            `json:"first_name" validate:"max=200"`
+	LastName      string            `json:"last_name" validate:"max=200"`
+	Company       string            `json:"company" validate:"max=200"`
+	JobTitle      string            `json:"job_title" validate:"max=200"`
+	Emails        []Email           `json:"emails" validate:"max=20,dive"`
+	Phones        []Phone           `json:"phones" validate:"max=20,dive"`
+	CustomFields  map[string]string `json:"custom_fields"`
+	Notes         string            `json:"notes" validate:"max=20000"`
+	PhotoURL      *string           `json:"photo_url"`
+	Starred       bool              `json:"starred"`
+	Birthday      *string           `json:"birthday" validate:"omitempty,date"`
+	Website       string            `json:"website" validate:"omitempty,max=2048,http_url"`
+	Addresses     []Address         `json:"addresses" validate:"max=10,dive"`
+	Dates         []Date            `json:"dates" validate:"max=20,dive"`
+	Socials       []Social          `json:"socials" validate:"max=20,dive"`
+	Relationships []Relationship    `json:"relationships" validate:"max=50,dive"`
+	Labels        []LabelRef        `json:"labels"`
+	CreatedBy     *uuid.UUID        `json:"created_by"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
+}
+
+// Email is one address of a contact.
+type Email struct {
+	Address string `json:"address" validate:"required,max=254,email"`
+	Label   string `json:"label" validate:"oneof=work personal other"`
+	Primary bool   `json:"primary"`
+}
+
+// Phone is one phone number of a contact.
+type Phone struct {
+	Number  string `json:"number" validate:"required,max=50"`
+	Label   string `json:"label" validate:"oneof=mobile work other"`
+	Primary bool   `json:"primary"`
+}
+
+// Address is one postal address of a contact.
+type Address struct {
+	Label   string `json:"label" validate:"oneof=home work other"`
+	Street  string `json:"street" validate:"max=500"`
+	City    string `json:"city" validate:"max=200"`
+	State   string `json:"state" validate:"max=200"`
+	Zip     string `json:"zip" validate:"max=32"`
+	Country string `json:"country" validate:"max=100"`
+}
+
+// Date is a labelled calendar date ("anniversary": 2010-06-12).
+type Date struct {
+	Label string `json:"label" validate:"required,max=100"`
+	Value string `json:"value" validate:"required,date"`
+}
+
+// Social is a profile on a social network.
+type Social struct {
+	Label string `json:"label" validate:"oneof=linkedin x instagram facebook github youtube other"`
+	Value string `json:"value" validate:"required,max=500"`
+}
+
+// Relationship names a related person, optionally a contact of the same book.
+type Relationship struct {
+	Label     string     `json:"label" validate:"required,max=100"`
+	Name      string     `json:"name" validate:"required,max=200"`
+	ContactID *uuid.UUID `json:"contact_id,omitempty"`
+}
+
+// LabelRef is a label as a contact carries it.
+type LabelRef struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Color string    `json:"color"`
+}
+
+// DisplayName is how the contact is named in lists and messages: the full
+// name, else the company.
+func (c Contact) DisplayName() string {
+	if n := strings.TrimSpace(c.FirstName + " " + c.LastName); n != "" {
+		return n
+	}
+	return c.Company
+}
+
+// CreateInput is the body of a contact create. custom_fields, labels and
+// photo_url are not accepted there; they are caught as raw JSON so the
+// answer can name them.
+type CreateInput struct {
+	FirstName     string         `json:"first_name"`
+	LastName      string         `json:"last_name"`
+	Company       string         `json:"company"`
+	JobTitle      string         `json:"job_title"`
+	Notes         string         `json:"notes"`
+	Website       string         `json:"website"`
+	Birthday      *string        `json:"birthday"`
+	Starred       bool           `json:"starred"`
+	Emails        []Email        `json:"emails"`
+	Phones        []Phone        `json:"phones"`
+	Addresses     []Address      `json:"addresses"`
+	Dates         []Date         `json:"dates"`
+	Socials       []Social       `json:"socials"`
+	Relationships []Relationship `json:"relationships"`
+
+	CustomFields json.RawMessage `json:"custom_fields"`
+	Labels       json.RawMessage `json:"labels"`
+	PhotoURL     json.RawMessage `json:"photo_url"`
+}
+
+// Patch changes a contact: omitted fields stay, arrays replace the whole
+// array, null clears (birthday to null, strings to "", arrays to []).
+type Patch struct {
+	FirstName     optional.Value[string]         `json:"first_name"`
+	LastName      optional.Value[string]         `json:"last_name"`
+	Company       optional.Value[string]         `json:"company"`
+	JobTitle      optional.Value[string]         `json:"job_title"`
+	Notes         optional.Value[string]         `json:"notes"`
+	Website       optional.Value[string]         `json:"website"`
+	Birthday      optional.Value[string]         `json:"birthday"`
+	Starred       optional.Value[bool]           `json:"starred"`
+	Emails        optional.Value[[]Email]        `json:"emails"`
+	Phones        optional.Value[[]Phone]        `json:"phones"`
+	Addresses     optional.Value[[]Address]      `json:"addresses"`
+	Dates         optional.Value[[]Date]         `json:"dates"`
+	Socials       optional.Value[[]Social]       `json:"socials"`
+	Relationships optional.Value[[]Relationship] `json:"relationships"`
+
+	PhotoURL json.RawMessage `json:"photo_url"`
+}
+
+func (p Patch) empty() bool {
+	return !p.FirstName.Set && !p.LastName.Set && !p.Company.Set && !p.JobTitle.Set && !p.Notes.Set &&
+		!p.Website.Set && !p.Birthday.Set && !p.Starred.Set && !p.Emails.Set && !p.Phones.Set &&
+		!p.Addresses.Set && !p.Dates.Set && !p.Socials.Set && !p.Relationships.Set
+}
+
+// refused answers a create body that tries to set what only other
+// endpoints set.
+func (in CreateInput) refused() error {
+	switch {
+	case in.CustomFields != nil:
+		return apperr.Invalidf("`custom_fields` cannot be set when creating a contact; set values with POST /contacts/bulk-update-field.")
+	case in.Labels != nil:
+		return apperr.Invalidf("`labels` cannot be set when creating a contact; add labels with POST /contacts/{id}/labels.")
+	case in.PhotoURL != nil:
+		return apperr.Invalidf("`photo_url` cannot be set through the API; remove it from the body.")
+	}
+	return nil
+}
+
+// newContact builds the contact a create body describes (not yet valid).
+func (in CreateInput) newContact(bookID uuid.UUID, createdBy *uuid.UUID) Contact {
+	return Contact{
+		BookID: bookID, FirstName: in.FirstName, LastName: in.LastName, Company: in.Company,
+		JobTitle: in.JobTitle, Notes: in.Notes, Website: in.Website, Birthday: in.Birthday, Starred: in.Starred,
+		Emails: in.Emails, Phones: in.Phones, Addresses: in.Addresses, Dates: in.Dates, Socials: in.Socials,
+		Relationships: in.Relationships, CreatedBy: createdBy,
+	}
+}
+
+// apply copies the patch's fields into c.
+func (p Patch) apply(c *Contact) {
+	p.FirstName.ApplyTo(&c.FirstName)
+	p.LastName.ApplyTo(&c.LastName)
+	p.Company.ApplyTo(&c.Company)
+	p.JobTitle.ApplyTo(&c.JobTitle)
+	p.Notes.ApplyTo(&c.Notes)
+	p.Website.ApplyTo(&c.Website)
+	p.Birthday.ApplyToPtr(&c.Birthday)
+	p.Starred.ApplyTo(&c.Starred)
+	p.Emails.ApplyTo(&c.Emails)
+	p.Phones.ApplyTo(&c.Phones)
+	p.Addresses.ApplyTo(&c.Addresses)
+	p.Dates.ApplyTo(&c.Dates)
+	p.Socials.ApplyTo(&c.Socials)
+	p.Relationships.ApplyTo(&c.Relationships)
+}
+
+// normalize trims what users pad by accident, fills default labels and
+// turns absent arrays into empty ones, so the stored form is canonical.
+func (c *Contact) normalize() {
+	c.FirstName = strings.TrimSpace(c.FirstName)
+	c.LastName = strings.TrimSpace(c.LastName)
+	c.Company = strings.TrimSpace(c.Company)
+	c.JobTitle = strings.TrimSpace(c.JobTitle)
+	c.Website = strings.TrimSpace(c.Website)
+	if c.Birthday != nil && strings.TrimSpace(*c.Birthday) == "" {
+		c.Birthday = nil
+	}
+	c.Emails = nonNil(c.Emails)
+	for i := range c.Emails {
+		c.Emails[i].Address = strings.TrimSpace(c.Emails[i].Address)
+		c.Emails[i].Label = defaultLabel(c.Emails[i].Label)
+	}
+	c.Phones = nonNil(c.Phones)
+	for i := range c.Phones {
+		c.Phones[i].Number = strings.TrimSpace(c.Phones[i].Number)
+		c.Phones[i].Label = defaultLabel(c.Phones[i].Label)
+	}
+	c.Addresses = nonNil(c.Addresses)
+	for i := range c.Addresses {
+		a := &c.Addresses[i]
+		a.Label = defaultLabel(a.Label)
+		a.Street, a.City, a.State = strings.TrimSpace(a.Street), strings.TrimSpace(a.City), strings.TrimSpace(a.State)
+		a.Zip, a.Country = strings.TrimSpace(a.Zip), strings.TrimSpace(a.Country)
+	}
+	c.Dates = nonNil(c.Dates)
+	for i := range c.Dates {
+		c.Dates[i].Label = strings.TrimSpace(c.Dates[i].Label)
+		c.Dates[i].Value = strings.TrimSpace(c.Dates[i].Value)
+	}
+	c.Socials = nonNil(c.Socials)
+	for i := range c.Socials {
+		c.Socials[i].Label = defaultLabel(c.Socials[i].Label)
+		c.Socials[i].Value = strings.TrimSpace(c.Socials[i].Value)
+	}
+	c.Relationships = nonNil(c.Relationships)
+	for i := range c.Relationships {
+		c.Relationships[i].Label = strings.TrimSpace(c.Relationships[i].Label)
+		c.Relationships[i].Name = strings.TrimSpace(c.Relationships[i].Name)
+	}
+	c.Labels = nonNil(c.Labels)
+	if c.CustomFields == nil {
+		c.CustomFields = map[string]string{}
+	}
+}
+
+// defaultLabel is the label of an entry sent without one.
+func defaultLabel(l string) string {
+	if l = strings.TrimSpace(l); l == "" {
+		return "other"
+	}
+	return l
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// errNoName is the spec's one VALIDATION_ERROR.
+var errNoName = apperr.New(apperr.Validation, "A contact needs at least one of first_name, last_name or company.")
+
+// phonePattern accepts what people write as phone numbers: digits with
+// spaces, dots, dashes, slashes and brackets, an optional leading +, and an
+// optional extension ("x12", "ext. 12", "#12").
+var phonePattern = regexp.MustCompile(`^\+?[0-9 ().\-/]*[0-9][0-9 ().\-/]*(?:\s*(?:x|ext\.?|#)\s*[0-9]{1,10})?$`)
+
+// validate checks a normalized contact: the spec's name rule
+// (VALIDATION_ERROR), then every field and element (INVALID_INPUT naming
+// the field). It never consults the database; rules that need it
+// (relationship contact ids, unique emails) live in the service and store.
+func (c *Contact) validate() error {
+	if c.FirstName == "" && c.LastName == "" && c.Company == "" {
+		return errNoName
+	}
+	if err := checkText(c); err != nil {
+		return err
+	}
+	if err := validate.Struct(c); err != nil {
+		return err
+	}
+	if c.Birthday != nil {
+		if err := checkYear("birthday", *c.Birthday); err != nil {
+			return err
+		}
+	}
+	if c.Website != "" {
+		if u, err := url.Parse(c.Website); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return apperr.Invalidf("`website` must be a valid http(s) URL.")
+		}
+	}
+	seen := make(map[string]int, len(c.Emails))
+	primaries := 0
+	for i, e := range c.Emails {
+		key := strings.ToLower(e.Address)
+		if j, dup := seen[key]; dup {
+			return apperr.Invalidf("`emails[%d].address` repeats `emails[%d].address`; list each address once.", i, j)
+		}
+		seen[key] = i
+		if e.Primary {
+			if primaries++; primaries > 1 {
+				return apperr.Invalidf("`emails[%d].primary`: at most one email may be primary.", i)
+			}
+		}
+	}
+	primaries = 0
+	for i, p := range c.Phones {
+		if !phonePattern.MatchString(p.Number) {
+			return apperr.Invalidf("`phones[%d].number` must be a phone number: digits, spaces and + ( ) . - /, optionally an extension like \"x12\".", i)
+		}
+		if p.Primary {
+			if primaries++; primaries > 1 {
+				return apperr.Invalidf("`phones[%d].primary`: at most one phone may be primary.", i)
+			}
+		}
+	}
+	for i, a := range c.Addresses {
+		if a.Street == "" && a.City == "" && a.State == "" && a.Zip == "" && a.Country == "" {
+			return apperr.Invalidf("`addresses[%d]` is empty; give at least one of street, city, state, zip, country.", i)
+		}
+	}
+	for i, d := range c.Dates {
+		if err := checkYear(fmt.Sprintf("dates[%d].value", i), d.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkYear refuses year 0000, which parses but no calendar has (and which
+// PostgreSQL's date type rejects).
+func checkYear(field, date string) error {
+	if t, err := time.Parse(time.DateOnly, date); err == nil && t.Year() < 1 {
+		return apperr.Invalidf("`%s` must be a date from year 0001 on.", field)
+	}
+	return nil
+}
+
+// checkText refuses NUL characters anywhere: PostgreSQL text and jsonb
+// cannot hold them, and storing must never fail on a client's value.
+func checkText(c *Contact) error {
+	fields := []struct {
+		name, v string
+	}{
+		{"first_name", c.FirstName}, {"last_name", c.LastName}, {"company", c.Company},
+		{"job_title", c.JobTitle}, {"notes", c.Notes}, {"website", c.Website},
+	}
+	if c.Birthday != nil {
+		fields = append(fields, struct{ name, v string }{"birthday", *c.Birthday})
+	}
+	add := func(name string, vs ...string) {
+		for _, v := range vs {
+			fields = append(fields, struct{ name, v string }{name, v})
+		}
+	}
+	for i, e := range c.Emails {
+		add(fmt.Sprintf("emails[%d]", i), e.Address, e.Label)
+	}
+	for i, p := range c.Phones {
+		add(fmt.Sprintf("phones[%d]", i), p.Number, p.Label)
+	}
+	for i, a := range c.Addresses {
+		add(fmt.Sprintf("addresses[%d]", i), a.Label, a.Street, a.City, a.State, a.Zip, a.Country)
+	}
+	for i, d := range c.Dates {
+		add(fmt.Sprintf("dates[%d]", i), d.Label, d.Value)
+	}
+	for i, s := range c.Socials {
+		add(fmt.Sprintf("socials[%d]", i), s.Label, s.Value)
+	}
+	for i, r := range c.Relationships {
+		add(fmt.Sprintf("relationships[%d]", i), r.Label, r.Name)
+	}
+	for _, f := range fields {
+		if err := storable(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storable reports whether PostgreSQL can store s as text.
+func storable(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+		return apperr.Invalidf("`%s` holds characters that are not allowed (NUL or invalid UTF-8).", field)
+	}
+	return nil
+}

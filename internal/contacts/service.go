@@ -1,0 +1,568 @@
+package contacts
+
+import (
+	"context"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Service holds the rules of contacts. Viewers of a team read its
+// contacts; members (and API keys) write them.
+type Service struct {
+	db    postgres.Pool
+	books *books.Service
+	now   func() time.Time
+	st    store
+}
+
+// NewService wires the service; books resolves X-Book-ID.
+func NewService(db postgres.Pool, bks *books.Service, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, books: bks, now: now}
+}
+
+// Limits of the API.
+const (
+	// MaxBulkIDs bounds contact_ids of every bulk request.
+	MaxBulkIDs = 10000
+	// DefaultPageSize and MaxPageSize bound a list page.
+	DefaultPageSize = 50
+	MaxPageSize     = 200
+	// maxQuery bounds the search text.
+	maxQuery = 200
+	// maxFieldValue bounds a custom field value.
+	maxFieldValue = 10000
+)
+
+// Filter selects and orders a page of a book's contacts.
+type Filter struct {
+	Q       string     // case-insensitive substring of names, company, emails
+	LabelID *uuid.UUID // only contacts carrying this label
+	Starred *bool      // only (un)starred contacts
+	Sort    string     // created_at, updated_at, name, each optionally prefixed by -; default -created_at
+	Limit   int
+	Offset  int
+}
+
+// List returns a page of the book's contacts and how many match in all.
+// Without filters the total is the book's maintained contact_count, so a
+// 100k-contact book is never counted row by row on a plain listing.
+func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) ([]Contact, int64, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
+	if err != nil {
+		return nil, 0, err
+	}
+	f.Q = strings.TrimSpace(f.Q)
+	if err := storable("q", f.Q); err != nil {
+		return nil, 0, err
+	}
+	if utf8.RuneCountInString(f.Q) > maxQuery {
+		return nil, 0, apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
+	}
+	if f.Sort == "" {
+		f.Sort = "-created_at"
+	}
+	if _, ok := orderBy[f.Sort]; !ok {
+		return nil, 0, apperr.Invalidf("The query parameter sort must be one of: created_at, -created_at, name, -name, updated_at, -updated_at.")
+	}
+	if f.Limit <= 0 {
+		f.Limit = DefaultPageSize
+	}
+	f.Limit = min(f.Limit, MaxPageSize)
+	f.Offset = max(f.Offset, 0)
+
+	items, err := s.st.list(ctx, s.db, b.ID, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
+		return items, b.ContactCount, nil
+	}
+	total, err := s.st.count(ctx, s.db, b.ID, f)
+	return items, total, err
+}
+
+// Get returns a contact of the actor's team.
+func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Contact, error) {
+	c, teamID, err := s.st.byID(ctx, s.db, id, false)
+	if err != nil {
+		return Contact{}, err
+	}
+	return c, actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound)
+}
+
+// ByIDs returns the contacts of a book among ids, for other domains that
+// need contact data in bulk (campaign merge fields); the caller has checked
+// access to the book. Missing ids are left out.
+func (s *Service) ByIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUID) ([]Contact, error) {
+	return s.st.byIDs(ctx, s.db, bookID, ids)
+}
+
+// Create adds a contact to the book (member); emits contact.created.
+func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CreateInput) (Contact, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
+	if err != nil {
+		return Contact{}, err
+	}
+	if err := in.refused(); err != nil {
+		return Contact{}, err
+	}
+	c := in.newContact(b.ID, actor.CreatedBy())
+	c.normalize()
+	if err := c.validate(); err != nil {
+		return Contact{}, err
+	}
+	now := s.now().UTC()
+	var out Contact
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
+			return err
+		}
+		if out, err = s.st.insert(ctx, tx, c, now); err != nil {
+			return err
+		}
+		return events.Append(ctx, tx, now, contactEvent(events.ContactCreated, b.TeamID, out))
+	})
+	return out, s.writeErr(ctx, err, c)
+}
+
+// Update applies a patch (member); emits contact.updated with the result.
+// The row is locked from read to write so concurrent patches of different
+// fields both land.
+func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p Patch) (Contact, error) {
+	var c, out Contact
+	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		var (
+			teamID uuid.UUID
+			err    error
+		)
+		if c, teamID, err = s.st.byID(ctx, tx, id, true); err != nil {
+			return err
+		}
+		if err := actor.Require(ctx, teamID, auth.RoleMember, errContactNotFound); err != nil {
+			return err
+		}
+		if p.PhotoURL != nil {
+			return apperr.Invalidf("`photo_url` cannot be set through the API; remove it from the body.")
+		}
+		if p.empty() {
+			return apperr.Invalidf("Send at least one field to change: first_name, last_name, company, job_title, notes, website, birthday, starred, emails, phones, addresses, dates, socials, relationships.")
+		}
+		if p.Starred.Null {
+			return apperr.Invalidf("`starred` must be true or false, not null.")
+		}
+		p.apply(&c)
+		c.normalize()
+		if err := c.validate(); err != nil {
+			return err
+		}
+		if p.Relationships.Set {
+			if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
+				return err
+			}
+		}
+		now := s.now().UTC()
+		if out, err = s.st.update(ctx, tx, c, now); err != nil {
+			return err
+		}
+		return events.Append(ctx, tx, now, contactEvent(events.ContactUpdated, teamID, out))
+	})
+	return out, s.writeErr(ctx, err, c)
+}
+
+// Delete removes a contact (member); emits contact.deleted.
+func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
+	bookID, teamID, err := s.owner(ctx, actor, id, auth.RoleMember)
+	if err != nil {
+		return err
+	}
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		gone, err := s.st.deleteMany(ctx, tx, bookID, []uuid.UUID{id})
+		if err != nil {
+			return err
+		}
+		if len(gone) == 0 {
+			return errContactNotFound // deleted meanwhile
+		}
+		return events.Append(ctx, tx, s.now().UTC(), deletedEvents(teamID, bookID, gone)...)
+	})
+}
+
+// owner loads the book and team of a contact and checks the actor's role.
+func (s *Service) owner(ctx context.Context, actor *auth.Actor, id uuid.UUID, min auth.Role) (bookID, teamID uuid.UUID, err error) {
+	bookID, teamID, err = s.st.owner(ctx, s.db, id)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	return bookID, teamID, actor.Require(ctx, teamID, min, errContactNotFound)
+}
+
+// AddLabel tags a contact with a label of its book (member). It reports
+// whether the label was new; adding a label twice succeeds silently.
+func (s *Service) AddLabel(ctx context.Context, actor *auth.Actor, contactID, labelID uuid.UUID) (bool, error) {
+	bookID, teamID, err := s.owner(ctx, actor, contactID, auth.RoleMember)
+	if err != nil {
+		return false, err
+	}
+	var added bool
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.labelOfBook(ctx, tx, teamID, bookID, labelID); err != nil {
+			return err
+		}
+		ids, err := s.st.addLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID}, s.now().UTC())
+		if err != nil {
+			return err
+		}
+		added = len(ids) > 0
+		return s.touchAndEmit(ctx, tx, teamID, ids)
+	})
+	return added, err
+}
+
+// RemoveLabel untags a contact (member); removing a label the contact
+// lacks (or an unknown label) succeeds silently.
+func (s *Service) RemoveLabel(ctx context.Context, actor *auth.Actor, contactID, labelID uuid.UUID) error {
+	bookID, teamID, err := s.owner(ctx, actor, contactID, auth.RoleMember)
+	if err != nil {
+		return err
+	}
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		ids, err := s.st.removeLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID})
+		if err != nil {
+			return err
+		}
+		return s.touchAndEmit(ctx, tx, teamID, ids)
+	})
+}
+
+// labelOfBook checks that the label exists in the team (else NOT_FOUND,
+// revealing nothing of other teams) and belongs to the book (else
+// INVALID_INPUT), and holds it for the transaction.
+func (s *Service) labelOfBook(ctx context.Context, tx pgx.Tx, teamID, bookID, labelID uuid.UUID) error {
+	lBook, lTeam, err := s.st.labelOwner(ctx, tx, labelID)
+	if err != nil {
+		return err
+	}
+	if lTeam != teamID {
+		return errLabelNotFound
+	}
+	if lBook != bookID {
+		return apperr.Invalidf("The label belongs to another book; contacts can only carry labels of their own book.")
+	}
+	return nil
+}
+
+// touchAndEmit stamps updated_at on the changed contacts and writes one
+// contact.updated per contact, with its new representation, in one insert.
+func (s *Service) touchAndEmit(ctx context.Context, tx pgx.Tx, teamID uuid.UUID, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	now := s.now().UTC()
+	changed, err := s.st.touch(ctx, tx, ids, now)
+	if err != nil {
+		return err
+	}
+	evs := make([]events.Event, len(changed))
+	for i, c := range changed {
+		evs[i] = contactEvent(events.ContactUpdated, teamID, c)
+	}
+	return events.Append(ctx, tx, now, evs...)
+}
+
+// BulkInput is the body of the bulk endpoints; each uses its part.
+type BulkInput struct {
+	ContactIDs        []string `json:"contact_ids"`
+	LabelID           *string  `json:"label_id"`
+	FieldDefinitionID *string  `json:"field_definition_id"`
+	Value             *string  `json:"value"`
+}
+
+// BulkDelete deletes the book's contacts among contact_ids (member); ids
+// outside the book are skipped. Emits contact.deleted per deleted contact.
+func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
+	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		gone, err := s.st.deleteMany(ctx, tx, b.ID, ids)
+		if err != nil {
+			return err
+		}
+		n = len(gone)
+		return events.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
+	})
+	return n, err
+}
+
+// BulkAddLabel tags the book's contacts among contact_ids (member); those
+// already tagged are skipped and not counted.
+func (s *Service) BulkAddLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, actor, bookID, in, s.st.addLabels)
+}
+
+// BulkRemoveLabel untags the book's contacts among contact_ids (member);
+// it counts the contacts that had the label.
+func (s *Service) BulkRemoveLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, actor, bookID, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
+		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
+	})
+}
+
+type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
+
+func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput, change labelChange) (int, error) {
+	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+	if err != nil {
+		return 0, err
+	}
+	labelID, err := requiredUUID("label_id", in.LabelID)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.labelOfBook(ctx, tx, b.TeamID, b.ID, labelID); err != nil {
+			return err
+		}
+		changed, err := change(ctx, tx, b.ID, labelID, ids, s.now().UTC())
+		if err != nil {
+			return err
+		}
+		n = len(changed)
+		return s.touchAndEmit(ctx, tx, b.TeamID, changed)
+	})
+	return n, err
+}
+
+// BulkUpdateField sets a custom field on the book's contacts among
+// contact_ids (member), creating or overwriting the value; an empty value
+// removes it. It counts the contacts whose value changed.
+func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
+	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+	if err != nil {
+		return 0, err
+	}
+	fieldID, err := requiredUUID("field_definition_id", in.FieldDefinitionID)
+	if err != nil {
+		return 0, err
+	}
+	if in.Value == nil {
+		return 0, apperr.Invalidf("`value` is required: the string to store (an empty string removes the value).")
+	}
+	value := *in.Value
+	var n int
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		typ, err := s.st.fieldType(ctx, tx, b.ID, fieldID)
+		if err != nil {
+			return err
+		}
+		if err := checkFieldValue(typ, value); err != nil {
+			return err
+		}
+		var changed []uuid.UUID
+		if value == "" {
+			changed, err = s.st.clearField(ctx, tx, b.ID, fieldID, ids)
+		} else {
+			changed, err = s.st.setField(ctx, tx, b.ID, fieldID, ids, value, s.now().UTC())
+		}
+		if err != nil {
+			return err
+		}
+		n = len(changed)
+		return s.touchAndEmit(ctx, tx, b.TeamID, changed)
+	})
+	return n, err
+}
+
+// bulkStart resolves the book (member) and the contact ids of a bulk body.
+func (s *Service) bulkStart(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (books.Book, []uuid.UUID, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
+	if err != nil {
+		return books.Book{}, nil, err
+	}
+	ids, err := parseIDs(in.ContactIDs)
+	return b, ids, err
+}
+
+// parseIDs checks contact_ids: 1 to MaxBulkIDs UUIDs; repeats count once.
+func parseIDs(raw []string) ([]uuid.UUID, error) {
+	if len(raw) == 0 {
+		return nil, apperr.Invalidf("`contact_ids` is required: send 1 to %d contact ids.", MaxBulkIDs)
+	}
+	if len(raw) > MaxBulkIDs {
+		return nil, apperr.Invalidf("`contact_ids` may hold at most %d ids; split the request.", MaxBulkIDs)
+	}
+	ids := make([]uuid.UUID, 0, len(raw))
+	seen := make(map[uuid.UUID]struct{}, len(raw))
+	for i, r := range raw {
+		id, err := uuid.Parse(r)
+		if err != nil {
+			return nil, apperr.Invalidf("`contact_ids[%d]` is not a valid UUID.", i)
+		}
+		if _, dup := seen[id]; !dup {
+			seen[id] = struct{}{}
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+func requiredUUID(field string, raw *string) (uuid.UUID, error) {
+	if raw == nil || strings.TrimSpace(*raw) == "" {
+		return uuid.Nil, apperr.Invalidf("`%s` is required.", field)
+	}
+	id, err := uuid.Parse(strings.TrimSpace(*raw))
+	if err != nil {
+		return uuid.Nil, apperr.Invalidf("`%s` must be a UUID.", field)
+	}
+	return id, nil
+}
+
+// checkFieldValue checks a value against its field's type.
+func checkFieldValue(typ, v string) error {
+	if err := storable("value", v); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(v) > maxFieldValue {
+		return apperr.Invalidf("`value` must be at most %d characters long.", maxFieldValue)
+	}
+	if v == "" {
+		return nil
+	}
+	switch typ {
+	case "number":
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return apperr.Invalidf("`value` must be a number for this field.")
+		}
+	case "date":
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil || t.Year() < 1 {
+			return apperr.Invalidf("`value` must be a date of the form YYYY-MM-DD that exists for this field.")
+		}
+	case "url":
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || len(v) > 2048 {
+			return apperr.Invalidf("`value` must be a valid http(s) URL for this field.")
+		}
+	}
+	return nil
+}
+
+// EmailCheck answers whether an address is taken in a book.
+type EmailCheck struct {
+	Exists    bool       `json:"exists"`
+	Enforced  bool       `json:"enforced"`
+	ContactID *uuid.UUID `json:"contact_id,omitempty"`
+	Name      *string    `json:"name,omitempty"`
+}
+
+// CheckEmail tells whether a contact of the book other than exclude has
+// the address, compared case-insensitively (viewer).
+func (s *Service) CheckEmail(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, email string, exclude *uuid.UUID) (EmailCheck, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
+	if err != nil {
+		return EmailCheck{}, err
+	}
+	email = strings.TrimSpace(email)
+	if email == "" {
+		return EmailCheck{}, apperr.Invalidf("The query parameter email is required.")
+	}
+	if len(email) > 254 {
+		return EmailCheck{}, apperr.Invalidf("The query parameter email may be at most 254 characters long.")
+	}
+	if err := storable("email", email); err != nil {
+		return EmailCheck{}, err
+	}
+	var except uuid.UUID
+	if exclude != nil {
+		except = *exclude
+	}
+	m, err := s.st.findEmail(ctx, s.db, b.ID, email, except)
+	if err != nil {
+		return EmailCheck{}, err
+	}
+	out := EmailCheck{Exists: m != nil, Enforced: b.EnforceUniqueEmails}
+	if m != nil {
+		out.ContactID, out.Name = &m.ContactID, &m.Name
+	}
+	return out, nil
+}
+
+// checkRelated checks that every relationship's contact_id is a contact of
+// the book.
+func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.UUID, rels []Relationship) error {
+	var ids []uuid.UUID
+	for _, r := range rels {
+		if r.ContactID != nil {
+			ids = append(ids, *r.ContactID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := s.st.existing(ctx, db, bookID, ids)
+	if err != nil {
+		return err
+	}
+	for i, r := range rels {
+		if r.ContactID != nil && !found[*r.ContactID] {
+			return apperr.Invalidf("`relationships[%d].contact_id` is not a contact of this book.", i)
+		}
+	}
+	return nil
+}
+
+// writeErr turns the unique-email index refusing a write into 409
+// DUPLICATE_EMAIL naming the address; other errors pass classified.
+func (s *Service) writeErr(ctx context.Context, err error, c Contact) error {
+	if !postgres.IsUniqueViolation(err, duplicateEmailIndex) {
+		return postgres.Translate(err)
+	}
+	addrs := make([]string, len(c.Emails))
+	for i, e := range c.Emails {
+		addrs[i] = strings.ToLower(e.Address)
+	}
+	// The failed transaction is gone; ask again which address clashed.
+	taken, qerr := s.st.takenEmail(ctx, s.db, c.BookID, c.ID, addrs)
+	if qerr != nil || taken == "" {
+		return apperr.Wrap(err, apperr.DuplicateEmail, "Another contact in this book already has one of these email addresses, and the book requires unique emails.")
+	}
+	return apperr.Wrap(err, apperr.DuplicateEmail, "Another contact in this book already has the email address %s, and the book requires unique emails.", taken)
+}
+
+func contactEvent(typ string, teamID uuid.UUID, c Contact) events.Event {
+	bookID := c.BookID
+	return events.Event{Type: typ, TeamID: teamID, BookID: &bookID, Data: c}
+}
+
+// deletedData is the payload of contact.deleted.
+type deletedData struct {
+	ID uuid.UUID `json:"id"`
+}
+
+func deletedEvents(teamID, bookID uuid.UUID, ids []uuid.UUID) []events.Event {
+	evs := make([]events.Event, len(ids))
+	for i, id := range ids {
+		evs[i] = events.Event{Type: events.ContactDeleted, TeamID: teamID, BookID: &bookID, Data: deletedData{ID: id}}
+	}
+	return evs
+}

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httprate"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/billing"
+)
+
+// Checkout rate limit (spec: 5 requests per minute per IP).
+const (
+	checkoutRequests = 5
+	checkoutWindow   = time.Minute
+)
+
+// maxWebhookBody bounds a payment provider event. Events carry whole
+// objects (a checkout session with its line items) and reach a few
+// hundred KB at most; 1 MB leaves room without letting anyone stream.
+const maxWebhookBody = 1 << 20
+
+// createCheckout starts a Campaigns add-on checkout for a team named by
+// X-Book-ID's book, by team_id (body or query), or the user's only team.
+func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	var in billing.CheckoutInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	teamID, err := s.checkoutTeam(r, a, in.TeamID)
+	if err != nil {
+		return err
+	}
+	c, err := s.billing.CreateCheckout(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, c)
+}
+
+// checkoutTeam picks the team to bill. The book of X-Book-ID is checked
+// for membership here (FORBIDDEN outside the team); the admin rule is the
+// billing service's.
+func (s *Server) checkoutTeam(r *http.Request, a *auth.Actor, given uuid.UUID) (uuid.UUID, error) {
+	if given == uuid.Nil {
+		q, err := queryUUID(r, "team_id")
+		if err != nil {
+			return uuid.Nil, err
+		}
+		given = derefUUID(q)
+	}
+	if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
+		return s.teamOf(r, a, given)
+	}
+	b, err := s.bookAccess(r, a, auth.RoleViewer)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if given != uuid.Nil && given != b.TeamID {
+		return uuid.Nil, apperr.Invalidf("team_id and the book in X-Book-ID belong to different teams; send only one of them.")
+	}
+	return b.TeamID, nil
+}
+
+// paymentWebhook receives the payment provider's events. It is not behind
+// login: the provider authenticates each event by its Stripe-Signature
+// over the exact body bytes, so the body is read raw, never decoded first.
+func (s *Server) paymentWebhook(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apperr.New(apperr.PayloadTooLarge, "The event body is larger than %d MB.", maxWebhookBody>>20)
+		}
+		return apperr.Wrap(err, apperr.InvalidInput, "The event body could not be read.")
+	}
+	res, err := s.billing.HandleWebhook(r.Context(), body, r.Header.Get("Stripe-Signature"))
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}
+
+// checkoutRateLimit allows checkoutRequests per checkoutWindow per client
+// IP (IPv6 clients by their /64) and answers 429 RATE_LIMITED with
+// Retry-After beyond that. The counters live in this process: with several
+// instances each enforces the limit on its own.
+//
+// Which IP is the client's:
+//   - By default the TCP peer (RemoteAddr), which no header can forge.
+//     Behind a reverse proxy that is the proxy, so every client shares one
+//     bucket: set TRUST_PROXY=true there.
+//   - With TRUST_PROXY=true, the right-most X-Forwarded-For entry, the one
+//     the proxy in front of the service appended for the peer it saw. What
+//     a client writes into X-Forwarded-For itself stays to the left of it,
+//     and X-Real-IP / True-Client-IP are not read, so clients cannot pick
+//     their bucket. This assumes exactly one proxy hop and that only the
+//     proxy can reach the service; a request without X-Forwarded-For falls
+//     back to the peer address.
+func (s *Server) checkoutRateLimit() func(http.Handler) http.Handler {
+	limit := httprate.LimitBy(checkoutRequests, checkoutWindow, clientIPKey,
+		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, r, s.log, apperr.New(apperr.RateLimited,
+				"Too many checkout requests from your address; wait a minute (see Retry-After) and try again."))
+		}))
+	resolve := middleware.ClientIPFromRemoteAddr
+	if s.trustProxy {
+		resolve = middleware.ClientIPFromXFFTrustedProxies(1)
+	}
+	return func(next http.Handler) http.Handler { return resolve(limit(next)) }
+}
+
+// clientIPKey is the rate-limit key: the client IP the resolver stored,
+// else the peer address.
+func clientIPKey(r *http.Request) (string, error) {
+	ip := middleware.GetClientIP(r.Context())
+	if ip == "" {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ip = host
+	}
+	return httprate.CanonicalizeIP(ip), nil
+}

@@ -1,0 +1,178 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/contacts"
+)
+
+// contactRoutes are the contact endpoints of the public API (served under
+// /api/v1 and /api alike). Routes are registered flat, not as a mounted
+// sub-router, so other domains can add /contacts/{id}/... routes too.
+func (s *Server) contactRoutes(r chi.Router) {
+	r.Get("/contacts", s.as(s.listContacts))
+	r.Post("/contacts", s.as(s.createContact))
+	r.Post("/contacts/bulk-delete", s.bulk("deleted", s.contacts.BulkDelete))
+	r.Post("/contacts/bulk-add-label", s.bulk("added", s.contacts.BulkAddLabel))
+	r.Post("/contacts/bulk-remove-label", s.bulk("removed", s.contacts.BulkRemoveLabel))
+	r.Post("/contacts/bulk-update-field", s.bulk("updated", s.contacts.BulkUpdateField))
+	r.Get("/contacts/{id}", s.withID("id", s.getContact))
+	r.Patch("/contacts/{id}", s.withID("id", s.updateContact))
+	r.Delete("/contacts/{id}", s.withID("id", s.deleteContact))
+	r.Post("/contacts/{id}/labels", s.withID("id", s.addContactLabel))
+	r.Delete("/contacts/{id}/labels/{lid}", s.withID("id", s.removeContactLabel))
+}
+
+func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	bookID, err := bookHeader(r)
+	if err != nil {
+		return err
+	}
+	p, err := offsetPaging(r, contacts.DefaultPageSize, contacts.MaxPageSize)
+	if err != nil {
+		return err
+	}
+	labelID, err := queryUUID(r, "label_id")
+	if err != nil {
+		return err
+	}
+	starred, err := queryBool(r, "starred")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, total, err := s.contacts.List(r.Context(), a, bookID, contacts.Filter{
+		Q: q.Get("q"), LabelID: labelID, Starred: starred, Sort: q.Get("sort"), Limit: p.Limit, Offset: p.Offset,
+	})
+	if err != nil {
+		return err
+	}
+	return page(w, nonNil(items), Meta{Page: p.Page(), Limit: p.Limit, Total: total})
+}
+
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	bookID, err := bookHeader(r)
+	if err != nil {
+		return err
+	}
+	var in contacts.CreateInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	c, err := s.contacts.Create(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, c)
+}
+
+func (s *Server) getContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	c, err := s.contacts.Get(r.Context(), a, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, c)
+}
+
+func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	var p contacts.Patch
+	if err := decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	c, err := s.contacts.Update(r.Context(), a, id, p)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, c)
+}
+
+func (s *Server) deleteContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	if err := s.contacts.Delete(r.Context(), a, id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+// labelBody is the body of POST /contacts/{id}/labels.
+type labelBody struct {
+	LabelID *string `json:"label_id"`
+}
+
+func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	var in labelBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.LabelID == nil || *in.LabelID == "" {
+		return apperr.Invalidf("`label_id` is required.")
+	}
+	labelID, err := uuid.Parse(*in.LabelID)
+	if err != nil {
+		return apperr.Invalidf("`label_id` must be a UUID.")
+	}
+	added, err := s.contacts.AddLabel(r.Context(), a, id, labelID)
+	if err != nil {
+		return err
+	}
+	if !added {
+		return message(w, "The contact already has this label.")
+	}
+	return message(w, "Label added to the contact.")
+}
+
+func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	labelID, err := pathUUID(r, "lid")
+	if err != nil {
+		return err
+	}
+	if err := s.contacts.RemoveLabel(r.Context(), a, id, labelID); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+// bulkOp is one of the contacts service's bulk operations.
+type bulkOp func(ctx context.Context, a *auth.Actor, bookID uuid.UUID, in contacts.BulkInput) (int, error)
+
+// bulk adapts a bulk operation on the X-Book-ID book; it answers
+// {data: {<count>: n}}.
+func (s *Server) bulk(count string, op bulkOp) http.HandlerFunc {
+	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+		bookID, err := bookHeader(r)
+		if err != nil {
+			return err
+		}
+		var in contacts.BulkInput
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		n, err := op(r.Context(), a, bookID, in)
+		if err != nil {
+			return err
+		}
+		return data(w, http.StatusOK, map[string]int{count: n})
+	})
+}
+
+// checkEmail answers whether an address is taken in the X-Book-ID book.
+func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	bookID, err := bookHeader(r)
+	if err != nil {
+		return err
+	}
+	exclude, err := queryUUID(r, "exclude")
+	if err != nil {
+		return err
+	}
+	res, err := s.contacts.CheckEmail(r.Context(), a, bookID, r.URL.Query().Get("email"), exclude)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}

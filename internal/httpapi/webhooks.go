@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/webhooks"
+)
+
+// webhookRoutes are mounted at /api/teams/{team_id}/webhooks (team admins).
+func (s *Server) webhookRoutes(r chi.Router) {
+	r.Get("/", s.withID("team_id", s.listWebhooks))
+	r.Post("/", s.withID("team_id", s.createWebhook))
+	r.Patch("/{webhook_id}", s.withWebhook(s.updateWebhook))
+	r.Delete("/{webhook_id}", s.withWebhook(s.deleteWebhook))
+	r.Get("/{webhook_id}/deliveries", s.withWebhook(s.listWebhookDeliveries))
+}
+
+// webhookFunc is a handler of a route addressed by team and webhook id.
+type webhookFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, webhookID uuid.UUID) error
+
+func (s *Server) withWebhook(fn webhookFunc) http.HandlerFunc {
+	return s.withID("team_id", func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+		id, err := pathUUID(r, "webhook_id")
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a, teamID, id)
+	})
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	ws, err := s.webhooks.List(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(ws))
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	var in webhooks.CreateInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	out, err := s.webhooks.Create(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, out)
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	var p webhooks.Patch
+	if err := decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	out, err := s.webhooks.Update(r.Context(), a, teamID, id, p)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, out)
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	if err := s.webhooks.Delete(r.Context(), a, teamID, id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	limit, err := limitParam(r, webhooks.DefaultLogLimit, webhooks.MaxLogLimit)
+	if err != nil {
+		return err
+	}
+	log, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, limit)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(log))
+}

@@ -1,0 +1,157 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/webhooks"
+)
+
+// benchEnv is a service with one team whose webhook points at a local
+// receiver, and an engine (real clock) that start begins running.
+func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, uuid.UUID, func()) {
+	b.Helper()
+	env := apptest.New(b, apptest.Options{RealClock: true})
+	owner := env.Signup("bench")
+	rc := httptest.NewServer(handler)
+	b.Cleanup(rc.Close)
+	createWebhook(b, owner, rc.URL, events.ContactCreated)
+	eng := webhooks.NewEngine(env.App.Pool, webhooks.EngineConfig{AllowInsecure: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	b.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+	})
+	start := func() {
+		go func() {
+			defer close(done)
+			_ = eng.Run(ctx)
+		}()
+	}
+	return env, uuid.MustParse(owner.TeamID), start
+}
+
+// BenchmarkWebhookDelivery measures deliveries per second: b.N events
+// are queued in the outbox, then the engine fans them out and delivers
+// them to a local receiver; the clock runs from engine start to the last
+// arrival.
+func BenchmarkWebhookDelivery(b *testing.B) {
+	var got atomic.Int64
+	all := make(chan struct{})
+	var target int64
+	env, team, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if got.Add(1) == atomic.LoadInt64(&target) {
+			close(all)
+		}
+	})
+	atomic.StoreInt64(&target, int64(b.N))
+	for off := 0; off < b.N; off += 1000 {
+		evs := make([]events.Event, min(1000, b.N-off))
+		for i := range evs {
+			book := uuid.New()
+			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "first_name": "Ada"}}
+		}
+		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
+			return events.Append(context.Background(), tx, time.Now(), evs...)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	began := time.Now()
+	start()
+	select {
+	case <-all:
+	case <-time.After(10*time.Second + time.Duration(b.N)*5*time.Millisecond):
+		b.Fatalf("delivered %d of %d", got.Load(), b.N)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "deliveries/s")
+}
+
+// BenchmarkWebhookLatency commits one event per iteration at 500 events
+// per second, each in its own transaction as a real change would, and
+// reports the time from commit to arrival at the receiver (p50, p99).
+func BenchmarkWebhookLatency(b *testing.B) {
+	const rate = 500
+	var (
+		mu        sync.Mutex
+		committed = map[int]time.Time{}
+		arrived   = map[int]time.Time{}
+		got       atomic.Int64
+	)
+	env, team, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		var p struct {
+			Data struct {
+				N int `json:"n"`
+			} `json:"data"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		mu.Lock()
+		arrived[p.Data.N] = at
+		mu.Unlock()
+		got.Add(1)
+	})
+	start()
+	time.Sleep(200 * time.Millisecond) // the engine is listening
+	b.ResetTimer()
+	began := time.Now()
+	for i := range b.N {
+		if wait := time.Until(began.Add(time.Duration(i) * time.Second / rate)); wait > 0 {
+			time.Sleep(wait)
+		}
+		book := uuid.New()
+		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
+			return events.Append(context.Background(), tx, time.Now(), events.Event{
+				Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i},
+			})
+		}); err != nil {
+			b.Fatal(err)
+		}
+		at := time.Now()
+		mu.Lock()
+		committed[i] = at
+		mu.Unlock()
+	}
+	sent := time.Since(began)
+	for deadline := time.Now().Add(30 * time.Second); got.Load() < int64(b.N); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("delivered %d of %d", got.Load(), b.N)
+		}
+	}
+	b.StopTimer()
+	mu.Lock()
+	lat := make([]time.Duration, 0, b.N)
+	for i, c := range committed {
+		lat = append(lat, max(0, arrived[i].Sub(c)))
+	}
+	mu.Unlock()
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	b.ReportMetric(float64(b.N)/sent.Seconds(), "events/s")
+}

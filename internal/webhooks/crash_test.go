@@ -1,0 +1,251 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+)
+
+// TestWebhookCrashRecovery runs the real binary, kills it with SIGKILL in
+// the middle of delivering 1,000 events to a slow receiver, starts it
+// again, and checks that every event reached the receiver at least once
+// and that the delivery log shows it.
+func TestWebhookCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	const total = 1000
+	bin := filepath.Join(t.TempDir(), "contactbook")
+	build := exec.Command("go", "build", "-o", bin, "github.com/contactbook/contactbook/cmd/contactbook")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dbURL := pgtest.NewURL(t)
+
+	var (
+		mu       sync.Mutex
+		received = map[string]int{}
+		requests int
+	)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		received[r.Header.Get("X-Service-Delivery")]++
+		requests++
+		mu.Unlock()
+		time.Sleep(25 * time.Millisecond) // slow: the burst is still going when the kill comes
+	}))
+	defer rc.Close()
+	distinct := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(received)
+	}
+
+	logs := &bytes.Buffer{}
+	var logMu sync.Mutex
+	start := func() (*exec.Cmd, string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = append(os.Environ(),
+			"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET=crash-test-secret-0123456789",
+			"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
+			"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
+		w := &syncWriter{mu: &logMu, w: logs}
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		base := "http://" + addr
+		for deadline := time.Now().Add(15 * time.Second); ; {
+			if res, err := http.Get(base + "/healthz"); err == nil {
+				res.Body.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatal("the service did not start")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return cmd, base
+	}
+	defer func() {
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("service logs:\n%s", logs)
+			logMu.Unlock()
+		}
+	}()
+
+	first, base := start()
+	defer func() { _ = first.Process.Kill() }()
+	var signup struct {
+		Data struct {
+			Token string `json:"token"`
+			Team  struct {
+				ID string `json:"id"`
+			} `json:"team"`
+		} `json:"data"`
+	}
+	postJSON(t, base+"/api/auth/signup", "", map[string]string{
+		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
+	}, &signup)
+	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
+		map[string]any{"url": rc.URL + "/hook", "events": []string{events.ContactCreated}}, nil)
+
+	// Queue the burst through the outbox, in ten transactions.
+	pool, err := postgres.Connect(context.Background(), dbURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	team := uuid.MustParse(signup.Data.Team.ID)
+	for range 10 {
+		evs := make([]events.Event, total/10)
+		for i := range evs {
+			book := uuid.New()
+			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]string{"id": uuid.NewString()}}
+		}
+		if err := postgres.InTx(context.Background(), pool, func(tx pgx.Tx) error {
+			return events.Append(context.Background(), tx, time.Now(), evs...)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Kill -9 mid-burst.
+	for deadline := time.Now().Add(20 * time.Second); distinct() < 150; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d deliveries before the kill deadline", distinct())
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	killedAt := distinct()
+	if killedAt >= total {
+		t.Fatalf("the burst was over (%d delivered) before the kill", killedAt)
+	}
+
+	second, _ := start()
+	defer func() { _ = second.Process.Kill() }()
+	for deadline := time.Now().Add(40 * time.Second); distinct() < total; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart %d of %d events were delivered", distinct(), total)
+		}
+	}
+
+	// Every event id reached the receiver ...
+	rows, err := pool.Query(context.Background(), `SELECT id::text FROM events WHERE type = $1`, events.ContactCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, id := range ids {
+		if received[id] == 0 {
+			t.Errorf("event %s never delivered", id)
+		}
+	}
+	dupes := requests - len(received)
+	mu.Unlock()
+	if len(ids) != total {
+		t.Fatalf("%d events in the outbox, want %d", len(ids), total)
+	}
+	// ... and the log shows a successful attempt for each.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var logged, done int
+		if err := pool.QueryRow(context.Background(), `
+			SELECT (SELECT count(DISTINCT event_id) FROM webhook_attempts WHERE success),
+			       (SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded')`).Scan(&logged, &done); err != nil {
+			t.Fatal(err)
+		}
+		if logged == total && done == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log shows %d events delivered, %d deliveries succeeded; want %d", logged, done, total)
+		}
+	}
+	t.Logf("killed after %d of %d events; %d duplicate deliveries after the restart (at least once)", killedAt, total, dupes)
+
+	// SIGTERM: a clean exit.
+	if err := second.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- second.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v, want exit status 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Error("the service did not exit after SIGTERM")
+	}
+}
+
+type syncWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func postJSON(t *testing.T, url, token string, body, out any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(res.Body)
+		t.Fatalf("POST %s: %d %s", url, res.StatusCode, buf.String())
+	}
+	if out != nil {
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Service holds the rules of webhook management and the delivery log.
+// Every operation needs a team admin (admin or owner).
+type Service struct {
+	db       postgres.Pool
+	now      func() time.Time
+	insecure bool
+	st       store
+}
+
+// NewService wires the service. insecure (WEBHOOK_ALLOW_INSECURE) accepts
+// http:// and local URLs, for development and tests.
+func NewService(db postgres.Pool, now func() time.Time, insecure bool) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, now: now, insecure: insecure}
+}
+
+var (
+	errTeamNotFound    = apperr.NotFoundf("No team with this id.")
+	errWebhookNotFound = apperr.NotFoundf("No webhook with this id in the team.")
+)
+
+// admin checks the actor administers the team; outsiders get NOT_FOUND.
+func admin(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) error {
+	return actor.Require(ctx, teamID, auth.RoleAdmin, errTeamNotFound)
+}
+
+// Create subscribes a URL to event types and returns the signing secret,
+// which is never shown again.
+func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in CreateInput) (Created, error) {
+	if err := admin(ctx, actor, teamID); err != nil {
+		return Created{}, err
+	}
+	u, err := normalizeURL(in.URL, s.insecure)
+	if err != nil {
+		return Created{}, err
+	}
+	evs, err := normalizeEvents(in.Events)
+	if err != nil {
+		return Created{}, err
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return Created{}, err
+	}
+	w, err := s.st.insertWebhook(ctx, s.db, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, CreatedBy: actor.CreatedBy()}, secret)
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Webhook: w, Secret: secret}, nil
+}
+
+// List returns every webhook of the team, oldest first.
+func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Webhook, error) {
+	if err := admin(ctx, actor, teamID); err != nil {
+		return nil, err
+	}
+	return s.st.webhooks(ctx, s.db, teamID)
+}
+
+// Update changes the URL, the event types or the active flag. Turning a
+// webhook off cancels its pending deliveries: an inactive webhook gets
+// nothing, and turning it on again does not replay what it missed.
+// Retries still pending go to the new URL when the URL changes.
+func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
+	if err := admin(ctx, actor, teamID); err != nil {
+		return Webhook{}, err
+	}
+	if !p.URL.Set && !p.Events.Set && !p.Active.Set {
+		return Webhook{}, apperr.Invalidf("Send at least one of url, events, active.")
+	}
+	if p.URL.Null || p.Events.Null || p.Active.Null {
+		return Webhook{}, apperr.Invalidf("Webhook fields cannot be null.")
+	}
+	var out Webhook
+	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		w, err := s.st.webhookForUpdate(ctx, tx, teamID, id)
+		if err != nil {
+			return err
+		}
+		if p.URL.Set {
+			if w.URL, err = normalizeURL(p.URL.V, s.insecure); err != nil {
+				return err
+			}
+		}
+		if p.Events.Set {
+			if w.Events, err = normalizeEvents(p.Events.V); err != nil {
+				return err
+			}
+		}
+		wasActive := w.Active
+		p.Active.ApplyTo(&w.Active)
+		if out, err = s.st.updateWebhook(ctx, tx, w); err != nil {
+			return err
+		}
+		if wasActive && !w.Active {
+			return s.st.cancelPending(ctx, tx, w.ID)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Delete removes a webhook, its pending deliveries and its log.
+func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) error {
+	if err := admin(ctx, actor, teamID); err != nil {
+		return err
+	}
+	return s.st.deleteWebhook(ctx, s.db, teamID, id)
+}
+
+// Deliveries returns the webhook's delivery log, newest attempt first.
+// limit 0 means the default; above the maximum it is clamped.
+func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, limit int) ([]Attempt, error) {
+	if err := admin(ctx, actor, teamID); err != nil {
+		return nil, err
+	}
+	switch {
+	case limit < 0:
+		return nil, apperr.Invalidf("The query parameter limit must be a non-negative integer.")
+	case limit == 0:
+		limit = DefaultLogLimit
+	case limit > MaxLogLimit:
+		limit = MaxLogLimit
+	}
+	if _, err := s.st.webhook(ctx, s.db, teamID, id); err != nil {
+		return nil, err
+	}
+	return s.st.attempts(ctx, s.db, id, limit)
+}

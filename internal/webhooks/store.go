@@ -1,0 +1,271 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// store is the webhooks SQL: subscriptions, the delivery queue and the log.
+type store struct{}
+
+const webhookColumns = `id, team_id, url, events, active, created_by, created_at, updated_at`
+
+func scanWebhook(row pgx.Row) (Webhook, error) {
+	var w Webhook
+	err := row.Scan(&w.ID, &w.TeamID, &w.URL, &w.Events, &w.Active, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+	return w, err
+}
+
+func oneWebhook(row pgx.Row) (Webhook, error) {
+	w, err := scanWebhook(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Webhook{}, errWebhookNotFound
+	}
+	return w, postgres.Translate(err)
+}
+
+func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string) (Webhook, error) {
+	return oneWebhook(db.QueryRow(ctx, `
+		INSERT INTO webhooks (team_id, url, events, secret, active, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+webhookColumns,
+		w.TeamID, w.URL, w.Events, secret, w.Active, w.CreatedBy))
+}
+
+func (store) webhooks(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Webhook, error) {
+	rows, err := db.Query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Webhook, error) { return scanWebhook(r) })
+	return out, postgres.Translate(err)
+}
+
+func (store) webhook(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) (Webhook, error) {
+	return oneWebhook(db.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE team_id = $1 AND id = $2`, teamID, id))
+}
+
+// webhookForUpdate locks the row so two concurrent patches apply in turn.
+func (store) webhookForUpdate(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) (Webhook, error) {
+	return oneWebhook(db.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE team_id = $1 AND id = $2 FOR UPDATE`, teamID, id))
+}
+
+func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook) (Webhook, error) {
+	return oneWebhook(db.QueryRow(ctx, `
+		UPDATE webhooks SET url = $2, events = $3, active = $4, updated_at = now()
+		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active))
+}
+
+// cancelPending stops the deliveries a deactivated webhook has not
+// finished. An attempt in flight still logs; its result no longer
+// changes the delivery (the completion only touches pending rows).
+func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.UUID) error {
+	_, err := db.Exec(ctx, `
+		UPDATE webhook_deliveries SET status = 'canceled', lease_owner = NULL, lease_until = NULL, updated_at = now()
+		WHERE webhook_id = $1 AND status = 'pending'`, webhookID)
+	return postgres.Translate(err)
+}
+
+func (store) deleteWebhook(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `DELETE FROM webhooks WHERE team_id = $1 AND id = $2`, teamID, id)
+	if err != nil {
+		return postgres.Translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errWebhookNotFound
+	}
+	return nil
+}
+
+// attempts is the delivery log of a webhook, newest first. payload is the
+// stored event body: exactly the bytes that were sent.
+func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, limit int) ([]Attempt, error) {
+	rows, err := db.Query(ctx, `
+		SELECT a.id, a.webhook_id, a.event_type, e.body, a.response_status, a.response_body, a.error,
+		       a.duration_ms, a.success, a.created_at
+		FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+		WHERE a.webhook_id = $1
+		ORDER BY a.created_at DESC, a.seq DESC
+		LIMIT $2`, webhookID, limit)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
+		var (
+			a       Attempt
+			body    []byte
+			errText *string
+		)
+		err := r.Scan(&a.ID, &a.WebhookID, &a.EventType, &body, &a.ResponseStatus, &a.ResponseBody, &errText,
+			&a.DurationMS, &a.Success, &a.CreatedAt)
+		a.Payload = body
+		if a.ResponseStatus == nil && errText != nil && a.ResponseBody == "" {
+			a.ResponseBody = *errText
+		}
+		return a, err
+	})
+	return out, postgres.Translate(err)
+}
+
+// dispatch fans undispatched events out into deliveries, one per active
+// webhook of the event's team subscribed to its type, and marks the events
+// dispatched: one statement for up to limit events. SKIP LOCKED lets
+// several instances dispatch at once without waiting on each other.
+func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit int) (evs, deliveries int, err error) {
+	err = db.QueryRow(ctx, `
+		WITH ev AS (
+			SELECT id, team_id, type FROM events
+			WHERE dispatched_at IS NULL
+			ORDER BY occurred_at
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED
+		), ins AS (
+			INSERT INTO webhook_deliveries (event_id, webhook_id, next_attempt_at)
+			SELECT ev.id, w.id, $1
+			FROM ev JOIN webhooks w ON w.team_id = ev.team_id AND w.active AND ev.type = ANY (w.events)
+			ON CONFLICT (event_id, webhook_id) DO NOTHING
+			RETURNING 1
+		), upd AS (
+			UPDATE events e SET dispatched_at = $1 FROM ev WHERE e.id = ev.id RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM ins)`, now, limit).Scan(&evs, &deliveries)
+	return evs, deliveries, postgres.Translate(err)
+}
+
+// job is a claimed delivery with what it takes to send it.
+type job struct {
+	DeliveryID uuid.UUID
+	EventID    uuid.UUID
+	WebhookID  uuid.UUID
+	Attempt    int // the number of the attempt about to be made, from 1
+	EventType  string
+	Body       []byte
+	URL        string
+	Secret     string
+	Active     bool
+}
+
+// claim leases up to limit due deliveries for owner until leaseUntil. A
+// row is due when pending, its next attempt time has come, and nobody
+// holds a live lease on it; a lease that ran out (its instance died) makes
+// the row claimable again.
+func (store) claim(ctx context.Context, db postgres.DB, owner string, now, leaseUntil time.Time, limit int) ([]job, error) {
+	rows, err := db.Query(ctx, `
+		WITH c AS (
+			SELECT id FROM webhook_deliveries
+			WHERE status = 'pending' AND next_attempt_at <= $2
+			  AND (lease_until IS NULL OR lease_until < $2)
+			ORDER BY next_attempt_at
+			LIMIT $4
+			FOR UPDATE SKIP LOCKED
+		), u AS (
+			UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $3
+			FROM c WHERE d.id = c.id
+			RETURNING d.id, d.event_id, d.webhook_id, d.attempts
+		)
+		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, e.type, e.body, w.url, w.secret, w.active
+		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id`,
+		owner, now, leaseUntil, limit)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
+		var j job
+		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active)
+		return j, err
+	})
+	return out, postgres.Translate(err)
+}
+
+// complete records a batch of outcomes in one statement: the attempts that
+// were made go to the log, and each delivery gets its new state and loses
+// its lease. Only rows still leased by owner and still pending change: a
+// delivery whose lease ran out and was claimed elsewhere, or that was
+// canceled meanwhile, keeps what the other party wrote.
+func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []outcome) error {
+	n := len(outs)
+	var (
+		ids      = make([]uuid.UUID, n)
+		statuses = make([]string, n)
+		incs     = make([]int32, n)
+		nexts    = make([]*time.Time, n)
+
+		aDelivery, aWebhook, aEvent []uuid.UUID
+		aType, aBody                []string
+		aAttempt, aDuration         []int32
+		aStatus                     []*int32
+		aError                      []*string
+		aSuccess                    []bool
+		aAt                         []time.Time
+	)
+	for i, o := range outs {
+		ids[i], statuses[i] = o.job.DeliveryID, o.status
+		if o.status == statusPending && !o.next.IsZero() {
+			next := o.next
+			nexts[i] = &next
+		}
+		if !o.attempted {
+			continue
+		}
+		incs[i] = 1
+		aDelivery = append(aDelivery, o.job.DeliveryID)
+		aWebhook = append(aWebhook, o.job.WebhookID)
+		aEvent = append(aEvent, o.job.EventID)
+		aType = append(aType, o.job.EventType)
+		aAttempt = append(aAttempt, int32(o.job.Attempt))
+		aStatus = append(aStatus, o.responseStatus)
+		aBody = append(aBody, o.responseBody)
+		aError = append(aError, o.errText)
+		aDuration = append(aDuration, int32(o.duration.Milliseconds()))
+		aSuccess = append(aSuccess, o.success)
+		aAt = append(aAt, o.at)
+	}
+	_, err := db.Exec(ctx, `
+		WITH log AS (
+			INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt, response_status,
+			                              response_body, error, duration_ms, success, created_at)
+			SELECT a.* FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::int[], $10::int[],
+			                       $11::text[], $12::text[], $13::int[], $14::bool[], $15::timestamptz[])
+			       AS a(delivery_id, webhook_id, event_id, event_type, attempt, response_status,
+			            response_body, error, duration_ms, success, created_at)
+			-- A webhook deleted while its attempt was in flight takes its
+			-- deliveries and log with it; such attempts are dropped.
+			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)
+		)
+		UPDATE webhook_deliveries d
+		SET status = r.status, attempts = d.attempts + r.inc,
+		    next_attempt_at = COALESCE(r.next_at, d.next_attempt_at),
+		    lease_owner = NULL, lease_until = NULL, updated_at = now()
+		FROM unnest($2::uuid[], $3::text[], $4::int[], $16::timestamptz[]) AS r(id, status, inc, next_at)
+		WHERE d.id = r.id AND d.lease_owner = $1 AND d.status = 'pending'`,
+		owner, ids, statuses, incs,
+		aDelivery, aWebhook, aEvent, aType, aAttempt, aStatus, aBody, aError, aDuration, aSuccess, aAt,
+		nexts)
+	return postgres.Translate(err)
+}
+
+// leaseAppPrefix names the connection each running engine holds open
+// (application_name = prefix + lease owner). While it is there, the
+// owner is alive; when a process dies its connections vanish at once.
+const leaseAppPrefix = "contactbook-webhooks:"
+
+// reapDeadLeases frees the leases of owners that no longer have a
+// connection to the database (a killed process), so their deliveries are
+// taken over now instead of when the leases run out.
+func (store) reapDeadLeases(ctx context.Context, db postgres.DB) (int64, error) {
+	tag, err := db.Exec(ctx, `
+		UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL
+		WHERE status = 'pending' AND lease_owner IS NOT NULL
+		  AND lease_owner <> ALL (ARRAY(
+			SELECT substr(application_name, length($1) + 1) FROM pg_stat_activity
+			WHERE starts_with(application_name, $1)))`, leaseAppPrefix)
+	if err != nil {
+		return 0, postgres.Translate(err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,154 @@
+// Package webhooks sends a team's events to the URLs its admins subscribe.
+// It has two halves. The Service manages subscriptions and shows the
+// delivery log (team admins only). The Engine is the background worker that
+// turns the events outbox into signed HTTP POSTs: it fans each new event out
+// into one delivery per subscribed active webhook, then a pool of workers
+// claims due deliveries from PostgreSQL (FOR UPDATE SKIP LOCKED plus a
+// lease), posts them, logs every attempt and schedules retries. Because the
+// queue lives in the database, several instances share the work and a
+// crashed one loses nothing: its leases run out and the rows are claimed
+// again. Delivery is therefore at least once; receivers deduplicate on
+// X-Service-Delivery (or on event, data.id and timestamp).
+package webhooks
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/optional"
+)
+
+// Webhook is a URL subscribed to some of a team's event types.
+type Webhook struct {
+	ID        uuid.UUID  `json:"id"`
+	TeamID    uuid.UUID  `json:"team_id"`
+	URL       string     `json:"url"`
+	Events    []string   `json:"events"`
+	Active    bool       `json:"active"`
+	CreatedBy *uuid.UUID `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// Created is the answer to a create: the only time the secret is shown.
+type Created struct {
+	Webhook Webhook `json:"webhook"`
+	Secret  string  `json:"secret"`
+}
+
+// CreateInput is a new subscription.
+type CreateInput struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// Patch changes a subscription; omitted fields stay.
+type Patch struct {
+	URL    optional.Value[string]   `json:"url"`
+	Events optional.Value[[]string] `json:"events"`
+	Active optional.Value[bool]     `json:"active"`
+}
+
+// Attempt is one entry of the delivery log: one HTTP POST to the webhook.
+type Attempt struct {
+	ID        uuid.UUID       `json:"id"`
+	WebhookID uuid.UUID       `json:"webhook_id"`
+	EventType string          `json:"event_type"`
+	Payload   json.RawMessage `json:"payload"`
+	// ResponseStatus is nil when no HTTP response came back (network
+	// error, timeout, refused address); ResponseBody then says why.
+	ResponseStatus *int      `json:"response_status"`
+	ResponseBody   string    `json:"response_body"`
+	DurationMS     int       `json:"duration_ms"`
+	Success        bool      `json:"success"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Log page sizes (spec: default 50, max 200).
+const (
+	DefaultLogLimit = 50
+	MaxLogLimit     = 200
+)
+
+// maxURLLength bounds a webhook URL; browsers and proxies choke beyond it.
+const maxURLLength = 2048
+
+// secretPrefix marks signing secrets, as the Standard Webhooks spec does.
+const secretPrefix = "whsec_"
+
+// newSecret makes a signing secret: whsec_ + base64 of 32 random bytes.
+func newSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", apperr.Wrap(err, apperr.Internal, "could not generate a signing secret")
+	}
+	return secretPrefix + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// normalizeURL checks a webhook URL and returns it trimmed. Only https is
+// accepted unless insecure (development) mode allows http too. Outside
+// insecure mode, a host that is plainly local (localhost, or an IP literal
+// in a refused range) is refused at once so the admin sees the problem
+// now; names are resolved only when delivering, where the dial guard
+// checks every address (DNS can change after creation).
+func normalizeURL(raw string, insecure bool) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", apperr.Invalidf("`url` is required: the HTTPS address that receives the events.")
+	}
+	if len(raw) > maxURLLength {
+		return "", apperr.Invalidf("`url` is longer than %d characters.", maxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
+		return "", apperr.Invalidf("`url` must be an absolute URL such as https://example.com/hooks.")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme == "https":
+	case scheme == "http" && insecure:
+	default:
+		return "", apperr.Invalidf("`url` must start with https://.")
+	}
+	if !insecure {
+		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			return "", apperr.Invalidf("`url` must not point at this machine (localhost).")
+		}
+		if ip, err := netip.ParseAddr(host); err == nil {
+			if reason := refusedReason(ip); reason != "" {
+				return "", apperr.Invalidf("`url` must point at a public address, not a %s one.", reason)
+			}
+		}
+	}
+	return raw, nil
+}
+
+// normalizeEvents checks event types: at least one, all known. Duplicates
+// are dropped, keeping the first occurrence's order.
+func normalizeEvents(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, apperr.Invalidf("`events` must list at least one event type: %s.", strings.Join(events.Types, ", "))
+	}
+	out := make([]string, 0, len(in))
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if !events.Known(t) {
+			return nil, apperr.Invalidf("`events` holds the unknown event type %q; use any of %s.", t, strings.Join(events.Types, ", "))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
