@@ -20,7 +20,7 @@ func TestEncodeMailMatchesHelpers(t *testing.T) {
 		{APIKey: "k", FromEmail: "a@x.example", FromName: "A \"Co\"", ReplyTo: "r@x.example", HTML: "&cbm0;",
 			Personalizations: []Personalization{
 				{To: "b@y.example", ToName: "B", Subject: "Ünïcode \xff", Substitutions: map[string]string{"&cbm0;": "<v>", "&cbm1;": ""},
-					Headers: map[string]string{"List-Unsubscribe": "<https://x/?a=1&b=2>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
+					Headers:    map[string]string{"List-Unsubscribe": "<https://x/?a=1&b=2>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
 					CustomArgs: map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": "8", "i": "9"}},
 				{To: "c@y.example", Subject: "T", Substitutions: map[string]string{}},
 			}},

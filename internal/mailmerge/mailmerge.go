@@ -173,9 +173,11 @@ func (t *Template) Render(v Values, f Footer) (subject, html string) {
 	return t.renderSubject(v), b.String()
 }
 
-// SharedHTML is the body every recipient of a batch shares: merge
-// expressions are replaced by placeholders and the footer is included, its
-// unsubscribe link pointing at the unsubscribe_url placeholder.
+// SharedHTML is the body every recipient of a batch shares: each distinct
+// merge expression is replaced by its placeholder ("&cbm0;", "&cbm1;", ...,
+// lengthened to "&cbmx0;" and so on if the template's own text contains
+// "&cbm") and the footer is included, its unsubscribe link pointing at the
+// unsubscribe_url placeholder.
 func (t *Template) SharedHTML(f Footer) string {
 	var b strings.Builder
 	b.Grow(len(t.sharedHead) + len(t.sharedTail) + 1024)
@@ -195,24 +197,27 @@ func (t *Template) Personalize(v Values) (subject string, substitutions map[stri
 	return t.renderSubject(v), substitutions
 }
 
+// renderSubject renders the subject unescaped. Line breaks (from the
+// template or a value) become spaces: a subject is a single header line.
 func (t *Template) renderSubject(v Values) string {
-	switch len(t.subject) {
-	case 0:
-		return ""
-	case 1:
-		if t.subject[0].expr < 0 {
-			return t.subject[0].text
+	var s string
+	if len(t.subject) == 1 && t.subject[0].expr < 0 {
+		s = t.subject[0].text
+	} else {
+		var b strings.Builder
+		for _, seg := range t.subject {
+			if seg.expr >= 0 {
+				b.WriteString(t.value(seg.expr, v))
+			} else {
+				b.WriteString(seg.text)
+			}
 		}
+		s = b.String()
 	}
-	var b strings.Builder
-	for _, s := range t.subject {
-		if s.expr >= 0 {
-			b.WriteString(t.value(s.expr, v))
-		} else {
-			b.WriteString(s.text)
-		}
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
 	}
-	return b.String()
+	return s
 }
 
 // value is the unescaped text of expression i for v, the fallback applied.

@@ -152,6 +152,16 @@ func TestEscaping(t *testing.T) {
 	assertInvariant(t, tpl, v, footer)
 }
 
+func TestSubjectIsOneLine(t *testing.T) {
+	t.Parallel()
+	tpl := mailmerge.Compile("Hi\r\n{{first_name}}!\n", "x")
+	v := mailmerge.Values{Fields: map[string]string{"first_name": "Ann\nBcc: x@y.z"}}
+	if got, _ := tpl.Render(v, footer); got != "Hi Ann Bcc: x@y.z!" {
+		t.Errorf("subject %q", got)
+	}
+	assertInvariant(t, tpl, v, footer)
+}
+
 func TestFullNameDerived(t *testing.T) {
 	t.Parallel()
 	tpl := mailmerge.Compile("{{full_name}}", "")
