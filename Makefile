@@ -44,6 +44,7 @@ lint:
 	$(LINT_CMDS)
 
 test:
+	go install github.com/stripe/stripe-mock@v0.203.0
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
 	export DATABASE_URL; \
 	$(LINT_CMDS); \

@@ -272,10 +272,11 @@ func TestPaymentWebhookWithoutSecret(t *testing.T) {
 	}
 }
 
-// TestBillingFullPath: checkout through the API, the provider's signed
-// checkout.session.completed for that very session, and the team has the
-// paid add-on; a second checkout is refused, and after cancellation a new
-// checkout reuses the provider customer.
+// TestBillingFullPath: a team on the trial cannot run campaigns; checkout
+// through the API, the provider's signed checkout.session.completed for
+// that very session, and the team has the paid add-on and runs them. A
+// second checkout is refused, and after cancellation a new checkout
+// reuses the provider customer.
 func TestBillingFullPath(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
@@ -283,6 +284,12 @@ func TestBillingFullPath(t *testing.T) {
 	owner := env.Signup("olga")
 	admin := env.Join(owner, "adam", "admin")
 	book := owner.CreateBook("Leads")
+
+	owner.Post("/api/teams/"+owner.TeamID+"/addons/campaigns/trial", nil).Expect(http.StatusOK)
+	ob := owner.InBook(book)
+	campaign := ob.Post("/api/campaigns", map[string]any{"name": "Welcome"}).Expect(http.StatusOK).String("data.id")
+	ob.Patch("/api/campaigns/"+campaign, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	ob.Post("/api/campaigns/"+campaign+"/run", nil).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 
 	admin.InBook(book).Post(checkoutPath, checkoutBody("monthly", "eur")).Expect(http.StatusOK)
 	sent := p.Calls()[0].Form
@@ -297,11 +304,11 @@ func TestBillingFullPath(t *testing.T) {
 	if got := r.String("data.campaign_addon"); got != "active" {
 		t.Fatalf("campaign_addon %q, want active", got)
 	}
-	id := uuid.MustParse(owner.TeamID)
-	addon, err := env.App.Accounts.Addon(context.Background(), id)
+	addon, err := env.App.Accounts.Addon(context.Background(), uuid.MustParse(owner.TeamID))
 	if err != nil || !addon.Paid() {
 		t.Fatalf("Addon = %+v, %v: campaigns may not run", addon, err)
 	}
+	ob.Post("/api/campaigns/"+campaign+"/run", nil).Expect(http.StatusOK)
 
 	// Paying twice is refused.
 	admin.InBook(book).Post(checkoutPath, checkoutBody("yearly", "eur")).ExpectError(http.StatusConflict, "CONFLICT")
