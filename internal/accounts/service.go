@@ -25,14 +25,16 @@ type Service struct {
 	log    *slog.Logger
 	st     store
 	keys   keyCache
+	// passwordCost is the bcrypt cost of new password hashes.
+	passwordCost int
 }
 
 // NewService wires the service; now is injectable for trial tests.
-func NewService(db postgres.Pool, tokens *auth.Tokens, now func() time.Time, log *slog.Logger) *Service {
+func NewService(db postgres.Pool, tokens *auth.Tokens, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, tokens: tokens, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
+	return &Service{db: db, tokens: tokens, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
 }
 
 var teamNotFound = apperr.NotFoundf("No team with this id.")
@@ -43,7 +45,7 @@ func (s *Service) Signup(ctx context.Context, in SignupInput) (SignupResult, err
 	if err := validate.Struct(in); err != nil {
 		return SignupResult{}, err
 	}
-	hash, err := auth.HashPassword(in.Password)
+	hash, err := auth.HashPassword(in.Password, s.passwordCost)
 	if err != nil {
 		return SignupResult{}, err
 	}

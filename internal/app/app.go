@@ -85,7 +85,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Config:   cfg,
 		Log:      log,
 		Pool:     pool,
-		Accounts: accounts.NewService(pool, tokens, now, log),
+		Accounts: accounts.NewService(pool, tokens, cfg.PasswordHashCost, now, log),
 		Books:    books.NewService(pool, now),
 	}
 	a.Contacts = contacts.NewService(pool, a.Books, now)

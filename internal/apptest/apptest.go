@@ -90,6 +90,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		"IMAGES_DIR":             t.TempDir(),
 		"LOG_LEVEL":              "debug",
 		"LOG_FORMAT":             "text",
+		// bcrypt at its minimum cost: signups dominate test time otherwise.
+		"PASSWORD_HASH_COST": "4",
 	}
 	for k, v := range o.Env {
 		vars[k] = v

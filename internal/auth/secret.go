@@ -35,9 +35,10 @@ func HashAPIKey(key string) []byte {
 // LooksLikeAPIKey tells keys from JWTs without a database round trip.
 func LooksLikeAPIKey(s string) bool { return strings.HasPrefix(s, KeyPrefix) }
 
-// HashPassword hashes a password with bcrypt.
-func HashPassword(password string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+// HashPassword hashes a password with bcrypt at cost (bcrypt.DefaultCost
+// in production; tests lower it, since bcrypt dominates their run time).
+func HashPassword(password string, cost int) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.Internal, "hash password")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // DefaultDatabaseURL is the local development database that `make run`
@@ -47,6 +48,9 @@ type Config struct {
 	// SettingsKey encrypts the mailer API keys at rest (AES-256-GCM).
 	// Derived from SETTINGS_ENCRYPTION_KEY, else from JWT_SECRET.
 	SettingsKey []byte
+
+	// PasswordHashCost is the bcrypt cost of stored passwords.
+	PasswordHashCost int
 
 	LogLevel  string
 	LogFormat string // json or text; empty means "decide by terminal"
@@ -102,6 +106,10 @@ func Load(getenv func(string) string) (Config, error) {
 		AutoMigrate:          boolEnv("AUTO_MIGRATE", true),
 		TrustProxy:           boolEnv("TRUST_PROXY", false),
 		StripePrices:         map[string]string{},
+		PasswordHashCost:     intEnv("PASSWORD_HASH_COST", bcrypt.DefaultCost),
+	}
+	if c.PasswordHashCost < bcrypt.MinCost || c.PasswordHashCost > 15 {
+		errs = append(errs, fmt.Errorf("PASSWORD_HASH_COST: %d is outside %d..15", c.PasswordHashCost, bcrypt.MinCost))
 	}
 
 	if s := getenv("JWT_SECRET"); s != "" {
