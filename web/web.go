@@ -1,14 +1,15 @@
-// Package web renders the public HTML pages of the unsubscribe flow: the
-// page an unsubscribe link opens (the contact's active campaigns, each with a
-// "Leave this campaign" form, plus "Unsubscribe from all emails"), the
-// confirmation shown after a POST, and the page for an unknown link. The
-// templates are embedded (embed + html/template, so every value is escaped
-// for its context) and self-contained: inline CSS, no scripts, fonts, images
-// or other external assets, so the pages load from a mail client's in-app
-// browser without tracking anyone. They are plain, accessible (headings,
-// descriptive button names, visible focus, sufficient contrast) and fit any
-// screen width. The GET page changes nothing: link scanners prefetch GETs,
-// so every change goes through a form POST to ConfirmURL.
+// Package web renders the public HTML pages: the unsubscribe flow (the page
+// an unsubscribe link opens, listing the contact's active campaigns, each
+// with a "Leave this campaign" form, plus "Unsubscribe from all emails"; the
+// confirmation shown after a POST; the page for an unknown link) and the
+// pages a payment checkout returns to. The templates are embedded (embed +
+// html/template, so every value is escaped for its context) and
+// self-contained: inline CSS, no scripts, fonts, images or other external
+// assets, so the pages load from a mail client's in-app browser without
+// tracking anyone. They are plain, accessible (headings, descriptive button
+// names, visible focus, sufficient contrast) and fit any screen width. The
+// unsubscribe GET page changes nothing: link scanners prefetch GETs, so every
+// change goes through a form POST to ConfirmURL.
 package web
 
 import (
@@ -29,6 +30,7 @@ var pages = map[string]*template.Template{
 	"unsubscribe": parse("unsubscribe.html"),
 	"confirmed":   parse("confirmed.html"),
 	"invalid":     parse("invalid.html"),
+	"billing":     parse("billing.html"),
 }
 
 func parse(page string) *template.Template {
@@ -98,6 +100,13 @@ func RenderConfirmed(w io.Writer, d ConfirmData) error {
 // the 404 status).
 func RenderInvalidLink(w io.Writer) error {
 	return render(w, "invalid", nil)
+}
+
+// RenderBillingReturn writes the page the payment provider's checkout
+// returns to: success (the add-on activates once the provider's webhook
+// arrives) or cancel.
+func RenderBillingReturn(w io.Writer, success bool) error {
+	return render(w, "billing", struct{ Success bool }{success})
 }
 
 // render executes into a buffer first, so a failure never leaves half a page

@@ -264,3 +264,15 @@ func BenchmarkRenderUnsubscribe(b *testing.B) {
 		}
 	}
 }
+
+func TestRenderBillingReturn(t *testing.T) {
+	for success, want := range map[bool]string{true: "payment received", false: "Checkout cancelled"} {
+		var b strings.Builder
+		if err := web.RenderBillingReturn(&b, success); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "src=") {
+			t.Errorf("success=%v page: %s", success, b.String())
+		}
+	}
+}

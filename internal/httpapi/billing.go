@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
+	"github.com/contactbook/contactbook/web"
 )
 
 // Checkout rate limit (spec: 5 requests per minute per IP).
@@ -130,4 +132,16 @@ func clientIPKey(r *http.Request) (string, error) {
 		ip = host
 	}
 	return httprate.CanonicalizeIP(ip), nil
+}
+
+// billingPageRoutes serves the pages a checkout returns to (the success and
+// cancel URLs given to the payment provider).
+func (s *Server) billingPageRoutes(r chi.Router) {
+	page := func(success bool) http.HandlerFunc {
+		return s.h(func(w http.ResponseWriter, _ *http.Request) error {
+			return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
+		})
+	}
+	r.Get("/billing/success", page(true))
+	r.Get("/billing/cancel", page(false))
 }

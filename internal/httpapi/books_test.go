@@ -307,3 +307,14 @@ func TestHTTPEnvelopeAndLimits(t *testing.T) {
 	env.Anonymous().Get("/healthz").Expect(http.StatusOK)
 	env.Anonymous().Get("/readyz").Expect(http.StatusOK)
 }
+
+func TestBillingReturnPages(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	for path, want := range map[string]string{"/billing/success": "payment received", "/billing/cancel": "Checkout cancelled"} {
+		r := env.Anonymous().Get(path).Expect(http.StatusOK)
+		if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), want) {
+			t.Fatalf("%s: %s %s", path, r.Header.Get("Content-Type"), r.Body)
+		}
+	}
+}

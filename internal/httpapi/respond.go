@@ -1,8 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+
+	"github.com/contactbook/contactbook/internal/apperr"
 )
 
 // writeJSON writes v as the response body with status.
@@ -63,4 +67,18 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// html answers an HTML page. The page renders into a buffer first, so a
+// failure never leaves half a page behind a success status.
+func html(w http.ResponseWriter, status int, render func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return apperr.Wrap(err, apperr.Internal, "render page")
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
 }

@@ -105,6 +105,7 @@ func (s *Server) routes() http.Handler {
 	}))
 
 	s.campaignPageRoutes(r)
+	s.billingPageRoutes(r)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
