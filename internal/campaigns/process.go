@@ -183,7 +183,7 @@ func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []u
 		return nil
 	}
 	base := claimParams{
-		CampaignID: p.campaign.ID, BookID: p.campaign.BookID, StepID: st.ID, Cutoff: cut,
+		CampaignID: p.campaign.ID, StepID: st.ID, Cutoff: cut,
 		Earlier: earlier, Limit: s.opts.ChunkSize, MaxTries: s.opts.MaxTries,
 	}
 	if st.StepType == StepTrigger {
@@ -328,17 +328,17 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 	for i, r := range ch.rows {
 		switch {
 		case r.Suppressed:
-			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailUnsubscribed})
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailUnsubscribed})
 		case plan.failDetail != "":
-			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: plan.failDetail})
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: plan.failDetail})
 		case r.Email == "":
-			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailNoEmail})
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailNoEmail})
 		case !deliverableAddress(r.Email):
 			// One address the provider rejects would fail the whole batch.
-			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailInvalidEmail})
-		case r.TokenID == nil || r.Ordinal < 1 || r.Ordinal > len(ch.tokens):
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailInvalidEmail})
+		case !r.HasToken || r.Ordinal < 1 || r.Ordinal > len(ch.tokens):
 			// Cannot happen: the claim stores a token for every sendable row.
-			outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: "unsubscribe token missing"})
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: "unsubscribe token missing"})
 		default:
 			pz, v := s.personalize(p, st, plan, r, ch.tokens[r.Ordinal-1])
 			if fitsBatch(pz.Substitutions) {
@@ -355,7 +355,6 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			solos = append(solos, solo)
 		}
 	}
-	var sent []sentEmail
 	for _, u := range append([]sendUnit{shared}, solos...) {
 		if len(u.rows) == 0 {
 			continue
@@ -368,15 +367,14 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 		case err == nil:
 			for k, i := range u.rows {
 				r := ch.rows[i]
-				outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultSuccess, MessageID: msgID})
-				sent = append(sent, sentEmail{
-					ContactID: r.ContactID, ParticipantID: r.ParticipantID, Address: r.Email,
-					Subject: u.batch.Personalizations[k].Subject, TokenID: *r.TokenID, MessageID: msgID,
+				outcomes = append(outcomes, outcome{
+					ParticipantID: r.ParticipantID, Result: ResultSuccess, MessageID: msgID,
+					ContactID: r.ContactID, Address: r.Email, Subject: u.batch.Personalizations[k].Subject,
 				})
 			}
 		case errors.As(err, &perm) && perm.Permanent:
 			for _, i := range u.rows {
-				outcomes = append(outcomes, outcome{CompletionID: ch.rows[i].CompletionID, Result: ResultFailed, Detail: providerDetail(perm)})
+				outcomes = append(outcomes, outcome{ParticipantID: ch.rows[i].ParticipantID, Result: ResultFailed, Detail: providerDetail(perm)})
 			}
 		default:
 			detail := providerDetail(err)
@@ -384,14 +382,14 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			for _, i := range u.rows {
 				r := ch.rows[i]
 				if r.Tries >= s.opts.MaxTries {
-					outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: detail})
+					outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: detail})
 				} else {
-					outcomes = append(outcomes, outcome{CompletionID: r.CompletionID, Detail: detail})
+					outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Detail: detail})
 				}
 			}
 		}
 	}
-	s.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes, Sent: sent})
+	s.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes})
 }
 
 // sendUnit is one provider request and the chunk rows it carries.
@@ -564,12 +562,12 @@ func (s *Service) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			for _, r := range rows {
 				switch {
 				case failDetail != "":
-					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: failDetail})
+					outs = append(outs, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: failDetail})
 				case r.Suppressed:
-					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultFailed, Detail: DetailUnsubscribed})
+					outs = append(outs, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailUnsubscribed})
 				default:
 					enroll = append(enroll, r.ContactID)
-					outs = append(outs, outcome{CompletionID: r.CompletionID, Result: ResultSuccess})
+					outs = append(outs, outcome{ParticipantID: r.ParticipantID, Result: ResultSuccess})
 				}
 			}
 			if len(enroll) > 0 {

@@ -14,9 +14,8 @@ import (
 // claimParams is one claim: up to Limit due participants of a step.
 type claimParams struct {
 	CampaignID uuid.UUID
-	BookID     uuid.UUID
 	StepID     uuid.UUID
-	After      uuid.UUID  // cursor: only participants with a greater id
+	After      uuid.UUID  // cursor: only participants of contacts with a greater id
 	Cutoff     *time.Time // delay steps: enrolled at or before; nil for no bound
 	Earlier    []uuid.UUID
 	Limit      int
@@ -24,9 +23,9 @@ type claimParams struct {
 	MaxTries   int
 	Now        time.Time
 	LeaseUntil time.Time
-	// TokenHashes are SHA-256 hashes of fresh unsubscribe tokens, used in
-	// order for the claimed recipients that will get an email; nil for
-	// steps that send nothing.
+	// TokenHashes are SHA-256 hashes of fresh unsubscribe tokens, one per
+	// candidate in contact order; the rows of recipients an email will go
+	// to keep theirs. Nil for steps that send nothing.
 	TokenHashes [][]byte
 	CustomKeys  []string
 }
@@ -47,18 +46,19 @@ type claimedRow struct {
 	Phone         string
 	Suppressed    bool
 	Custom        map[string]string
-	Ordinal       int        // 1-based: which token hash it got
-	TokenID       *uuid.UUID // nil when no email goes to it
+	Ordinal       int  // 1-based: which token hash it got
+	HasToken      bool // an email goes to it and its token hash is stored
 }
 
 // claimDue claims due participants of a step in one statement: it locks
-// the due participant rows (skipping rows another processor holds), writes
-// or re-arms their completion rows as claims with a lease, stores the
-// unsubscribe tokens of the emails about to be sent, and returns the
-// contacts' data. The unique (participant, step) key with the conditional
-// upsert is what makes a claim exclusive: a row that is done, claimed or
-// waiting for its retry time is never claimed again. last is the greatest
-// participant id considered (the next cursor); uuid.Nil when none was due.
+// the due participant rows (skipping rows another processor holds) and
+// the step row, writes or re-arms their completion rows as claims with a
+// lease and the hash of the unsubscribe token of the email about to be
+// sent, records the claim for the lease reaper, and returns the contacts'
+// data. The primary key (participant, step) with the conditional upsert is
+// what makes a claim exclusive: a row that is done, claimed or waiting for
+// its retry time is never claimed again. last is the greatest contact id
+// considered (the next cursor); uuid.Nil when nobody was due.
 func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows []claimedRow, last uuid.UUID, err error) {
 	if p.TokenHashes == nil {
 		p.TokenHashes = [][]byte{}
@@ -70,12 +70,17 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		p.Earlier = []uuid.UUID{}
 	}
 	res, err := db.Query(ctx, `
-		WITH due AS (
+		WITH stp AS (
+			SELECT s.id FROM campaign_steps s JOIN campaigns cp ON cp.id = s.campaign_id
+			WHERE s.id = $2 AND s.campaign_id = $1 AND s.active AND cp.status = 'active'
+			FOR KEY SHARE OF s
+		),
+		due AS (
 			SELECT p.id, p.contact_id
 			FROM campaign_participants p
-			WHERE p.campaign_id = $1 AND p.status = 'active' AND p.id > $3
+			WHERE p.campaign_id = $1 AND p.contact_id > $3 AND p.status = 'active'
 			  AND ($4::timestamptz IS NULL OR p.enrolled_at <= $4)
-			  AND EXISTS (SELECT 1 FROM campaigns cp WHERE cp.id = $1 AND cp.status = 'active')
+			  AND EXISTS (SELECT 1 FROM stp)
 			  AND NOT EXISTS (
 			      SELECT 1 FROM unnest($5::uuid[]) AS e(step_id)
 			      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
@@ -84,52 +89,52 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			      SELECT 1 FROM campaign_step_completions d
 			      WHERE d.participant_id = p.id AND d.step_id = $2
 			        AND (d.result IS NOT NULL OR d.lease_until IS NOT NULL OR d.retry_at > $9))
-			ORDER BY p.id
+			ORDER BY p.contact_id
 			LIMIT $6
 			FOR UPDATE OF p SKIP LOCKED
 		),
-		claimed AS (
-			INSERT INTO campaign_step_completions AS c (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries)
-			SELECT d.id, $2, $1, $7, $9, $10, 1 FROM due d
-			ON CONFLICT (participant_id, step_id) DO UPDATE
-				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at,
-				    lease_until = EXCLUDED.lease_until, tries = c.tries + 1, retry_at = NULL
-				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < $8
-				  AND (c.retry_at IS NULL OR c.retry_at <= $9)
-			RETURNING c.id, c.participant_id, c.tries
-		),
-		rcpt AS (
-			SELECT cl.id AS completion_id, cl.participant_id, cl.tries, ct.id AS contact_id,
+		cand AS (
+			SELECT d.id AS participant_id, ct.id AS contact_id,
 			       ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 			       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), '') AS birthday,
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
 			       ct.suppressed_at IS NOT NULL AS suppressed,
-			       CASE WHEN cardinality($13::text[]) > 0 THEN
+			       CASE WHEN cardinality($12::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
-			            WHERE v.contact_id = ct.id AND fd.key = ANY($13::text[]))
+			            WHERE v.contact_id = ct.id AND fd.key = ANY($12::text[]))
 			       END AS custom,
-			       row_number() OVER (ORDER BY cl.participant_id) AS n
-			FROM claimed cl JOIN due d ON d.id = cl.participant_id JOIN contacts ct ON ct.id = d.contact_id
+			       row_number() OVER (ORDER BY d.contact_id) AS n
+			FROM due d JOIN contacts ct ON ct.id = d.contact_id
 		),
-		tok AS (
-			INSERT INTO unsubscribe_tokens (token_hash, contact_id, book_id, campaign_id, participant_id, step_id, email, created_at)
-			SELECT h.hash, r.contact_id, $11, $1, r.participant_id, $2, r.email, $9
-			FROM rcpt r JOIN unnest($12::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = r.n
-			WHERE r.email <> '' AND NOT r.suppressed
-			RETURNING id, participant_id
+		claimed AS (
+			INSERT INTO campaign_step_completions AS c
+			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
+			SELECT k.participant_id, $2, $1, $7, $9, $10, 1,
+			       CASE WHEN k.email <> '' AND NOT k.suppressed THEN h.hash END
+			FROM cand k LEFT JOIN unnest($11::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
+			ON CONFLICT (participant_id, step_id) DO UPDATE
+				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
+				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash
+				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < $8
+				  AND (c.retry_at IS NULL OR c.retry_at <= $9)
+			RETURNING c.id, c.participant_id, c.tries, c.token_hash IS NOT NULL AS has_token
+		),
+		claim AS (
+			INSERT INTO campaign_claims (id, campaign_id, step_id, lease_until, participant_ids)
+			SELECT $7, $1, $2, $10, array_agg(participant_id) FROM claimed HAVING count(*) > 0
 		)
-		SELECT (SELECT d.id FROM due d ORDER BY d.id DESC LIMIT 1),
-		       r.completion_id, r.participant_id, r.contact_id, COALESCE(r.tries, 0),
-		       COALESCE(r.first_name, ''), COALESCE(r.last_name, ''), COALESCE(r.company, ''),
-		       COALESCE(r.job_title, ''), COALESCE(r.website, ''), COALESCE(r.birthday, ''),
-		       COALESCE(r.email, ''), COALESCE(r.phone, ''), COALESCE(r.suppressed, false),
-		       r.custom, COALESCE(r.n, 0), t.id
+		SELECT (SELECT d.contact_id FROM due d ORDER BY d.contact_id DESC LIMIT 1),
+		       cl.id, cl.participant_id, k.contact_id, COALESCE(cl.tries, 0),
+		       COALESCE(k.first_name, ''), COALESCE(k.last_name, ''), COALESCE(k.company, ''),
+		       COALESCE(k.job_title, ''), COALESCE(k.website, ''), COALESCE(k.birthday, ''),
+		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false),
+		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false)
 		FROM (SELECT 1) one
-		LEFT JOIN rcpt r ON true
-		LEFT JOIN tok t ON t.participant_id = r.participant_id`,
+		LEFT JOIN claimed cl ON true
+		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
 		p.CampaignID, p.StepID, p.After, p.Cutoff, p.Earlier, p.Limit, p.ClaimID, p.MaxTries,
-		p.Now, p.LeaseUntil, p.BookID, p.TokenHashes, p.CustomKeys)
+		p.Now, p.LeaseUntil, p.TokenHashes, p.CustomKeys)
 	if err != nil {
 		return nil, uuid.Nil, postgres.Translate(err)
 	}
@@ -142,7 +147,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		)
 		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
 			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
-			&r.Email, &r.Phone, &r.Suppressed, &custom, &r.Ordinal, &r.TokenID); err != nil {
+			&r.Email, &r.Phone, &r.Suppressed, &custom, &r.Ordinal, &r.HasToken); err != nil {
 			return nil, uuid.Nil, postgres.Translate(err)
 		}
 		if lastID != nil {
@@ -163,23 +168,17 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 }
 
 // outcome is what happened to one claimed row. Result "" means "retry
-// later" (transient provider error with tries left).
+// later" (transient provider error with tries left). A success of a row
+// with a token is a sent email: ContactID, Address, Subject and MessageID
+// go into the contact's interactions.
 type outcome struct {
-	CompletionID uuid.UUID
-	Result       string
-	Detail       string
-	MessageID    string // the provider's id of the request that carried it
-}
-
-// sentEmail is one email the provider accepted, for the contact's
-// interactions.
-type sentEmail struct {
-	ContactID     uuid.UUID
 	ParticipantID uuid.UUID
+	Result        string
+	Detail        string
+	MessageID     string // the provider's id of the request that carried it
+	ContactID     uuid.UUID
 	Address       string
 	Subject       string
-	TokenID       uuid.UUID
-	MessageID     string
 }
 
 // recordParams records the outcomes of one claim.
@@ -193,35 +192,26 @@ type recordParams struct {
 	StepName     string
 	CampaignID   uuid.UUID
 	CampaignName string
-	Sent         []sentEmail
 }
 
 // recordOutcomes writes the outcomes of one claim in one statement: the
-// completion rows (final, or re-armed for a retry), the participants that
-// are now complete, and one interaction per sent email. It returns how
-// many participants completed.
+// completion rows (final, or re-armed for a retry), the end of the claim,
+// the participants that are now complete, and one interaction per sent
+// email. It returns how many participants completed.
 func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams) (int, error) {
-	ids := make([]uuid.UUID, len(p.Outcomes))
-	results := make([]string, len(p.Outcomes))
-	details := make([]string, len(p.Outcomes))
-	msgIDs := make([]string, len(p.Outcomes))
+	n := len(p.Outcomes)
+	pids, contacts := make([]uuid.UUID, n), make([]uuid.UUID, n)
+	results, details, msgIDs := make([]string, n), make([]string, n), make([]string, n)
+	addresses, subjects := make([]string, n), make([]string, n)
 	for i, o := range p.Outcomes {
-		ids[i], results[i], details[i], msgIDs[i] = o.CompletionID, o.Result, o.Detail, o.MessageID
+		pids[i], contacts[i], results[i], details[i] = o.ParticipantID, o.ContactID, o.Result, o.Detail
+		msgIDs[i], addresses[i], subjects[i] = o.MessageID, o.Address, o.Subject
 	}
-	contacts := make([]uuid.UUID, len(p.Sent))
-	participants := make([]uuid.UUID, len(p.Sent))
-	addresses := make([]string, len(p.Sent))
-	subjects := make([]string, len(p.Sent))
-	tokens := make([]uuid.UUID, len(p.Sent))
-	sentIDs := make([]string, len(p.Sent))
-	for i, s := range p.Sent {
-		contacts[i], participants[i], addresses[i], subjects[i], tokens[i], sentIDs[i] =
-			s.ContactID, s.ParticipantID, s.Address, s.Subject, s.TokenID, s.MessageID
-	}
-	var updated, completed int
+	var completed int
 	err := db.QueryRow(ctx, `
 		WITH r AS (
-			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $7::text[]) AS r(id, result, detail, message_id)
+			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $7::text[], $13::uuid[], $14::text[], $15::text[])
+			       AS r(participant_id, result, detail, message_id, contact_id, address, subject)
 		),
 		upd AS (
 			UPDATE campaign_step_completions c
@@ -231,8 +221,12 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			    retry_at = CASE WHEN r.result = '' THEN $6::timestamptz END,
 			    lease_until = NULL,
 			    provider_message_id = CASE WHEN r.result = 'success' THEN r.message_id ELSE c.provider_message_id END
-			FROM r WHERE c.id = r.id AND c.claim_id = $1
-			RETURNING c.participant_id, c.result
+			FROM r WHERE c.participant_id = r.participant_id AND c.step_id = $9 AND c.claim_id = $1
+			RETURNING c.participant_id, c.id, c.result, c.token_hash IS NOT NULL AS emailed,
+			          r.contact_id, r.address, r.subject, r.message_id
+		),
+		done AS (
+			DELETE FROM campaign_claims WHERE id = $1
 		),
 		fin AS (
 			UPDATE campaign_participants p SET status = 'completed', completed_at = $5
@@ -245,26 +239,26 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			          WHERE d.participant_id = p.id AND d.step_id = s.step_id AND d.result IS NOT NULL))
 			RETURNING 1
 		),
+		-- interactions has no foreign key. Only emails whose completion
+		-- row this statement updated (and so holds locked) are written:
+		-- deleting their contact cascades to that row through the
+		-- participant and waits for this transaction, and the contact's
+		-- interactions are deleted after it; a contact deleted before
+		-- leaves no completion row to update and so no interaction.
 		ins AS (
 			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
-			SELECT x.contact_id, 'campaign_email',
+			SELECT u.contact_id, 'campaign_email',
 			       jsonb_build_object('campaign_id', $10::uuid, 'campaign_name', $11::text,
 			                          'step_id', $9::uuid, 'step_name', $12::text,
-			                          'participant_id', x.participant_id, 'address', x.address, 'subject', x.subject,
-			                          'unsubscribe_token_id', x.token_id, 'provider_message_id', x.message_id),
+			                          'participant_id', u.participant_id, 'completion_id', u.id,
+			                          'address', u.address, 'subject', u.subject, 'provider_message_id', u.message_id),
 			       $5
-			FROM unnest($13::uuid[], $14::uuid[], $15::text[], $16::text[], $17::uuid[], $18::text[])
-			     AS x(contact_id, participant_id, address, subject, token_id, message_id)
-			-- interactions has no foreign key: holding the contact keeps a
-			-- concurrent delete from leaving an orphan behind.
-			JOIN contacts ct ON ct.id = x.contact_id
-			FOR KEY SHARE OF ct
-			RETURNING 1
+			FROM upd u WHERE u.result = 'success' AND u.emailed
 		)
-		SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM fin), (SELECT count(*) FROM ins)`,
-		p.ClaimID, ids, results, details, p.Now, p.RetryAt, msgIDs, p.ActiveSteps, p.StepID,
-		p.CampaignID, p.CampaignName, p.StepName, contacts, participants, addresses, subjects, tokens, sentIDs,
-	).Scan(&updated, &completed, new(int))
+		SELECT (SELECT count(*) FROM fin)`,
+		p.ClaimID, pids, results, details, p.Now, p.RetryAt, msgIDs, p.ActiveSteps, p.StepID,
+		p.CampaignID, p.CampaignName, p.StepName, contacts, addresses, subjects,
+	).Scan(&completed)
 	return completed, postgres.Translate(err)
 }
 
@@ -273,8 +267,11 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 // and the attempt does not count.
 func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID) error {
 	_, err := db.Exec(ctx, `
-		UPDATE campaign_step_completions SET lease_until = NULL, claim_id = NULL, tries = greatest(tries - 1, 0)
-		WHERE claim_id = $1 AND result IS NULL`, claimID)
+		WITH cl AS (DELETE FROM campaign_claims WHERE id = $1 RETURNING step_id, participant_ids)
+		UPDATE campaign_step_completions c
+		SET lease_until = NULL, claim_id = NULL, token_hash = NULL, tries = greatest(c.tries - 1, 0)
+		FROM cl, unnest(cl.participant_ids) AS pid
+		WHERE c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = $1 AND c.result IS NULL`, claimID)
 	return postgres.Translate(err)
 }
 
@@ -282,9 +279,15 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 // failed: the email may or may not have gone out, and at most once wins.
 func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UUID, now time.Time) (int64, error) {
 	tag, err := db.Exec(ctx, `
-		UPDATE campaign_step_completions
+		WITH cl AS (
+			DELETE FROM campaign_claims WHERE campaign_id = $1 AND lease_until < $2
+			RETURNING id, step_id, participant_ids
+		)
+		UPDATE campaign_step_completions c
 		SET result = 'failed', result_detail = $3, completed_at = $2, lease_until = NULL
-		WHERE campaign_id = $1 AND result IS NULL AND lease_until < $2`, campaignID, now, DetailOutcomeUnknown)
+		FROM cl, unnest(cl.participant_ids) AS pid
+		WHERE c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = cl.id AND c.result IS NULL`,
+		campaignID, now, DetailOutcomeUnknown)
 	return tag.RowsAffected(), postgres.Translate(err)
 }
 

@@ -44,9 +44,10 @@ type UnsubscribeResult struct {
 	Message      string
 }
 
-// unsubToken is a stored token.
+// unsubToken is what a token stands for: the completion row of the email
+// it was sent in, with that email's contact, book and campaign.
 type unsubToken struct {
-	ID          uuid.UUID
+	ID          uuid.UUID // the completion row
 	ContactID   uuid.UUID
 	BookID      uuid.UUID
 	CampaignID  uuid.UUID
@@ -60,9 +61,12 @@ func (s *Service) token(ctx context.Context, db postgres.DB, token string) (unsu
 	}
 	var t unsubToken
 	err := db.QueryRow(ctx, `
-		SELECT t.id, t.contact_id, t.book_id, t.campaign_id, t.email, `+contactNameSQL+`
-		FROM unsubscribe_tokens t JOIN contacts ct ON ct.id = t.contact_id
-		WHERE t.token_hash = $1`, hashToken(token)).
+		SELECT c.id, p.contact_id, cp.book_id, p.campaign_id, `+contactEmailSQL+`, `+contactNameSQL+`
+		FROM campaign_step_completions c
+		JOIN campaign_participants p ON p.id = c.participant_id
+		JOIN campaigns cp ON cp.id = p.campaign_id
+		JOIN contacts ct ON ct.id = p.contact_id
+		WHERE c.token_hash = $1`, hashToken(token)).
 		Scan(&t.ID, &t.ContactID, &t.BookID, &t.CampaignID, &t.Email, &t.ContactName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return unsubToken{}, ErrUnknownToken
@@ -163,7 +167,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 		}
 		_, err = tx.Exec(ctx, `
 			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
-			SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'unsubscribe_token_id', $4::uuid), $5
+			SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'completion_id', $4::uuid), $5
 			FROM contacts WHERE id = $1 FOR KEY SHARE`,
 			t.ContactID, scope, cid, t.ID, now)
 		return postgres.Translate(err)

@@ -180,6 +180,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 		if out, err = s.st.update(ctx, tx, c, now); err != nil {
 			return err
 		}
+		out.Labels, out.CustomFields = c.Labels, c.CustomFields // a patch changes neither
 		return events.Append(ctx, tx, now, contactEvent(events.ContactUpdated, teamID, out))
 	})
 	return out, s.writeErr(ctx, err, c)
@@ -229,7 +230,7 @@ func (s *Service) AddLabel(ctx context.Context, actor *auth.Actor, contactID, la
 			return err
 		}
 		added = len(ids) > 0
-		return s.touchAndEmit(ctx, tx, teamID, ids)
+		return s.emitUpdated(ctx, tx, teamID, bookID, ids)
 	})
 	return added, err
 }
@@ -246,7 +247,7 @@ func (s *Service) RemoveLabel(ctx context.Context, actor *auth.Actor, contactID,
 		if err != nil {
 			return err
 		}
-		return s.touchAndEmit(ctx, tx, teamID, ids)
+		return s.emitUpdated(ctx, tx, teamID, bookID, ids)
 	})
 }
 
@@ -267,14 +268,16 @@ func (s *Service) labelOfBook(ctx context.Context, tx pgx.Tx, teamID, bookID, la
 	return nil
 }
 
-// touchAndEmit stamps updated_at on the changed contacts and writes one
-// contact.updated per contact, with its new representation, in one insert.
-func (s *Service) touchAndEmit(ctx context.Context, tx pgx.Tx, teamID uuid.UUID, ids []uuid.UUID) error {
+// emitUpdated writes one contact.updated per changed contact, with its
+// new representation, loaded set-based and appended in one insert. Label
+// and custom value changes leave the contact row (and its updated_at)
+// alone: rewriting 10,000 rows and all their index entries for a bulk
+// label would cost more than the change itself.
+func (s *Service) emitUpdated(ctx context.Context, tx pgx.Tx, teamID, bookID uuid.UUID, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	now := s.now().UTC()
-	changed, err := s.st.touch(ctx, tx, ids, now)
+	changed, err := s.st.byIDs(ctx, tx, bookID, ids)
 	if err != nil {
 		return err
 	}
@@ -282,7 +285,7 @@ func (s *Service) touchAndEmit(ctx context.Context, tx pgx.Tx, teamID uuid.UUID,
 	for i, c := range changed {
 		evs[i] = contactEvent(events.ContactUpdated, teamID, c)
 	}
-	return events.Append(ctx, tx, now, evs...)
+	return events.Append(ctx, tx, s.now().UTC(), evs...)
 }
 
 // BulkInput is the body of the bulk endpoints; each uses its part.
@@ -347,7 +350,7 @@ func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.
 			return err
 		}
 		n = len(changed)
-		return s.touchAndEmit(ctx, tx, b.TeamID, changed)
+		return s.emitUpdated(ctx, tx, b.TeamID, b.ID, changed)
 	})
 	return n, err
 }
@@ -387,7 +390,7 @@ func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID
 			return err
 		}
 		n = len(changed)
-		return s.touchAndEmit(ctx, tx, b.TeamID, changed)
+		return s.emitUpdated(ctx, tx, b.TeamID, b.ID, changed)
 	})
 	return n, err
 }

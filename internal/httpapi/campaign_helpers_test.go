@@ -40,6 +40,8 @@ func newCampEnv(t *testing.T, addon string, opts ...apptest.Options) *campEnv {
 		}
 	}
 	o.Env["MAILER_BASE_URL"] = mail.URL
+	// Tests move the clock by days; logins must outlive that.
+	o.Env["JWT_TTL"] = "8760h"
 	if o.Env["PUBLIC_BASE_URL"] == "" {
 		o.Env["PUBLIC_BASE_URL"] = "https://contacts.example.com"
 	}

@@ -54,6 +54,8 @@ func (s *Server) campaignInternalRoutes(r chi.Router) {
 // the root router: served images and the unsubscribe pages.
 func (s *Server) campaignPageRoutes(r chi.Router) {
 	r.Get("/images/{name}", s.h(s.serveCampaignImage))
+	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
+	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
 }
 
 // bookHint reads X-Book-ID where it is optional (resources addressed by

@@ -696,8 +696,9 @@ func TestContactLabels(t *testing.T) {
 				got.String("data.labels.0.color") != "#112233" {
 				t.Fatalf("labels: %s", got.Value("data.labels"))
 			}
-			if got.String("data.updated_at") == got.String("data.created_at") {
-				t.Fatal("updated_at not stamped by the label change")
+			// updated_at follows the contact's own fields; labels have their own events.
+			if got.String("data.updated_at") != got.String("data.created_at") {
+				t.Fatal("a label change rewrote the contact row")
 			}
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": vip}).Expect(200) // again: silent
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": foreign}).ExpectError(400, "INVALID_INPUT")
@@ -752,7 +753,14 @@ func TestBulkDelete(t *testing.T) {
 			outside := seedContacts(t, env, otherBook, 2)
 			c.Post(p+"/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
 			c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "gold"}).Expect(200)
-			if _, err := env.App.Pool.Exec(context.Background(), `INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids); err != nil {
+			ctx := context.Background()
+			if _, err := env.App.Pool.Exec(ctx, `INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids); err != nil {
+				t.Fatal(err)
+			}
+			// Campaign enrolments (the campaigns schema) go with their contacts too.
+			if _, err := env.App.Pool.Exec(ctx, `
+				WITH c AS (INSERT INTO campaigns (book_id, name) VALUES ($1, 'Drip') RETURNING id)
+				INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT c.id, unnest($2::uuid[]), now() FROM c`, book, ids); err != nil {
 				t.Fatal(err)
 			}
 			countBefore := env.QueryInt(`SELECT contact_count::int FROM books WHERE id = $1`, book)
@@ -769,7 +777,7 @@ func TestBulkDelete(t *testing.T) {
 			if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, outside); n != 2 {
 				t.Fatal("a contact outside the book was deleted")
 			}
-			for _, table := range []string{"contact_labels", "contact_field_values", "interactions", "contact_emails"} {
+			for _, table := range []string{"contact_labels", "contact_field_values", "interactions", "contact_emails", "campaign_participants"} {
 				if n := env.QueryInt(`SELECT count(*)::int FROM `+table+` WHERE contact_id = ANY($1::uuid[])`, ids[:20]); n != 0 {
 					t.Fatalf("%d %s rows of deleted contacts left", n, table)
 				}
@@ -1259,4 +1267,32 @@ func FuzzContactDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestContactBookDeleteCascades(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("ann")
+	book := owner.CreateBook("Doomed")
+	kept := owner.CreateBook("Kept")
+	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L"}).Expect(201).String("data.id")
+	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "k", "name": "K", "type": "text"}).Expect(201).String("data.id")
+	ids := seedContacts(t, env, book, 5)
+	keptIDs := seedContacts(t, env, kept, 2)
+	c := owner.InBook(book)
+	c.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
+	c.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "v"}).Expect(200)
+	owner.Delete("/api/books/" + book).Expect(204)
+	for _, table := range []string{"contacts", "contact_labels", "contact_field_values", "contact_emails"} {
+		col := "contact_id"
+		if table == "contacts" {
+			col = "id"
+		}
+		if n := env.QueryInt(`SELECT count(*)::int FROM `+table+` WHERE `+col+` = ANY($1::uuid[])`, ids); n != 0 {
+			t.Fatalf("%d %s rows left after the book was deleted", n, table)
+		}
+	}
+	if n := env.QueryInt(`SELECT count(*)::int FROM contact_emails WHERE contact_id = ANY($1::uuid[])`, keptIDs); n != 2 {
+		t.Fatalf("other book's email rows: %d", n)
+	}
 }

@@ -106,6 +106,7 @@ func (s *Server) routes() http.Handler {
 
 	s.campaignPageRoutes(r)
 	s.billingPageRoutes(r)
+	docsRoutes(r)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -50,6 +50,9 @@ const (
 // fanoutBatch is how many events one fan-out statement takes.
 const fanoutBatch = 500
 
+// claimAhead is how many deliveries per worker an engine holds claimed.
+const claimAhead = 4
+
 // EngineConfig tunes the delivery engine; zero values take the defaults.
 type EngineConfig struct {
 	// Workers is how many attempts run at once (WEBHOOK_WORKERS).
@@ -60,7 +63,10 @@ type EngineConfig struct {
 	// Timeout bounds one attempt (default 10 s).
 	Timeout time.Duration
 	// Lease is how long a claimed delivery stays reserved for this
-	// instance (default Timeout + 10 s). It must outlast an attempt.
+	// instance (default claimAhead x Timeout + 20 s, i.e. 1 minute: work
+	// claimed ahead may wait for a worker before its attempt). It is the
+	// fallback for an instance that hangs: one that dies is noticed at
+	// once, when its database connection goes away.
 	Lease time.Duration
 	// Poll is the fallback interval for finding work when no notification
 	// arrives, and the precision of retry times (default 1 s).
@@ -95,8 +101,11 @@ func NewEngine(pool *pgxpool.Pool, cfg EngineConfig) *Engine {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = cfg.Timeout + 10*time.Second
+		cfg.Lease = claimAhead*cfg.Timeout + 20*time.Second
 	}
+	// A lease shorter than an attempt would hand work to another instance
+	// while it is still being delivered here.
+	cfg.Lease = max(cfg.Lease, cfg.Timeout+time.Second)
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
@@ -128,7 +137,7 @@ func NewEngine(pool *pgxpool.Pool, cfg EngineConfig) *Engine {
 		owner: hex.EncodeToString(owner),
 		client: &http.Client{
 			Transport: transport,
-			// Redirects are not followed: a 3xx is the answer (see classify).
+			// Redirects are not followed: a 3xx is the answer (see retryable).
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		fanoutWake: make(chan struct{}, 1),
@@ -160,23 +169,32 @@ func (e *Engine) Run(ctx context.Context) error {
 	}()
 
 	var bg sync.WaitGroup
-	bg.Add(2)
-	go func() {
-		defer bg.Done()
-		e.listenLoop(ctx, listener)
-	}()
-	go func() {
-		defer bg.Done()
-		e.fanoutLoop(ctx)
-	}()
+	bg.Go(func() { e.listenLoop(ctx, listener) })
+	bg.Go(func() { e.fanoutLoop(ctx) })
+
+	// Claimed deliveries wait in jobs for one of Workers goroutines. Up to
+	// claimAhead per worker are claimed at once, so that under load one
+	// claim statement serves dozens of deliveries.
+	capacity := claimAhead * e.cfg.Workers
+	jobs := make(chan job, capacity)
+	slots := make(chan struct{}, capacity)
+	var workers sync.WaitGroup
+	for range e.cfg.Workers {
+		workers.Go(func() {
+			for j := range jobs {
+				results <- e.run(ctx, j)
+				<-slots
+			}
+		})
+	}
 	// Deliveries left by a previous run (or a crashed instance) are due now.
 	e.reap(ctx)
 	signal(e.claimWake)
-	var inflight sync.WaitGroup
-	e.claimLoop(ctx, results, &inflight)
+	e.claimLoop(ctx, jobs, slots)
 
+	close(jobs)
 	bg.Wait()
-	inflight.Wait()
+	workers.Wait()
 	close(results)
 	<-completed
 	return nil
@@ -262,10 +280,9 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 	}
 }
 
-// claimLoop claims due deliveries whenever woken and a worker is free,
-// and runs each attempt in its own goroutine, at most Workers at once.
-func (e *Engine) claimLoop(ctx context.Context, results chan<- outcome, inflight *sync.WaitGroup) {
-	busy := make(chan struct{}, e.cfg.Workers)
+// claimLoop claims due deliveries whenever woken and a slot is free, and
+// queues them for the workers.
+func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan struct{}) {
 	tick := time.NewTicker(e.cfg.Poll)
 	defer tick.Stop()
 	saturated := false
@@ -283,35 +300,40 @@ func (e *Engine) claimLoop(ctx context.Context, results chan<- outcome, inflight
 			}
 		}
 		for ctx.Err() == nil {
-			free := e.reserve(ctx, busy, saturated)
+			free := reserve(ctx, slots, saturated)
 			if free == 0 {
 				return
 			}
-			now := e.cfg.Now()
-			jobs, err := e.st.claim(ctx, e.pool, e.owner, now, now.Add(e.cfg.Lease), free)
+			claimed, err := e.claim(ctx, free)
 			if err != nil {
 				if ctx.Err() == nil {
 					e.cfg.Log.Error("webhooks: claiming deliveries failed", "err", err)
 				}
-				jobs = nil
+				claimed = nil
 			}
-			for range free - len(jobs) {
-				<-busy
+			for range free - len(claimed) {
+				<-slots
 			}
-			for _, j := range jobs {
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					results <- e.run(ctx, j)
-					<-busy
-				}()
+			for _, j := range claimed {
+				jobs <- j
 			}
-			saturated = len(jobs) == free
+			saturated = len(claimed) == free
 			if !saturated {
 				break
 			}
 		}
 	}
+}
+
+// claim leases up to n due deliveries for this engine.
+func (e *Engine) claim(ctx context.Context, n int) ([]job, error) {
+	now := e.cfg.Now()
+	until := now.Add(e.cfg.Lease)
+	jobs, err := e.st.claim(ctx, e.pool, e.owner, now, until, n)
+	for i := range jobs {
+		jobs[i].LeaseUntil = until
+	}
+	return jobs, err
 }
 
 // reap takes over the deliveries leased by instances that are gone.
@@ -325,32 +347,32 @@ func (e *Engine) reap(ctx context.Context) {
 	}
 }
 
-// reserve takes worker slots for the next claim: it waits for one, then
-// takes every other free one. Under load (the last claim took all it
-// could) it waits a moment for more slots, so claims stay batched instead
-// of one query per finished attempt. 0 means ctx ended.
-func (e *Engine) reserve(ctx context.Context, busy chan struct{}, saturated bool) int {
+// reserve takes slots for the next claim: it waits for one, then takes
+// every other free one. Under load (the last claim took all it could) it
+// waits a moment until half the slots are free, so claims stay batched
+// instead of one query per finished attempt. 0 means ctx ended.
+func reserve(ctx context.Context, slots chan struct{}, saturated bool) int {
 	select {
-	case busy <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return 0
 	}
 	n := 1
-	for n < e.cfg.Workers {
+	for n < cap(slots) {
 		select {
-		case busy <- struct{}{}:
+		case slots <- struct{}{}:
 			n++
 			continue
 		default:
 		}
 		break
 	}
-	if saturated && n < e.cfg.Workers/2 {
+	if saturated && n < cap(slots)/2 {
 		wait := time.NewTimer(2 * time.Millisecond)
 		defer wait.Stop()
-		for n < e.cfg.Workers/2 {
+		for n < cap(slots)/2 {
 			select {
-			case busy <- struct{}{}:
+			case slots <- struct{}{}:
 				n++
 			case <-wait.C:
 				return n
@@ -406,8 +428,7 @@ func (e *Engine) record(batch []outcome) {
 func (e *Engine) DeliverDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		now := e.cfg.Now()
-		jobs, err := e.st.claim(ctx, e.pool, e.owner, now, now.Add(e.cfg.Lease), e.cfg.Workers)
+		jobs, err := e.claim(ctx, e.cfg.Workers)
 		if err != nil || len(jobs) == 0 {
 			return total, err
 		}
@@ -443,6 +464,7 @@ type outcome struct {
 	responseStatus *int32
 	responseBody   string
 	errText        *string
+	finalErr       bool // errText is a reason retrying cannot fix
 	success        bool
 }
 
@@ -454,8 +476,10 @@ func (e *Engine) run(ctx context.Context, j job) outcome {
 	switch {
 	case !j.Active:
 		return outcome{job: j, status: statusCanceled}
-	case ctx.Err() != nil:
-		return outcome{job: j, status: statusPending} // lease released, no attempt
+	case ctx.Err() != nil, e.cfg.Now().Add(e.cfg.Timeout).After(j.LeaseUntil):
+		// Shutting down, or the job waited so long that its lease could
+		// run out mid-attempt: hand it back unattempted.
+		return outcome{job: j, status: statusPending}
 	}
 	o := e.attempt(context.WithoutCancel(ctx), j)
 	o.attempted = true
@@ -478,17 +502,8 @@ func (o outcome) retryable() bool {
 	if o.responseStatus != nil {
 		return *o.responseStatus >= 500
 	}
-	return o.errText != nil && !o.permanent()
+	return o.errText != nil && !o.finalErr
 }
-
-func (o outcome) permanent() bool {
-	return o.errText != nil && (strings.HasPrefix(*o.errText, refusedPrefix) || strings.HasPrefix(*o.errText, badURLPrefix))
-}
-
-const (
-	refusedPrefix = "refused: "
-	badURLPrefix  = "invalid URL: "
-)
 
 // attempt POSTs the stored body to the webhook and reports what happened.
 func (e *Engine) attempt(ctx context.Context, j job) outcome {
@@ -497,7 +512,7 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(j.Body))
 	if err != nil {
-		o.errText = ptr(badURLPrefix + err.Error())
+		o.errText, o.finalErr = ptr("invalid URL: "+err.Error()), true
 		return o
 	}
 	ts := strconv.FormatInt(o.at.Unix(), 10)
@@ -519,7 +534,8 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 	res, err := e.client.Do(req)
 	if err != nil {
 		o.duration = time.Since(start)
-		o.errText = ptr(describe(err, e.cfg.Timeout))
+		var refused *RefusedError
+		o.errText, o.finalErr = ptr(describe(err, e.cfg.Timeout)), errors.As(err, &refused)
 		return o
 	}
 	body, _ := io.ReadAll(io.LimitReader(res.Body, MaxLoggedBody))
@@ -538,7 +554,7 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 func describe(err error, timeout time.Duration) string {
 	var refused *RefusedError
 	if errors.As(err, &refused) {
-		return refusedPrefix + refused.Error()
+		return "refused: " + refused.Error()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("timeout: no response within %s", timeout)

@@ -87,7 +87,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: it is a %s address", e.Addr, e.Reason)
+	return fmt.Sprintf("connecting to %s is not allowed: it is a %s address", e.Addr, e.Reason)
 }
 
 // guardControl is a net.Dialer Control hook refusing non-public addresses.

@@ -148,6 +148,7 @@ type job struct {
 	URL        string
 	Secret     string
 	Active     bool
+	LeaseUntil time.Time // set by the engine
 }
 
 // claim leases up to limit due deliveries for owner until leaseUntil. A

@@ -1,0 +1,167 @@
+package campaigns
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/optional"
+)
+
+func TestSettingsKeySealing(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{7}, 32)
+	book := uuid.New()
+	a, err := sealKey(key, book, "SG.secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := sealKey(key, book, "SG.secret")
+	if bytes.Equal(a, b) || bytes.Contains(a, []byte("SG.secret")) {
+		t.Fatal("sealing must be randomised and hide the key")
+	}
+	if got, err := openKey(key, book, a); err != nil || got != "SG.secret" {
+		t.Fatalf("open: %q %v", got, err)
+	}
+	if _, err := openKey(key, uuid.New(), a); err == nil {
+		t.Fatal("a sealed key must not open for another book")
+	}
+	if _, err := openKey(bytes.Repeat([]byte{8}, 32), book, a); err == nil {
+		t.Fatal("a sealed key must not open with another settings key")
+	}
+	a[len(a)-1] ^= 1
+	if _, err := openKey(key, book, a); err == nil {
+		t.Fatal("a tampered key must not open")
+	}
+	if _, err := openKey(key, book, []byte{1, 2}); err == nil {
+		t.Fatal("short input")
+	}
+	if _, err := sealKey([]byte("short"), book, "x"); err == nil {
+		t.Fatal("the settings key must be 32 bytes")
+	}
+}
+
+func TestSettingsMaskKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "", "abc": "****", "abcd": "****", "SG.abcdefWXYZ": "****WXYZ", "ключ-ключ": "****ключ"} {
+		if got := MaskKey(in); got != want {
+			t.Errorf("MaskKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnsubscribeMaskEmail(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"ann@example.com": "a***@example.com", "a@b.c": "a***@b.c", "": "", "nope": "", "@x.y": ""} {
+		if got := MaskEmail(in); got != want {
+			t.Errorf("MaskEmail(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestImageSniff(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		head []byte
+		want string
+	}{
+		"jpeg":       {[]byte{0xFF, 0xD8, 0xFF, 0xDB, 0}, "image/jpeg"},
+		"png":        {[]byte("\x89PNG\r\n\x1a\n\x00"), "image/png"},
+		"gif87":      {[]byte("GIF87a..."), "image/gif"},
+		"gif89":      {[]byte("GIF89a..."), "image/gif"},
+		"webp":       {[]byte("RIFF\x00\x00\x00\x00WEBPVP8L"), "image/webp"},
+		"riff wave":  {[]byte("RIFF\x00\x00\x00\x00WAVEfmt "), ""},
+		"short riff": {[]byte("RIFF"), ""},
+		"html":       {[]byte("<html>"), ""},
+		"svg":        {[]byte("<svg xmlns"), ""},
+		"pdf":        {[]byte("%PDF-1.7"), ""},
+		"empty":      {nil, ""},
+	} {
+		if got := SniffImage(c.head); got != c.want {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+func TestStepNormalize(t *testing.T) {
+	t.Parallel()
+	campaign, tpl, other := uuid.New(), uuid.New(), uuid.New()
+	days := 3
+	date := "2026-05-01"
+	st, err := stepFromInput(campaign, StepInput{
+		StepType: StepEmail, Name: " Hi ", ScheduleType: ScheduleImmediate, DelayDays: &days, FixedDate: &date,
+		EmailTemplateID: &tpl, TriggerCampaignID: &other,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Name != "Hi" || st.DelayDays != 0 || st.FixedDate != nil || st.TriggerCampaignID != nil || !st.Active {
+		t.Fatalf("immediate email step keeps unused fields: %+v", st)
+	}
+	st, err = stepFromInput(campaign, StepInput{
+		StepType: StepTrigger, Name: "T", ScheduleType: ScheduleFixedDate, FixedDate: &date, DelayDays: &days,
+		EmailTemplateID: &tpl, TriggerCampaignID: &other, SenderEmail: "x@y.z",
+	})
+	if err != nil || st.EmailTemplateID != nil || st.SenderEmail != "" || st.DelayDays != 0 || *st.FixedDate != date {
+		t.Fatalf("trigger step: %+v %v", st, err)
+	}
+	// A patch is applied, then the whole step is checked again.
+	if err := applyStepPatch(&st, StepPatch{TriggerCampaignID: optional.Value[uuid.UUID]{Set: true, Null: true}}); !apperr.Is(err, apperr.InvalidInput) {
+		t.Fatalf("trigger without target: %v", err)
+	}
+	st.TriggerCampaignID = &other
+	if err := applyStepPatch(&st, StepPatch{TriggerCampaignID: optional.Some(campaign)}); !apperr.Is(err, apperr.InvalidInput) {
+		t.Fatalf("self trigger: %v", err)
+	}
+	if err := applyStepPatch(&st, StepPatch{}); !apperr.Is(err, apperr.InvalidInput) {
+		t.Fatalf("empty patch: %v", err)
+	}
+	if start, ok := fixedDateStart("2026-05-01"); !ok || start.Hour() != 0 || start.Location().String() != "UTC" {
+		t.Fatalf("fixed date start %v", start)
+	}
+	if !sameSet([]uuid.UUID{tpl, other}, []uuid.UUID{other, tpl}) || sameSet([]uuid.UUID{tpl, other}, []uuid.UUID{tpl, tpl}) ||
+		sameSet([]uuid.UUID{tpl}, []uuid.UUID{tpl, other}) {
+		t.Fatal("sameSet")
+	}
+}
+
+func TestCampaignTokens(t *testing.T) {
+	t.Parallel()
+	raw, hashes := newTokens(500)
+	seen := map[string]bool{}
+	for i, tok := range raw {
+		if len(tok) != 43 || strings.ContainsAny(tok, "+/=") || seen[tok] {
+			t.Fatalf("token %q", tok)
+		}
+		seen[tok] = true
+		sum := sha256.Sum256([]byte(tok))
+		if !bytes.Equal(hashes[i], sum[:]) || !bytes.Equal(hashToken(tok), sum[:]) {
+			t.Fatal("hash")
+		}
+	}
+}
+
+func TestCampaignAddressCheck(t *testing.T) {
+	t.Parallel()
+	for addr, ok := range map[string]bool{
+		"ann@example.com": true, "a.b+c@sub.example.co": true,
+		"ann@example": false, "ann example@x.com": false, "@x.com": false, "a@b@c.com": false, "ann@x.com.": false,
+		"<ann@x.com>": false, "ann@x.com,bob@y.com": false,
+	} {
+		if deliverableAddress(addr) != ok {
+			t.Errorf("%q: want %v", addr, ok)
+		}
+	}
+	small := map[string]string{"a": "b"}
+	many := map[string]string{}
+	for i := range 101 {
+		many[strings.Repeat("k", i+1)] = "v"
+	}
+	if !fitsBatch(small) || fitsBatch(many) || fitsBatch(map[string]string{"k": strings.Repeat("v", 10000)}) {
+		t.Fatal("fitsBatch")
+	}
+}

@@ -1,0 +1,95 @@
+package campaigns_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+// gateSender holds the first send until released, so a test can stop a
+// pass while chunks are claimed but not yet sent.
+type gateSender struct {
+	mailer.Sender
+	started, release chan struct{}
+	once             sync.Once
+}
+
+func (g *gateSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
+	g.once.Do(func() {
+		close(g.started)
+		<-g.release
+	})
+	return g.Sender.Send(ctx, b)
+}
+
+// TestCampaignStoppedPassReleasesClaims stops a pass (shutdown) while one
+// chunk is at the provider and more are claimed: the chunk in flight is
+// sent and recorded, the claimed-but-unsent ones are given back (not
+// counted as tries, not reaped as unknown) and a later pass sends them.
+func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	owner := env.Signup("owner")
+	owner.SetAddon("active")
+	book := owner.CreateBook("B")
+	ob := owner.InBook(book)
+	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "SG.k"}).Expect(http.StatusOK)
+	tpl := ob.Post("/api/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "x"}).Expect(http.StatusOK).String("data.id")
+	cid := ob.Post("/api/campaigns", map[string]any{"name": "C"}).Expect(http.StatusOK).String("data.id")
+	ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}).Expect(http.StatusOK)
+	ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	ctx := context.Background()
+	if _, err := env.App.Pool.Exec(ctx, `
+		INSERT INTO contacts (book_id, first_name, emails)
+		SELECT $1, 'c' || g, jsonb_build_array(jsonb_build_object('address', 'c' || g || '@example.com'))
+		FROM generate_series(1, 5) g`, book); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.App.Pool.Exec(ctx, `INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
+		SELECT $1, id, $3 FROM contacts WHERE book_id = $2`, cid, book, env.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	gate := &gateSender{Sender: mailer.NewSender(mail.URL, nil), started: make(chan struct{}), release: make(chan struct{})}
+	svc := campaigns.NewService(campaigns.Deps{
+		DB: env.App.Pool, Accounts: env.App.Accounts, Books: env.App.Books, Sender: gate, Now: env.Clock.Now,
+		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
+		Processing: campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1},
+	})
+	passCtx, stop := context.WithCancel(ctx)
+	done := make(chan campaigns.RunResult)
+	go func() {
+		res, _ := svc.ProcessCampaign(passCtx, uuid.MustParse(cid))
+		done <- res
+	}()
+	<-gate.started
+	stop()
+	close(gate.release)
+	res := <-done
+	if res.Sent != 1 || mail.RecipientCount() != 1 {
+		t.Fatalf("stopped pass: %+v, provider got %d", res, mail.RecipientCount())
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE result IS NOT NULL`); n != 1 {
+		t.Fatalf("%d completion records, want the one sent", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE result IS NULL AND (lease_until IS NOT NULL OR tries <> 0 OR token_hash IS NOT NULL)`); n != 0 {
+		t.Fatalf("%d claims not given back", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM campaign_claims`); n != 0 {
+		t.Fatalf("%d claims left", n)
+	}
+	res, err := env.App.Campaigns.ProcessCampaign(ctx, uuid.MustParse(cid))
+	if err != nil || res.Sent != 4 || res.Reaped != 0 || mail.RecipientCount() != 5 {
+		t.Fatalf("next pass: %+v %v, provider got %d", res, err, mail.RecipientCount())
+	}
+}

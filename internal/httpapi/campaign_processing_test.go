@@ -1,0 +1,725 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+const day = 24 * time.Hour
+
+var listUnsubscribe = regexp.MustCompile(`^<https://contacts\.example\.com/api/unsubscribe/confirm\?token=([A-Za-z0-9_-]{43})&campaign_id=([0-9a-f-]{36})>$`)
+
+// tokenOf returns the unsubscribe token of a received email.
+func tokenOf(t *testing.T, r mailertest.Recipient) string {
+	t.Helper()
+	m := listUnsubscribe.FindStringSubmatch(r.Headers["List-Unsubscribe"])
+	if m == nil {
+		t.Fatalf("List-Unsubscribe header %q", r.Headers["List-Unsubscribe"])
+	}
+	return m[1]
+}
+
+func TestCampaignSendPersonalizations(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	c.mail.RequireAPIKey(testMailerKey)
+	field := c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
+	ann := c.key.Post("/api/v1/contacts", map[string]any{
+		"first_name": "Ann", "last_name": "O'Neil", "company": "Bits & Bytes", "job_title": "CTO", "website": "https://ann.example",
+		"birthday": "1990-04-05",
+		"emails": []any{
+			map[string]any{"address": "ann.home@example.com", "label": "personal"},
+			map[string]any{"address": "ann@example.com", "label": "work", "primary": true},
+		},
+		"phones": []any{map[string]any{"number": "+1 555 0100", "label": "mobile"}},
+	}).Expect(http.StatusCreated).String("data.id")
+	bob := c.contact("", "bob@example.com")
+	c.key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": field, "value": "<gold>"}).Expect(http.StatusOK)
+
+	tpl := c.template("Welcome", "Welcome {{first_name | default: \"friend\"}} from {{company}}",
+		`<p>Hi {{ first_name | default: "there" }} {{last_name}} ({{job_title}}, {{email}}, {{phone}}, {{website}}, {{birthday}}, {{book_name}}).</p>`+
+			`<p>Plan: {{custom.plan | default: "none"}}</p><p>{{unknown_field}}</p><a href="{{unsubscribe_url}}">leave</a>`)
+	cid := c.campaign("Onboarding", "active")
+	step := c.emailStep(cid, tpl, map[string]any{"sender_name": "Ann from Acme", "sender_email": "ann@acme.example"})
+	c.enroll(cid, ann, bob)
+
+	res := c.process(cid)
+	if res.Sent != 2 || res.Failed != 0 || res.Completed != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := c.mail.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d provider requests, want one batch", len(reqs))
+	}
+	req := reqs[0]
+	if req.APIKey != testMailerKey || req.From.Email != "ann@acme.example" || req.From.Name != "Ann from Acme" ||
+		req.ReplyTo == nil || req.ReplyTo.Email != "help@acme.example" || len(req.Personalizations) != 2 {
+		t.Fatalf("request: key %q from %+v reply %+v, %d recipients", req.APIKey, req.From, req.ReplyTo, len(req.Personalizations))
+	}
+	byEmail := map[string]mailertest.Recipient{}
+	for _, r := range c.mail.Recipients() {
+		byEmail[r.Email] = r
+	}
+	a, b := byEmail["ann@example.com"], byEmail["bob@example.com"]
+	if a.Subject != "Welcome Ann from Bits & Bytes" || b.Subject != "Welcome friend from Acme" {
+		t.Fatalf("subjects %q / %q", a.Subject, b.Subject)
+	}
+	if a.Name != "Ann O'Neil" {
+		t.Fatalf("to name %q", a.Name)
+	}
+	html := a.HTML()
+	for _, want := range []string{
+		"Hi Ann O&#39;Neil (CTO, ann@example.com, +1 555 0100, https://ann.example, 1990-04-05, Customers).",
+		"<p>Plan: &lt;gold&gt;</p>", "<p>{{unknown_field}}</p>", "Acme Inc.", "1 Main St", "Springfield", "62701",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("ann's email lacks %q:\n%s", want, html)
+		}
+	}
+	if !strings.Contains(b.HTML(), "<p>Plan: none</p>") || !strings.Contains(b.HTML(), "Hi there Tester") {
+		t.Errorf("bob's email:\n%s", b.HTML())
+	}
+	for email, r := range byEmail {
+		tok := tokenOf(t, r)
+		if m := listUnsubscribe.FindStringSubmatch(r.Headers["List-Unsubscribe"]); m[2] != cid {
+			t.Errorf("%s: campaign in List-Unsubscribe %s", email, m[2])
+		}
+		if r.Headers["List-Unsubscribe-Post"] != "List-Unsubscribe=One-Click" {
+			t.Errorf("%s: List-Unsubscribe-Post %q", email, r.Headers["List-Unsubscribe-Post"])
+		}
+		if !strings.Contains(r.HTML(), `href="https://contacts.example.com/api/unsubscribe?token=`+tok+`"`) {
+			t.Errorf("%s: body lacks its unsubscribe link", email)
+		}
+		if r.CustomArgs["campaign_id"] != cid || r.CustomArgs["step_id"] != step || r.CustomArgs["participant_id"] == "" {
+			t.Errorf("%s: custom args %v", email, r.CustomArgs)
+		}
+		// Only the SHA-256 of the token is stored.
+		sum := sha256.Sum256([]byte(tok))
+		if c.count(`SELECT count(*) FROM campaign_step_completions WHERE token_hash = $1`, sum[:]) != 1 ||
+			c.count(`SELECT count(*) FROM campaign_step_completions WHERE position($1::bytea in token_hash) > 0`, []byte(tok)) != 0 {
+			t.Errorf("%s: token not stored as its hash", email)
+		}
+	}
+	if a.Headers["List-Unsubscribe"] == b.Headers["List-Unsubscribe"] {
+		t.Fatal("recipients share a token")
+	}
+
+	// Completion records, completed participants, one interaction per email.
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success' AND provider_message_id = $2 AND lease_until IS NULL AND tries = 1`, step, req.MessageID) != 2 {
+		t.Fatal("completion records")
+	}
+	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed' AND completed_at IS NOT NULL`, cid) != 2 {
+		t.Fatal("participants not completed")
+	}
+	var detail []byte
+	if err := c.env.App.Pool.QueryRow(context.Background(), `SELECT detail FROM interactions WHERE contact_id = $1 AND kind = 'campaign_email'`, ann).Scan(&detail); err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]string
+	_ = json.Unmarshal(detail, &d)
+	if d["campaign_id"] != cid || d["step_id"] != step || d["address"] != "ann@example.com" || d["provider_message_id"] != req.MessageID ||
+		d["subject"] != "Welcome Ann from Bits & Bytes" || d["participant_id"] == "" || d["completion_id"] == "" || d["campaign_name"] != "Onboarding" {
+		t.Fatalf("interaction detail: %s", detail)
+	}
+
+	// A second pass sends nothing: at most once per participant and step.
+	if res := c.process(cid); res.Sent != 0 || c.mail.RequestCount() != 1 {
+		t.Fatalf("second pass %+v", res)
+	}
+}
+
+func TestScheduleDelayAndFixedDate(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	c.env.Clock.Set(time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC))
+	tpl := c.template("T", "Step {{first_name}}", "<p>x</p>")
+	cid := c.campaign("Drip", "active")
+	first := c.emailStep(cid, tpl, map[string]any{"name": "now"})
+	second := c.emailStep(cid, tpl, map[string]any{"name": "two days", "schedule_type": "delay", "delay_days": 2})
+	third := c.emailStep(cid, tpl, map[string]any{"name": "fixed", "schedule_type": "fixed_date", "fixed_date": "2026-03-10"})
+	ids := c.contacts(2)
+	c.enroll(cid, ids...)
+
+	sentFor := func(step string) int {
+		return c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success'`, step)
+	}
+	if r := c.process(cid); r.Sent != 2 || sentFor(first) != 2 || sentFor(second) != 0 {
+		t.Fatalf("at enrollment: %+v", r)
+	}
+	c.advance(2*day - time.Minute)
+	if r := c.process(cid); r.Sent != 0 {
+		t.Fatalf("a minute before the delay: %+v", r)
+	}
+	c.advance(time.Minute)
+	if r := c.process(cid); r.Sent != 2 || sentFor(second) != 2 {
+		t.Fatalf("at enrolled_at + 2 days: %+v", r)
+	}
+	c.env.Clock.Set(time.Date(2026, 3, 9, 23, 59, 59, 0, time.UTC))
+	if r := c.process(cid); r.Sent != 0 || r.Completed != 0 {
+		t.Fatalf("before the fixed date: %+v", r)
+	}
+	c.env.Clock.Set(time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC))
+	if r := c.process(cid); r.Sent != 2 || sentFor(third) != 2 || r.Completed != 2 {
+		t.Fatalf("at 00:00 UTC of the fixed date: %+v", r)
+	}
+
+	// A contact enrolled after the fixed date passed gets it at once, but
+	// only after its earlier steps; the delay counts from its enrollment.
+	late := c.contact("Late", "late@example.com")
+	c.enroll(cid, late)
+	if r := c.process(cid); r.Sent != 1 {
+		t.Fatalf("late contact, first pass: %+v", r)
+	}
+	c.advance(2 * day)
+	if r := c.process(cid); r.Sent != 2 || r.Completed != 1 {
+		t.Fatalf("late contact after its delay: %+v", r)
+	}
+	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != 3 {
+		t.Fatal("everyone should be completed")
+	}
+}
+
+func TestScheduleInactiveStepsAndCompletion(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	off := c.emailStep(cid, tpl, map[string]any{"name": "off", "active": false})
+	on := c.emailStep(cid, tpl, map[string]any{"name": "on"})
+	later := c.emailStep(cid, tpl, map[string]any{"name": "later", "schedule_type": "delay", "delay_days": 1})
+	ids := c.contacts(2)
+	c.enroll(cid, ids...)
+
+	// Inactive steps are skipped: the next active one is due at once.
+	if r := c.process(cid); r.Sent != 2 || r.Completed != 0 {
+		t.Fatalf("first pass %+v", r)
+	}
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1`, off) != 0 {
+		t.Fatal("an inactive step ran")
+	}
+	// Turning the last pending step off completes the participants: every
+	// active step has a completion record.
+	c.ob.Patch("/api/campaigns/"+cid+"/steps/"+later, map[string]any{"active": false}).Expect(http.StatusOK)
+	if r := c.process(cid); r.Sent != 0 || r.Completed != 2 {
+		t.Fatalf("second pass %+v", r)
+	}
+	// Completed participants get nothing more, even from steps added later.
+	c.emailStep(cid, tpl, map[string]any{"name": "added"})
+	c.advance(2 * day)
+	if r := c.process(cid); r.Sent != 0 {
+		t.Fatalf("completed participants were sent to: %+v", r)
+	}
+	_ = on
+
+	// A campaign without active steps completes nobody.
+	empty := c.campaign("Empty", "active")
+	c.emailStep(empty, tpl, map[string]any{"active": false})
+	c.enroll(empty, ids[0])
+	if r := c.process(empty); r.Completed != 0 {
+		t.Fatalf("empty campaign %+v", r)
+	}
+}
+
+func TestCampaignTriggerChain(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "In {{first_name}}", "<p>x</p>")
+	a := c.campaign("A", "active")
+	b := c.campaign("B", "draft")
+	cc := c.campaign("C", "active")
+	c.emailStep(a, tpl, nil)
+	toB := c.step(a, map[string]any{"step_type": "trigger", "name": "to B", "schedule_type": "immediate", "trigger_campaign_id": b})
+	c.step(b, map[string]any{"step_type": "trigger", "name": "to C", "schedule_type": "immediate", "trigger_campaign_id": cc})
+	c.step(b, map[string]any{"step_type": "trigger", "name": "back to A", "schedule_type": "immediate", "trigger_campaign_id": a})
+	c.emailStep(cc, tpl, nil)
+	ids := c.contacts(3)
+	c.enroll(a, ids...)
+	// Already in B: the trigger still succeeds.
+	c.ob.Post("/api/campaigns/"+b+"/participants", map[string]any{"contact_ids": []string{ids[0]}}).Expect(http.StatusOK)
+
+	if r := c.process(a); r.Sent != 3 || r.Triggered != 3 || r.Completed != 3 {
+		t.Fatalf("A: %+v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, b); n != 3 {
+		t.Fatalf("B has %d participants", n)
+	}
+	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND enrolled_by IS NULL`, b) != 2 {
+		t.Fatal("triggered enrollments have no enrolling user")
+	}
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success'`, toB) != 3 {
+		t.Fatal("trigger completions")
+	}
+	// B is a draft: it is not processed until it is active.
+	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, b)); !apperr.Is(err, apperr.InvalidStatus) {
+		t.Fatalf("draft campaign processed: %v", err)
+	}
+	c.key.Patch("/api/v1/campaigns/"+b, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	// B triggers into C, and back into A where everyone already is (success,
+	// no loop).
+	if r := c.process(b); r.Triggered != 6 || r.Completed != 3 {
+		t.Fatalf("B: %+v", r)
+	}
+	if r := c.process(cc); r.Sent != 3 {
+		t.Fatalf("C: %+v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, a); n != 3 {
+		t.Fatalf("A has %d participants after the loop back", n)
+	}
+
+	// A trigger into an archived or deleted campaign fails; into an archived
+	// one it enrolls nobody.
+	d := c.campaign("D", "active")
+	arch := c.campaign("Archived", "draft")
+	gone := c.campaign("Gone", "draft")
+	t1 := c.step(d, map[string]any{"step_type": "trigger", "name": "to archived", "schedule_type": "immediate", "trigger_campaign_id": arch})
+	t2 := c.step(d, map[string]any{"step_type": "trigger", "name": "to gone", "schedule_type": "immediate", "trigger_campaign_id": gone})
+	c.key.Patch("/api/v1/campaigns/"+arch, map[string]any{"status": "archived"}).Expect(http.StatusOK)
+	c.key.Delete("/api/v1/campaigns/" + gone).Expect(http.StatusOK)
+	c.enroll(d, ids[0])
+	if r := c.process(d); r.Failed != 2 || r.Triggered != 0 || r.Completed != 1 {
+		t.Fatalf("D: %+v", r)
+	}
+	for step, detail := range map[string]string{t1: "trigger campaign is archived", t2: "trigger campaign was deleted"} {
+		if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed' AND result_detail = $2`, step, detail) != 1 {
+			t.Errorf("step %s: want failed %q", step, detail)
+		}
+	}
+	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, arch) != 0 {
+		t.Fatal("enrolled into an archived campaign")
+	}
+}
+
+func TestCampaignRecordedFailures(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	tpl := c.template("T", "S", "<p>x</p>")
+	detailOf := func(step, contact string) string {
+		var d string
+		err := c.env.App.Pool.QueryRow(context.Background(), `
+			SELECT c.result || ': ' || c.result_detail FROM campaign_step_completions c
+			JOIN campaign_participants p ON p.id = c.participant_id WHERE c.step_id = $1 AND p.contact_id = $2`, step, contact).Scan(&d)
+		if err != nil {
+			t.Fatalf("no completion for %s: %v", contact, err)
+		}
+		return d
+	}
+
+	// Without settings nothing can be sent.
+	cid := c.campaign("C", "active")
+	s := c.emailStep(cid, tpl, nil)
+	ann := c.contact("Ann", "ann@example.com")
+	c.enroll(cid, ann)
+	if r := c.process(cid); r.Failed != 1 || detailOf(s, ann) != "failed: email settings are not configured" {
+		t.Fatalf("not configured: %+v %s", r, detailOf(s, ann))
+	}
+	// A key but no sender address is not configured either.
+	c.ob.Put("/api/campaign-settings", map[string]any{"mailer_api_key": testMailerKey}).Expect(http.StatusOK)
+	cid2 := c.campaign("C2", "active")
+	s2 := c.emailStep(cid2, tpl, nil)
+	c.enroll(cid2, ann)
+	c.process(cid2)
+	if d := detailOf(s2, ann); d != "failed: email settings are not configured" {
+		t.Fatalf("no sender: %s", d)
+	}
+
+	c.configure()
+	cid3 := c.campaign("C3", "active")
+	s3 := c.emailStep(cid3, tpl, nil)
+	noEmail := c.contact("Nomail", "")
+	bad := c.contact("Bad", "")
+	if _, err := c.env.App.Pool.Exec(context.Background(), `UPDATE contacts SET emails = '[{"address":"not an address","label":"work"}]' WHERE id = $1`, bad); err != nil {
+		t.Fatal(err)
+	}
+	sup := c.contact("Sup", "sup@example.com")
+	c.enroll(cid3, ann, noEmail, bad, sup)
+	// Suppressed after enrollment (a race with "leave all"): never emailed.
+	if _, err := c.env.App.Pool.Exec(context.Background(), `UPDATE contacts SET suppressed_at = now() WHERE id = $1`, sup); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.process(cid3); r.Sent != 1 || r.Failed != 3 || r.Completed != 4 {
+		t.Fatalf("mixed: %+v", r)
+	}
+	for contact, want := range map[string]string{
+		ann: "success: ", noEmail: "failed: contact has no email address", bad: "failed: contact email address is not valid",
+		sup: "failed: contact unsubscribed",
+	} {
+		if d := detailOf(s3, contact); d != want {
+			t.Errorf("%s: %q, want %q", contact, d, want)
+		}
+	}
+	if c.mail.RecipientCount() != 1 {
+		t.Fatalf("provider got %d recipients", c.mail.RecipientCount())
+	}
+
+	// A template deleted after the step was made.
+	cid4 := c.campaign("C4", "active")
+	gone := c.template("Gone", "S", "x")
+	s4 := c.emailStep(cid4, gone, nil)
+	c.key.Delete("/api/v1/campaign-templates/" + gone).Expect(http.StatusOK)
+	c.enroll(cid4, ann)
+	c.process(cid4)
+	if d := detailOf(s4, ann); d != "failed: email template was deleted" {
+		t.Fatalf("deleted template: %s", d)
+	}
+}
+
+func TestCampaignProvider4xx(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	s := c.emailStep(cid, tpl, nil)
+	c.enroll(cid, c.contacts(3)...)
+	c.mail.FailNext(http.StatusForbidden, `{"errors":[{"message":"The from address does not match a verified Sender Identity.","field":"from","help":null}]}`, 1)
+
+	if r := c.process(cid); r.Sent != 0 || r.Failed != 3 || r.Retrying != 0 || r.Completed != 3 {
+		t.Fatalf("4xx: %+v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed'
+		AND result_detail LIKE '%The from address does not match a verified Sender Identity.%' AND tries = 1`, s); n != 3 {
+		t.Fatalf("%d failures with the provider's message", n)
+	}
+	// Permanent: never retried.
+	c.advance(time.Hour)
+	c.process(cid)
+	if c.mail.RequestCount() != 1 {
+		t.Fatalf("%d requests; a 4xx must not be retried", c.mail.RequestCount())
+	}
+	if c.count(`SELECT count(*) FROM interactions WHERE kind = 'campaign_email'`) != 0 {
+		t.Fatal("a refused email was recorded as sent")
+	}
+}
+
+func TestCampaignProvider5xxRetries(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	s := c.emailStep(cid, tpl, nil)
+	ids := c.contacts(2)
+	c.enroll(cid, ids...)
+	c.mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"Service Unavailable"}]}`, 3)
+
+	tries := func() int {
+		return c.count(`SELECT max(tries) FROM campaign_step_completions WHERE step_id = $1`, s)
+	}
+	if r := c.process(cid); r.Retrying != 2 || r.Failed != 0 || tries() != 1 {
+		t.Fatalf("first try: %+v", r)
+	}
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result IS NULL AND lease_until IS NULL AND retry_at IS NOT NULL`, s) != 2 {
+		t.Fatal("rows should wait for a retry")
+	}
+	// Retried on a later pass, not at once.
+	if r := c.process(cid); r.Retrying != 0 || r.Sent != 0 || c.mail.RequestCount() != 1 {
+		t.Fatalf("same instant: %+v, %d requests", r, c.mail.RequestCount())
+	}
+	c.advance(time.Minute)
+	if r := c.process(cid); r.Retrying != 2 || tries() != 2 {
+		t.Fatalf("second try: %+v", r)
+	}
+	c.advance(time.Minute)
+	if r := c.process(cid); r.Failed != 2 || r.Completed != 2 || tries() != 3 {
+		t.Fatalf("third try: %+v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed' AND result_detail <> ''`, s); n != 2 {
+		t.Fatalf("%d failed after 3 tries", n)
+	}
+	c.advance(time.Hour)
+	c.process(cid)
+	if c.mail.RequestCount() != 3 {
+		t.Fatalf("%d requests, want exactly 3 tries", c.mail.RequestCount())
+	}
+
+	// A transient error followed by success on the next pass.
+	c2 := c.campaign("C2", "active")
+	s2 := c.emailStep(c2, tpl, nil)
+	c.enroll(c2, ids[0])
+	c.mail.FailNext(http.StatusInternalServerError, "oops", 1)
+	c.process(c2)
+	c.advance(time.Minute)
+	if r := c.process(c2); r.Sent != 1 || r.Completed != 1 {
+		t.Fatalf("retry success: %+v", r)
+	}
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success' AND tries = 2`, s2) != 1 {
+		t.Fatal("success on the second try")
+	}
+	if c.count(`SELECT count(*) FROM interactions WHERE kind = 'campaign_email'`) != 1 {
+		t.Fatal("one interaction for the one sent email")
+	}
+}
+
+// TestCampaignConcurrentProcessors races four processors (two service
+// instances, as two binaries would be, two passes each) over one campaign
+// of small chunks with a slow provider: every participant gets exactly
+// one email.
+func TestCampaignConcurrentProcessors(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "Hello {{first_name}}", "<p>x</p>")
+	cid := c.campaign("Race", "active")
+	c.emailStep(cid, tpl, nil)
+	c.step(cid, map[string]any{"step_type": "trigger", "name": "next", "schedule_type": "immediate", "trigger_campaign_id": c.campaign("Next", "draft")})
+	c.emailStep(cid, tpl, map[string]any{"name": "second"})
+	const n = 120
+	seedCampaignContacts(t, c, cid, n)
+	c.mail.SetDelay(3 * time.Millisecond)
+
+	newProcessor := func() *campaigns.Service {
+		return campaigns.NewService(campaigns.Deps{
+			DB: c.env.App.Pool, Accounts: c.env.App.Accounts, Books: c.env.App.Books,
+			Sender: mailer.NewSender(c.mail.URL, nil), Now: c.env.Clock.Now, Log: slog.New(slog.DiscardHandler),
+			SettingsKey: c.env.App.Config.SettingsKey, PublicBaseURL: c.env.App.Config.PublicBaseURL,
+			Processing: campaigns.ProcessingOptions{ChunkSize: 7, Senders: 2},
+		})
+	}
+	procs := []*campaigns.Service{newProcessor(), newProcessor()}
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := procs[i%2].ProcessCampaign(context.Background(), campUUID(t, cid)); err != nil {
+				t.Errorf("processor %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	// Whatever the race left for later, one more pass finishes it.
+	c.process(cid)
+
+	got := map[string]int{}
+	for _, r := range c.mail.Recipients() {
+		got[r.Email+" "+r.Subject]++
+	}
+	if len(c.mail.Recipients()) != 2*n {
+		t.Fatalf("provider got %d emails, want %d", len(c.mail.Recipients()), 2*n)
+	}
+	for k, v := range got {
+		if v != 2 { // two email steps, same subject
+			t.Fatalf("%s received %d times", k, v)
+		}
+	}
+	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1 AND result = 'success'`, cid) != 3*n ||
+		c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != n ||
+		c.count(`SELECT count(*) FROM interactions WHERE kind = 'campaign_email'`) != 2*n ||
+		c.count(`SELECT count(*) FROM campaign_claims`) != 0 {
+		t.Fatal("database state after the race")
+	}
+}
+
+// seedCampaignContacts inserts n contacts and enrolls them (SQL: the race
+// needs more contacts than the API would create quickly).
+func seedCampaignContacts(t *testing.T, c *campEnv, campaignID string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.env.App.Pool.Exec(ctx, `
+		INSERT INTO contacts (book_id, first_name, emails)
+		SELECT $1, 'r' || g, jsonb_build_array(jsonb_build_object('address', 'r' || g || '@example.com', 'label', 'work'))
+		FROM generate_series(1, $2) g`, c.book, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.env.App.Pool.Exec(ctx, `
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
+		SELECT $1, id, $3 FROM contacts WHERE book_id = $2 AND first_name LIKE 'r%'`, campaignID, c.book, c.env.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCampaignInterruptedClaim stands for a process that crashed after
+// claiming a chunk and before recording the provider's answer: the claim is
+// left alone while its lease runs, then recorded as failed ("delivery
+// outcome unknown") and never sent again.
+func TestCampaignInterruptedClaim(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	s := c.emailStep(cid, tpl, nil)
+	ids := c.contacts(3)
+	c.enroll(cid, ids...)
+	ctx := context.Background()
+	now := c.env.Clock.Now()
+	if _, err := c.env.App.Pool.Exec(ctx, `
+		WITH p AS (SELECT id FROM campaign_participants WHERE campaign_id = $1 AND contact_id = ANY($2::uuid[])),
+		ins AS (
+			INSERT INTO campaign_step_completions (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
+			SELECT id, $3, $1, '11111111-1111-4111-8111-111111111111', $4, $5, 1, sha256(id::text::bytea) FROM p
+		)
+		INSERT INTO campaign_claims (id, campaign_id, step_id, lease_until, participant_ids)
+		SELECT '11111111-1111-4111-8111-111111111111', $1, $3, $5, array_agg(id) FROM p`,
+		cid, ids[:2], s, now, now.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.process(cid); r.Sent != 1 || r.Reaped != 0 || r.Completed != 1 {
+		t.Fatalf("while the lease runs: %+v", r)
+	}
+	c.advance(10*time.Minute + time.Second)
+	if r := c.process(cid); r.Sent != 0 || r.Reaped != 2 || r.Failed != 2 || r.Completed != 2 {
+		t.Fatalf("after the lease: %+v", r)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed' AND result_detail LIKE 'delivery outcome unknown%'`, s); n != 2 {
+		t.Fatalf("%d recorded as outcome unknown", n)
+	}
+	c.advance(day)
+	c.process(cid)
+	if c.mail.RecipientCount() != 1 || c.count(`SELECT count(*) FROM campaign_claims`) != 0 {
+		t.Fatalf("provider got %d emails; the interrupted ones must never be re-sent", c.mail.RecipientCount())
+	}
+}
+
+func TestCampaignRunEndpoint(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "draft")
+	c.emailStep(cid, tpl, nil)
+	c.enroll(cid, c.contacts(2)...)
+	run := "/api/campaigns/" + cid + "/run"
+
+	c.ob.Post(run, nil).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
+	c.key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "paused"}).Expect(http.StatusOK)
+	c.ob.Post(run, nil).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
+	c.key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	c.owner.SetAddon("trial")
+	c.ob.Post(run, nil).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.owner.SetAddon("active")
+	c.key.Post("/api/v1/campaigns/"+cid+"/run", nil).Expect(http.StatusNotFound) // internal API only
+	c.ob.Post("/api/campaigns/6f1c1d7e-0000-4000-8000-000000000000/run", nil).ExpectError(http.StatusNotFound, "NOT_FOUND")
+
+	// The answer comes before the work, which runs in the background with
+	// a context of its own (the request is long gone when it finishes).
+	c.mail.SetDelay(100 * time.Millisecond)
+	r := c.ob.Post(run, nil).Expect(http.StatusOK)
+	if r.String("data.message") == "" {
+		t.Fatalf("run answer: %s", r.Body)
+	}
+	c.env.App.Campaigns.Wait()
+	if c.mail.RecipientCount() != 2 || c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != 2 {
+		t.Fatalf("run sent %d", c.mail.RecipientCount())
+	}
+}
+
+func TestScheduleProcessDueOnlyPaidActive(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	active := c.campaign("Active", "active")
+	paused := c.campaign("Paused", "paused")
+	for _, id := range []string{active, paused} {
+		c.emailStep(id, tpl, nil)
+		c.enroll(id, c.contact("A"+id[:4], "a"+id[:4]+"@example.com"))
+	}
+	// A trial team's active campaign is not processed.
+	trial := c.env.Signup("trialer")
+	trial.SetAddon("trial")
+	tb := trial.CreateBook("TB")
+	tk := trial.NewKey().InBook(tb)
+	trial.InBook(tb).Put("/api/campaign-settings", map[string]any{"sender_email": "x@trial.example", "mailer_api_key": "SG.t"}).Expect(http.StatusOK)
+	ttpl := tk.Post("/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "x"}).Expect(http.StatusOK).String("data.id")
+	tc := tk.Post("/api/v1/campaigns", map[string]any{"name": "T"}).Expect(http.StatusOK).String("data.id")
+	tk.Patch("/api/v1/campaigns/"+tc, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	tk.Post("/api/v1/campaigns/"+tc+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": ttpl}).Expect(http.StatusOK)
+	tcontact := tk.Post("/api/v1/contacts", map[string]any{"first_name": "T", "emails": []any{map[string]any{"address": "t@example.com", "label": "work"}}}).Expect(http.StatusCreated).String("data.id")
+	tk.Post("/api/v1/campaigns/"+tc+"/participants", map[string]any{"contact_ids": []string{tcontact}}).Expect(http.StatusOK)
+
+	if err := c.env.App.Campaigns.ProcessDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c.mail.RecipientCount() != 1 || c.mail.Recipients()[0].Email != "a"+active[:4]+"@example.com" {
+		t.Fatalf("ProcessDue sent %d emails", c.mail.RecipientCount())
+	}
+	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, tc)); !apperr.Is(err, apperr.AddonRequired) {
+		t.Fatalf("a trial campaign must not run: %v", err)
+	}
+	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, paused)); !apperr.Is(err, apperr.InvalidStatus) {
+		t.Fatalf("a paused campaign must not run: %v", err)
+	}
+}
+
+// TestScheduleWorker runs the cron worker for real on a one-second
+// schedule and stops it.
+func TestScheduleWorker(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	c.emailStep(cid, tpl, nil)
+	c.enroll(cid, c.contacts(2)...)
+
+	w := campaigns.NewScheduler(c.env.App.Campaigns, "@every 1s", slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.mail.RecipientCount() < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	if c.mail.RecipientCount() != 2 {
+		t.Fatalf("the scheduler sent %d emails", c.mail.RecipientCount())
+	}
+	if err := campaigns.NewScheduler(c.env.App.Campaigns, "not a schedule", slog.New(slog.DiscardHandler)).Run(context.Background()); err == nil {
+		t.Fatal("a bad schedule must fail")
+	}
+}
+
+func TestCampaignOversizedPersonalization(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	small := c.contact("Small", "small@example.com")
+	big := c.contact("Big", "big@example.com")
+	for _, key := range []string{"bio", "cv"} {
+		field := c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": key, "name": key, "type": "text"}).Expect(http.StatusCreated).String("data.id")
+		c.key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{big}, "field_definition_id": field, "value": strings.Repeat("b", 6000)}).Expect(http.StatusOK)
+	}
+	tpl := c.template("T", "Hi {{first_name}}", "<p>{{custom.bio}}</p><p>{{custom.cv}}</p>")
+	cid := c.campaign("C", "active")
+	c.emailStep(cid, tpl, nil)
+	c.enroll(cid, small, big)
+
+	if r := c.process(cid); r.Sent != 2 {
+		t.Fatalf("%+v", r)
+	}
+	// Too much substitution text for the provider: that recipient goes
+	// alone with its body rendered whole.
+	reqs := c.mail.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for _, r := range c.mail.Recipients() {
+		if r.Email == "big@example.com" && (len(r.Substitutions) != 0 || !strings.Contains(r.HTML(), "<p>"+strings.Repeat("b", 6000)+"</p><p>"+strings.Repeat("b", 6000)+"</p>")) {
+			t.Fatal("the big recipient must be sent rendered")
+		}
+		if r.Email == "small@example.com" && len(r.Substitutions) == 0 {
+			t.Fatal("the small recipient stays in the batch")
+		}
+	}
+}

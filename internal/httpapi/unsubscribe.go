@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/web"
+)
+
+// maxUnsubscribeBody bounds the confirm form: a token, a scope and an id.
+const maxUnsubscribeBody = 64 << 10
+
+// unsubscribePage shows the contact's active campaigns with a form per
+// campaign and one for all. It changes nothing: mail scanners and link
+// previews fetch GETs without anyone clicking.
+func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
+	token := r.URL.Query().Get("token")
+	info, err := s.campaigns.UnsubscribeInfo(r.Context(), token)
+	if apperr.Is(err, apperr.NotFound) {
+		return writePage(w, http.StatusNotFound, func(b io.Writer) error { return web.RenderInvalidLink(b) })
+	}
+	if err != nil {
+		return err
+	}
+	d := web.UnsubscribeData{
+		Token: token, ContactName: info.ContactName, Email: info.Email, ConfirmURL: info.ConfirmURL,
+	}
+	for _, c := range info.Campaigns {
+		d.Campaigns = append(d.Campaigns, web.Campaign{ID: c.ID.String(), Name: c.Name})
+		if c.ID == info.CurrentCampaignID {
+			d.CurrentCampaignID = c.ID.String()
+		}
+	}
+	return writePage(w, http.StatusOK, func(b io.Writer) error { return web.RenderUnsubscribe(b, d) })
+}
+
+// unsubscribeConfirm carries out an unsubscribe posted from the page's
+// forms, by a mail client's RFC 8058 one-click POST (token and campaign_id
+// in the query, body "List-Unsubscribe=One-Click"), or by an API client.
+// It answers a page, or JSON when the client asks for it; never a
+// redirect, which one-click clients do not follow.
+func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request) error {
+	asJSON := wantsJSON(r)
+	in, err := readUnsubscribeForm(w, r)
+	if err == nil {
+		var res campaigns.UnsubscribeResult
+		res, err = s.campaigns.Unsubscribe(r.Context(), in.Token, in.Scope, in.CampaignID)
+		if err == nil {
+			if asJSON {
+				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": res.Scope})
+			}
+			return writePage(w, http.StatusOK, func(b io.Writer) error {
+				return web.RenderConfirmed(b, web.ConfirmData{Scope: res.Scope, CampaignName: res.CampaignName})
+			})
+		}
+	}
+	code := apperr.CodeOf(err)
+	if !asJSON && (code == apperr.NotFound || code == apperr.InvalidInput) {
+		// A person in a browser gets a page, not an error document.
+		return writePage(w, statusOf(code), func(b io.Writer) error { return web.RenderInvalidLink(b) })
+	}
+	return err
+}
+
+// unsubscribeInput is the confirm form.
+type unsubscribeInput struct {
+	Token      string     `json:"token"`
+	Scope      string     `json:"scope"`
+	CampaignID *uuid.UUID `json:"campaign_id"`
+}
+
+// readUnsubscribeForm reads token, scope and campaign_id from a form body
+// (urlencoded or multipart), from the query, or from a JSON body; body
+// fields win over query parameters.
+func readUnsubscribeForm(w http.ResponseWriter, r *http.Request) (unsubscribeInput, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxUnsubscribeBody)
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var in unsubscribeInput
+	if mt == "application/json" {
+		q := r.URL.Query()
+		if err := decodeJSON(w, r, &in); err != nil {
+			return in, err
+		}
+		if in.Token == "" {
+			in.Token = q.Get("token")
+		}
+		if in.Scope == "" {
+			in.Scope = q.Get("scope")
+		}
+		if in.CampaignID == nil && q.Get("campaign_id") != "" {
+			id, err := uuid.Parse(q.Get("campaign_id"))
+			if err != nil {
+				return in, apperr.Invalidf("`campaign_id` must be a UUID.")
+			}
+			in.CampaignID = &id
+		}
+		return in, nil
+	}
+	var err error
+	if mt == "multipart/form-data" {
+		err = r.ParseMultipartForm(maxUnsubscribeBody)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return in, apperr.New(apperr.PayloadTooLarge, "The form is too large.")
+		}
+		return in, apperr.Invalidf("The form could not be read.")
+	}
+	in.Token = strings.TrimSpace(r.FormValue("token"))
+	in.Scope = strings.TrimSpace(r.FormValue("scope"))
+	if raw := strings.TrimSpace(r.FormValue("campaign_id")); raw != "" {
+		id, err := uuid.Parse(raw)
+		if err != nil {
+			return in, apperr.Invalidf("`campaign_id` must be a UUID.")
+		}
+		in.CampaignID = &id
+	}
+	return in, nil
+}
+
+// wantsJSON reports whether the client asked for JSON: a JSON body, or an
+// Accept header naming application/json and not text/html.
+func wantsJSON(r *http.Request) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
+		return true
+	}
+	accept := r.Header.Get("Accept")
+	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html")
+}
+
+// writePage renders an HTML page to a buffer first, so a template error
+// becomes a clean 500 instead of half a page.
+func writePage(w http.ResponseWriter, status int, render func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return apperr.Wrap(err, apperr.Internal, "render page")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// The URL carries the token: never send it on as a referrer.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
+
