@@ -36,7 +36,8 @@ func TestDocumentIsValid(t *testing.T) {
 }
 
 // operationsWithoutClientErrors take no input a client can get wrong, so
-// they have no 4xx answer: liveness, readiness, metrics and the docs.
+// they have no 4xx answer: liveness, readiness, metrics, the docs and the
+// static pages a checkout returns to.
 var operationsWithoutClientErrors = []string{"healthz", "readyz", "metrics", "getOpenAPIDocument", "getDocs",
 	"billingSuccessPage", "billingCancelPage"}
 
