@@ -26,6 +26,7 @@ import (
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -46,6 +47,7 @@ type App struct {
 	Books    *books.Service
 	Contacts *contacts.Service
 	Workers  []Worker
+	Metrics  *metrics.Metrics
 
 	Webhooks      *webhooks.Service
 	WebhookEngine *webhooks.Engine
@@ -82,6 +84,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
 	a := &App{
+		Metrics:  metrics.New(pool, nil),
 		Config:   cfg,
 		Log:      log,
 		Pool:     pool,
@@ -103,6 +106,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Books:    a.Books,
 		Contacts: a.Contacts,
 		Ready:    pool.Ping,
+		Observe:  a.Metrics.ObserveRequest,
+		Metrics:  a.Metrics.Handler(),
 		Webhooks: a.Webhooks,
 
 		Billing:    a.Billing,

@@ -37,6 +37,8 @@ type Deps struct {
 	Ready func(ctx context.Context) error
 	// Observe hears about every request (metrics); optional.
 	Observe RouteObserver
+	// Metrics serves /metrics; optional.
+	Metrics http.Handler
 	// Billing sells the Campaigns add-on (checkout and payment webhook).
 	Billing *billing.Service
 	// Webhooks manages webhook subscriptions and their delivery log.
@@ -54,6 +56,7 @@ type Server struct {
 	books    *books.Service
 	ready    func(ctx context.Context) error
 	observe  RouteObserver
+	metrics  http.Handler
 
 	billing    *billing.Service
 	trustProxy bool
@@ -64,7 +67,7 @@ type Server struct {
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
-	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, billing: d.Billing, trustProxy: d.TrustProxy, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
+	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, billing: d.Billing, trustProxy: d.TrustProxy, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	return s.routes()
 }
 
@@ -107,6 +110,9 @@ func (s *Server) routes() http.Handler {
 	s.campaignPageRoutes(r)
 	s.billingPageRoutes(r)
 	docsRoutes(r)
+	if s.metrics != nil {
+		r.Method(http.MethodGet, "/metrics", s.metrics)
+	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
