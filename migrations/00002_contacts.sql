@@ -169,14 +169,18 @@ CREATE TRIGGER books_enforce_emails AFTER UPDATE OF enforce_unique_emails ON boo
     FOR EACH ROW WHEN (OLD.enforce_unique_emails IS DISTINCT FROM NEW.enforce_unique_emails)
     EXECUTE FUNCTION books_enforce_emails();
 
--- The set-based cascades that stand in for foreign keys (see the top).
+-- The set-based cascades that stand in for foreign keys (see the top). The
+-- ids are taken out of the (wide) transition table first, so each delete
+-- is an index lookup by id rather than a join against whole rows.
 -- +goose StatementBegin
 CREATE FUNCTION contacts_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ids uuid[] := ARRAY(SELECT id FROM old_rows);
 BEGIN
-    DELETE FROM contact_labels t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM contact_field_values t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM contact_emails t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM interactions t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_labels WHERE contact_id = ANY(ids);
+    DELETE FROM contact_field_values WHERE contact_id = ANY(ids);
+    DELETE FROM contact_emails WHERE contact_id = ANY(ids);
+    DELETE FROM interactions WHERE contact_id = ANY(ids);
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
@@ -186,7 +190,7 @@ CREATE TRIGGER contacts_delete_dependents AFTER DELETE ON contacts
 -- +goose StatementBegin
 CREATE FUNCTION labels_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM contact_labels t USING old_rows o WHERE t.label_id = o.id;
+    DELETE FROM contact_labels WHERE label_id = ANY(ARRAY(SELECT id FROM old_rows));
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
@@ -196,7 +200,7 @@ CREATE TRIGGER labels_delete_dependents AFTER DELETE ON labels
 -- +goose StatementBegin
 CREATE FUNCTION field_definitions_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM contact_field_values t USING old_rows o WHERE t.field_id = o.id;
+    DELETE FROM contact_field_values WHERE field_id = ANY(ARRAY(SELECT id FROM old_rows));
     RETURN NULL;
 END $$;
 -- +goose StatementEnd

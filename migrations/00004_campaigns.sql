@@ -67,9 +67,7 @@ CREATE TABLE campaign_participants (
     -- Also the processor's path: it walks a campaign's participants in
     -- contact order through this index.
     CONSTRAINT campaign_participants_campaign_contact_key UNIQUE (campaign_id, contact_id)
--- Room on each page so a status change (no indexed column changes) is a
--- heap-only update that touches no index.
-) WITH (fillfactor = 70);
+) WITH (fillfactor = 70); -- room for heap-only status updates
 -- Listings (removed excluded) in enrollment order.
 CREATE INDEX campaign_participants_list_idx ON campaign_participants (campaign_id, enrolled_at, id);
 CREATE INDEX campaign_participants_contact_idx ON campaign_participants (contact_id);
@@ -82,16 +80,19 @@ CREATE INDEX campaign_participants_contact_idx ON campaign_participants (contact
 -- A claim whose lease ran out without a recorded answer is never re-sent:
 -- the next pass records it as failed ("delivery outcome unknown").
 --
--- The row also holds the SHA-256 of the unsubscribe token of the email it
--- stands for, so a sent email costs one row, not two. No foreign keys:
--- a foreign key is checked with one query per inserted row, which halves
--- the sending rate; the triggers below delete rows set-based with their
--- participant or step, and every writer locks the participant row (FOR
--- UPDATE, in the claim statement) and the step row (FOR KEY SHARE) first,
--- which gives the same guarantee against orphans.
+-- The row also stands for the unsubscribe token of the email it sends: the
+-- token carries the step and participant ids (the key) and a secret whose
+-- SHA-256 is token_hash, so a sent email costs one row and no extra index.
+-- Recording the result changes no indexed column and the pages keep room
+-- (fillfactor), so it is a heap-only update. No foreign keys: a foreign
+-- key is checked with one query per inserted row, which would cut the
+-- sending rate by a third; the triggers below delete rows set-based with
+-- their participant or step, and every writer locks the participant row
+-- (FOR UPDATE, in the claim statement) and the step row (FOR KEY SHARE)
+-- first, which gives the same guarantee against orphans.
 CREATE TABLE campaign_step_completions (
-    participant_id      uuid NOT NULL,
     step_id             uuid NOT NULL,
+    participant_id      uuid NOT NULL,
     id                  uuid NOT NULL DEFAULT gen_random_uuid(),
     campaign_id         uuid NOT NULL,
     result              text CHECK (result IN ('success', 'failed')),
@@ -104,20 +105,17 @@ CREATE TABLE campaign_step_completions (
     provider_message_id text NOT NULL DEFAULT '',
     token_hash          bytea,
     completed_at        timestamptz,
-    PRIMARY KEY (participant_id, step_id),
+    -- Step first: stats and step-contact listings read a step's rows.
+    PRIMARY KEY (step_id, participant_id),
     CHECK ((result IS NULL) = (completed_at IS NULL))
--- Recording the result changes no indexed column: with room on the page
--- it is a heap-only update.
 ) WITH (fillfactor = 50);
--- Stats and step-contact listings.
-CREATE INDEX campaign_step_completions_step_idx ON campaign_step_completions (step_id);
--- Unsubscribe links look their email up by token.
-CREATE UNIQUE INDEX campaign_step_completions_token_key ON campaign_step_completions (token_hash) WHERE token_hash IS NOT NULL;
 
 -- +goose StatementBegin
 CREATE FUNCTION campaign_participants_delete_completions() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM campaign_step_completions t USING old_rows o WHERE t.participant_id = o.id;
+    DELETE FROM campaign_step_completions t
+    USING old_rows o JOIN campaign_steps s ON s.campaign_id = o.campaign_id
+    WHERE t.step_id = s.id AND t.participant_id = o.id;
     RETURN NULL;
 END $$;
 -- +goose StatementEnd

@@ -131,16 +131,27 @@ func TestStepNormalize(t *testing.T) {
 
 func TestCampaignTokens(t *testing.T) {
 	t.Parallel()
-	raw, hashes := newTokens(500)
+	secrets, hashes := newSecrets(500)
+	step, participant := uuid.New(), uuid.New()
 	seen := map[string]bool{}
-	for i, tok := range raw {
-		if len(tok) != 43 || strings.ContainsAny(tok, "+/=") || seen[tok] {
+	for i, secret := range secrets {
+		sum := sha256.Sum256(secret)
+		if len(secret) != 32 || !bytes.Equal(hashes[i], sum[:]) {
+			t.Fatal("secret hash")
+		}
+		tok := makeToken(step, participant, secret)
+		if len(tok) != 86 || strings.ContainsAny(tok, "+/=") || seen[tok] {
 			t.Fatalf("token %q", tok)
 		}
 		seen[tok] = true
-		sum := sha256.Sum256([]byte(tok))
-		if !bytes.Equal(hashes[i], sum[:]) || !bytes.Equal(hashToken(tok), sum[:]) {
-			t.Fatal("hash")
+		s, p, h, ok := parseToken(tok)
+		if !ok || s != step || p != participant || !bytes.Equal(h, hashes[i]) {
+			t.Fatal("parse")
+		}
+	}
+	for _, bad := range []string{"", "x", strings.Repeat("A", 85), strings.Repeat("A", 87), strings.Repeat("*", 86)} {
+		if _, _, _, ok := parseToken(bad); ok {
+			t.Errorf("%q parsed", bad)
 		}
 	}
 }
@@ -163,5 +174,22 @@ func TestCampaignAddressCheck(t *testing.T) {
 	}
 	if !fitsBatch(small) || fitsBatch(many) || fitsBatch(map[string]string{"k": strings.Repeat("v", 10000)}) {
 		t.Fatal("fitsBatch")
+	}
+}
+
+func TestCampaignContactRanges(t *testing.T) {
+	t.Parallel()
+	for _, after := range []uuid.UUID{uuid.Nil, uuid.MustParse("7fffffff-0000-4000-8000-000000000000"), uuid.MustParse("ffffffff-ffff-ffff-ffff-fffffffffff0")} {
+		for _, n := range []int{1, 2, 3, 16} {
+			rs := splitAfter(after, n)
+			if len(rs) != n || rs[0].after != after || rs[n-1].upto != nil {
+				t.Fatalf("after %s n %d: ends", after, n)
+			}
+			for i := 1; i < n; i++ {
+				if rs[i-1].upto == nil || *rs[i-1].upto != rs[i].after || bytes.Compare(rs[i].after[:], rs[i-1].after[:]) < 0 {
+					t.Fatalf("after %s n %d: range %d does not follow range %d", after, n, i, i-1)
+				}
+			}
+		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
@@ -27,8 +29,11 @@ type ProcessingOptions struct {
 	// ChunkSize is how many participants one claim takes and one provider
 	// request carries (at most mailer.MaxBatch). Default mailer.MaxBatch.
 	ChunkSize int
-	// Senders is how many chunks are in flight at once. Default 3.
+	// Senders is how many chunks are sent and recorded at once. Default 3.
 	Senders int
+	// Claimers is how many claim statements run at once, each over its own
+	// range of contacts. Default 2.
+	Claimers int
 	// Lease is how long a claim may stay unanswered before the next pass
 	// records it as "delivery outcome unknown". It must exceed SendTimeout
 	// plus the time a claimed chunk waits for a sender. Default 10 minutes.
@@ -49,6 +54,9 @@ func (o ProcessingOptions) withDefaults() ProcessingOptions {
 	}
 	if o.Senders <= 0 {
 		o.Senders = 3
+	}
+	if o.Claimers <= 0 || o.Claimers > 16 {
+		o.Claimers = 2
 	}
 	if o.Lease <= 0 {
 		o.Lease = 10 * time.Minute
@@ -263,50 +271,111 @@ func footerOf(st Settings) mailmerge.Footer {
 type claimedChunk struct {
 	claimID uuid.UUID
 	rows    []claimedRow
-	tokens  []string // raw tokens by ordinal-1
+	secrets [][]byte // unsubscribe token secrets by ordinal-1
 }
 
-// processEmail runs one email step as a pipeline: one goroutine claims
-// chunks in participant order while a few senders render, send and record
-// them, so the database and the provider work at the same time.
+// processEmail runs one email step as a pipeline: claimers take chunks of
+// due participants in contact order while a few senders render, send and
+// record them, so the database and the provider work at the same time.
+// The first chunk is claimed alone; when there may be more, the rest of
+// the contact id space is split between several claimers, so a small
+// campaign goes out in one request and a large one claims in parallel.
 func (s *Service) processEmail(ctx context.Context, p *pass, st Step, plan *emailPlan, base claimParams) error {
 	chunks := make(chan claimedChunk, s.opts.Senders)
-	var wg sync.WaitGroup
+	var senders sync.WaitGroup
 	for range s.opts.Senders {
-		wg.Add(1)
+		senders.Add(1)
 		go func() {
-			defer wg.Done()
+			defer senders.Done()
 			for ch := range chunks {
 				s.deliver(ctx, p, st, plan, ch)
 			}
 		}()
 	}
-	var claimErr error
-	after := uuid.Nil
-	for ctx.Err() == nil {
-		cp := base
-		cp.After, cp.ClaimID, cp.Now = after, uuid.New(), s.now()
-		cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
-		var raw []string
-		if plan.failDetail == "" {
-			raw, cp.TokenHashes = newTokens(cp.Limit)
-		}
-		rows, last, err := s.st.claimDue(ctx, s.db, cp)
-		if err != nil {
-			claimErr = err
-			break
-		}
-		if last == uuid.Nil {
-			break // nobody left who is due
-		}
-		after = last
-		if len(rows) > 0 {
-			chunks <- claimedChunk{claimID: cp.ClaimID, rows: rows, tokens: raw}
+	last, err := s.claimChunk(ctx, base, plan, contactRange{}, chunks)
+	var (
+		claimers sync.WaitGroup
+		mu       sync.Mutex
+	)
+	if err == nil && last != uuid.Nil {
+		for _, r := range splitAfter(last, s.opts.Claimers) {
+			claimers.Add(1)
+			go func() {
+				defer claimers.Done()
+				if rerr := s.claimRange(ctx, base, plan, r, chunks); rerr != nil {
+					mu.Lock()
+					err = errors.Join(err, rerr)
+					mu.Unlock()
+				}
+			}()
 		}
 	}
+	claimers.Wait()
 	close(chunks)
-	wg.Wait()
-	return claimErr
+	senders.Wait()
+	return err
+}
+
+// contactRange is a slice of the contact id space: (after, upto], with
+// no upper bound when upto is nil.
+type contactRange struct {
+	after uuid.UUID
+	upto  *uuid.UUID
+}
+
+// splitAfter splits the ids above after into n ranges of equal width
+// (by the first 8 bytes; ids are random, so participants split evenly).
+func splitAfter(after uuid.UUID, n int) []contactRange {
+	lo := binary.BigEndian.Uint64(after[:8])
+	out := make([]contactRange, n)
+	out[0].after = after
+	for i := 1; i < n; i++ {
+		var b uuid.UUID
+		binary.BigEndian.PutUint64(b[:8], lo+(math.MaxUint64-lo)/uint64(n)*uint64(i))
+		copy(b[8:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		out[i].after = b
+		out[i-1].upto = &out[i].after
+	}
+	return out
+}
+
+// claimRange claims the due participants of one contact range, chunk by
+// chunk in contact order, and hands the chunks to the senders.
+func (s *Service) claimRange(ctx context.Context, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) error {
+	for ctx.Err() == nil {
+		last, err := s.claimChunk(ctx, base, plan, r, chunks)
+		if err != nil || last == uuid.Nil {
+			return err // done when nobody is left who is due
+		}
+		r.after = last
+	}
+	return nil
+}
+
+// claimChunk makes one claim in r and hands what it got to the senders.
+// It returns the greatest contact id considered (uuid.Nil: none was due).
+func (s *Service) claimChunk(ctx context.Context, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) (uuid.UUID, error) {
+	if ctx.Err() != nil {
+		return uuid.Nil, nil
+	}
+	cp := base
+	cp.After, cp.Upto, cp.ClaimID, cp.Now = r.after, r.upto, uuid.New(), s.now()
+	cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
+	var secrets [][]byte
+	if plan.failDetail == "" {
+		secrets, cp.TokenHashes = newSecrets(cp.Limit)
+	}
+	// Once started, a claim runs to its end whatever happens to ctx: a
+	// claim committed but never read would hold its rows until the lease
+	// runs out and then count as "delivery outcome unknown".
+	rows, last, err := s.st.claimDue(context.WithoutCancel(ctx), s.db, cp)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if len(rows) > 0 {
+		chunks <- claimedChunk{claimID: cp.ClaimID, rows: rows, secrets: secrets}
+	}
+	return last, nil
 }
 
 // deliver renders, sends and records one claimed chunk. Whatever happens,
@@ -336,11 +405,11 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 		case !deliverableAddress(r.Email):
 			// One address the provider rejects would fail the whole batch.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailInvalidEmail})
-		case !r.HasToken || r.Ordinal < 1 || r.Ordinal > len(ch.tokens):
+		case !r.HasToken || r.Ordinal < 1 || r.Ordinal > len(ch.secrets):
 			// Cannot happen: the claim stores a token for every sendable row.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: "unsubscribe token missing"})
 		default:
-			pz, v := s.personalize(p, st, plan, r, ch.tokens[r.Ordinal-1])
+			pz, v := s.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
 			if fitsBatch(pz.Substitutions) {
 				shared.batch.Personalizations = append(shared.batch.Personalizations, pz)
 				shared.rows = append(shared.rows, i)
@@ -424,8 +493,7 @@ func deliverableAddress(a string) bool {
 // times: the emails are out, and an unrecorded claim would be reaped as
 // "delivery outcome unknown" instead of its real result.
 func (s *Service) record(ctx context.Context, p *pass, st Step, rp recordParams) {
-	rp.ActiveSteps, rp.StepID, rp.StepName = p.activeSteps, st.ID, st.Name
-	rp.CampaignID, rp.CampaignName = p.campaign.ID, p.campaign.Name
+	rp.ActiveSteps, rp.StepID, rp.CampaignID = p.activeSteps, st.ID, p.campaign.ID
 	var err error
 	for attempt := range 5 {
 		if attempt > 0 {
@@ -501,26 +569,49 @@ func (s *Service) oneClickURL(token string, campaignID uuid.UUID) string {
 	return s.baseURL + "/api/unsubscribe/confirm?token=" + url.QueryEscape(token) + "&campaign_id=" + campaignID.String()
 }
 
-// newTokens makes n unsubscribe tokens (256 random bits each, URL-safe)
-// and their SHA-256 hashes, which is all the database keeps.
-func newTokens(n int) (raw []string, hashes [][]byte) {
-	buf := make([]byte, 32*n)
+// Unsubscribe tokens are the step id, the participant id (which name the
+// completion row of the email) and a 256-bit random secret, URL-safe
+// base64 encoded; the database keeps only the SHA-256 of the secret.
+const (
+	secretSize = 32
+	tokenSize  = 16 + 16 + secretSize
+)
+
+// newSecrets makes n token secrets and their SHA-256 hashes.
+func newSecrets(n int) (secrets, hashes [][]byte) {
+	buf := make([]byte, secretSize*n)
 	if _, err := rand.Read(buf); err != nil {
 		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the platform is broken; never continue without randomness
 	}
-	raw = make([]string, n)
-	hashes = make([][]byte, n)
+	secrets, hashes = make([][]byte, n), make([][]byte, n)
 	for i := range n {
-		raw[i] = base64.RawURLEncoding.EncodeToString(buf[i*32 : (i+1)*32])
-		hashes[i] = hashToken(raw[i])
+		secrets[i] = buf[i*secretSize : (i+1)*secretSize]
+		sum := sha256.Sum256(secrets[i])
+		hashes[i] = sum[:]
 	}
-	return raw, hashes
+	return secrets, hashes
 }
 
-// hashToken is how a token is looked up: SHA-256 of its text.
-func hashToken(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
+// makeToken builds the token of one email.
+func makeToken(stepID, participantID uuid.UUID, secret []byte) string {
+	var raw [tokenSize]byte
+	copy(raw[:16], stepID[:])
+	copy(raw[16:32], participantID[:])
+	copy(raw[32:], secret)
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+// parseToken splits a token into the key of its completion row and the
+// SHA-256 of its secret; ok is false for anything that is not a token.
+func parseToken(token string) (stepID, participantID uuid.UUID, secretHash []byte, ok bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) != tokenSize {
+		return uuid.Nil, uuid.Nil, nil, false
+	}
+	copy(stepID[:], raw[:16])
+	copy(participantID[:], raw[16:32])
+	sum := sha256.Sum256(raw[32:])
+	return stepID, participantID, sum[:], true
 }
 
 // --- trigger steps ---
@@ -577,7 +668,7 @@ func (s *Service) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			}
 			completed, err = s.st.recordOutcomes(ctx, tx, recordParams{
 				ClaimID: cp.ClaimID, Outcomes: outs, Now: cp.Now, RetryAt: cp.Now, ActiveSteps: p.activeSteps,
-				StepID: st.ID, StepName: st.Name, CampaignID: p.campaign.ID, CampaignName: p.campaign.Name,
+				StepID: st.ID, CampaignID: p.campaign.ID,
 			})
 			return err
 		})

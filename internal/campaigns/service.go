@@ -509,7 +509,7 @@ func (s *Service) History(ctx context.Context, actor *auth.Actor, campaignID, pa
 	if _, err := s.st.participantStatus(ctx, s.db, campaignID, participantID); err != nil {
 		return nil, err
 	}
-	return s.st.history(ctx, s.db, participantID)
+	return s.st.history(ctx, s.db, campaignID, participantID)
 }
 
 // Stats summarises the campaign and each of its steps.

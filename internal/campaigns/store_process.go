@@ -16,6 +16,7 @@ type claimParams struct {
 	CampaignID uuid.UUID
 	StepID     uuid.UUID
 	After      uuid.UUID  // cursor: only participants of contacts with a greater id
+	Upto       *uuid.UUID // and, when set, not above this contact id
 	Cutoff     *time.Time // delay steps: enrolled at or before; nil for no bound
 	Earlier    []uuid.UUID
 	Limit      int
@@ -23,9 +24,9 @@ type claimParams struct {
 	MaxTries   int
 	Now        time.Time
 	LeaseUntil time.Time
-	// TokenHashes are SHA-256 hashes of fresh unsubscribe tokens, one per
-	// candidate in contact order; the rows of recipients an email will go
-	// to keep theirs. Nil for steps that send nothing.
+	// TokenHashes are SHA-256 hashes of fresh unsubscribe token secrets,
+	// one per candidate in contact order; the rows of recipients an email
+	// will go to keep theirs. Nil for steps that send nothing.
 	TokenHashes [][]byte
 	CustomKeys  []string
 }
@@ -46,15 +47,15 @@ type claimedRow struct {
 	Phone         string
 	Suppressed    bool
 	Custom        map[string]string
-	Ordinal       int  // 1-based: which token hash it got
+	Ordinal       int  // 1-based: which token secret it got
 	HasToken      bool // an email goes to it and its token hash is stored
 }
 
 // claimDue claims due participants of a step in one statement: it locks
 // the due participant rows (skipping rows another processor holds) and
 // the step row, writes or re-arms their completion rows as claims with a
-// lease and the hash of the unsubscribe token of the email about to be
-// sent, records the claim for the lease reaper, and returns the contacts'
+// lease and the hash of the unsubscribe token secret of the email about
+// to be sent, records the claim for the lease reaper, and returns the contacts'
 // data. The primary key (participant, step) with the conditional upsert is
 // what makes a claim exclusive: a row that is done, claimed or waiting for
 // its retry time is never claimed again. last is the greatest contact id
@@ -78,16 +79,17 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		due AS (
 			SELECT p.id, p.contact_id
 			FROM campaign_participants p
-			WHERE p.campaign_id = $1 AND p.contact_id > $3 AND p.status = 'active'
+			WHERE p.campaign_id = $1 AND p.contact_id > $3 AND ($13::uuid IS NULL OR p.contact_id <= $13)
+			  AND p.status = 'active'
 			  AND ($4::timestamptz IS NULL OR p.enrolled_at <= $4)
 			  AND EXISTS (SELECT 1 FROM stp)
-			  AND NOT EXISTS (
+			  AND (cardinality($5::uuid[]) = 0 OR NOT EXISTS (
 			      SELECT 1 FROM unnest($5::uuid[]) AS e(step_id)
 			      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
-			                        WHERE d.participant_id = p.id AND d.step_id = e.step_id AND d.result IS NOT NULL))
+			                        WHERE d.step_id = e.step_id AND d.participant_id = p.id AND d.result IS NOT NULL)))
 			  AND NOT EXISTS (
 			      SELECT 1 FROM campaign_step_completions d
-			      WHERE d.participant_id = p.id AND d.step_id = $2
+			      WHERE d.step_id = $2 AND d.participant_id = p.id
 			        AND (d.result IS NOT NULL OR d.lease_until IS NOT NULL OR d.retry_at > $9))
 			ORDER BY p.contact_id
 			LIMIT $6
@@ -113,7 +115,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			SELECT k.participant_id, $2, $1, $7, $9, $10, 1,
 			       CASE WHEN k.email <> '' AND NOT k.suppressed THEN h.hash END
 			FROM cand k LEFT JOIN unnest($11::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
-			ON CONFLICT (participant_id, step_id) DO UPDATE
+			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
 				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash
 				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < $8
@@ -133,8 +135,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
 		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
-		p.CampaignID, p.StepID, p.After, p.Cutoff, p.Earlier, p.Limit, p.ClaimID, p.MaxTries,
-		p.Now, p.LeaseUntil, p.TokenHashes, p.CustomKeys)
+		p.CampaignID, p.StepID, p.After, p.Cutoff, uuidArray(p.Earlier), p.Limit, p.ClaimID, p.MaxTries,
+		p.Now, p.LeaseUntil, p.TokenHashes, p.CustomKeys, p.Upto)
 	if err != nil {
 		return nil, uuid.Nil, postgres.Translate(err)
 	}
@@ -167,6 +169,28 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 	return rows, last, postgres.Translate(res.Err())
 }
 
+// otherSteps is steps without one of them.
+func otherSteps(steps []uuid.UUID, without uuid.UUID) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(steps))
+	for _, id := range steps {
+		if id != without {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// uuidArray passes ids as raw 16-byte values: pgx encodes those straight
+// into a uuid[], while uuid.UUID goes through database/sql's Valuer and
+// text parsing for every element.
+func uuidArray(ids []uuid.UUID) [][16]byte {
+	out := make([][16]byte, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
 // outcome is what happened to one claimed row. Result "" means "retry
 // later" (transient provider error with tries left). A success of a row
 // with a token is a sent email: ContactID, Address, Subject and MessageID
@@ -183,15 +207,13 @@ type outcome struct {
 
 // recordParams records the outcomes of one claim.
 type recordParams struct {
-	ClaimID      uuid.UUID
-	Outcomes     []outcome
-	Now          time.Time
-	RetryAt      time.Time
-	ActiveSteps  []uuid.UUID
-	StepID       uuid.UUID
-	StepName     string
-	CampaignID   uuid.UUID
-	CampaignName string
+	ClaimID     uuid.UUID
+	Outcomes    []outcome
+	Now         time.Time
+	RetryAt     time.Time
+	ActiveSteps []uuid.UUID
+	StepID      uuid.UUID
+	CampaignID  uuid.UUID
 }
 
 // recordOutcomes writes the outcomes of one claim in one statement: the
@@ -210,7 +232,7 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 	var completed int
 	err := db.QueryRow(ctx, `
 		WITH r AS (
-			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $7::text[], $13::uuid[], $14::text[], $15::text[])
+			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $7::text[], $11::uuid[], $12::text[], $13::text[])
 			       AS r(participant_id, result, detail, message_id, contact_id, address, subject)
 		),
 		upd AS (
@@ -232,11 +254,11 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			UPDATE campaign_participants p SET status = 'completed', completed_at = $5
 			FROM upd
 			WHERE upd.result IS NOT NULL AND p.id = upd.participant_id AND p.status = 'active'
-			  AND NOT EXISTS (
+			  AND (cardinality($8::uuid[]) = 0 OR NOT EXISTS (
 			      SELECT 1 FROM unnest($8::uuid[]) AS s(step_id)
-			      WHERE s.step_id <> $9 AND NOT EXISTS (
+			      WHERE NOT EXISTS (
 			          SELECT 1 FROM campaign_step_completions d
-			          WHERE d.participant_id = p.id AND d.step_id = s.step_id AND d.result IS NOT NULL))
+			          WHERE d.step_id = s.step_id AND d.participant_id = p.id AND d.result IS NOT NULL)))
 			RETURNING 1
 		),
 		-- interactions has no foreign key. Only emails whose completion
@@ -245,19 +267,19 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 		-- participant and waits for this transaction, and the contact's
 		-- interactions are deleted after it; a contact deleted before
 		-- leaves no completion row to update and so no interaction.
+		-- The detail is kept small: building JSON is most of this
+		-- statement's cost.
 		ins AS (
 			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
 			SELECT u.contact_id, 'campaign_email',
-			       jsonb_build_object('campaign_id', $10::uuid, 'campaign_name', $11::text,
-			                          'step_id', $9::uuid, 'step_name', $12::text,
-			                          'participant_id', u.participant_id, 'completion_id', u.id,
+			       jsonb_build_object('campaign_id', $10::uuid, 'step_id', $9::uuid, 'participant_id', u.participant_id,
 			                          'address', u.address, 'subject', u.subject, 'provider_message_id', u.message_id),
 			       $5
 			FROM upd u WHERE u.result = 'success' AND u.emailed
 		)
 		SELECT (SELECT count(*) FROM fin)`,
-		p.ClaimID, pids, results, details, p.Now, p.RetryAt, msgIDs, p.ActiveSteps, p.StepID,
-		p.CampaignID, p.CampaignName, p.StepName, contacts, addresses, subjects,
+		p.ClaimID, uuidArray(pids), results, details, p.Now, p.RetryAt, msgIDs, uuidArray(otherSteps(p.ActiveSteps, p.StepID)), p.StepID,
+		p.CampaignID, uuidArray(contacts), addresses, subjects,
 	).Scan(&completed)
 	return completed, postgres.Translate(err)
 }

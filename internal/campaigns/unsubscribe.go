@@ -56,7 +56,8 @@ type unsubToken struct {
 }
 
 func (s *Service) token(ctx context.Context, db postgres.DB, token string) (unsubToken, error) {
-	if token == "" || len(token) > 200 {
+	stepID, participantID, secretHash, ok := parseToken(token)
+	if !ok {
 		return unsubToken{}, ErrUnknownToken
 	}
 	var t unsubToken
@@ -66,7 +67,7 @@ func (s *Service) token(ctx context.Context, db postgres.DB, token string) (unsu
 		JOIN campaign_participants p ON p.id = c.participant_id
 		JOIN campaigns cp ON cp.id = p.campaign_id
 		JOIN contacts ct ON ct.id = p.contact_id
-		WHERE c.token_hash = $1`, hashToken(token)).
+		WHERE c.step_id = $1 AND c.participant_id = $2 AND c.token_hash = $3`, stepID, participantID, secretHash).
 		Scan(&t.ID, &t.ContactID, &t.BookID, &t.CampaignID, &t.Email, &t.ContactName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return unsubToken{}, ErrUnknownToken

@@ -133,6 +133,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 		if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
 			return err
 		}
+		var err error
 		if out, err = s.st.insert(ctx, tx, c, now); err != nil {
 			return err
 		}

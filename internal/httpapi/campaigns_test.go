@@ -758,3 +758,40 @@ func TestCampaignCrossTeam(t *testing.T) {
 		t.Fatal("the campaign changed")
 	}
 }
+
+func TestParticipantContactAndBookDeleted(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	tpl := c.template("T", "S", "<p>x</p>")
+	cid := c.campaign("C", "active")
+	c.emailStep(cid, tpl, nil)
+	ids := c.contacts(3)
+	c.enroll(cid, ids...)
+	c.process(cid)
+
+	// Deleting a contact takes its participations and completion records
+	// (and its emails' interactions) with it.
+	c.key.Delete("/api/v1/contacts/" + ids[0]).Expect(http.StatusNoContent)
+	c.key.Post("/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids[1:2]}).Expect(http.StatusOK)
+	if n := c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid); n != 1 {
+		t.Fatalf("%d participants left", n)
+	}
+	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`, cid); n != 1 {
+		t.Fatalf("%d completion records left", n)
+	}
+	if n := c.count(`SELECT count(*) FROM interactions WHERE contact_id = ANY($1::uuid[])`, ids[:2]); n != 0 {
+		t.Fatalf("%d interactions of deleted contacts", n)
+	}
+	if st := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK); st.Int("data.summary.total_participants") != 1 || st.Int("data.steps.0.success_count") != 1 {
+		t.Fatalf("stats: %s", st.Body)
+	}
+
+	// Deleting the book takes everything of its campaigns.
+	c.owner.Delete("/api/books/" + c.book).Expect(http.StatusNoContent)
+	for _, table := range []string{"campaigns", "campaign_steps", "campaign_participants", "campaign_step_completions", "campaign_claims", "email_templates", "email_settings"} {
+		if n := c.count(`SELECT count(*) FROM ` + table); n != 0 {
+			t.Errorf("%s: %d rows left", table, n)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -70,10 +69,6 @@ func BenchmarkContact100k(b *testing.B) {
 	one := ids[len(ids)/2]
 	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
 
-	if os.Getenv("CB_BENCH_LOG") != "" {
-		benchExec(b, env, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET log_min_duration_statement = 5', current_database()); END $$`)
-		env.App.Pool.Reset()
-	}
 	run := func(name string, fn func(b *testing.B)) {
 		b.Run(name, func(b *testing.B) {
 			env.T = b // failures inside report on the sub-benchmark

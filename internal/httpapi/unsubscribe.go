@@ -157,4 +157,3 @@ func writePage(w http.ResponseWriter, status int, render func(io.Writer) error) 
 	_, _ = w.Write(buf.Bytes())
 	return nil
 }
-

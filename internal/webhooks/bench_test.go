@@ -115,14 +115,21 @@ func BenchmarkWebhookLatency(b *testing.B) {
 	start()
 	time.Sleep(200 * time.Millisecond) // the engine is listening
 	// Commits are paced by a schedule, not by each other: several
-	// committers keep the rate when one commit is slow.
+	// committers, on their own connections, keep the rate when one commit
+	// is slow.
+	const committerCount = 16
+	gen, err := postgres.Connect(context.Background(), env.DBURL, committerCount)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gen.Close()
 	due := make(chan int)
 	var committers sync.WaitGroup
-	for range 8 {
+	for range committerCount {
 		committers.Go(func() {
 			for i := range due {
 				book := uuid.New()
-				if err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
+				if err := postgres.InTx(context.Background(), gen, func(tx pgx.Tx) error {
 					return events.Append(context.Background(), tx, time.Now(), events.Event{
 						Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i},
 					})
