@@ -7,6 +7,7 @@ package contacts
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -88,7 +89,24 @@ type Social struct {
 type Relationship struct {
 	Label     string     `json:"label" validate:"required,max=100"`
 	Name      string     `json:"name" validate:"required,max=200"`
-	ContactID *uuid.UUID `json:"contact_id,omitempty"`
+	ContactID *RelatedID `json:"contact_id,omitempty"`
+}
+
+// RelatedID is the contact a relationship points to: a UUID in JSON that,
+// when malformed, says which field it is.
+type RelatedID uuid.UUID
+
+// MarshalText writes the UUID.
+func (r RelatedID) MarshalText() ([]byte, error) { return uuid.UUID(r).MarshalText() }
+
+// UnmarshalText reads the UUID.
+func (r *RelatedID) UnmarshalText(b []byte) error {
+	id, err := uuid.ParseBytes(b)
+	if err != nil {
+		return errors.New("`relationships[].contact_id` must be a contact id (UUID)")
+	}
+	*r = RelatedID(id)
+	return nil
 }
 
 // LabelRef is a label as a contact carries it.

@@ -517,7 +517,7 @@ func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.
 	var ids []uuid.UUID
 	for _, r := range rels {
 		if r.ContactID != nil {
-			ids = append(ids, *r.ContactID)
+			ids = append(ids, uuid.UUID(*r.ContactID))
 		}
 	}
 	if len(ids) == 0 {
@@ -528,7 +528,7 @@ func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.
 		return err
 	}
 	for i, r := range rels {
-		if r.ContactID != nil && !found[*r.ContactID] {
+		if r.ContactID != nil && !found[uuid.UUID(*r.ContactID)] {
 			return apperr.Invalidf("`relationships[%d].contact_id` is not a contact of this book.", i)
 		}
 	}

@@ -277,6 +277,8 @@ func TestContactCreateErrors(t *testing.T) {
 		{"relationship name", map[string]any{"first_name": "A", "relationships": []any{map[string]any{"label": "boss"}}}, 400, "INVALID_INPUT", "relationships[0].name"},
 		{"relationship contact", map[string]any{"first_name": "A", "relationships": []any{
 			map[string]any{"label": "boss", "name": "B", "contact_id": uuid.NewString()}}}, 400, "INVALID_INPUT", "relationships[0].contact_id"},
+		{"relationship contact not a UUID", map[string]any{"first_name": "A", "relationships": []any{
+			map[string]any{"label": "boss", "name": "B", "contact_id": "nope"}}}, 400, "INVALID_INPUT", "contact_id"},
 		{"long name", map[string]any{"first_name": long}, 400, "INVALID_INPUT", "first_name"},
 		{"NUL", map[string]any{"first_name": "A\u0000B"}, 400, "INVALID_INPUT", "first_name"},
 		{"NUL in array", map[string]any{"first_name": "A", "socials": []any{map[string]any{"label": "x", "value": "a\u0000"}}}, 400, "INVALID_INPUT", "socials[0]"},
