@@ -79,6 +79,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
+	if cfg.PprofAddr != "" {
+		go servePprof(log, cfg.PprofAddr)
+	}
 	return a.Serve(ctx, ln)
 }
 

@@ -56,6 +56,9 @@ type Config struct {
 	LogFormat string // json or text; empty means "decide by terminal"
 
 	AutoMigrate bool
+	// PprofAddr, when set, serves net/http/pprof on its own listener
+	// (keep it on localhost); empty turns profiling off.
+	PprofAddr string
 	// TrustProxy makes the client IP come from X-Forwarded-For/X-Real-IP
 	// (rate limits); only safe behind a proxy that sets those headers.
 	TrustProxy bool
@@ -104,6 +107,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             strings.ToLower(env("LOG_LEVEL", "info")),
 		LogFormat:            strings.ToLower(env("LOG_FORMAT", "")),
 		AutoMigrate:          boolEnv("AUTO_MIGRATE", true),
+		PprofAddr:            env("PPROF_ADDR", ""),
 		TrustProxy:           boolEnv("TRUST_PROXY", false),
 		StripePrices:         map[string]string{},
 		PasswordHashCost:     intEnv("PASSWORD_HASH_COST", bcrypt.DefaultCost),
