@@ -268,12 +268,14 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 		-- interactions are deleted after it; a contact deleted before
 		-- leaves no completion row to update and so no interaction.
 		-- The detail is kept small: building JSON is most of this
-		-- statement's cost.
+		-- statement's cost. unsubscribe_token_id is the completion row's
+		-- id: the row holds the email's token.
 		ins AS (
 			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
 			SELECT u.contact_id, 'campaign_email',
 			       jsonb_build_object('campaign_id', $10::uuid, 'step_id', $9::uuid, 'participant_id', u.participant_id,
-			                          'address', u.address, 'subject', u.subject, 'provider_message_id', u.message_id),
+			                          'unsubscribe_token_id', u.id, 'address', u.address, 'subject', u.subject,
+			                          'provider_message_id', u.message_id),
 			       $5
 			FROM upd u WHERE u.result = 'success' AND u.emailed
 		)

@@ -140,7 +140,7 @@ func TestCampaignSendPersonalizations(t *testing.T) {
 	var d map[string]string
 	_ = json.Unmarshal(detail, &d)
 	if d["campaign_id"] != cid || d["step_id"] != step || d["address"] != "ann@example.com" || d["provider_message_id"] != req.MessageID ||
-		d["subject"] != "Welcome Ann from Bits & Bytes" || d["participant_id"] == "" {
+		d["subject"] != "Welcome Ann from Bits & Bytes" || d["participant_id"] == "" || d["unsubscribe_token_id"] == "" {
 		t.Fatalf("interaction detail: %s", detail)
 	}
 
