@@ -111,7 +111,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	if err != nil {
 		t.Fatalf("apptest: build: %v", err)
 	}
-	srv := httptest.NewServer(a.Handler)
+	srv := httptest.NewServer(validating(t, a.Handler))
 	t.Cleanup(func() {
 		srv.Close()
 		a.Close()
