@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -57,40 +58,53 @@ type Body struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// Append writes events to the outbox in one statement, whatever their
-// number. db must be the transaction that makes the change.
+// envelope builds the Body around already-encoded data. Marshalling Body
+// itself would re-scan and compact data, which doubled the cost of a
+// 10,000-event bulk change; the bytes are the same either way (tested).
+func envelope(ev Event, at time.Time, data []byte) []byte {
+	book := []byte("null")
+	if ev.BookID != nil {
+		book = []byte(`"` + ev.BookID.String() + `"`)
+	}
+	typ, _ := json.Marshal(ev.Type)
+	ts, _ := at.MarshalJSON()
+	out := make([]byte, 0, len(data)+160)
+	out = append(out, `{"event":`...)
+	out = append(out, typ...)
+	out = append(out, `,"timestamp":`...)
+	out = append(out, ts...)
+	out = append(out, `,"team_id":"`...)
+	out = append(out, ev.TeamID.String()...)
+	out = append(out, `","book_id":`...)
+	out = append(out, book...)
+	out = append(out, `,"data":`...)
+	out = append(out, data...)
+	return append(out, '}')
+}
+
+// Append writes events to the outbox in one COPY, whatever their number.
+// db must be the transaction that makes the change.
 func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
 	now = now.UTC()
-	// Ids go as pgtype.UUID: a uuid.UUID is encoded through its
-	// driver.Valuer as text, which dominated a 10,000-event append.
-	ids := make([]pgtype.UUID, len(evs))
-	teams := make([]pgtype.UUID, len(evs))
-	books := make([]pgtype.UUID, len(evs))
-	types := make([]string, len(evs))
-	bodies := make([][]byte, len(evs))
+	// COPY is PostgreSQL's bulk path: a 10,000-event change costs one
+	// round trip and far less parsing than an INSERT of unnested arrays.
+	// Statement-level triggers (the webhook wake-up) fire for it as well.
+	rows := make([][]any, len(evs))
 	for i, ev := range evs {
 		data, err := json.Marshal(ev.Data)
 		if err != nil {
 			return fmt.Errorf("marshal %s event: %w", ev.Type, err)
 		}
-		body, err := json.Marshal(Body{Event: ev.Type, Timestamp: now, TeamID: ev.TeamID, BookID: ev.BookID, Data: data})
-		if err != nil {
-			return fmt.Errorf("marshal %s event: %w", ev.Type, err)
-		}
-		ids[i], teams[i], types[i], bodies[i] = pgtype.UUID{Bytes: uuid.New(), Valid: true}, pgtype.UUID{Bytes: ev.TeamID, Valid: true}, ev.Type, body
+		var book pgtype.UUID
 		if ev.BookID != nil {
-			books[i] = pgtype.UUID{Bytes: *ev.BookID, Valid: true}
+			book = pgtype.UUID{Bytes: *ev.BookID, Valid: true}
 		}
+		rows[i] = []any{pgtype.UUID{Bytes: uuid.New(), Valid: true}, pgtype.UUID{Bytes: ev.TeamID, Valid: true}, book, ev.Type, envelope(ev, now, data), now}
 	}
-	_, err := db.Exec(ctx, `
-		INSERT INTO events (id, team_id, book_id, type, body, occurred_at)
-		SELECT id, team_id, book_id, type, body, $6
-		FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[])
-		     AS e(id, team_id, book_id, type, body)`,
-		ids, teams, books, types, bodies, now)
+	_, err := db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, pgx.CopyFromRows(rows))
 	if err != nil {
 		return postgres.Translate(fmt.Errorf("append events: %w", err))
 	}
