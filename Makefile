@@ -27,7 +27,7 @@ LINT_CMDS := go vet ./...; \
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate lint test docker clean
+.PHONY: run build migrate lint test bench docker clean
 
 run:
 	url="$$(scripts/devdb.sh contactbook)"; \
@@ -49,6 +49,9 @@ test:
 	export DATABASE_URL; \
 	$(LINT_CMDS); \
 	go test -race -count=1 -p 2 -timeout 10m $(GOTEST_FLAGS) ./...
+
+bench:
+	scripts/bench/run.sh
 
 docker:
 	docker build -t $(IMAGE) .
