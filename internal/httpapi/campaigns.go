@@ -17,13 +17,13 @@ import (
 // campaignPublicRoutes are the campaign endpoints of the public API (and,
 // with the same handlers, of the internal API).
 func (s *Server) campaignPublicRoutes(r chi.Router) {
-	r.Get("/campaign-templates", s.as(s.listTemplates))
-	r.Post("/campaign-templates", s.as(s.createTemplate))
-	r.Get("/campaign-templates/{id}", s.withID("id", s.getTemplate))
-	r.Patch("/campaign-templates/{id}", s.withID("id", s.updateTemplate))
-	r.Delete("/campaign-templates/{id}", s.withID("id", s.deleteTemplate))
-	r.Get("/campaigns", s.as(s.listCampaigns))
-	r.Post("/campaigns", s.as(s.createCampaign))
+	r.Get("/campaign-templates", s.inBook(s.listTemplates))
+	r.Post("/campaign-templates", s.inBook(s.createTemplate))
+	r.Get("/campaign-templates/{id}", s.inBookWithID("id", s.getTemplate))
+	r.Patch("/campaign-templates/{id}", s.inBookWithID("id", s.updateTemplate))
+	r.Delete("/campaign-templates/{id}", s.inBookWithID("id", s.deleteTemplate))
+	r.Get("/campaigns", s.inBook(s.listCampaigns))
+	r.Post("/campaigns", s.inBook(s.createCampaign))
 	r.Get("/campaigns/{id}", s.withID("id", s.getCampaign))
 	r.Patch("/campaigns/{id}", s.withID("id", s.updateCampaign))
 	r.Delete("/campaigns/{id}", s.withID("id", s.deleteCampaign))
@@ -44,10 +44,10 @@ func (s *Server) campaignInternalRoutes(r chi.Router) {
 	r.Post("/campaigns/{id}/run", s.withID("id", s.runCampaign))
 	r.Get("/campaign-step-contacts/{id}/{sid}", s.withID("id", s.stepContacts))
 	r.Get("/contacts/{id}/campaigns", s.withID("id", s.contactCampaigns))
-	r.Get("/campaign-settings", s.as(s.getCampaignSettings))
-	r.Put("/campaign-settings", s.as(s.putCampaignSettings))
-	r.Post("/campaign-templates/{id}/send-test", s.withID("id", s.sendTestEmail))
-	r.Post("/campaign-images", s.as(s.uploadCampaignImage))
+	r.Get("/campaign-settings", s.inBook(s.getCampaignSettings))
+	r.Put("/campaign-settings", s.inBook(s.putCampaignSettings))
+	r.Post("/campaign-templates/{id}/send-test", s.inBookWithID("id", s.sendTestEmail))
+	r.Post("/campaign-images", s.inBook(s.uploadCampaignImage))
 }
 
 // campaignPageRoutes are the public, unauthenticated campaign routes on
@@ -73,11 +73,7 @@ func bookHint(r *http.Request) (*uuid.UUID, error) {
 
 // --- templates ---
 
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	ts, err := s.campaigns.Templates(r.Context(), a, bookID)
 	if err != nil {
 		return err
@@ -85,11 +81,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *auth.A
 	return data(w, http.StatusOK, nonNil(ts))
 }
 
-func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error {
 	t, err := s.campaigns.Template(r.Context(), a, bookID, id)
 	if err != nil {
 		return err
@@ -97,11 +89,7 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, a *auth.Act
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	var in campaigns.TemplateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -113,11 +101,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error {
 	var p campaigns.TemplatePatch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
@@ -129,22 +113,14 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error {
 	if err := s.campaigns.DeleteTemplate(r.Context(), a, bookID, id); err != nil {
 		return err
 	}
 	return message(w, "The email template was deleted.")
 }
 
-func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error {
 	var in campaigns.SendTestInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -157,11 +133,7 @@ func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, a *auth.A
 
 // --- campaigns ---
 
-func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	cs, err := s.campaigns.Campaigns(r.Context(), a, bookID)
 	if err != nil {
 		return err
@@ -181,11 +153,7 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, a *auth.Act
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	var in campaigns.CampaignInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -431,11 +399,7 @@ func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, a *aut
 
 // --- settings ---
 
-func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	v, err := s.campaigns.GetSettings(r.Context(), a, bookID)
 	if err != nil {
 		return err
@@ -446,11 +410,7 @@ func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *
 	return data(w, http.StatusOK, v.Settings)
 }
 
-func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	var in campaigns.SettingsInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -468,11 +428,7 @@ func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, a *
 // for the part headers and other small fields.
 const maxImageRequest = campaigns.MaxImageBytes + 1<<20
 
-func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	url, err := s.campaigns.SaveImage(r.Context(), a, bookID, func() (io.Reader, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxImageRequest)
 		mr, err := r.MultipartReader()

@@ -16,8 +16,8 @@ import (
 // /api/v1 and /api alike). Routes are registered flat, not as a mounted
 // sub-router, so other domains can add /contacts/{id}/... routes too.
 func (s *Server) contactRoutes(r chi.Router) {
-	r.Get("/contacts", s.as(s.listContacts))
-	r.Post("/contacts", s.as(s.createContact))
+	r.Get("/contacts", s.inBook(s.listContacts))
+	r.Post("/contacts", s.inBook(s.createContact))
 	r.Post("/contacts/bulk-delete", s.bulk("deleted", s.contacts.BulkDelete))
 	r.Post("/contacts/bulk-add-label", s.bulk("added", s.contacts.BulkAddLabel))
 	r.Post("/contacts/bulk-remove-label", s.bulk("removed", s.contacts.BulkRemoveLabel))
@@ -29,11 +29,7 @@ func (s *Server) contactRoutes(r chi.Router) {
 	r.Delete("/contacts/{id}/labels/{lid}", s.withID("id", s.removeContactLabel))
 }
 
-func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	p, err := offsetPaging(r, contacts.DefaultPageSize, contacts.MaxPageSize)
 	if err != nil {
 		return err
@@ -56,11 +52,7 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	return page(w, nonNil(items), Meta{Page: p.Page(), Limit: p.Limit, Total: total})
 }
 
-func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	var in contacts.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -161,11 +153,7 @@ func (s *Server) bulk(count string, op bulkOp) http.HandlerFunc {
 }
 
 // checkEmail answers whether an address is taken in the X-Book-ID book.
-func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	bookID, err := bookHeader(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	exclude, err := queryUUID(r, "exclude")
 	if err != nil {
 		return err

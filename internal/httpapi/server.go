@@ -155,7 +155,7 @@ func (s *Server) publicRoutes(r chi.Router) {
 // internalRoutes are the dashboard's endpoints beyond the public API.
 func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/me", s.as(s.me))
-	r.Get("/contacts/check-email", s.as(s.checkEmail))
+	r.Get("/contacts/check-email", s.inBook(s.checkEmail))
 	s.campaignInternalRoutes(r)
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.withID("team_id", s.getTeam))
@@ -193,5 +193,35 @@ func (s *Server) withID(param string, fn idFunc) http.HandlerFunc {
 			return err
 		}
 		return fn(w, r, a, id)
+	})
+}
+
+// bookFunc is a handler of a route that works in the book named by
+// X-Book-ID.
+type bookFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error
+
+// inBook adapts a bookFunc, parsing X-Book-ID once for all.
+func (s *Server) inBook(fn bookFunc) http.HandlerFunc {
+	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+		bookID, err := bookHeader(r)
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a, bookID)
+	})
+}
+
+// bookIDFunc is a handler of a route in the X-Book-ID book that also
+// names a resource by a UUID path parameter.
+type bookIDFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error
+
+// inBookWithID adapts a bookIDFunc.
+func (s *Server) inBookWithID(param string, fn bookIDFunc) http.HandlerFunc {
+	return s.withID(param, func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+		bookID, err := bookHeader(r)
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a, bookID, id)
 	})
 }
