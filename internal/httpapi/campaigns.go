@@ -24,24 +24,24 @@ func (s *Server) campaignPublicRoutes(r chi.Router) {
 	r.Delete("/campaign-templates/{id}", s.inBookWithID("id", s.deleteTemplate))
 	r.Get("/campaigns", s.inBook(s.listCampaigns))
 	r.Post("/campaigns", s.inBook(s.createCampaign))
-	r.Get("/campaigns/{id}", s.withID("id", s.getCampaign))
-	r.Patch("/campaigns/{id}", s.withID("id", s.updateCampaign))
-	r.Delete("/campaigns/{id}", s.withID("id", s.deleteCampaign))
-	r.Post("/campaigns/{id}/steps", s.withID("id", s.createStep))
-	r.Post("/campaigns/{id}/participants", s.withID("id", s.enrollParticipants))
+	r.Get("/campaigns/{id}", s.withBookHint("id", s.getCampaign))
+	r.Patch("/campaigns/{id}", s.withBookHint("id", s.updateCampaign))
+	r.Delete("/campaigns/{id}", s.withBookHint("id", s.deleteCampaign))
+	r.Post("/campaigns/{id}/steps", s.withBookHint("id", s.createStep))
+	r.Post("/campaigns/{id}/participants", s.withBookHint("id", s.enrollParticipants))
 }
 
 // campaignInternalRoutes are the dashboard's campaign endpoints.
 func (s *Server) campaignInternalRoutes(r chi.Router) {
-	r.Patch("/campaigns/{id}/steps/reorder", s.withID("id", s.reorderSteps))
+	r.Patch("/campaigns/{id}/steps/reorder", s.withBookHint("id", s.reorderSteps))
 	r.Patch("/campaigns/{id}/steps/{sid}", s.withID("id", s.updateStep))
 	r.Delete("/campaigns/{id}/steps/{sid}", s.withID("id", s.deleteStep))
-	r.Get("/campaigns/{id}/participants", s.withID("id", s.listParticipants))
-	r.Post("/campaigns/{id}/participants/enroll-label", s.withID("id", s.enrollLabel))
+	r.Get("/campaigns/{id}/participants", s.withBookHint("id", s.listParticipants))
+	r.Post("/campaigns/{id}/participants/enroll-label", s.withBookHint("id", s.enrollLabel))
 	r.Delete("/campaigns/{id}/participants/{pid}", s.withID("id", s.removeParticipant))
 	r.Get("/campaigns/{id}/participants/{pid}/history", s.withID("id", s.participantHistory))
-	r.Get("/campaigns/{id}/stats", s.withID("id", s.campaignStats))
-	r.Post("/campaigns/{id}/run", s.withID("id", s.runCampaign))
+	r.Get("/campaigns/{id}/stats", s.withBookHint("id", s.campaignStats))
+	r.Post("/campaigns/{id}/run", s.withBookHint("id", s.runCampaign))
 	r.Get("/campaign-step-contacts/{id}/{sid}", s.withID("id", s.stepContacts))
 	r.Get("/contacts/{id}/campaigns", s.withID("id", s.contactCampaigns))
 	r.Get("/campaign-settings", s.inBook(s.getCampaignSettings))
@@ -56,6 +56,21 @@ func (s *Server) campaignPageRoutes(r chi.Router) {
 	r.Get("/images/{name}", s.h(s.serveCampaignImage))
 	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
 	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
+}
+
+// hintFunc is a handler of a resource addressed by id, where X-Book-ID is
+// optional (hint is nil when absent).
+type hintFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error
+
+// withBookHint adapts a hintFunc, parsing the id and X-Book-ID once.
+func (s *Server) withBookHint(param string, fn hintFunc) http.HandlerFunc {
+	return s.withID(param, func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+		hint, err := bookHint(r)
+		if err != nil {
+			return err
+		}
+		return fn(w, r, a, id, hint)
+	})
 }
 
 // bookHint reads X-Book-ID where it is optional (resources addressed by
@@ -141,11 +156,7 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, a *auth.A
 	return data(w, http.StatusOK, nonNil(cs))
 }
 
-func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	c, err := s.campaigns.Campaign(r.Context(), a, id, hint)
 	if err != nil {
 		return err
@@ -165,11 +176,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	var p campaigns.CampaignPatch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
@@ -181,22 +188,14 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	if err := s.campaigns.DeleteCampaign(r.Context(), a, id, hint); err != nil {
 		return err
 	}
 	return message(w, "The campaign was deleted with its steps, participants and completion records.")
 }
 
-func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	started, err := s.campaigns.Run(r.Context(), a, id, hint)
 	if err != nil {
 		return err
@@ -209,11 +208,7 @@ func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request, a *auth.Act
 
 // --- steps ---
 
-func (s *Server) createStep(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) createStep(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	var in campaigns.StepInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -260,11 +255,7 @@ func (s *Server) deleteStep(w http.ResponseWriter, r *http.Request, a *auth.Acto
 	return message(w, "The step was deleted.")
 }
 
-func (s *Server) reorderSteps(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) reorderSteps(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	var in campaigns.ReorderInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -277,11 +268,7 @@ func (s *Server) reorderSteps(w http.ResponseWriter, r *http.Request, a *auth.Ac
 
 // --- participants ---
 
-func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	var in campaigns.EnrollInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -293,11 +280,7 @@ func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, a *a
 	return data(w, http.StatusOK, map[string]int64{"enrolled": n})
 }
 
-func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	var in campaigns.EnrollLabelInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -309,11 +292,7 @@ func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, a *auth.Act
 	return data(w, http.StatusOK, map[string]int64{"enrolled": n})
 }
 
-func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	pg, err := pagePaging(r, 50, 100)
 	if err != nil {
 		return err
@@ -356,11 +335,7 @@ func (s *Server) participantHistory(w http.ResponseWriter, r *http.Request, a *a
 	return data(w, http.StatusOK, nonNil(h))
 }
 
-func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	hint, err := bookHint(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
 	st, err := s.campaigns.Stats(r.Context(), a, id, hint)
 	if err != nil {
 		return err
