@@ -84,18 +84,19 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
 	a := &App{
-		Metrics:  metrics.New(pool, nil),
 		Config:   cfg,
 		Log:      log,
 		Pool:     pool,
 		Accounts: accounts.NewService(pool, tokens, cfg.PasswordHashCost, now, log),
 		Books:    books.NewService(pool, now),
 	}
+	// The queue gauge is read at scrape time, when a.Webhooks is wired.
+	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
 	a.Contacts = contacts.NewService(pool, a.Books, now)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
-		Workers: cfg.WebhookWorkers, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log,
+		Workers: cfg.WebhookWorkers, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
 	})
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	a.wireCampaigns(now)

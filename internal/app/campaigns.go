@@ -20,6 +20,7 @@ func (a *App) wireCampaigns(now func() time.Time) {
 		SettingsKey:   a.Config.SettingsKey,
 		PublicBaseURL: a.Config.PublicBaseURL,
 		ImagesDir:     a.Config.ImagesDir,
+		Observer:      a.Metrics,
 	})
 	a.Workers = append(a.Workers, campaigns.NewScheduler(a.Campaigns, a.Config.CampaignSchedule, a.Log))
 }

@@ -53,13 +53,19 @@ func (s *Service) startBackground(campaignID uuid.UUID) bool {
 			delete(s.running, campaignID)
 			s.mu.Unlock()
 		}()
-		s.processLogged(s.bgCtx, campaignID)
+		s.processLogged(s.bgCtx, campaignID, "manual")
 	}()
 	return true
 }
 
-func (s *Service) processLogged(ctx context.Context, campaignID uuid.UUID) {
+func (s *Service) processLogged(ctx context.Context, campaignID uuid.UUID, trigger string) {
 	res, err := s.ProcessCampaign(ctx, campaignID)
+	s.observer.CampaignRun(trigger, err)
+	for outcome, n := range map[string]int{"sent": res.Sent, "failed": res.Failed, "retry": res.Retrying, "triggered": res.Triggered} {
+		if n > 0 {
+			s.observer.CampaignEmails(outcome, n)
+		}
+	}
 	switch {
 	case apperr.Is(err, apperr.InvalidStatus) || apperr.Is(err, apperr.AddonRequired) || apperr.Is(err, apperr.NotFound):
 		s.log.Info("campaign not processed", "campaign_id", campaignID, "reason", apperr.MessageOf(err))
@@ -92,7 +98,7 @@ func (s *Service) ProcessDue(ctx context.Context) error {
 		if busy {
 			continue
 		}
-		s.processLogged(ctx, id)
+		s.processLogged(ctx, id, "schedule")
 		s.mu.Lock()
 		delete(s.running, id)
 		s.mu.Unlock()

@@ -46,10 +46,26 @@ type Deps struct {
 	ImagesDir string
 	// Processing tunes the processor; zero values take the defaults.
 	Processing ProcessingOptions
+	// Observer hears about processing passes (metrics); optional.
+	Observer Observer
 }
+
+// Observer hears about processing: each pass by trigger ("schedule" or
+// "manual") and its result, and step executions by outcome.
+type Observer interface {
+	CampaignRun(trigger string, err error)
+	CampaignEmails(outcome string, n int)
+}
+
+// noObserver is the Observer of a service built without one.
+type noObserver struct{}
+
+func (noObserver) CampaignRun(string, error)  {}
+func (noObserver) CampaignEmails(string, int) {}
 
 // Service holds the campaign rules.
 type Service struct {
+	observer  Observer
 	db        postgres.Pool
 	accounts  AddonSource
 	books     BookAccess
@@ -79,8 +95,11 @@ func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Observer == nil {
+		d.Observer = noObserver{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{
+	return &Service{observer: d.Observer,
 		db: d.DB, accounts: d.Accounts, books: d.Books, sender: d.Sender, now: d.Now, log: d.Log,
 		key: d.SettingsKey, baseURL: strings.TrimRight(d.PublicBaseURL, "/"), imagesDir: d.ImagesDir,
 		opts: d.Processing.withDefaults(), bgCtx: ctx, bgCancel: cancel, running: map[uuid.UUID]bool{},

@@ -330,6 +330,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`contactbook_http_requests_total{method="GET",route="/api/books",status="200"} 1`,
 		`contactbook_http_requests_total{method="GET",route="/api/books/{id}",status="400"} 1`,
 		`contactbook_db_pool_max_conns`,
+		`contactbook_webhook_queue_depth 0`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)

@@ -46,7 +46,7 @@ func New(pool *pgxpool.Pool, webhookQueue Gauge) *Metrics {
 			Name: "contactbook_webhook_attempts_total", Help: "Webhook delivery attempts by outcome (success, failed, retry).",
 		}, []string{"outcome"}),
 		campaignEmails: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "contactbook_campaign_emails_total", Help: "Campaign step executions by outcome (sent, failed, retry, skipped).",
+			Name: "contactbook_campaign_emails_total", Help: "Campaign step executions by outcome (sent, failed, retry, triggered).",
 		}, []string{"outcome"}),
 		schedulerRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contactbook_campaign_runs_total", Help: "Campaign processing runs by trigger (schedule, manual) and result (ok, error).",

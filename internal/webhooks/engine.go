@@ -76,6 +76,14 @@ type EngineConfig struct {
 	// Now is the clock of retry schedules, leases and the log.
 	Now func() time.Time
 	Log *slog.Logger
+	// Observer hears the outcome of every attempt (metrics); optional.
+	Observer AttemptObserver
+}
+
+// AttemptObserver hears the outcome of each delivery attempt: "success",
+// "failed" (final) or "retry".
+type AttemptObserver interface {
+	WebhookAttempt(outcome string)
 }
 
 // Engine delivers webhooks. It is an app.Worker: Run until ctx ends.
@@ -410,6 +418,7 @@ func (e *Engine) completeLoop(results <-chan outcome) {
 // gets through, the leases run out and the deliveries are made again
 // (at least once).
 func (e *Engine) record(batch []outcome) {
+	e.observe(batch)
 	var err error
 	for try := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -421,6 +430,26 @@ func (e *Engine) record(batch []outcome) {
 		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
 	}
 	e.cfg.Log.Error("webhooks: recording delivery results failed; the deliveries will be retried", "err", err, "deliveries", len(batch))
+}
+
+// observe tells the observer how each attempt of batch ended.
+func (e *Engine) observe(batch []outcome) {
+	if e.cfg.Observer == nil {
+		return
+	}
+	for _, o := range batch {
+		if !o.attempted {
+			continue
+		}
+		switch o.status {
+		case statusSucceeded:
+			e.cfg.Observer.WebhookAttempt("success")
+		case statusFailed:
+			e.cfg.Observer.WebhookAttempt("failed")
+		case statusPending:
+			e.cfg.Observer.WebhookAttempt("retry")
+		}
+	}
 }
 
 // DeliverDue makes every due attempt once (up to Workers at a time),
@@ -438,6 +467,7 @@ func (e *Engine) DeliverDue(ctx context.Context) (int, error) {
 			wg.Go(func() { outs[i] = e.run(ctx, j) })
 		}
 		wg.Wait()
+		e.observe(outs)
 		if err := e.st.complete(ctx, e.pool, e.owner, outs); err != nil {
 			return total, err
 		}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -565,5 +566,39 @@ func TestWebhookLeaseTakeover(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// outcomes records what the engine reports to its observer.
+type outcomes struct {
+	mu  sync.Mutex
+	got map[string]int
+}
+
+func (o *outcomes) WebhookAttempt(outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.got[outcome]++
+}
+
+func TestWebhookAttemptsAreObserved(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	obs := &outcomes{got: map[string]int{}}
+	eng := engine(env, webhooks.EngineConfig{Observer: obs})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	ok := newReceiver(t, nil)
+	gone := newReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(http.StatusGone) })
+	down := newReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(http.StatusBadGateway) })
+	for _, rc := range []*receiver{ok, gone, down} {
+		createWebhook(t, owner, rc.URL, events.BookCreated)
+	}
+	owner.CreateBook("Work")
+	run(t, eng)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.got["success"] != 1 || obs.got["failed"] != 1 || obs.got["retry"] != 1 {
+		t.Fatalf("observed %v, want one success, one failed, one retry", obs.got)
 	}
 }
