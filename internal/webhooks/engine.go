@@ -432,22 +432,32 @@ func (e *Engine) record(batch []outcome) {
 	e.cfg.Log.Error("webhooks: recording delivery results failed; the deliveries will be retried", "err", err, "deliveries", len(batch))
 }
 
-// observe tells the observer how each attempt of batch ended.
+// observe logs each attempt of batch with its ids and tells the observer
+// how it ended.
 func (e *Engine) observe(batch []outcome) {
-	if e.cfg.Observer == nil {
-		return
-	}
 	for _, o := range batch {
 		if !o.attempted {
 			continue
 		}
-		switch o.status {
-		case statusSucceeded:
-			e.cfg.Observer.WebhookAttempt("success")
-		case statusFailed:
-			e.cfg.Observer.WebhookAttempt("failed")
-		case statusPending:
-			e.cfg.Observer.WebhookAttempt("retry")
+		outcome := map[string]string{statusSucceeded: "success", statusFailed: "failed", statusPending: "retry"}[o.status]
+		level := slog.LevelDebug
+		if o.status != statusSucceeded {
+			level = slog.LevelInfo
+		}
+		attrs := []any{"delivery_id", o.job.DeliveryID, "event_id", o.job.EventID, "webhook_id", o.job.WebhookID,
+			"event", o.job.EventType, "attempt", o.job.Attempt, "outcome", outcome, "duration_ms", o.duration.Milliseconds()}
+		if o.responseStatus != nil {
+			attrs = append(attrs, "response_status", *o.responseStatus)
+		}
+		if o.errText != nil {
+			attrs = append(attrs, "error", *o.errText)
+		}
+		if o.status == statusPending {
+			attrs = append(attrs, "next_attempt_at", o.next)
+		}
+		e.cfg.Log.Log(context.Background(), level, "webhook attempt", attrs...)
+		if e.cfg.Observer != nil && outcome != "" {
+			e.cfg.Observer.WebhookAttempt(outcome)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -585,7 +586,8 @@ func TestWebhookAttemptsAreObserved(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	obs := &outcomes{got: map[string]int{}}
-	eng := engine(env, webhooks.EngineConfig{Observer: obs})
+	var logs syncBuffer
+	eng := engine(env, webhooks.EngineConfig{Observer: obs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	owner := env.Signup("ann")
 	drain(t, eng)
 	ok := newReceiver(t, nil)
@@ -601,4 +603,27 @@ func TestWebhookAttemptsAreObserved(t *testing.T) {
 	if obs.got["success"] != 1 || obs.got["failed"] != 1 || obs.got["retry"] != 1 {
 		t.Fatalf("observed %v, want one success, one failed, one retry", obs.got)
 	}
+	for _, want := range []string{"outcome=retry", "response_status=502", "outcome=failed", "response_status=410", "delivery_id=", "event_id=", "webhook_id="} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("attempt logs lack %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+// syncBuffer is a log destination safe for the engine's workers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
