@@ -27,7 +27,7 @@ LINT_CMDS := go vet ./...; \
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate lint test bench docker clean
+.PHONY: run build migrate lint test bench reliability docker clean
 
 run:
 	url="$$(scripts/devdb.sh contactbook)"; \
@@ -52,6 +52,18 @@ test:
 
 bench:
 	scripts/bench/run.sh
+
+# Reliability suite (internal/reliability, build tag "reliability"): runs the real binary
+# under faults and load. RELIABILITY_LOAD_SECONDS sets the load test's duration (60 here);
+# figures are appended to RELIABILITY_REPORT (default .data/reliability-report.txt).
+RELIABILITY_LOAD_SECONDS ?= 60
+RELIABILITY_REPORT ?= $(CURDIR)/.data/reliability-report.txt
+reliability:
+	mkdir -p "$$(dirname '$(RELIABILITY_REPORT)')"
+	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
+	export DATABASE_URL; \
+	RELIABILITY_LOAD_SECONDS=$(RELIABILITY_LOAD_SECONDS) RELIABILITY_REPORT='$(RELIABILITY_REPORT)' \
+	go test -tags reliability -count=1 -p 1 -v -timeout 15m $(GOTEST_FLAGS) ./internal/reliability/
 
 docker:
 	docker build -t $(IMAGE) .
