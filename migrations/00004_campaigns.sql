@@ -77,8 +77,10 @@ CREATE INDEX campaign_participants_contact_idx ON campaign_participants (contact
 --   claimed:   result IS NULL, lease_until set   (a processor is working on it)
 --   retryable: result IS NULL, lease_until NULL  (transient provider error; tries < 3)
 --   success / failed: result set                 (the completion record)
--- A claim whose lease ran out without a recorded answer is never re-sent:
--- the next pass records it as failed ("delivery outcome unknown").
+-- A claim whose lease ran out without a recorded answer is never re-sent
+-- once its send began: the next pass records it as failed ("delivery
+-- outcome unknown"). A claim that never reached the provider (see
+-- campaign_claims.sending_at) is given back and sent later.
 --
 -- The row also stands for the unsubscribe token of the email it sends: the
 -- token carries the step and participant ids (the key) and a secret whose
@@ -140,7 +142,10 @@ CREATE TABLE campaign_claims (
     campaign_id     uuid NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
     step_id         uuid NOT NULL,
     lease_until     timestamptz NOT NULL,
-    participant_ids uuid[] NOT NULL
+    participant_ids uuid[] NOT NULL,
+    -- Set, and committed, just before the chunk goes to the provider: only
+    -- from then on may its emails have left.
+    sending_at      timestamptz
 );
 CREATE INDEX campaign_claims_campaign_idx ON campaign_claims (campaign_id, lease_until);
 

@@ -135,9 +135,13 @@ func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (Ru
 	if p.settings, p.configured, err = s.loadSettings(ctx, s.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
-	reaped, err := s.st.reapExpired(ctx, s.db, campaignID, s.now())
+	reaped, released, err := s.st.reapExpired(ctx, s.db, campaignID, s.now())
 	if err != nil {
 		return RunResult{}, err
+	}
+	if reaped+released > 0 {
+		s.log.Warn("settled the claims of an interrupted pass", "campaign_id", campaignID,
+			"outcome_unknown", reaped, "given_back", released)
 	}
 	p.n.reaped.Add(reaped)
 	p.n.failed.Add(reaped)
@@ -378,6 +382,16 @@ func (s *Service) claimChunk(ctx context.Context, base claimParams, plan *emailP
 	return last, nil
 }
 
+// sendable reports whether any unit has a recipient.
+func sendable(units []sendUnit) bool {
+	for _, u := range units {
+		if len(u.rows) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // deliver renders, sends and records one claimed chunk. Whatever happens,
 // it records an outcome for every row it sent or might have sent; only a
 // chunk it never handed to the provider is released.
@@ -424,7 +438,21 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			solos = append(solos, solo)
 		}
 	}
-	for _, u := range append([]sendUnit{shared}, solos...) {
+	units := append([]sendUnit{shared}, solos...)
+	if sendable(units) {
+		// From here the emails may leave: a crash now makes the claim
+		// "delivery outcome unknown" instead of giving it back.
+		mine, err := s.st.markSending(bg, s.db, ch.claimID, s.now())
+		if err != nil || !mine {
+			// Not recorded as sending: nothing may go out. A lost claim was
+			// settled by the pass that reaped it; an error leaves it to the
+			// reaper, which gives it back.
+			s.log.Error("campaign chunk not sent: its claim could not be marked as sending", "campaign_id", p.campaign.ID,
+				"step_id", st.ID, "claim_id", ch.claimID, "still_claimed", mine, "err", err)
+			return
+		}
+	}
+	for _, u := range units {
 		if len(u.rows) == 0 {
 			continue
 		}

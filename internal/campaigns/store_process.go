@@ -299,20 +299,43 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 	return postgres.Translate(err)
 }
 
-// reapExpired records claims whose lease ran out without an answer as
-// failed: the email may or may not have gone out, and at most once wins.
-func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UUID, now time.Time) (int64, error) {
-	tag, err := db.Exec(ctx, `
+// markSending records, before a claimed chunk goes to the provider, that
+// its emails may leave from now on. It reports false when the claim is no
+// longer this processor's (its lease ran out and another pass reaped it):
+// then nothing may be sent.
+func (store) markSending(ctx context.Context, db postgres.DB, claimID uuid.UUID, now time.Time) (bool, error) {
+	tag, err := db.Exec(ctx, `UPDATE campaign_claims SET sending_at = $2 WHERE id = $1 AND lease_until > $2`, claimID, now)
+	return tag.RowsAffected() == 1, postgres.Translate(err)
+}
+
+// reapExpired settles claims whose lease ran out without an answer (their
+// processor died). A claim whose send had begun is recorded as failed: the
+// email may or may not have gone out, and at most once wins. A claim that
+// never reached the provider is given back, to be sent by a later pass.
+// It returns how many rows it recorded as failed and how many it gave back.
+func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UUID, now time.Time) (failed, released int64, err error) {
+	err = db.QueryRow(ctx, `
 		WITH cl AS (
 			DELETE FROM campaign_claims WHERE campaign_id = $1 AND lease_until < $2
-			RETURNING id, step_id, participant_ids
+			RETURNING id, step_id, participant_ids, sending_at
+		), unknown AS (
+			UPDATE campaign_step_completions c
+			SET result = 'failed', result_detail = $3, completed_at = $2, lease_until = NULL
+			FROM cl, unnest(cl.participant_ids) AS pid
+			WHERE cl.sending_at IS NOT NULL
+			  AND c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = cl.id AND c.result IS NULL
+			RETURNING 1
+		), given_back AS (
+			UPDATE campaign_step_completions c
+			SET lease_until = NULL, claim_id = NULL, token_hash = NULL, tries = greatest(c.tries - 1, 0)
+			FROM cl, unnest(cl.participant_ids) AS pid
+			WHERE cl.sending_at IS NULL
+			  AND c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = cl.id AND c.result IS NULL
+			RETURNING 1
 		)
-		UPDATE campaign_step_completions c
-		SET result = 'failed', result_detail = $3, completed_at = $2, lease_until = NULL
-		FROM cl, unnest(cl.participant_ids) AS pid
-		WHERE c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = cl.id AND c.result IS NULL`,
-		campaignID, now, DetailOutcomeUnknown)
-	return tag.RowsAffected(), postgres.Translate(err)
+		SELECT (SELECT count(*) FROM unknown), (SELECT count(*) FROM given_back)`,
+		campaignID, now, DetailOutcomeUnknown).Scan(&failed, &released)
+	return failed, released, postgres.Translate(err)
 }
 
 // completeParticipants marks every active participant completed whose
