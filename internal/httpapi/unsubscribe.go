@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -25,7 +24,7 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
 	token := r.URL.Query().Get("token")
 	info, err := s.campaigns.UnsubscribeInfo(r.Context(), token)
 	if apperr.Is(err, apperr.NotFound) {
-		return writePage(w, http.StatusNotFound, func(b io.Writer) error { return web.RenderInvalidLink(b) })
+		return html(w, http.StatusNotFound, func(b io.Writer) error { return web.RenderInvalidLink(b) })
 	}
 	if err != nil {
 		return err
@@ -39,7 +38,7 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request) error {
 			d.CurrentCampaignID = c.ID.String()
 		}
 	}
-	return writePage(w, http.StatusOK, func(b io.Writer) error { return web.RenderUnsubscribe(b, d) })
+	return html(w, http.StatusOK, func(b io.Writer) error { return web.RenderUnsubscribe(b, d) })
 }
 
 // unsubscribeConfirm carries out an unsubscribe posted from the page's
@@ -57,7 +56,7 @@ func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request) erro
 			if asJSON {
 				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": res.Scope})
 			}
-			return writePage(w, http.StatusOK, func(b io.Writer) error {
+			return html(w, http.StatusOK, func(b io.Writer) error {
 				return web.RenderConfirmed(b, web.ConfirmData{Scope: res.Scope, CampaignName: res.CampaignName})
 			})
 		}
@@ -65,7 +64,7 @@ func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request) erro
 	code := apperr.CodeOf(err)
 	if !asJSON && (code == apperr.NotFound || code == apperr.InvalidInput) {
 		// A person in a browser gets a page, not an error document.
-		return writePage(w, statusOf(code), func(b io.Writer) error { return web.RenderInvalidLink(b) })
+		return html(w, statusOf(code), func(b io.Writer) error { return web.RenderInvalidLink(b) })
 	}
 	return err
 }
@@ -137,23 +136,4 @@ func wantsJSON(r *http.Request) bool {
 	}
 	accept := r.Header.Get("Accept")
 	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html")
-}
-
-// writePage renders an HTML page to a buffer first, so a template error
-// becomes a clean 500 instead of half a page.
-func writePage(w http.ResponseWriter, status int, render func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := render(&buf); err != nil {
-		return apperr.Wrap(err, apperr.Internal, "render page")
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	// The URL carries the token: never send it on as a referrer.
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return nil
 }
