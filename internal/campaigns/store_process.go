@@ -135,7 +135,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
 		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
-		p.CampaignID, p.StepID, p.After, p.Cutoff, uuidArray(p.Earlier), p.Limit, p.ClaimID, p.MaxTries,
+		p.CampaignID, p.StepID, p.After, p.Cutoff, p.Earlier, p.Limit, p.ClaimID, p.MaxTries,
 		p.Now, p.LeaseUntil, p.TokenHashes, p.CustomKeys, p.Upto)
 	if err != nil {
 		return nil, uuid.Nil, postgres.Translate(err)
@@ -176,17 +176,6 @@ func otherSteps(steps []uuid.UUID, without uuid.UUID) []uuid.UUID {
 		if id != without {
 			out = append(out, id)
 		}
-	}
-	return out
-}
-
-// uuidArray passes ids as raw 16-byte values: pgx encodes those straight
-// into a uuid[], while uuid.UUID goes through database/sql's Valuer and
-// text parsing for every element.
-func uuidArray(ids []uuid.UUID) [][16]byte {
-	out := make([][16]byte, len(ids))
-	for i, id := range ids {
-		out[i] = id
 	}
 	return out
 }
@@ -280,8 +269,8 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			FROM upd u WHERE u.result = 'success' AND u.emailed
 		)
 		SELECT (SELECT count(*) FROM fin)`,
-		p.ClaimID, uuidArray(pids), results, details, p.Now, p.RetryAt, msgIDs, uuidArray(otherSteps(p.ActiveSteps, p.StepID)), p.StepID,
-		p.CampaignID, uuidArray(contacts), addresses, subjects,
+		p.ClaimID, pids, results, details, p.Now, p.RetryAt, msgIDs, otherSteps(p.ActiveSteps, p.StepID), p.StepID,
+		p.CampaignID, contacts, addresses, subjects,
 	).Scan(&completed)
 	return completed, postgres.Translate(err)
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -98,11 +97,7 @@ func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) er
 		if err != nil {
 			return fmt.Errorf("marshal %s event: %w", ev.Type, err)
 		}
-		var book pgtype.UUID
-		if ev.BookID != nil {
-			book = pgtype.UUID{Bytes: *ev.BookID, Valid: true}
-		}
-		rows[i] = []any{pgtype.UUID{Bytes: uuid.New(), Valid: true}, pgtype.UUID{Bytes: ev.TeamID, Valid: true}, book, ev.Type, envelope(ev, now, data), now}
+		rows[i] = []any{uuid.New(), ev.TeamID, ev.BookID, ev.Type, envelope(ev, now, data), now}
 	}
 	_, err := db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, pgx.CopyFromRows(rows))
 	if err != nil {
