@@ -21,7 +21,9 @@ GO_FILES := { git ls-files --cached --others --exclude-standard -- '*.go' 2>/dev
 # `make -n test` stays a dry run).
 # Commands are joined with ';' (not '&&') so that `set -e` aborts on the first failure even
 # when more commands follow in the same recipe line.
-LINT_CMDS := go vet ./...; \
+LINT_CMDS := go install honnef.co/go/tools/cmd/staticcheck@v0.8.2; \
+	go vet ./...; \
+	"$$(go env GOPATH)/bin/staticcheck" ./...; \
 	unformatted="$$($(GO_FILES) | xargs -0 -r gofmt -l)"; \
 	if [ -n "$$unformatted" ]; then \
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \

@@ -6,7 +6,6 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/google/uuid"
@@ -149,12 +148,4 @@ func FromContext(ctx context.Context) (*Actor, error) {
 		return nil, apperr.New(apperr.Unauthorized, "Authentication is required.")
 	}
 	return a, nil
-}
-
-// Describe names the actor for logs.
-func (a *Actor) Describe() string {
-	if a.IsKey() {
-		return fmt.Sprintf("key:%s", a.KeyID)
-	}
-	return fmt.Sprintf("user:%s", a.UserID)
 }

@@ -62,17 +62,6 @@ func (store) template(ctx context.Context, db postgres.DB, bookID, id uuid.UUID)
 	return t, notFound(err, errTemplateNotFound)
 }
 
-// templateByID loads a template with its book's team (send-test).
-func (store) templateByID(ctx context.Context, db postgres.DB, id uuid.UUID) (Template, uuid.UUID, error) {
-	var teamID uuid.UUID
-	var t Template
-	err := db.QueryRow(ctx, `
-		SELECT t.id, t.book_id, t.name, t.subject, t.body_html, t.created_by, t.created_at, t.updated_at, b.team_id
-		FROM email_templates t JOIN books b ON b.id = t.book_id WHERE t.id = $1`, id).
-		Scan(&t.ID, &t.BookID, &t.Name, &t.Subject, &t.BodyHTML, &t.CreatedBy, &t.CreatedAt, &t.UpdatedAt, &teamID)
-	return t, teamID, notFound(err, errTemplateNotFound)
-}
-
 func (store) insertTemplate(ctx context.Context, db postgres.DB, t Template, now time.Time) (Template, error) {
 	out, err := scanTemplate(db.QueryRow(ctx, `
 		INSERT INTO email_templates (book_id, name, subject, body_html, created_by, created_at, updated_at)
