@@ -106,13 +106,6 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 	return c, actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound)
 }
 
-// ByIDs returns the contacts of a book among ids, for other domains that
-// need contact data in bulk (campaign merge fields); the caller has checked
-// access to the book. Missing ids are left out.
-func (s *Service) ByIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUID) ([]Contact, error) {
-	return s.st.byIDs(ctx, s.db, bookID, ids)
-}
-
 // Create adds a contact to the book (member); emits contact.created.
 func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CreateInput) (Contact, error) {
 	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)

@@ -87,3 +87,31 @@ func TestTranslate(t *testing.T) {
 		t.Fatal("no rows must translate to an error")
 	}
 }
+
+// TestTeamDeleteRemovesItsEvents: the outbox has no foreign key to teams
+// (a per-row check on every event of a bulk change); the statement-level
+// trigger that replaces its cascade removes a deleted team's events and
+// leaves the others.
+func TestTeamDeleteRemovesItsEvents(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	var gone, kept string
+	for _, dst := range []*string{&gone, &kept} {
+		if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(dst); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO events (team_id, type, body) SELECT $1, 'member.joined', '{}' FROM generate_series(1, 3)`, *dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM teams WHERE id = $1`, gone); err != nil {
+		t.Fatal(err)
+	}
+	var nGone, nKept int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE team_id = $1), count(*) FILTER (WHERE team_id = $2) FROM events`, gone, kept).Scan(&nGone, &nKept); err != nil {
+		t.Fatal(err)
+	}
+	if nGone != 0 || nKept != 3 {
+		t.Fatalf("after deleting a team: %d of its events left (want 0), %d of the other team's (want 3)", nGone, nKept)
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/migrations"
@@ -34,8 +33,8 @@ type DB interface {
 }
 
 // Connect opens a pool. Timestamps are scanned in UTC so every API response
-// carries them the same way whatever the server's or host's time zone, and
-// UUIDs travel in binary.
+// carries them the same way whatever the server's or host's time zone,
+// UUIDs travel in binary, and JIT compilation is off.
 func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -45,6 +44,11 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 		cfg.MaxConns = maxConns
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	// JIT compilation pays off for long analytic queries, not for this
+	// service's statements: on a bulk statement over 10,000 contacts the
+	// planner's cost estimate crossed jit_above_cost and compiling took
+	// 300 ms of a 700 ms statement.
+	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		c.TypeMap().RegisterType(&pgtype.Type{
 			Name: "timestamptz", OID: pgtype.TimestamptzOID,
@@ -53,7 +57,7 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 		// google/uuid values (and slices of them) go over the wire as 16
 		// binary bytes; without this pgx formats and parses them as text,
 		// which dominated bulk statements of 10,000 ids.
-		pgxuuid.Register(c.TypeMap())
+		registerUUID(c.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
