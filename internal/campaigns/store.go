@@ -268,9 +268,9 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
-		SELECT $1, ct.id, $4, $5 FROM unnest($3::uuid[]) AS i(id) JOIN contacts ct ON ct.id = i.id
-		WHERE ct.book_id = $2 AND ct.suppressed_at IS NULL
-		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, ids, now, by)
+		SELECT $1, ct.id, $4, $5 FROM contacts ct
+		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
 	return tag.RowsAffected(), postgres.Translate(err)
 }
 

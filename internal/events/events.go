@@ -81,8 +81,9 @@ func envelope(ev Event, at time.Time, data []byte) []byte {
 	return append(out, '}')
 }
 
-// Append writes events to the outbox in one COPY, whatever their number.
-// db must be the transaction that makes the change.
+// Append writes events to the outbox, and queues them for the webhook
+// dispatcher, in two COPY statements whatever their number. db must be the
+// transaction that makes the change.
 func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -96,6 +97,7 @@ func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) er
 	// PostgreSQL's ingest of the last one instead of preceding all of it.
 	i := -1
 	row := make([]any, 6)
+	ids := make([]uuid.UUID, len(evs))
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		if i++; i == len(evs) {
 			return nil, nil
@@ -112,12 +114,20 @@ func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) er
 		if err != nil {
 			return nil, fmt.Errorf("marshal %s event: %w", ev.Type, err)
 		}
+		ids[i] = id
 		row[0], row[1], row[2], row[3], row[4], row[5] = id, ev.TeamID, ev.BookID, ev.Type, envelope(ev, now, data), now
 		return row, nil
 	})
 	_, err := db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, src)
 	if err != nil {
 		return postgres.Translate(fmt.Errorf("append events: %w", err))
+	}
+	_, err = db.CopyFrom(ctx, pgx.Identifier{"event_queue"}, []string{"event_id", "team_id", "type", "occurred_at"},
+		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
+			return []any{ids[i], evs[i].TeamID, evs[i].Type, now}, nil
+		}))
+	if err != nil {
+		return postgres.Translate(fmt.Errorf("queue events: %w", err))
 	}
 	return nil
 }

@@ -88,10 +88,10 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
-// TestTeamDeleteRemovesItsEvents: the outbox has no foreign key to teams
-// (a per-row check on every event of a bulk change); the statement-level
-// trigger that replaces its cascade removes a deleted team's events and
-// leaves the others.
+// TestTeamDeleteRemovesItsEvents: the outbox and its queue have no foreign
+// keys (a per-row check on every event of a bulk change); the
+// statement-level trigger that replaces the cascade removes a deleted
+// team's events and queue rows and leaves the others.
 func TestTeamDeleteRemovesItsEvents(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -100,18 +100,24 @@ func TestTeamDeleteRemovesItsEvents(t *testing.T) {
 		if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(dst); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pool.Exec(ctx, `INSERT INTO events (team_id, type, body) SELECT $1, 'member.joined', '{}' FROM generate_series(1, 3)`, *dst); err != nil {
+		if _, err := pool.Exec(ctx, `
+			WITH e AS (INSERT INTO events (team_id, type, body) SELECT $1, 'member.joined', '{}' FROM generate_series(1, 3)
+			           RETURNING id, team_id, type, occurred_at)
+			INSERT INTO event_queue (event_id, team_id, type, occurred_at) SELECT * FROM e`, *dst); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM teams WHERE id = $1`, gone); err != nil {
 		t.Fatal(err)
 	}
-	var nGone, nKept int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE team_id = $1), count(*) FILTER (WHERE team_id = $2) FROM events`, gone, kept).Scan(&nGone, &nKept); err != nil {
-		t.Fatal(err)
-	}
-	if nGone != 0 || nKept != 3 {
-		t.Fatalf("after deleting a team: %d of its events left (want 0), %d of the other team's (want 3)", nGone, nKept)
+	for _, table := range []string{"events", "event_queue"} {
+		var nGone, nKept int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE team_id = $1), count(*) FILTER (WHERE team_id = $2) FROM `+table, gone, kept).
+			Scan(&nGone, &nKept); err != nil {
+			t.Fatal(err)
+		}
+		if nGone != 0 || nKept != 3 {
+			t.Errorf("%s after deleting a team: %d of its rows left (want 0), %d of the other team's (want 3)", table, nGone, nKept)
+		}
 	}
 }

@@ -112,15 +112,14 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 	return out, postgres.Translate(err)
 }
 
-// dispatch fans undispatched events out into deliveries, one per active
-// webhook of the event's team subscribed to its type, and marks the events
-// dispatched: one statement for up to limit events. SKIP LOCKED lets
+// dispatch fans queued events out into deliveries, one per active webhook
+// of the event's team subscribed to its type, and takes them off the
+// queue: one statement for up to limit events. SKIP LOCKED lets
 // several instances dispatch at once without waiting on each other.
 func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit int) (evs, deliveries int, err error) {
 	err = db.QueryRow(ctx, `
 		WITH ev AS (
-			SELECT id, team_id, type FROM events
-			WHERE dispatched_at IS NULL
+			SELECT event_id AS id, team_id, type FROM event_queue
 			ORDER BY occurred_at
 			LIMIT $2
 			FOR UPDATE SKIP LOCKED
@@ -131,7 +130,7 @@ func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit 
 			ON CONFLICT (event_id, webhook_id) DO NOTHING
 			RETURNING 1
 		), upd AS (
-			UPDATE events e SET dispatched_at = $1 FROM ev WHERE e.id = ev.id RETURNING 1
+			DELETE FROM event_queue q USING ev WHERE q.event_id = ev.id RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM ins)`, now, limit).Scan(&evs, &deliveries)
 	return evs, deliveries, postgres.Translate(err)
