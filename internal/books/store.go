@@ -14,7 +14,12 @@ import (
 // store is the books SQL.
 type store struct{}
 
-const bookColumns = `id, team_id, name, slug, color, icon, enforce_unique_emails, contact_count, created_by, created_at, updated_at`
+// bookColumns is a book's row and its contact count, the sum of the
+// counter slots the contacts triggers keep (migration 00008). The books
+// table must not be aliased where it is used.
+const bookColumns = `id, team_id, name, slug, color, icon, enforce_unique_emails,
+	(SELECT COALESCE(sum(k.n), 0)::bigint FROM book_contact_counts k WHERE k.book_id = books.id),
+	created_by, created_at, updated_at`
 
 func scanBook(row pgx.Row) (Book, error) {
 	var b Book

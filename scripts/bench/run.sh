@@ -6,8 +6,8 @@
 #    contacts on a 100,000-contact book, campaign sending to 100,000
 #    participants, webhook fan-out throughput and latency, mail merge.
 #  - HTTP load against the running binary with wrk (installed from the OS
-#    packages when missing): GET a contact and list 50 with total, 20
-#    connections for 10 s each, on a fresh database seeded with 100,000
+#    packages when missing): GET a contact, list 50 with total, list with
+#    q, and create, 20 connections for 10 s each, on a fresh database seeded with 100,000
 #    contacts; then each bulk operation on 10,000 of them, five times, with
 #    curl (bulk.sh).
 #  - A calibration of the machine: pgbench's primary-key selects.
@@ -59,17 +59,23 @@ log "seeding 100,000 contacts"
 eval "$(BASE_URL="http://127.0.0.1:$port" DATABASE_URL="$url" scripts/bench/prepare.sh)"
 psql "$url" -qc "ANALYZE" >/dev/null
 cid=$(psql "$url" -tAc "SELECT id FROM contacts WHERE book_id = '$BOOK_ID' ORDER BY id LIMIT 1 OFFSET 50000")
-wrkrun() { # name, path
+wrkrun() { # name, path, [wrk options]: fails when any answer is not 2xx
+	local out
 	log "wrk $1"
-	{
-		echo "WRK $1"
-		wrk -t2 -c20 -d10s --latency -H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID" "http://127.0.0.1:$port$2"
-	} | tee -a "$raw" >&2
+	out=$(wrk -t2 -c20 -d10s --latency -H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID" "${@:3}" "http://127.0.0.1:$port$2")
+	printf 'WRK %s\n%s\n' "$1" "$out" | tee -a "$raw" >&2
+	if grep -q 'Non-2xx' <<<"$out"; then
+		log "wrk $1: answers other than 2xx; the figures would be meaningless"
+		exit 1
+	fi
 }
 wrkrun get_by_id "/api/v1/contacts/$cid"
 wrkrun list_total "/api/v1/contacts?limit=50"
+wrkrun list_q "/api/v1/contacts?q=person4242&limit=50"
 log "bulk operations over HTTP"
 DATABASE_URL="$url" scripts/bench/bulk.sh | tee -a "$raw" >&2
+# Last: it adds contacts to the book.
+wrkrun create /api/v1/contacts -s scripts/bench/create.lua
 
 # Calibration: what PostgreSQL alone does on this machine (primary-key
 # selects, pgbench -S, 20 clients), so figures from different machines can
@@ -121,6 +127,8 @@ Machine: $(nproc) cores ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cp
 |---|---|---|---|
 | GET /api/v1/contacts/{id}, wrk, 20 connections | >= 8,000 req/s | $getrps req/s (p99 $(wrkp99 get_by_id)) | $(met "$getrps" 8000 0) |
 | GET /api/v1/contacts?limit=50 with total, wrk, 20 connections | >= 500 req/s | $listrps req/s (p99 $(wrkp99 list_total)) | $(met "$listrps" 500 0) |
+| GET /api/v1/contacts?q=person4242 (trigram), wrk, 20 connections | | $(wrkrps list_q) req/s (p99 $(wrkp99 list_q)) | |
+| POST /api/v1/contacts, wrk, 20 connections | | $(wrkrps create) req/s (p99 $(wrkp99 create)) | |
 $(bulk BulkAddLabel10k bulk-add-label "bulk-add-label, 10,000 contacts")
 $(bulk BulkRemoveLabel10k bulk-remove-label "bulk-remove-label, 10,000 contacts")
 $(bulk BulkUpdateField10k bulk-update-field "bulk-update-field, 10,000 contacts")
