@@ -26,7 +26,8 @@ gobench() { # package, regexp, benchtime
 	log "go test -bench '$2' -benchtime $3 $1"
 	go test -run '^$' -bench "$2" -benchtime "$3" -timeout 20m "$1" | tee -a "$raw" >&2
 }
-gobench ./internal/httpapi/ 'BenchmarkContact100k' 3x
+gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
+gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
 gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
 gobench ./internal/webhooks/ 'BenchmarkWebhookDelivery' 10000x
 gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
