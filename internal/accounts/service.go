@@ -21,6 +21,7 @@ import (
 type Service struct {
 	db     postgres.Pool
 	tokens *auth.Tokens
+	outbox *events.Outbox // member.* events
 	now    func() time.Time
 	log    *slog.Logger
 	st     store
@@ -30,11 +31,11 @@ type Service struct {
 }
 
 // NewService wires the service; now is injectable for trial tests.
-func NewService(db postgres.Pool, tokens *auth.Tokens, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
+func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, tokens: tokens, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
+	return &Service{db: db, tokens: tokens, outbox: outbox, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
 }
 
 var teamNotFound = apperr.NotFoundf("No team with this id.")
@@ -64,7 +65,7 @@ func (s *Service) Signup(ctx context.Context, in SignupInput) (SignupResult, err
 			return err
 		}
 		res.User, res.Team = u, t
-		return events.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, t.ID, m))
+		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, t.ID, m))
 	})
 	if err != nil {
 		return SignupResult{}, err
@@ -224,7 +225,7 @@ func (s *Service) AddMember(ctx context.Context, actor *auth.Actor, teamID uuid.
 		if m, err = s.st.insertMember(ctx, tx, teamID, u.ID, in.Role); err != nil {
 			return err
 		}
-		return events.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, teamID, m))
+		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, teamID, m))
 	})
 	return m, err
 }
@@ -288,7 +289,7 @@ func (s *Service) RemoveMember(ctx context.Context, actor *auth.Actor, teamID, u
 		if err := s.st.deleteMember(ctx, tx, teamID, userID); err != nil {
 			return err
 		}
-		return events.Append(ctx, tx, s.now(), memberEvent(events.MemberRemoved, teamID, cur))
+		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberRemoved, teamID, cur))
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -51,6 +52,7 @@ type App struct {
 
 	Webhooks      *webhooks.Service
 	WebhookEngine *webhooks.Engine
+	Outbox        *events.Outbox
 
 	Billing *billing.Service
 
@@ -83,22 +85,20 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return nil, err
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
-	a := &App{
-		Config:   cfg,
-		Log:      log,
-		Pool:     pool,
-		Accounts: accounts.NewService(pool, tokens, cfg.PasswordHashCost, now, log),
-		Books:    books.NewService(pool, now),
-	}
+	a := &App{Config: cfg, Log: log, Pool: pool}
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
-	a.Contacts = contacts.NewService(pool, a.Books, now)
-	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
-		Workers: cfg.WebhookWorkers, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
+		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
 	})
 	a.Workers = append(a.Workers, a.WebhookEngine)
+	// Events committed by this instance's services wake its dispatcher.
+	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
+	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, cfg.PasswordHashCost, now, log)
+	a.Books = books.NewService(pool, a.Outbox, now)
+	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.wireCampaigns(now)
 	a.Handler = httpapi.New(httpapi.Deps{
 		Log:      log,

@@ -17,17 +17,18 @@ import (
 
 // Service holds the rules of books, labels and field definitions.
 type Service struct {
-	db  postgres.Pool
-	now func() time.Time
-	st  store
+	db     postgres.Pool
+	outbox *events.Outbox
+	now    func() time.Time
+	st     store
 }
 
-// NewService wires the service.
-func NewService(db postgres.Pool, now func() time.Time) *Service {
+// NewService wires the service; outbox takes the book.* events.
+func NewService(db postgres.Pool, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, now: now}
+	return &Service{db: db, outbox: outbox, now: now}
 }
 
 // ErrBookForbidden answers an X-Book-ID naming a book the caller's team
@@ -102,7 +103,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 			if out, err = s.st.insertBook(ctx, tx, b); err != nil {
 				return err
 			}
-			return events.Append(ctx, tx, s.now(), events.Event{Type: events.BookCreated, TeamID: out.TeamID, BookID: &out.ID, Data: out})
+			return s.outbox.Append(ctx, tx, s.now(), events.Event{Type: events.BookCreated, TeamID: out.TeamID, BookID: &out.ID, Data: out})
 		})
 		if postgres.IsUniqueViolation(err, "books_team_slug_key") && attempt < 5 {
 			continue
@@ -145,7 +146,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
 			return err
 		}
-		return events.Append(ctx, tx, s.now(), events.Event{
+		return s.outbox.Append(ctx, tx, s.now(), events.Event{
 			Type: events.BookDeleted, TeamID: b.TeamID, BookID: &b.ID, Data: map[string]uuid.UUID{"id": b.ID},
 		})
 	})

@@ -42,6 +42,10 @@ type Config struct {
 
 	WebhookAllowInsecure bool
 	WebhookWorkers       int
+	// WebhookPoll is how often an idle webhook engine looks for work it
+	// was not woken for (events written by an instance that died, due
+	// retries); it is also the precision of retry times.
+	WebhookPoll time.Duration
 
 	ImagesDir        string
 	CampaignSchedule string
@@ -134,6 +138,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("JWT_TTL: %q is not a positive duration such as 24h", getenv("JWT_TTL")))
 	}
 	c.JWTTTL = ttl
+	poll, err := time.ParseDuration(env("WEBHOOK_POLL", "1s"))
+	if err != nil || poll <= 0 {
+		errs = append(errs, fmt.Errorf("WEBHOOK_POLL: %q is not a positive duration such as 1s", getenv("WEBHOOK_POLL")))
+	}
+	c.WebhookPoll = poll
 
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)

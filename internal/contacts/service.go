@@ -22,18 +22,20 @@ import (
 // Service holds the rules of contacts. Viewers of a team read its
 // contacts; members (and API keys) write them.
 type Service struct {
-	db    postgres.Pool
-	books *books.Service
-	now   func() time.Time
-	st    store
+	db     postgres.Pool
+	books  *books.Service
+	outbox *events.Outbox
+	now    func() time.Time
+	st     store
 }
 
-// NewService wires the service; books resolves X-Book-ID.
-func NewService(db postgres.Pool, bks *books.Service, now func() time.Time) *Service {
+// NewService wires the service; books resolves X-Book-ID, outbox takes
+// the contact.* events.
+func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, now: now}
+	return &Service{db: db, books: bks, outbox: outbox, now: now}
 }
 
 // Limits of the API.
@@ -130,7 +132,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 		if out, err = s.st.insert(ctx, tx, c, now); err != nil {
 			return err
 		}
-		return events.Append(ctx, tx, now, contactEvent(events.ContactCreated, b.TeamID, out))
+		return s.outbox.Append(ctx, tx, now, contactEvent(events.ContactCreated, b.TeamID, out))
 	})
 	return out, s.writeErr(ctx, err, c)
 }
@@ -175,7 +177,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 			return err
 		}
 		out.Labels, out.CustomFields = c.Labels, c.CustomFields // a patch changes neither
-		return events.Append(ctx, tx, now, contactEvent(events.ContactUpdated, teamID, out))
+		return s.outbox.Append(ctx, tx, now, contactEvent(events.ContactUpdated, teamID, out))
 	})
 	return out, s.writeErr(ctx, err, c)
 }
@@ -194,7 +196,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 		if len(gone) == 0 {
 			return errContactNotFound // deleted meanwhile
 		}
-		return events.Append(ctx, tx, s.now().UTC(), deletedEvents(teamID, bookID, gone)...)
+		return s.outbox.Append(ctx, tx, s.now().UTC(), deletedEvents(teamID, bookID, gone)...)
 	})
 }
 
@@ -279,7 +281,7 @@ func (s *Service) emitUpdated(ctx context.Context, tx pgx.Tx, teamID, bookID uui
 	for i, c := range changed {
 		evs[i] = contactEvent(events.ContactUpdated, teamID, c)
 	}
-	return events.Append(ctx, tx, s.now().UTC(), evs...)
+	return s.outbox.Append(ctx, tx, s.now().UTC(), evs...)
 }
 
 // BulkInput is the body of the bulk endpoints; each uses its part.
@@ -304,7 +306,7 @@ func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid
 			return err
 		}
 		n = len(gone)
-		return events.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
+		return s.outbox.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
 	})
 	return n, err
 }

@@ -94,18 +94,37 @@ type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// InTx runs fn in a transaction, committing when fn returns nil.
+// InTx runs fn in a transaction, committing when fn returns nil. The
+// transaction fn gets is a *Tx: work done in it can register callbacks to
+// run once it has committed.
 func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
-	tx, err := db.Begin(ctx)
+	begun, err := db.Begin(ctx)
 	if err != nil {
 		return Translate(err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	defer begun.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	tx := &Tx{Tx: begun}
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return Translate(tx.Commit(ctx))
+	if err := begun.Commit(ctx); err != nil {
+		return Translate(err)
+	}
+	for _, f := range tx.afterCommit {
+		f()
+	}
+	return nil
 }
+
+// Tx is a transaction that runs callbacks after it commits (never when it
+// rolls back).
+type Tx struct {
+	pgx.Tx
+	afterCommit []func()
+}
+
+// AfterCommit registers f to run once the transaction has committed.
+func (t *Tx) AfterCommit(f func()) { t.afterCommit = append(t.afterCommit, f) }
 
 // Migrate applies every pending migration. A session advisory lock makes it
 // safe for several instances starting at once.

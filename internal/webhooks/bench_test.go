@@ -18,7 +18,6 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
-	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // benchEnv is a service with one team whose webhook points at a local
@@ -30,7 +29,7 @@ func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, uuid.UUID, 
 	rc := httptest.NewServer(handler)
 	b.Cleanup(rc.Close)
 	createWebhook(b, owner, rc.URL, events.ContactCreated)
-	eng := webhooks.NewEngine(env.App.Pool, webhooks.EngineConfig{AllowInsecure: true})
+	eng := env.App.WebhookEngine // the engine the app's outbox wakes
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	b.Cleanup(func() {
@@ -71,7 +70,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "first_name": "Ada"}}
 		}
 		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
-			return events.Append(context.Background(), tx, time.Now(), evs...)
+			return env.App.Outbox.Append(context.Background(), tx, time.Now(), evs...)
 		}); err != nil {
 			b.Fatal(err)
 		}
@@ -130,7 +129,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 			for i := range due {
 				book := uuid.New()
 				if err := postgres.InTx(context.Background(), gen, func(tx pgx.Tx) error {
-					return events.Append(context.Background(), tx, time.Now(), events.Event{
+					return env.App.Outbox.Append(context.Background(), tx, time.Now(), events.Event{
 						Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i},
 					})
 				}); err != nil {

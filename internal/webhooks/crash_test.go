@@ -22,6 +22,7 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // TestWebhookCrashRecovery runs the real binary, kills it with SIGKILL in
@@ -134,6 +135,10 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		if err := postgres.InTx(context.Background(), pool, func(tx pgx.Tx) error {
 			return events.Append(context.Background(), tx, time.Now(), evs...)
 		}); err != nil {
+			t.Fatal(err)
+		}
+		// A writer outside the service wakes the dispatchers itself.
+		if _, err := pool.Exec(context.Background(), `SELECT pg_notify($1, '')`, webhooks.NotifyChannel); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,7 +32,10 @@ const (
 	MaxLoggedBody = 4096
 	// UserAgent identifies deliveries.
 	UserAgent = "contactbook-Webhooks/1.0"
-	// NotifyChannel is where the events trigger announces new events.
+	// NotifyChannel wakes every engine of the database: nothing in the
+	// service notifies it (its commit-time lock serialised the writers of
+	// events, see events.Outbox), but an operator or tool that writes
+	// events directly can, instead of waiting for the poll.
 	NotifyChannel = "contactbook_events"
 )
 
@@ -152,6 +155,10 @@ func NewEngine(pool *pgxpool.Pool, cfg EngineConfig) *Engine {
 		claimWake:  make(chan struct{}, 1),
 	}
 }
+
+// Wake has the engine fan out new events now; it never blocks. The
+// outbox calls it after each commit that wrote events.
+func (e *Engine) Wake() { signal(e.fanoutWake) }
 
 func signal(ch chan struct{}) {
 	select {

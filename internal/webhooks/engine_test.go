@@ -458,11 +458,12 @@ func TestWebhookSSRFRefusedEndToEnd(t *testing.T) {
 	}
 }
 
-func TestWebhookRunDeliversOnNotifyAndShutsDownGracefully(t *testing.T) {
+func TestWebhookRunDeliversOnCommitAndShutsDownGracefully(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{RealClock: true})
-	// The poll is an hour: only LISTEN/NOTIFY can wake the engine.
-	eng := webhooks.NewEngine(env.App.Pool, webhooks.EngineConfig{AllowInsecure: true, Poll: time.Hour, Workers: 4})
+	// The poll is an hour: only the service's own commits (events.Outbox)
+	// can wake the app's engine.
+	env := apptest.New(t, apptest.Options{RealClock: true, Env: map[string]string{"WEBHOOK_POLL": "1h", "WEBHOOK_WORKERS": "4"}})
+	eng := env.App.WebhookEngine
 	owner := env.Signup("ann")
 	release := make(chan struct{})
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {

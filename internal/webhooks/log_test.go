@@ -27,7 +27,7 @@ func appendEvents(t testing.TB, env *apptest.Env, teamID string, n int, at time.
 		evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i}}
 	}
 	err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
-		return events.Append(context.Background(), tx, at, evs...)
+		return env.App.Outbox.Append(context.Background(), tx, at, evs...)
 	})
 	if err != nil {
 		t.Fatal(err)
