@@ -151,9 +151,6 @@ DROP FUNCTION contacts_after_insert();
 ALTER TABLE books ADD COLUMN contact_count bigint NOT NULL DEFAULT 0;
 UPDATE books b SET contact_count = k.n FROM (SELECT book_id, sum(n) AS n FROM book_contact_counts GROUP BY book_id) k
 WHERE k.book_id = b.id;
-DROP TABLE book_contact_counts;
-DELETE FROM contacts c WHERE NOT EXISTS (SELECT 1 FROM books b WHERE b.id = c.book_id);
-ALTER TABLE contacts ADD CONSTRAINT contacts_book_id_fkey FOREIGN KEY (book_id) REFERENCES books (id) ON DELETE CASCADE;
 
 -- +goose StatementBegin
 CREATE FUNCTION contacts_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -211,3 +208,6 @@ BEGIN
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
+DROP TABLE book_contact_counts;
+DELETE FROM contacts c WHERE NOT EXISTS (SELECT 1 FROM books b WHERE b.id = c.book_id);
+ALTER TABLE contacts ADD CONSTRAINT contacts_book_id_fkey FOREIGN KEY (book_id) REFERENCES books (id) ON DELETE CASCADE;
