@@ -146,9 +146,8 @@ func (a *attachments) apply(cs []Contact) {
 		if lids := a.labelIDs[cs[i].ID]; lids != nil {
 			ls := make([]LabelRef, 0, len(lids))
 			for _, id := range lids {
-				// A label created after the pairs were read is not in the
-				// dictionary read after them only if it was also deleted:
-				// skip it as the contact no longer carries it.
+				// Missing only if the label was deleted between the two
+				// statements; its pairs went with it.
 				if l, ok := a.labels[id]; ok {
 					ls = append(ls, l)
 				}
