@@ -1,10 +1,13 @@
 package contacts
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 )
@@ -112,5 +115,17 @@ func TestContactEscapeLike(t *testing.T) {
 	t.Parallel()
 	if got := escapeLike(`50%_a\b`); got != `50\%\_a\\b` {
 		t.Fatalf("%q", got)
+	}
+}
+
+// TestWriteErrBookGone: a create whose book is deleted between the access
+// check and the insert fails as the foreign key would (migration 00008);
+// the caller gets the missing-book answer, not a 500.
+func TestWriteErrBookGone(t *testing.T) {
+	t.Parallel()
+	err := (&Service{}).writeErr(context.Background(), &pgconn.PgError{Code: "23503", ConstraintName: "contacts_book_id_fkey"}, Contact{})
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code != apperr.Forbidden {
+		t.Fatalf("writeErr = %v, want FORBIDDEN", err)
 	}
 }

@@ -533,6 +533,11 @@ func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.
 // writeErr turns the unique-email index refusing a write into 409
 // DUPLICATE_EMAIL naming the address; other errors pass classified.
 func (s *Service) writeErr(ctx context.Context, err error, c Contact) error {
+	if postgres.IsForeignKeyViolation(err) {
+		// The book was deleted between the access check and the insert
+		// (migration 00008 raises this): answer as for a missing book.
+		return apperr.Wrap(err, apperr.Forbidden, "%s", books.ErrBookForbidden.Message)
+	}
 	if !postgres.IsUniqueViolation(err, duplicateEmailIndex) {
 		return postgres.Translate(err)
 	}
