@@ -92,7 +92,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
 	})
-	a.Workers = append(a.Workers, a.WebhookEngine)
+	a.Workers = append(a.Workers, a.WebhookEngine, webhooks.NewRetention(pool, cfg.EventRetention, now, log))
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, cfg.PasswordHashCost, now, log)

@@ -46,6 +46,9 @@ type Config struct {
 	// was not woken for (events written by an instance that died, due
 	// retries); it is also the precision of retry times.
 	WebhookPoll time.Duration
+	// EventRetention is how long events, their deliveries and the delivery
+	// log are kept; 0 keeps them for ever.
+	EventRetention time.Duration
 
 	ImagesDir        string
 	CampaignSchedule string
@@ -143,6 +146,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("WEBHOOK_POLL: %q is not a positive duration such as 1s", getenv("WEBHOOK_POLL")))
 	}
 	c.WebhookPoll = poll
+	keep, err := time.ParseDuration(env("EVENT_RETENTION", "720h"))
+	if err != nil || keep < 0 {
+		errs = append(errs, fmt.Errorf("EVENT_RETENTION: %q is not a duration such as 720h (0 keeps everything)", getenv("EVENT_RETENTION")))
+	}
+	c.EventRetention = keep
 
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)

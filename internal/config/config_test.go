@@ -15,6 +15,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	if c.HTTPAddr != ":8080" || c.PublicBaseURL != "http://localhost:8080" || c.JWTTTL != 24*time.Hour ||
 		c.ImagesDir != "./data/images" || c.CampaignSchedule != "*/15 * * * *" || c.WebhookAllowInsecure ||
+		c.WebhookPoll != time.Second || c.EventRetention != 30*24*time.Hour ||
 		c.DatabaseURL != DefaultDatabaseURL || !c.JWTSecretGenerated || len(c.JWTSecret) < 32 || len(c.SettingsKey) != 32 {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -31,6 +32,8 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"base url":  {"PUBLIC_BASE_URL": "localhost"},
 		"log level": {"LOG_LEVEL": "loud"},
 		"secret":    {"JWT_SECRET": "short"},
+		"poll":      {"WEBHOOK_POLL": "0s"},
+		"retention": {"EVENT_RETENTION": "-1h"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Load(env(vars)); err == nil {
@@ -44,13 +47,15 @@ func TestLoadReadsEverything(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"JWT_SECRET": "0123456789abcdef0123", "JWT_TTL": "2h", "PUBLIC_BASE_URL": "https://cb.example.com/",
 		"WEBHOOK_ALLOW_INSECURE": "true", "STRIPE_SECRET_KEY": "sk_test", "STRIPE_PRICE_MONTHLY_EUR": "price_x",
+		"WEBHOOK_POLL": "250ms", "EVENT_RETENTION": "0",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(c.JWTSecret) != "0123456789abcdef0123" || c.JWTSecretGenerated || c.JWTTTL != 2*time.Hour ||
 		c.PublicBaseURL != "https://cb.example.com" || !c.WebhookAllowInsecure || !c.BillingEnabled() ||
-		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") {
+		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") ||
+		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 {
 		t.Fatalf("loaded: %+v", c)
 	}
 }

@@ -1,0 +1,181 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Retention deletes webhook history older than Keep: events (and, by their
+// foreign key, their finished deliveries) and the delivery log's attempts.
+// An event still queued for fan-out or with a delivery still pending is
+// kept whatever its age. Without it the outbox grows by about 10 MB with
+// every bulk change of 10,000 contacts, for ever.
+//
+// It runs an hour after start and then every hour, in batches of
+// retentionBatch rows per statement so no transaction holds locks for long.
+// With several instances, one prunes at a time (a session advisory lock);
+// the others skip that round.
+type Retention struct {
+	pool  *pgxpool.Pool
+	keep  time.Duration
+	every time.Duration
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// retentionBatch is how many rows one delete statement takes.
+const retentionBatch = 5000
+
+// retentionLock is the advisory lock (7302, 1) an instance holds while it
+// prunes.
+const retentionLockClass, retentionLockID = 7302, 1
+
+// NewRetention returns the worker; keep <= 0 keeps everything (Run then
+// only waits for ctx).
+func NewRetention(pool *pgxpool.Pool, keep time.Duration, now func() time.Time, log *slog.Logger) *Retention {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Retention{pool: pool, keep: keep, every: time.Hour, now: now, log: log}
+}
+
+// Run prunes every hour until ctx ends.
+func (r *Retention) Run(ctx context.Context) error {
+	if r.keep <= 0 {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTimer(r.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if res, err := r.Prune(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error("webhooks: pruning old history failed", "err", err)
+		} else if res.Events+res.Attempts > 0 {
+			r.log.Info("webhooks: pruned old history", "events", res.Events, "attempts", res.Attempts, "older_than", r.keep.String())
+		}
+		t.Reset(r.every)
+	}
+}
+
+// Pruned counts what one Prune deleted.
+type Pruned struct {
+	Events   int64 // with their finished deliveries
+	Attempts int64
+	Skipped  bool // another instance was pruning
+}
+
+// Prune deletes what is older than keep now.
+func (r *Retention) Prune(ctx context.Context) (Pruned, error) {
+	conn, err := r.pool.Acquire(ctx)
+	if err != nil {
+		return Pruned{}, postgres.Translate(err)
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, retentionLockClass, retentionLockID).Scan(&locked); err != nil {
+		return Pruned{}, postgres.Translate(err)
+	}
+	if !locked {
+		return Pruned{Skipped: true}, nil
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, $2)`, retentionLockClass, retentionLockID)
+	}()
+
+	cutoff := r.now().Add(-r.keep)
+	var out Pruned
+	if out.Events, err = pruneEvents(ctx, conn.Conn(), cutoff); err != nil {
+		return out, err
+	}
+	out.Attempts, err = pruneAttempts(ctx, conn.Conn(), cutoff)
+	return out, err
+}
+
+// pruneEvents walks the outbox in id order. Event ids are UUIDv7, so the
+// ids before the cutoff's are a range of the primary key; occurred_at
+// decides. The cursor moves past kept events so they are not read again.
+func pruneEvents(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, error) {
+	bound, err := uuidV7Floor(cutoff)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	cursor := uuid.Nil
+	for {
+		var (
+			last    *uuid.UUID
+			deleted int64
+		)
+		err := db.QueryRow(ctx, `
+			WITH batch AS (
+				SELECT id FROM events WHERE id > $1 AND id < $2 ORDER BY id LIMIT $4
+			), gone AS (
+				DELETE FROM events e USING batch b
+				WHERE e.id = b.id AND e.occurred_at < $3
+				  AND NOT EXISTS (SELECT 1 FROM event_queue q WHERE q.event_id = e.id)
+				  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+				RETURNING 1
+			)
+			SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM gone)`,
+			cursor, bound, cutoff, retentionBatch).Scan(&last, &deleted)
+		if err != nil {
+			return total, postgres.Translate(fmt.Errorf("prune events: %w", err))
+		}
+		total += deleted
+		if last == nil {
+			return total, nil
+		}
+		cursor = *last
+	}
+}
+
+// pruneAttempts deletes old log rows, up to retentionBatch per webhook a
+// statement, each webhook's through the log's index (webhook, created_at).
+func pruneAttempts(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		tag, err := db.Exec(ctx, `
+			DELETE FROM webhook_attempts WHERE id IN (
+				SELECT a.id FROM webhooks w CROSS JOIN LATERAL (
+					SELECT id FROM webhook_attempts WHERE webhook_id = w.id AND created_at < $1 LIMIT $2) a)`,
+			cutoff, retentionBatch)
+		if err != nil {
+			return total, postgres.Translate(fmt.Errorf("prune attempts: %w", err))
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() == 0 {
+			return total, nil
+		}
+	}
+}
+
+// uuidV7Floor is the smallest UUIDv7 of the millisecond t falls in.
+func uuidV7Floor(t time.Time) (uuid.UUID, error) {
+	ms := t.UnixMilli()
+	if ms < 0 {
+		return uuid.Nil, fmt.Errorf("cutoff %s before 1970", t)
+	}
+	var id uuid.UUID
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (8 * (5 - i)))
+	}
+	id[6] = 0x70 // version 7
+	id[8] = 0x80 // RFC 4122 variant
+	return id, nil
+}
