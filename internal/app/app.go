@@ -29,6 +29,7 @@ import (
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -113,6 +114,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Billing:    a.Billing,
 		TrustProxy: cfg.TrustProxy,
+		RateCounts: ratelimit.New(pool),
 		Campaigns:  a.Campaigns,
 	})
 	return a, nil

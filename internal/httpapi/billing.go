@@ -93,8 +93,9 @@ func (s *Server) paymentWebhook(w http.ResponseWriter, r *http.Request) error {
 
 // checkoutRateLimit allows checkoutRequests per checkoutWindow per client
 // IP (IPv6 clients by their /64) and answers 429 RATE_LIMITED with
-// Retry-After beyond that. The counters live in this process: with several
-// instances each enforces the limit on its own.
+// Retry-After beyond that. The counters live in PostgreSQL (Deps.RateCounts)
+// so the limit holds across instances; a counter that cannot be read or
+// written answers the usual 500 envelope.
 //
 // Which IP is the client's:
 //   - By default the TCP peer (RemoteAddr), which no header can forge.
@@ -108,11 +109,17 @@ func (s *Server) paymentWebhook(w http.ResponseWriter, r *http.Request) error {
 //     proxy can reach the service; a request without X-Forwarded-For falls
 //     back to the peer address.
 func (s *Server) checkoutRateLimit() func(http.Handler) http.Handler {
-	limit := httprate.LimitBy(checkoutRequests, checkoutWindow, clientIPKey,
+	opts := []httprate.Option{
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, s.log, apperr.New(apperr.RateLimited,
 				"Too many checkout requests from your address; wait a minute (see Retry-After) and try again."))
-		}))
+		}),
+		httprate.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, s.log, err) }),
+	}
+	if s.rateCounts != nil {
+		opts = append(opts, httprate.WithLimitCounter(s.rateCounts))
+	}
+	limit := httprate.LimitBy(checkoutRequests, checkoutWindow, clientIPKey, opts...)
 	resolve := middleware.ClientIPFromRemoteAddr
 	if s.trustProxy {
 		resolve = middleware.ClientIPFromXFFTrustedProxies(1)

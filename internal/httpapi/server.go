@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/accounts"
@@ -46,6 +47,9 @@ type Deps struct {
 	// TrustProxy takes the client IP of rate limits from X-Forwarded-For
 	// (see checkoutRateLimit); only behind a proxy that sets it.
 	TrustProxy bool
+	// RateCounts keeps rate-limit counters where every instance sees them
+	// (ratelimit.Counter); nil counts in this process only.
+	RateCounts httprate.LimitCounter
 }
 
 // Server routes requests to handlers.
@@ -60,6 +64,7 @@ type Server struct {
 
 	billing    *billing.Service
 	trustProxy bool
+	rateCounts httprate.LimitCounter
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
 	campaigns  *campaigns.Service
@@ -67,7 +72,7 @@ type Server struct {
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
-	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, billing: d.Billing, trustProxy: d.TrustProxy, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
+	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	return s.routes()
 }
 
