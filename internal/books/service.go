@@ -36,9 +36,9 @@ func NewService(db postgres.Pool, outbox *events.Outbox, now func() time.Time) *
 var ErrBookForbidden = apperr.Forbiddenf("The book in X-Book-ID does not belong to your team.")
 
 // Access loads the book named by X-Book-ID and checks the actor holds at
-// least min in its team.
+// least min in its team. The book's ContactCount is not loaded.
 func (s *Service) Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (Book, error) {
-	b, err := s.st.book(ctx, s.db, bookID)
+	b, err := s.st.book(ctx, s.db, bookID, false)
 	if apperr.Is(err, apperr.NotFound) {
 		return Book{}, ErrBookForbidden
 	}
@@ -48,9 +48,10 @@ func (s *Service) Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	return b, actor.Require(ctx, b.TeamID, min, ErrBookForbidden)
 }
 
-// byID loads a book addressed by id: NOT_FOUND outside the actor's team.
-func (s *Service) byID(ctx context.Context, actor *auth.Actor, id uuid.UUID, min auth.Role) (Book, error) {
-	b, err := s.st.book(ctx, s.db, id)
+// byID loads a book addressed by id (its contact count when withCount):
+// NOT_FOUND outside the actor's team.
+func (s *Service) byID(ctx context.Context, actor *auth.Actor, id uuid.UUID, min auth.Role, withCount bool) (Book, error) {
+	b, err := s.st.book(ctx, s.db, id, withCount)
 	if err != nil {
 		return Book{}, err
 	}
@@ -65,9 +66,15 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 	return s.st.books(ctx, s.db, teamID)
 }
 
+// ContactCount is the number of contacts in a book the caller has
+// already been given access to (Access).
+func (s *Service) ContactCount(ctx context.Context, bookID uuid.UUID) (int64, error) {
+	return s.st.contactCount(ctx, s.db, bookID)
+}
+
 // Get returns a book of the actor's team.
 func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Book, error) {
-	return s.byID(ctx, actor, id, auth.RoleViewer)
+	return s.byID(ctx, actor, id, auth.RoleViewer, true)
 }
 
 // Create adds a book to a team (member); emits book.created.
@@ -115,7 +122,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 // Update changes a book (member). The slug stays as created so links
 // that use it keep working after a rename.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p Patch) (Book, error) {
-	b, err := s.byID(ctx, actor, id, auth.RoleMember)
+	b, err := s.byID(ctx, actor, id, auth.RoleMember, false)
 	if err != nil {
 		return Book{}, err
 	}
@@ -138,7 +145,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 
 // Delete removes a book and everything in it (admin); emits book.deleted.
 func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
-	b, err := s.byID(ctx, actor, id, auth.RoleAdmin)
+	b, err := s.byID(ctx, actor, id, auth.RoleAdmin, false)
 	if err != nil {
 		return err
 	}
@@ -154,7 +161,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 
 // Labels lists a book's labels in their order.
 func (s *Service) Labels(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer, false); err != nil {
 		return nil, err
 	}
 	return s.st.labels(ctx, s.db, bookID)
@@ -162,7 +169,7 @@ func (s *Service) Labels(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 
 // CreateLabel appends a label to the book (member).
 func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in LabelInput) (Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
 		return Label{}, err
 	}
 	l := Label{BookID: bookID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor}
@@ -183,7 +190,7 @@ func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uui
 
 // UpdateLabel changes a label (member).
 func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID, p LabelPatch) (Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
 		return Label{}, err
 	}
 	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set {
@@ -208,7 +215,7 @@ func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, la
 
 // DeleteLabel removes a label from the book and its contacts (member).
 func (s *Service) DeleteLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID) error {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
 		return err
 	}
 	return s.st.deleteLabel(ctx, s.db, bookID, labelID)
@@ -216,7 +223,7 @@ func (s *Service) DeleteLabel(ctx context.Context, actor *auth.Actor, bookID, la
 
 // Fields lists a book's custom field definitions.
 func (s *Service) Fields(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Field, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer, false); err != nil {
 		return nil, err
 	}
 	return s.st.fields(ctx, s.db, bookID)
@@ -231,7 +238,7 @@ type FieldInput struct {
 
 // CreateField defines a custom field in the book (member).
 func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in FieldInput) (Field, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
 		return Field{}, err
 	}
 	f := Field{BookID: bookID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
@@ -243,7 +250,7 @@ func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, bookID uui
 
 // DeleteField removes a definition and every contact's value of it (member).
 func (s *Service) DeleteField(ctx context.Context, actor *auth.Actor, bookID, fieldID uuid.UUID) error {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember); err != nil {
+	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
 		return err
 	}
 	return s.st.deleteField(ctx, s.db, bookID, fieldID)

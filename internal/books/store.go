@@ -14,28 +14,48 @@ import (
 // store is the books SQL.
 type store struct{}
 
-// bookColumns is a book's row and its contact count, the sum of the
-// counter slots the contacts triggers keep (migration 00008). The books
-// table must not be aliased where it is used.
-const bookColumns = `id, team_id, name, slug, color, icon, enforce_unique_emails,
-	(SELECT COALESCE(sum(k.n), 0)::bigint FROM book_contact_counts k WHERE k.book_id = books.id),
-	created_by, created_at, updated_at`
+// bookRowColumns is a book's own row; bookColumns adds its contact count,
+// the sum of the counter slots the contacts triggers keep (migration
+// 00008). The count costs a read of up to 64 rows spread over the counter
+// table, so authorization lookups (every contact request) leave it out.
+// The books table must not be aliased where bookColumns is used.
+const (
+	bookRowColumns = `id, team_id, name, slug, color, icon, enforce_unique_emails, created_by, created_at, updated_at`
+	bookColumns    = bookRowColumns + `,
+	(SELECT COALESCE(sum(k.n), 0)::bigint FROM book_contact_counts k WHERE k.book_id = books.id)`
+)
 
-func scanBook(row pgx.Row) (Book, error) {
+// scanBook scans bookRowColumns, then the count when withCount.
+func scanBook(row pgx.Row, withCount bool) (Book, error) {
 	var b Book
-	err := row.Scan(&b.ID, &b.TeamID, &b.Name, &b.Slug, &b.Color, &b.Icon, &b.EnforceUniqueEmails,
-		&b.ContactCount, &b.CreatedBy, &b.CreatedAt, &b.UpdatedAt)
+	dest := []any{&b.ID, &b.TeamID, &b.Name, &b.Slug, &b.Color, &b.Icon, &b.EnforceUniqueEmails, &b.CreatedBy, &b.CreatedAt, &b.UpdatedAt}
+	if withCount {
+		dest = append(dest, &b.ContactCount)
+	}
+	err := row.Scan(dest...)
 	return b, err
 }
 
 var errBookNotFound = apperr.NotFoundf("No book with this id.")
 
-func (store) book(ctx context.Context, db postgres.DB, id uuid.UUID) (Book, error) {
-	b, err := scanBook(db.QueryRow(ctx, `SELECT `+bookColumns+` FROM books WHERE id = $1`, id))
+// book loads a book, with its contact count when withCount.
+func (store) book(ctx context.Context, db postgres.DB, id uuid.UUID, withCount bool) (Book, error) {
+	cols := bookRowColumns
+	if withCount {
+		cols = bookColumns
+	}
+	b, err := scanBook(db.QueryRow(ctx, `SELECT `+cols+` FROM books WHERE id = $1`, id), withCount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Book{}, errBookNotFound
 	}
 	return b, postgres.Translate(err)
+}
+
+// contactCount is the book's number of contacts.
+func (store) contactCount(ctx context.Context, db postgres.DB, id uuid.UUID) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, `SELECT COALESCE(sum(n), 0)::bigint FROM book_contact_counts WHERE book_id = $1`, id).Scan(&n)
+	return n, postgres.Translate(err)
 }
 
 func (store) books(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Book, error) {
@@ -43,7 +63,7 @@ func (store) books(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Boo
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Book, error) { return scanBook(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Book, error) { return scanBook(r, true) })
 	return out, postgres.Translate(err)
 }
 
@@ -65,14 +85,14 @@ func (store) insertBook(ctx context.Context, db postgres.DB, b Book) (Book, erro
 	out, err := scanBook(db.QueryRow(ctx, `
 		INSERT INTO books (team_id, name, slug, color, icon, enforce_unique_emails, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+bookColumns,
-		b.TeamID, b.Name, b.Slug, b.Color, b.Icon, b.EnforceUniqueEmails, b.CreatedBy))
+		b.TeamID, b.Name, b.Slug, b.Color, b.Icon, b.EnforceUniqueEmails, b.CreatedBy), true)
 	return out, err // the caller retries slug races
 }
 
 func (store) updateBook(ctx context.Context, db postgres.DB, b Book) (Book, error) {
 	out, err := scanBook(db.QueryRow(ctx, `
 		UPDATE books SET name = $2, color = $3, icon = $4, enforce_unique_emails = $5, updated_at = now()
-		WHERE id = $1 RETURNING `+bookColumns, b.ID, b.Name, b.Color, b.Icon, b.EnforceUniqueEmails))
+		WHERE id = $1 RETURNING `+bookColumns, b.ID, b.Name, b.Color, b.Icon, b.EnforceUniqueEmails), true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Book{}, errBookNotFound
 	}

@@ -62,7 +62,7 @@ type Filter struct {
 }
 
 // List returns a page of the book's contacts and how many match in all.
-// Without filters the total is the book's maintained contact_count, so a
+// Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
 func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) ([]Contact, int64, error) {
 	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
@@ -93,7 +93,8 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 		return nil, 0, err
 	}
 	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
-		return items, b.ContactCount, nil
+		total, err := s.books.ContactCount(ctx, b.ID)
+		return items, total, err
 	}
 	total, err := s.st.count(ctx, s.db, b.ID, f)
 	return items, total, err
