@@ -250,9 +250,10 @@ func (store) update(ctx context.Context, db postgres.DB, c Contact, now time.Tim
 		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday), now), false)
 }
 
-// existing returns which of ids are contacts of the book.
+// existing returns which of ids (a contact's relationships, at most 50)
+// are contacts of the book.
 func (store) existing(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	rows, err := db.Query(ctx, `SELECT c.id FROM contacts c WHERE c.id = ANY($2) AND c.book_id = $1`, postgres.PlanEachTime, bookID, ids)
+	rows, err := db.Query(ctx, `SELECT c.id FROM contacts c WHERE c.id = ANY($2) AND c.book_id = $1`, bookID, ids)
 	found, err := collectIDs(rows, err)
 	if err != nil {
 		return nil, err

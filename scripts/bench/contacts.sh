@@ -12,7 +12,7 @@ DURATION=${DURATION:-10s}
 
 if ! command -v hey >/dev/null; then
   export PATH="$(go env GOPATH)/bin:$PATH"
-  command -v hey >/dev/null || go install github.com/rakyll/hey@latest
+  command -v hey >/dev/null || go install github.com/rakyll/hey@v0.1.4
 fi
 
 auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
