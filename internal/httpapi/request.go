@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,22 +20,25 @@ import (
 const maxJSONBody = 2 << 20
 
 // decodeJSON reads a JSON object body into dst. It insists on
-// Content-Type: application/json, bounds the size, and explains a wrong
-// type by naming the field. Unknown fields are ignored.
+// Content-Type: application/json, bounds the size, refuses text that is not
+// valid UTF-8 or holds NUL (jsonText), and explains a wrong type by naming
+// the field. Unknown fields are ignored.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := requireJSON(r); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		return jsonError(err)
+	}
+	if err := jsonText(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return jsonError(err)
-		}
 		return apperr.Invalidf("The body must hold exactly one JSON object.")
 	}
 	return nil
