@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 )
@@ -170,4 +171,205 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// hostileCase is one request a client should never be able to turn into a
+// 500.
+type hostileCase struct {
+	name         string
+	client       *apptest.Client
+	method, path string
+	body         any
+	headers      []string
+}
+
+func rawJSON(s string) apptest.Raw {
+	return apptest.Raw{ContentType: "application/json", Body: []byte(s)}
+}
+
+func (h *hostileEnv) hostileCases() []hostileCase {
+	team := "/api/teams/" + h.owner.TeamID
+	book := "/api/books/" + h.book
+	label := book + "/labels/" + h.label
+	step := "/api/campaigns/" + h.campaign + "/steps/" + h.step
+	anon := h.env.Anonymous()
+	o, ob, key := h.owner.Client, h.ob, h.key
+	long := strings.Repeat("x", 1<<20)
+	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+	ids := make([]string, 20_000)
+	for i := range ids {
+		ids[i] = h.contact
+	}
+	return []hostileCase{
+		// Integers beyond their columns, negative, fractional, huge.
+		{"label sort_order int32 max", o, "PATCH", label, map[string]any{"sort_order": 2147483647}, nil},
+		{"label sort_order above int32", o, "PATCH", label, map[string]any{"sort_order": 2147483648}, nil},
+		{"label sort_order above int64", o, "PATCH", label, rawJSON(`{"sort_order": 99999999999999999999}`), nil},
+		{"label sort_order 1e400", o, "PATCH", label, rawJSON(`{"sort_order": 1e400}`), nil},
+		{"label sort_order negative", o, "PATCH", label, map[string]any{"sort_order": -1}, nil},
+		{"label sort_order fraction", o, "PATCH", label, map[string]any{"sort_order": 1.5}, nil},
+		{"label sort_order string", o, "PATCH", label, map[string]any{"sort_order": "1"}, nil},
+		{"delay_days above int32", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": "S", "schedule_type": "delay", "delay_days": 2147483648}, nil},
+		{"delay_days 1e400", ob, "PATCH", step, rawJSON(`{"delay_days": 1e400}`), nil},
+		{"delay_days negative", ob, "PATCH", step, map[string]any{"delay_days": -5}, nil},
+		{"limit huge", key, "GET", "/api/v1/contacts?limit=99999999999999999999", nil, nil},
+		{"limit negative", key, "GET", "/api/v1/contacts?limit=-1", nil, nil},
+		{"offset int64 max", key, "GET", "/api/v1/contacts?offset=9223372036854775807", nil, nil},
+		{"offset above int32", key, "GET", "/api/v1/contacts?offset=2147483648", nil, nil},
+		{"offset negative", key, "GET", "/api/v1/contacts?offset=-1", nil, nil},
+		{"page int32 max", ob, "GET", "/api/campaigns/" + h.campaign + "/participants?page=2147483647", nil, nil},
+		{"page huge", ob, "GET", "/api/campaigns/" + h.campaign + "/participants?page=99999999999999999999&limit=100", nil, nil},
+		{"page zero", ob, "GET", "/api/campaign-step-contacts/" + h.campaign + "/" + h.step + "?page=0", nil, nil},
+		{"deliveries limit huge", o, "GET", team + "/webhooks/" + h.webhook + "/deliveries?limit=99999999999", nil, nil},
+		{"deliveries limit text", o, "GET", team + "/webhooks/" + h.webhook + "/deliveries?limit=ten", nil, nil},
+		// Strings beyond their columns.
+		{"label name 1 MB", o, "POST", book + "/labels", map[string]any{"name": long}, nil},
+		{"book name 1 MB", o, "POST", "/api/books", map[string]any{"team_id": h.owner.TeamID, "name": long}, nil},
+		{"book icon long", o, "PATCH", book, map[string]any{"icon": strings.Repeat("i", 65)}, nil},
+		{"team name 1 MB", o, "PATCH", team, map[string]any{"name": long}, nil},
+		{"key name 1 MB", o, "POST", team + "/api-keys", map[string]any{"name": long}, nil},
+		{"contact phone 1 MB", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "phones": []any{map[string]any{"number": long}}}, nil},
+		{"contact website long", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "website": "https://example.com/" + long}, nil},
+		{"template subject long", key, "POST", "/api/v1/campaign-templates", map[string]any{"name": "T", "subject": long, "body_html": "x"}, nil},
+		{"template body 2 MB", key, "POST", "/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": long + long}, nil},
+		{"campaign description long", key, "POST", "/api/v1/campaigns", map[string]any{"name": "C", "description": long}, nil},
+		{"field value long", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.field, "value": long}, nil},
+		{"webhook url long", o, "POST", team + "/webhooks", map[string]any{"url": "https://h.example.com/" + long, "events": []string{"contact.created"}}, nil},
+		{"settings key long", ob, "PUT", "/api/campaign-settings", map[string]any{"mailer_api_key": long}, nil},
+		{"query q 1 MB", key, "GET", "/api/v1/contacts?q=" + strings.Repeat("x", 100_000), nil, nil},
+		{"check-email long", ob, "GET", "/api/contacts/check-email?email=" + strings.Repeat("x", 100_000), nil, nil},
+		{"login email long", anon, "POST", "/api/auth/login", map[string]any{"email": long, "password": "x"}, nil},
+		{"unsubscribe token long", anon, "POST", "/api/unsubscribe/confirm", map[string]any{"token": long, "scope": "all"}, nil},
+		// Huge arrays and deep nesting.
+		{"bulk 20,000 ids", key, "POST", "/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids}, nil},
+		{"enroll 20,000 ids", key, "POST", "/api/v1/campaigns/" + h.campaign + "/participants", map[string]any{"contact_ids": ids}, nil},
+		{"reorder 20,000 ids", ob, "PATCH", "/api/campaigns/" + h.campaign + "/steps/reorder", map[string]any{"step_ids": ids}, nil},
+		{"webhook 10,000 events", o, "POST", team + "/webhooks", map[string]any{"url": "https://h.example.com/", "events": ids[:10_000]}, nil},
+		{"contact 1,000 emails", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "emails": manyEmails(1000)}, nil},
+		{"deeply nested", key, "POST", "/api/v1/contacts", rawJSON(`{"first_name":` + deep + `}`), nil},
+		{"deeply nested field", key, "POST", "/api/v1/contacts", rawJSON(`{"x":` + deep + `,"first_name":"A"}`), nil},
+		{"body beyond 2 MB", key, "POST", "/api/v1/contacts", map[string]any{"notes": long + long + long}, nil},
+		// Wrong types and shapes.
+		{"array body", key, "POST", "/api/v1/contacts", rawJSON(`[1,2]`), nil},
+		{"two objects", key, "POST", "/api/v1/contacts", rawJSON(`{"first_name":"A"}{"first_name":"B"}`), nil},
+		{"name a number", key, "POST", "/api/v1/campaigns", map[string]any{"name": 5}, nil},
+		{"emails a string", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "emails": "a@example.com"}, nil},
+		{"emails of numbers", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "emails": []any{1, 2}}, nil},
+		{"patch emails an object", key, "PATCH", "/api/v1/contacts/" + h.contact, map[string]any{"emails": map[string]any{"a": 1}}, nil},
+		{"patch starred a string", key, "PATCH", "/api/v1/contacts/" + h.contact, map[string]any{"starred": "yes"}, nil},
+		{"contact_ids an object", key, "POST", "/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": map[string]any{}}, nil},
+		{"active 1e400", ob, "PATCH", step, rawJSON(`{"active": 1e400}`), nil},
+		{"events null", o, "PATCH", team + "/webhooks/" + h.webhook, map[string]any{"events": nil}, nil},
+		{"settings key number", ob, "PUT", "/api/campaign-settings", map[string]any{"mailer_api_key": 5}, nil},
+		{"enforce a string", o, "PATCH", book, map[string]any{"enforce_unique_emails": "true"}, nil},
+		{"no content type", key, "POST", "/api/v1/contacts", apptest.Raw{Body: []byte(`{"first_name":"A"}`)}, nil},
+		{"form as JSON endpoint", key, "POST", "/api/v1/contacts", apptest.Raw{ContentType: "application/x-www-form-urlencoded", Body: []byte("first_name=A")}, nil},
+		{"image not multipart", ob, "POST", "/api/campaign-images", rawJSON(`{}`), nil},
+		{"image broken multipart", ob, "POST", "/api/campaign-images", apptest.Raw{ContentType: "multipart/form-data; boundary=xyz", Body: []byte("--xyz\r\nbroken")}, nil},
+		// Unknown enum values.
+		{"step_type unknown", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "sms", "name": "S", "schedule_type": "immediate"}, nil},
+		{"schedule_type unknown", ob, "PATCH", step, map[string]any{"schedule_type": "weekly"}, nil},
+		{"status unknown", key, "PATCH", "/api/v1/campaigns/" + h.campaign, map[string]any{"status": "bogus"}, nil},
+		{"role unknown", o, "PATCH", team + "/members/" + h.member, map[string]any{"role": "god"}, nil},
+		{"field type unknown", o, "POST", book + "/fields", map[string]any{"key": "k2", "name": "K", "type": "blob"}, nil},
+		{"email label unknown", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "emails": []any{map[string]any{"address": "a@example.com", "label": "spam"}}}, nil},
+		{"sort unknown", key, "GET", "/api/v1/contacts?sort=evil", nil, nil},
+		{"starred unknown", key, "GET", "/api/v1/contacts?starred=maybe", nil, nil},
+		{"result unknown", ob, "GET", "/api/campaign-step-contacts/" + h.campaign + "/" + h.step + "?result=zzz", nil, nil},
+		{"webhook event unknown", o, "POST", team + "/webhooks", map[string]any{"url": "https://h.example.com/", "events": []string{"contact.exploded"}}, nil},
+		{"webhook url scheme", o, "POST", team + "/webhooks", map[string]any{"url": "gopher://h.example.com/", "events": []string{"contact.created"}}, nil},
+		{"webhook url garbage", o, "POST", team + "/webhooks", map[string]any{"url": "http://[::1", "events": []string{"contact.created"}}, nil},
+		{"checkout plan unknown", o, "POST", "/api/payments/create-campaign-checkout", map[string]any{"team_id": h.owner.TeamID, "plan": "lifetime", "currency": "usd"}, nil},
+		{"unsubscribe scope unknown", anon, "POST", "/api/unsubscribe/confirm", map[string]any{"token": "t", "scope": "galaxy"}, nil},
+		// Invalid UUIDs in headers, paths, queries and bodies.
+		{"book header not a UUID", key, "GET", "/api/v1/contacts", nil, []string{"X-Book-ID", "nope"}},
+		{"book header long", key, "GET", "/api/v1/contacts", nil, []string{"X-Book-ID", strings.Repeat("a", 10_000)}},
+		{"book header nil UUID", key, "GET", "/api/v1/contacts", nil, []string{"X-Book-ID", "00000000-0000-0000-0000-000000000000"}},
+		{"path not a UUID", key, "GET", "/api/v1/contacts/nope", nil, nil},
+		{"team path not a UUID", o, "GET", "/api/teams/nope", nil, nil},
+		{"query team_id not a UUID", o, "GET", "/api/books?team_id=nope", nil, nil},
+		{"query label_id not a UUID", key, "GET", "/api/v1/contacts?label_id=nope", nil, nil},
+		{"query exclude not a UUID", ob, "GET", "/api/contacts/check-email?email=a@example.com&exclude=nope", nil, nil},
+		{"body label_id not a UUID", key, "POST", "/api/v1/contacts/" + h.contact + "/labels", map[string]any{"label_id": "nope"}, nil},
+		{"body contact_ids not UUIDs", key, "POST", "/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": []string{"nope"}}, nil},
+		{"body template id not a UUID", ob, "PATCH", step, map[string]any{"email_template_id": "nope"}, nil},
+		{"relationship contact not a UUID", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "relationships": []any{map[string]any{"label": "x", "name": "y", "contact_id": "nope"}}}, nil},
+		{"unsubscribe campaign_id not a UUID", anon, "POST", "/api/unsubscribe/confirm?campaign_id=nope", map[string]any{"token": "t", "scope": "campaign"}, nil},
+		{"bearer garbage", anon, "GET", "/api/me", nil, []string{"Authorization", "Bearer " + strings.Repeat("a.", 5000)}},
+		{"bearer key garbage", anon, "GET", "/api/v1/books", nil, []string{"Authorization", "Bearer cbk_" + strings.Repeat("x", 5000)}},
+		// Dates out of range.
+		{"birthday year 0", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "birthday": "0000-01-01"}, nil},
+		{"birthday year 99999", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "birthday": "99999-01-01"}, nil},
+		{"birthday Feb 30", key, "PATCH", "/api/v1/contacts/" + h.contact, map[string]any{"birthday": "2021-02-30"}, nil},
+		{"birthday negative year", key, "PATCH", "/api/v1/contacts/" + h.contact, map[string]any{"birthday": "-001-01-01"}, nil},
+		{"dates year 0", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "dates": []any{map[string]any{"label": "x", "value": "0000-06-01"}}}, nil},
+		{"fixed_date year 0", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": "S", "schedule_type": "fixed_date", "fixed_date": "0000-01-01"}, nil},
+		{"fixed_date patch year 0", ob, "PATCH", step, map[string]any{"schedule_type": "fixed_date", "fixed_date": "0000-12-31"}, nil},
+		{"fixed_date timestamp", ob, "PATCH", step, map[string]any{"schedule_type": "fixed_date", "fixed_date": "2026-01-01T00:00:00Z"}, nil},
+		{"custom date year 0", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.dateField(), "value": "0000-01-01"}, nil},
+		{"custom number 1e400", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.numberField(), "value": "1e400"}, nil},
+		{"custom number NaN", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.numberField(), "value": "NaN"}, nil},
+	}
+}
+
+func manyEmails(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"address": "a@example.com", "label": "work"}
+	}
+	return out
+}
+
+func (h *hostileEnv) customField(key, typ string) string {
+	h.t.Helper()
+	r := h.owner.Post("/api/books/"+h.book+"/fields", map[string]any{"key": key, "name": key, "type": typ})
+	if r.Status == http.StatusConflict {
+		for _, f := range h.owner.Get("/api/books/" + h.book + "/fields").Expect(http.StatusOK).Value("data").([]any) {
+			if m := f.(map[string]any); m["key"] == key {
+				return m["id"].(string)
+			}
+		}
+	}
+	return r.Expect(http.StatusCreated).String("data.id")
+}
+
+func (h *hostileEnv) dateField() string   { return h.customField("since", "date") }
+func (h *hostileEnv) numberField() string { return h.customField("score", "number") }
+
+// TestHostileInput: every malformed, oversized or out-of-range request
+// answers a 4xx with the error envelope, quickly, and logs no error.
+func TestHostileInput(t *testing.T) {
+	t.Parallel()
+	h := newHostileEnv(t)
+	for _, tc := range h.hostileCases() {
+		start := time.Now()
+		r := tc.client.Do(tc.method, tc.path, tc.body, tc.headers...)
+		if r.Status < 400 || r.Status >= 500 {
+			t.Errorf("%s: %s %s answered %d: %.300s", tc.name, tc.method, tc.path[:min(len(tc.path), 80)], r.Status, r.Body)
+			continue
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: took %v", tc.name, d)
+		}
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(r.Body, &env); err != nil || env.Error.Code == "" || env.Error.Message == "" {
+			t.Errorf("%s: answered %d without the error envelope: %.300s", tc.name, r.Status, r.Body)
+		}
+	}
+	if log := h.env.Log.String(); strings.Contains(log, "level=ERROR") {
+		t.Errorf("errors logged:\n%s", lines(log, "level=ERROR"))
+	}
+}
+
+// lines keeps the lines of s that contain sub.
+func lines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l[:min(len(l), 400)])
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -133,15 +134,19 @@ func bookHeader(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
-// queryInt reads a non-negative integer query parameter.
+// maxQueryInt bounds integer query parameters to what a PostgreSQL
+// integer holds, so no value overflows on its way to SQL.
+const maxQueryInt = math.MaxInt32
+
+// queryInt reads an integer query parameter of 0..maxQueryInt.
 func queryInt(r *http.Request, name string, def int) (int, error) {
 	raw := r.URL.Query().Get(name)
 	if raw == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 0 {
-		return 0, apperr.Invalidf("The query parameter %s must be a non-negative integer.", name)
+	if err != nil || n < 0 || n > maxQueryInt {
+		return 0, apperr.Invalidf("The query parameter %s must be an integer from 0 to %d.", name, maxQueryInt)
 	}
 	return n, nil
 }

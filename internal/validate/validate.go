@@ -44,14 +44,18 @@ var instance = sync.OnceValue(func() *validator.Validate {
 	}))
 	must(v.RegisterValidation("date", func(fl validator.FieldLevel) bool {
 		s := fl.Field().String()
-		if s == "" {
-			return true
-		}
-		_, err := time.Parse(time.DateOnly, s)
-		return err == nil
+		return s == "" || Date(s)
 	}))
 	return v
 })
+
+// Date reports whether s is a calendar date of the form YYYY-MM-DD that
+// exists, from year 0001 on: year 0000 parses in Go, but no calendar has
+// it and PostgreSQL's date type refuses it.
+func Date(s string) bool {
+	t, err := time.Parse(time.DateOnly, s)
+	return err == nil && t.Year() >= 1
+}
 
 func must(err error) {
 	if err != nil {
@@ -110,7 +114,7 @@ func Message(fe validator.FieldError) string {
 	case "hexcolor6":
 		return fmt.Sprintf("%s must be a colour of the form #RRGGBB.", field)
 	case "date":
-		return fmt.Sprintf("%s must be a date of the form YYYY-MM-DD that exists.", field)
+		return fmt.Sprintf("%s must be a date of the form YYYY-MM-DD that exists, from year 0001 on.", field)
 	case "fieldkey":
 		return fmt.Sprintf("%s must start with a lower-case letter and hold only a-z, 0-9 and _ (at most 64 characters).", field)
 	case "uuid":
