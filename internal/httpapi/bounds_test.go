@@ -56,7 +56,7 @@ func TestPagingBounds(t *testing.T) {
 	owner := env.Signup("ann")
 	key := owner.NewKey().InBook(owner.CreateBook("B"))
 	for _, q := range []string{"limit=2147483648", "offset=2147483648", "offset=9223372036854775807", "offset=-1", "limit=1.5"} {
-		r := key.Get("/api/v1/contacts?" + q).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+		r := key.Get("/api/v1/contacts?"+q).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		if name, _, _ := strings.Cut(q, "="); !strings.Contains(r.String("error.message"), "query parameter "+name) {
 			t.Errorf("%s: %s", q, r.Body)
 		}
