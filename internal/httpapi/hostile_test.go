@@ -373,3 +373,41 @@ func lines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestHeaderBorneConfigurationRefusesLineBreaks: values that become email
+// (or provider request) headers may not carry line breaks or other control
+// characters, which would end the header and start another.
+func TestHeaderBorneConfigurationRefusesLineBreaks(t *testing.T) {
+	t.Parallel()
+	h := newHostileEnv(t)
+	steps := "/api/v1/campaigns/" + h.campaign + "/steps"
+	step := "/api/campaigns/" + h.campaign + "/steps/" + h.step
+	for _, bad := range []string{"\r\nBcc: victim@example.com", "\nX", "\rX", "\u0085X", "\u2028X", "\tX", "\x7fX"} {
+		for _, tc := range []struct {
+			client       *apptest.Client
+			method, path string
+			body         map[string]any
+			field        string
+		}{
+			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_name": "Acme" + bad}, "sender_name"},
+			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_email": "news@acme.example" + bad}, "sender_email"},
+			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"reply_to_email": "help@acme.example" + bad}, "reply_to_email"},
+			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"mailer_api_key": "SG.key" + bad}, "mailer_api_key"},
+			{h.key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_name": "News" + bad}, "sender_name"},
+			{h.key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_email": "a@acme.example" + bad}, "sender_email"},
+			{h.ob, "PATCH", step, map[string]any{"sender_name": "News" + bad}, "sender_name"},
+			{h.ob, "PATCH", step, map[string]any{"sender_email": "a@acme.example" + bad}, "sender_email"},
+			{h.key, "POST", "/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "Hello" + bad, "body_html": "x"}, "subject"},
+			{h.key, "PATCH", "/api/v1/campaign-templates/" + h.tpl, map[string]any{"subject": "Hello" + bad}, "subject"},
+		} {
+			r := tc.client.Do(tc.method, tc.path, tc.body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+			if msg := r.String("error.message"); !strings.Contains(msg, "`"+tc.field+"`") {
+				t.Errorf("%s %s %q: message %q does not name `%s`", tc.method, tc.path, bad, msg, tc.field)
+			}
+		}
+	}
+	// Surrounding white space is trimmed, and any other character is fine.
+	h.ob.Put("/api/campaign-settings", map[string]any{"sender_name": " Acme – News ✉\r\n", "sender_email": "news@acme.example\n"}).Expect(http.StatusOK)
+	h.ob.Patch(step, map[string]any{"sender_name": "Ünïcödé “News”"}).Expect(http.StatusOK)
+	h.key.Patch("/api/v1/campaign-templates/"+h.tpl, map[string]any{"subject": "Hello {{first_name}} – 50% off ✓"}).Expect(http.StatusOK)
+}
