@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ type hostileEnv struct {
 
 func newHostileEnv(t *testing.T) *hostileEnv {
 	t.Helper()
-	c := newCampEnv(t, "active")
+	c := newCampEnv(t, "active", apptest.Options{Env: map[string]string{"STRIPE_WEBHOOK_SECRET": "whsec_hostile"}})
 	h := &hostileEnv{campEnv: c}
 	h.label = c.owner.Post("/api/books/"+c.book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
 	h.field = c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).
@@ -309,6 +310,31 @@ func (h *hostileEnv) hostileCases() []hostileCase {
 		{"custom date year 0", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.dateField(), "value": "0000-01-01"}, nil},
 		{"custom number 1e400", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.numberField(), "value": "1e400"}, nil},
 		{"custom number NaN", key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.numberField(), "value": "NaN"}, nil},
+		// Odd but well-formed requests the rules refuse.
+		{"q ends with a backslash", key, "GET", "/api/v1/contacts?q=" + strings.Repeat("%5C", 1) + "&sort=bogus", nil, nil},
+		{"q too long", key, "GET", "/api/v1/contacts?q=" + strings.Repeat("%25_", 300), nil, nil},
+		{"bulk 10,000 unknown ids", key, "POST", "/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids[:10_000], "label_id": "6f1c1d7e-0000-4000-8000-000000000000"}, nil},
+		{"reorder duplicates", ob, "PATCH", "/api/campaigns/" + h.campaign + "/steps/reorder", map[string]any{"step_ids": []string{h.step, h.step}}, nil},
+		{"reorder missing", ob, "PATCH", "/api/campaigns/" + h.campaign + "/steps/reorder", map[string]any{"step_ids": []string{}}, nil},
+		{"enroll label unknown", ob, "POST", "/api/campaigns/" + h.campaign + "/participants/enroll-label", map[string]any{"label_id": "6f1c1d7e-0000-4000-8000-000000000000"}, nil},
+		{"trigger itself", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "trigger", "name": "S", "schedule_type": "immediate", "trigger_campaign_id": h.campaign}, nil},
+		{"trigger unknown", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "trigger", "name": "S", "schedule_type": "immediate", "trigger_campaign_id": "6f1c1d7e-0000-4000-8000-000000000000"}, nil},
+		{"email step unknown template", key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": "6f1c1d7e-0000-4000-8000-000000000000"}, nil},
+		{"relationship unknown contact", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "relationships": []any{map[string]any{"label": "x", "name": "y", "contact_id": "6f1c1d7e-0000-4000-8000-000000000000"}}}, nil},
+		{"run a draft", ob, "POST", "/api/campaigns/" + h.campaign + "/run", nil, nil},
+		{"book of nobody", key, "GET", "/api/v1/contacts", nil, []string{"X-Book-ID", "6f1c1d7e-0000-4000-8000-000000000000"}},
+		{"byte order mark", key, "POST", "/api/v1/contacts", rawJSON("\ufeff{\"first_name\":\"A\"}"), nil},
+		{"encoded slash in id", key, "GET", "/api/v1/contacts/" + h.contact + "%2Fx", nil, nil},
+		{"field key taken", o, "POST", book + "/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}, nil},
+		{"field key uppercase", o, "POST", book + "/fields", map[string]any{"key": "Plan!", "name": "Plan", "type": "text"}, nil},
+		{"label colour", o, "POST", book + "/labels", map[string]any{"name": "x", "color": "red"}, nil},
+		{"member unknown email", o, "POST", team + "/members", map[string]any{"email": "nobody@example.com", "role": "member"}, nil},
+		{"demote the last owner", o, "PATCH", team + "/members/" + h.owner.ID, map[string]any{"role": "viewer"}, nil},
+		{"stripe webhook unsigned", anon, "POST", "/api/payments/webhook", rawJSON(`{"id":"evt_1","type":"checkout.session.completed","data":{"object":{}}}`), []string{"Stripe-Signature", "t=1,v1=00"}},
+		{"unsubscribe unknown token", anon, "POST", "/api/unsubscribe/confirm", map[string]any{"token": "nope", "scope": "all"}, nil},
+		{"send-test bad address", ob, "POST", "/api/campaign-templates/" + h.tpl + "/send-test", map[string]any{"email": "not an address"}, nil},
+		{"settings reply-to bad", ob, "PUT", "/api/campaign-settings", map[string]any{"reply_to_email": "x@"}, nil},
+		{"website javascript", key, "POST", "/api/v1/contacts", map[string]any{"first_name": "A", "website": "javascript:alert(1)"}, nil},
 	}
 }
 
@@ -410,4 +436,54 @@ func TestHeaderBorneConfigurationRefusesLineBreaks(t *testing.T) {
 	h.ob.Put("/api/campaign-settings", map[string]any{"sender_name": " Acme – News ✉\r\n", "sender_email": "news@acme.example\n"}).Expect(http.StatusOK)
 	h.ob.Patch(step, map[string]any{"sender_name": "Ünïcödé “News”"}).Expect(http.StatusOK)
 	h.key.Patch("/api/v1/campaign-templates/"+h.tpl, map[string]any{"subject": "Hello {{first_name}} – 50% off ✓"}).Expect(http.StatusOK)
+}
+
+// TestLongestAllowedValuesAreStored: every text field at its documented
+// maximum, in 4-byte characters where the rules allow any character, is
+// stored (no index or column limit turns it into a 500).
+func TestLongestAllowedValuesAreStored(t *testing.T) {
+	t.Parallel()
+	h := newHostileEnv(t)
+	wide := func(n int) string { return strings.Repeat("\U0001D518", n) } // 4 bytes each
+	addr := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + ".com"
+	emails := make([]any, 20)
+	for i := range emails {
+		emails[i] = map[string]any{"address": fmt.Sprintf("%02d", i) + addr[2:], "label": "work"}
+	}
+	team := "/api/teams/" + h.owner.TeamID
+	book := "/api/books/" + h.book
+	for _, tc := range []struct {
+		client       *apptest.Client
+		method, path string
+		body         map[string]any
+		status       int
+	}{
+		{h.key, "POST", "/api/v1/contacts", map[string]any{
+			"first_name": wide(200), "last_name": wide(200), "company": wide(200), "job_title": wide(200), "notes": wide(20000),
+			"emails": emails, "addresses": []any{map[string]any{"street": wide(500), "city": wide(200), "state": wide(200), "zip": wide(32), "country": wide(100)}},
+			"dates": []any{map[string]any{"label": wide(100), "value": "9999-12-31"}}, "birthday": "0001-01-01",
+			"relationships": []any{map[string]any{"label": wide(100), "name": wide(200)}},
+			"website":       "https://example.com/" + strings.Repeat("p", 2048-20),
+		}, http.StatusCreated},
+		{h.owner.Client, "PATCH", team, map[string]any{"name": wide(200)}, http.StatusOK},
+		{h.owner.Client, "POST", team + "/api-keys", map[string]any{"name": wide(200)}, http.StatusCreated},
+		{h.owner.Client, "POST", "/api/books", map[string]any{"team_id": h.owner.TeamID, "name": wide(200), "icon": wide(64)}, http.StatusCreated},
+		{h.owner.Client, "POST", book + "/labels", map[string]any{"name": wide(100)}, http.StatusCreated},
+		{h.owner.Client, "POST", book + "/fields", map[string]any{"key": "k" + strings.Repeat("x", 63), "name": wide(200), "type": "text"}, http.StatusCreated},
+		{h.key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.field, "value": wide(10000)}, http.StatusOK},
+		{h.key, "POST", "/api/v1/campaign-templates", map[string]any{"name": wide(200), "subject": wide(500), "body_html": strings.Repeat("x", 1_000_000)}, http.StatusOK},
+		{h.key, "POST", "/api/v1/campaigns", map[string]any{"name": wide(200), "description": wide(5000)}, http.StatusOK},
+		{h.key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": wide(200), "schedule_type": "delay", "delay_days": 3650,
+			"email_template_id": h.tpl, "sender_name": wide(200)}, http.StatusOK},
+		{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_name": wide(200), "company_name": wide(200), "address_line1": wide(200), "address_line2": wide(200),
+			"city": wide(100), "state": wide(100), "postal_code": wide(20), "country": wide(100), "mailer_api_key": strings.Repeat("k", 1000)}, http.StatusOK},
+		{h.owner.Client, "POST", team + "/webhooks", map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("p", 2048-26), "events": []string{"contact.created"}}, http.StatusCreated},
+	} {
+		if r := tc.client.Do(tc.method, tc.path, tc.body); r.Status != tc.status {
+			t.Errorf("%s %s: %d: %.300s", tc.method, tc.path, r.Status, r.Body)
+		}
+	}
+	if log := h.env.Log.String(); strings.Contains(log, "level=ERROR") {
+		t.Errorf("errors logged:\n%s", lines(log, "level=ERROR"))
+	}
 }
