@@ -44,9 +44,7 @@ func TestLabelSortOrderBounds(t *testing.T) {
 	if _, err := env.App.Pool.Exec(t.Context(), `UPDATE labels SET sort_order = 2147483647 WHERE id = $1`, first); err == nil {
 		t.Fatal("the database accepted a sort_order beyond the bound")
 	}
-	if strings.Contains(env.Log.String(), "level=ERROR") {
-		t.Errorf("errors logged:\n%s", lines(env.Log.String(), "level=ERROR"))
-	}
+	expectNoErrorLogged(t, env)
 }
 
 // TestPagingBounds: paging values are integers of 0..2147483647.

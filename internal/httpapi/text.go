@@ -83,6 +83,11 @@ func formText(r *http.Request) error {
 	return valuesText("form field", r.PostForm)
 }
 
+// maxTextWalkDepth bounds the nesting the walk follows: no body of this
+// API nests more than a few levels, and a hostile one must not make the
+// walk's path grow with the body.
+const maxTextWalkDepth = 64
+
 // nulEscape is the only way a JSON document can carry NUL: a raw 0x00
 // byte is a syntax error.
 var nulEscape = []byte(`\u0000`)
@@ -124,6 +129,9 @@ func jsonText(body []byte) error {
 			return apperr.Invalidf("The body is not valid UTF-8.")
 		}
 		path.step(tok, key)
+		if len(path.frames) > maxTextWalkDepth {
+			return apperr.Invalidf("The body nests deeper than %d levels.", maxTextWalkDepth)
+		}
 	}
 }
 

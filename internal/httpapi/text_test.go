@@ -24,6 +24,7 @@ func TestJSONTextNamesTheField(t *testing.T) {
 		{"{\"n\xff\":1}", "A field name in the body is not valid UTF-8"},
 		{"{\"a\":\"ok\"}\xff", "The body is not valid UTF-8"},
 		{"{\"a\":\"\u00e9\u00e9\",\"b\":[1,2],\"c\":\"\xc3\"}", "`c` is not valid UTF-8"},
+		{strings.Repeat("[", 100000) + `"\u0000"` + strings.Repeat("]", 100000), "The body nests deeper than 64 levels"},
 	} {
 		err := jsonText([]byte(tc.body))
 		if tc.want == "" {
