@@ -29,8 +29,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		return err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if err != nil {
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
 		return jsonError(err)
+	} else if err != nil {
+		return apperr.Wrap(err, apperr.InvalidInput, "The body could not be read to its end.")
 	}
 	if err := jsonText(body); err != nil {
 		return err

@@ -141,12 +141,16 @@ func normalizeURL(raw string, insecure bool) (string, error) {
 const maskedPassword = "xxxxx"
 
 // redactedURL is raw with the password of its user info masked:
-// https://user:xxxxx@host/path. A URL that does not parse cannot say where
-// its password is, so none of it is shown.
+// https://user:xxxxx@host/path; a URL without a password is shown as it
+// is. A URL that does not parse cannot say where its password is, so none
+// of it is shown.
 func redactedURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparseable URL)"
+	}
+	if _, ok := u.User.Password(); !ok {
+		return raw
 	}
 	return u.Redacted()
 }
@@ -155,12 +159,28 @@ func redactedURL(raw string) string {
 // texts of URL parsing and of HTTP clients quote the URL).
 func redactIn(text, rawURL string) string {
 	text = strings.ReplaceAll(text, rawURL, redactedURL(rawURL))
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			text = strings.ReplaceAll(text, ":"+pw+"@", ":"+maskedPassword+"@")
-		}
+	if pw := rawPassword(rawURL); pw != "" {
+		text = strings.ReplaceAll(text, ":"+pw+"@", ":"+maskedPassword+"@")
 	}
 	return text
+}
+
+// rawPassword is the password of raw's user info as written, found without
+// parsing the whole URL (which may not parse).
+func rawPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
 }
 
 // keepPassword lets a client send a URL back as it was shown: when next
