@@ -50,3 +50,15 @@ func BenchmarkJSONText(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJSONTextWalk measures the slow path: a 2 MB body whose last
+// string holds a NUL is walked token by token.
+func BenchmarkJSONTextWalk(b *testing.B) {
+	body := []byte(`{"contact_ids":[` + strings.Repeat(`"6f1c1d7e-0000-4000-8000-000000000000",`, 50000) + `"\u0000"]}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if err := jsonText(body); err == nil {
+			b.Fatal("no error")
+		}
+	}
+}
