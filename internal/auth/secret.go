@@ -45,8 +45,8 @@ func LooksLikeAPIKey(s string) bool { return strings.HasPrefix(s, KeyPrefix) }
 // which could be matched against other sites' unsalted SHA-256 dumps.
 //
 // Stored hashes carry their scheme: prehashPrefix + the bcrypt hash. A
-// hash without the prefix is plain bcrypt of the password, as stored
-// before; it keeps verifying.
+// hash without the prefix is plain bcrypt of the password (the earlier
+// format); it keeps verifying.
 const prehashPrefix = "$cb-hs256$"
 
 var prehashKey = []byte("contactbook password pre-hash v1")
