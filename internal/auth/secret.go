@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -35,26 +36,58 @@ func HashAPIKey(key string) []byte {
 // LooksLikeAPIKey tells keys from JWTs without a database round trip.
 func LooksLikeAPIKey(s string) bool { return strings.HasPrefix(s, KeyPrefix) }
 
-// HashPassword hashes a password with bcrypt at cost (bcrypt.DefaultCost
-// in production; tests lower it, since bcrypt dominates their run time).
+// Passwords are hashed with bcrypt over a pre-hash, so that every
+// password the rules allow (up to 72 characters, up to 288 bytes of UTF-8)
+// counts in full: bcrypt itself reads at most 72 bytes and refuses longer
+// input. The pre-hash is HMAC-SHA256 under a fixed, public key, in
+// base64 (44 bytes, never a NUL byte, which bcrypt would stop at). The key
+// only keeps the stored value from being a plain SHA-256 of the password,
+// which could be matched against other sites' unsalted SHA-256 dumps.
+//
+// Stored hashes carry their scheme: prehashPrefix + the bcrypt hash. A
+// hash without the prefix is plain bcrypt of the password (the earlier
+// format); it keeps verifying.
+const prehashPrefix = "$cb-hs256$"
+
+var prehashKey = []byte("contactbook password pre-hash v1")
+
+func prehash(password string) []byte {
+	mac := hmac.New(sha256.New, prehashKey)
+	mac.Write([]byte(password))
+	sum := mac.Sum(nil)
+	out := make([]byte, base64.StdEncoding.EncodedLen(len(sum)))
+	base64.StdEncoding.Encode(out, sum)
+	return out
+}
+
+// HashPassword hashes a password for storage, with bcrypt at cost
+// (bcrypt.DefaultCost in production; tests lower it, since bcrypt
+// dominates their run time).
 func HashPassword(password string, cost int) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	h, err := bcrypt.GenerateFromPassword(prehash(password), cost)
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.Internal, "hash password")
 	}
-	return string(h), nil
+	return prehashPrefix + string(h), nil
 }
 
 // dummyHash is compared against when the email is unknown, so a login
-// takes as long whether or not the account exists.
-var dummyHash = []byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3KKKzJCBU1X3Lk6h/ZPVU5W")
+// takes as long whether or not the account exists (HashPassword of a
+// random string at cost 10).
+const dummyHash = prehashPrefix + "$2a$10$MDlnnnyn3W0BjnffF0LpyO0K9TPfLaE/sdO9ezB.BYRh3NuPz8asS"
 
-// CheckPassword reports whether password matches hash; an empty hash
-// (unknown account) still costs one bcrypt comparison.
+// CheckPassword reports whether password matches a stored hash; an empty
+// hash (unknown account) still costs one bcrypt comparison.
 func CheckPassword(hash, password string) bool {
-	if hash == "" {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
-		return false
+	known := hash != ""
+	if !known {
+		hash = dummyHash
 	}
-	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+	var err error
+	if rest, ok := strings.CutPrefix(hash, prehashPrefix); ok {
+		err = bcrypt.CompareHashAndPassword([]byte(rest), prehash(password))
+	} else {
+		err = bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
+	}
+	return err == nil && known
 }

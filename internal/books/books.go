@@ -58,10 +58,16 @@ type Label struct {
 	BookID    uuid.UUID `json:"book_id"`
 	Name      string    `json:"name" validate:"required,max=100"`
 	Color     string    `json:"color" validate:"hexcolor6"`
-	SortOrder int       `json:"sort_order" validate:"gte=0"`
+	SortOrder int       `json:"sort_order" validate:"gte=0,lte=1000000"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// MaxLabelSortOrder bounds a label's sort_order (the database checks it
+// too). Far below the integer column's limit, it leaves an append (last
+// + 1) no way to overflow; labels appended at the bound share it and sort
+// by name.
+const MaxLabelSortOrder = 1_000_000
 
 // DefaultLabelColor is a new label's colour when none is given.
 const DefaultLabelColor = "#6B7280"

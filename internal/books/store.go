@@ -138,16 +138,17 @@ func (store) label(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (L
 	return l, postgres.Translate(err)
 }
 
-// insertLabel appends the label after the book's last one. The book row
-// lock keeps two concurrent creates from taking the same position.
+// insertLabel appends the label after the book's last one, or at
+// MaxLabelSortOrder once the last one is there. The book row lock keeps two
+// concurrent creates from taking the same position.
 func (store) insertLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, l.BookID); err != nil {
 		return Label{}, postgres.Translate(err)
 	}
 	out, err := scanLabel(db.QueryRow(ctx, `
 		INSERT INTO labels (book_id, name, color, sort_order)
-		VALUES ($1, $2, $3, (SELECT COALESCE(max(sort_order) + 1, 0) FROM labels WHERE book_id = $1))
-		RETURNING `+labelColumns, l.BookID, l.Name, l.Color))
+		VALUES ($1, $2, $3, (SELECT LEAST(COALESCE(max(sort_order), -1), $4 - 1) + 1 FROM labels WHERE book_id = $1))
+		RETURNING `+labelColumns, l.BookID, l.Name, l.Color, MaxLabelSortOrder))
 	return out, postgres.Translate(err)
 }
 

@@ -75,7 +75,7 @@ type Template struct {
 	ID        uuid.UUID  `json:"id"`
 	BookID    uuid.UUID  `json:"book_id"`
 	Name      string     `json:"name" validate:"required,max=200"`
-	Subject   string     `json:"subject" validate:"max=500"`
+	Subject   string     `json:"subject" validate:"max=500,headertext"`
 	BodyHTML  string     `json:"body_html" validate:"max=1000000"`
 	CreatedBy *uuid.UUID `json:"created_by"`
 	CreatedAt time.Time  `json:"created_at"`
@@ -146,8 +146,8 @@ type Step struct {
 	DelayDays         int        `json:"delay_days" validate:"gte=0,lte=3650"`
 	FixedDate         *string    `json:"fixed_date" validate:"omitempty,date"`
 	EmailTemplateID   *uuid.UUID `json:"email_template_id"`
-	SenderName        string     `json:"sender_name" validate:"max=200"`
-	SenderEmail       string     `json:"sender_email" validate:"omitempty,email,max=254"`
+	SenderName        string     `json:"sender_name" validate:"max=200,headertext"`
+	SenderEmail       string     `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
 	TriggerCampaignID *uuid.UUID `json:"trigger_campaign_id"`
 	CreatedAt         time.Time  `json:"created_at"`
 	UpdatedAt         time.Time  `json:"updated_at"`

@@ -51,9 +51,9 @@ type SettingsView struct {
 // becomes empty, except mailer_api_key: absent or equal to the masked value
 // keeps the stored key, "" removes it.
 type SettingsInput struct {
-	SenderName   string  `json:"sender_name" validate:"max=200"`
-	SenderEmail  string  `json:"sender_email" validate:"omitempty,email,max=254"`
-	ReplyToEmail string  `json:"reply_to_email" validate:"omitempty,email,max=254"`
+	SenderName   string  `json:"sender_name" validate:"max=200,headertext"`
+	SenderEmail  string  `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
+	ReplyToEmail string  `json:"reply_to_email" validate:"omitempty,max=254,headertext,email"`
 	CompanyName  string  `json:"company_name" validate:"max=200"`
 	AddressLine1 string  `json:"address_line1" validate:"max=200"`
 	AddressLine2 string  `json:"address_line2" validate:"max=200"`
@@ -61,7 +61,7 @@ type SettingsInput struct {
 	State        string  `json:"state" validate:"max=100"`
 	PostalCode   string  `json:"postal_code" validate:"max=20"`
 	Country      string  `json:"country" validate:"max=100"`
-	MailerAPIKey *string `json:"mailer_api_key" validate:"omitempty,max=1000"`
+	MailerAPIKey *string `json:"mailer_api_key" validate:"omitempty,max=1000,headertext"`
 }
 
 func (in *SettingsInput) trim() {

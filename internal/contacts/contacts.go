@@ -8,12 +8,10 @@ package contacts
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -298,16 +296,8 @@ func (c *Contact) validate() error {
 	if c.FirstName == "" && c.LastName == "" && c.Company == "" {
 		return errNoName
 	}
-	if err := checkText(c); err != nil {
-		return err
-	}
 	if err := validate.Struct(c); err != nil {
 		return err
-	}
-	if c.Birthday != nil {
-		if err := checkYear("birthday", *c.Birthday); err != nil {
-			return err
-		}
 	}
 	if c.Website != "" {
 		if u, err := url.Parse(c.Website); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -343,71 +333,6 @@ func (c *Contact) validate() error {
 		if a.Street == "" && a.City == "" && a.State == "" && a.Zip == "" && a.Country == "" {
 			return apperr.Invalidf("`addresses[%d]` is empty; give at least one of street, city, state, zip, country.", i)
 		}
-	}
-	for i, d := range c.Dates {
-		if err := checkYear(fmt.Sprintf("dates[%d].value", i), d.Value); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkYear refuses year 0000, which parses but no calendar has (and which
-// PostgreSQL's date type rejects).
-func checkYear(field, date string) error {
-	if t, err := time.Parse(time.DateOnly, date); err == nil && t.Year() < 1 {
-		return apperr.Invalidf("`%s` must be a date from year 0001 on.", field)
-	}
-	return nil
-}
-
-// checkText refuses NUL characters anywhere: PostgreSQL text and jsonb
-// cannot hold them, and storing must never fail on a client's value.
-func checkText(c *Contact) error {
-	fields := []struct {
-		name, v string
-	}{
-		{"first_name", c.FirstName}, {"last_name", c.LastName}, {"company", c.Company},
-		{"job_title", c.JobTitle}, {"notes", c.Notes}, {"website", c.Website},
-	}
-	if c.Birthday != nil {
-		fields = append(fields, struct{ name, v string }{"birthday", *c.Birthday})
-	}
-	add := func(name string, vs ...string) {
-		for _, v := range vs {
-			fields = append(fields, struct{ name, v string }{name, v})
-		}
-	}
-	for i, e := range c.Emails {
-		add(fmt.Sprintf("emails[%d]", i), e.Address, e.Label)
-	}
-	for i, p := range c.Phones {
-		add(fmt.Sprintf("phones[%d]", i), p.Number, p.Label)
-	}
-	for i, a := range c.Addresses {
-		add(fmt.Sprintf("addresses[%d]", i), a.Label, a.Street, a.City, a.State, a.Zip, a.Country)
-	}
-	for i, d := range c.Dates {
-		add(fmt.Sprintf("dates[%d]", i), d.Label, d.Value)
-	}
-	for i, s := range c.Socials {
-		add(fmt.Sprintf("socials[%d]", i), s.Label, s.Value)
-	}
-	for i, r := range c.Relationships {
-		add(fmt.Sprintf("relationships[%d]", i), r.Label, r.Name)
-	}
-	for _, f := range fields {
-		if err := storable(f.name, f.v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// storable reports whether PostgreSQL can store s as text.
-func storable(field, s string) error {
-	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
-		return apperr.Invalidf("`%s` holds characters that are not allowed (NUL or invalid UTF-8).", field)
 	}
 	return nil
 }

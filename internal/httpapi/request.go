@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -19,22 +21,27 @@ import (
 const maxJSONBody = 2 << 20
 
 // decodeJSON reads a JSON object body into dst. It insists on
-// Content-Type: application/json, bounds the size, and explains a wrong
-// type by naming the field. Unknown fields are ignored.
+// Content-Type: application/json, bounds the size, refuses text that is not
+// valid UTF-8 or holds NUL (jsonText), and explains a wrong type by naming
+// the field. Unknown fields are ignored.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err := requireJSON(r); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return jsonError(err)
+	} else if err != nil {
+		return apperr.Wrap(err, apperr.InvalidInput, "The body could not be read to its end.")
+	}
+	if err := jsonText(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return jsonError(err)
-		}
 		return apperr.Invalidf("The body must hold exactly one JSON object.")
 	}
 	return nil
@@ -129,15 +136,19 @@ func bookHeader(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
-// queryInt reads a non-negative integer query parameter.
+// maxQueryInt bounds integer query parameters to what a PostgreSQL
+// integer holds, so no value overflows on its way to SQL.
+const maxQueryInt = math.MaxInt32
+
+// queryInt reads an integer query parameter of 0..maxQueryInt.
 func queryInt(r *http.Request, name string, def int) (int, error) {
 	raw := r.URL.Query().Get(name)
 	if raw == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 0 {
-		return 0, apperr.Invalidf("The query parameter %s must be a non-negative integer.", name)
+	if err != nil || n < 0 || n > maxQueryInt {
+		return 0, apperr.Invalidf("The query parameter %s must be an integer from 0 to %d.", name, maxQueryInt)
 	}
 	return n, nil
 }

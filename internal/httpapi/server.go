@@ -104,7 +104,7 @@ func (s *Server) as(fn actorFunc) http.HandlerFunc {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(withRequestID, withAccessLog(s.log, s.observe))
+	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log))
 	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error {
 		return apperr.NotFoundf("No such endpoint; see /api/openapi.json for the ones there are.")
 	}))

@@ -116,6 +116,9 @@ func readUnsubscribeForm(w http.ResponseWriter, r *http.Request) (unsubscribeInp
 		}
 		return in, apperr.Invalidf("The form could not be read.")
 	}
+	if err := formText(r); err != nil {
+		return in, err
+	}
 	in.Token = strings.TrimSpace(r.FormValue("token"))
 	in.Scope = strings.TrimSpace(r.FormValue("scope"))
 	if raw := strings.TrimSpace(r.FormValue("campaign_id")); raw != "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-playground/validator/v10"
 
@@ -42,16 +43,32 @@ var instance = sync.OnceValue(func() *validator.Validate {
 	must(v.RegisterValidation("fieldkey", func(fl validator.FieldLevel) bool {
 		return fieldKey.MatchString(fl.Field().String())
 	}))
+	must(v.RegisterValidation("headertext", func(fl validator.FieldLevel) bool {
+		return HeaderText(fl.Field().String())
+	}))
 	must(v.RegisterValidation("date", func(fl validator.FieldLevel) bool {
 		s := fl.Field().String()
-		if s == "" {
-			return true
-		}
-		_, err := time.Parse(time.DateOnly, s)
-		return err == nil
+		return s == "" || Date(s)
 	}))
 	return v
 })
+
+// HeaderText reports whether s may become (part of) an email or HTTP
+// header: no line breaks (CR, LF, NEL, U+2028, U+2029) and no other control
+// characters, which could end the header early or start another.
+func HeaderText(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+	})
+}
+
+// Date reports whether s is a calendar date of the form YYYY-MM-DD that
+// exists, from year 0001 on: year 0000 parses in Go, but no calendar has
+// it and PostgreSQL's date type refuses it.
+func Date(s string) bool {
+	t, err := time.Parse(time.DateOnly, s)
+	return err == nil && t.Year() >= 1
+}
 
 func must(err error) {
 	if err != nil {
@@ -110,11 +127,13 @@ func Message(fe validator.FieldError) string {
 	case "hexcolor6":
 		return fmt.Sprintf("%s must be a colour of the form #RRGGBB.", field)
 	case "date":
-		return fmt.Sprintf("%s must be a date of the form YYYY-MM-DD that exists.", field)
+		return fmt.Sprintf("%s must be a date of the form YYYY-MM-DD that exists, from year 0001 on.", field)
 	case "fieldkey":
 		return fmt.Sprintf("%s must start with a lower-case letter and hold only a-z, 0-9 and _ (at most 64 characters).", field)
 	case "uuid":
 		return fmt.Sprintf("%s must be a UUID.", field)
+	case "headertext":
+		return fmt.Sprintf("%s may not hold line breaks or other control characters: it is sent as a header.", field)
 	case "excludesall", "printascii":
 		return fmt.Sprintf("%s holds characters that are not allowed.", field)
 	}

@@ -559,7 +559,7 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(j.Body))
 	if err != nil {
-		o.errText, o.finalErr = ptr("invalid URL: "+err.Error()), true
+		o.errText, o.finalErr = ptr(redactIn("invalid URL: "+err.Error(), j.URL)), true
 		return o
 	}
 	ts := strconv.FormatInt(o.at.Unix(), 10)
@@ -582,7 +582,7 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 	if err != nil {
 		o.duration = time.Since(start)
 		var refused *RefusedError
-		o.errText, o.finalErr = ptr(describe(err, e.cfg.Timeout)), errors.As(err, &refused)
+		o.errText, o.finalErr = ptr(redactIn(describe(err, e.cfg.Timeout), j.URL)), errors.As(err, &refused)
 		return o
 	}
 	body, _ := io.ReadAll(io.LimitReader(res.Body, MaxLoggedBody))

@@ -62,7 +62,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	if err != nil {
 		return Created{}, err
 	}
-	return Created{Webhook: w, Secret: secret}, nil
+	return Created{Webhook: w.redacted(), Secret: secret}, nil
 }
 
 // List returns every webhook of the team, oldest first.
@@ -70,13 +70,18 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 	if err := admin(ctx, actor, teamID); err != nil {
 		return nil, err
 	}
-	return s.st.webhooks(ctx, s.db, teamID)
+	ws, err := s.st.webhooks(ctx, s.db, teamID)
+	for i := range ws {
+		ws[i] = ws[i].redacted()
+	}
+	return ws, err
 }
 
 // Update changes the URL, the event types or the active flag. Turning a
 // webhook off cancels its pending deliveries: an inactive webhook gets
 // nothing, and turning it on again does not replay what it missed.
-// Retries still pending go to the new URL when the URL changes.
+// Retries still pending go to the new URL when the URL changes. A URL sent
+// back as shown, with the masked password, keeps the stored password.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return Webhook{}, err
@@ -94,9 +99,11 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			return err
 		}
 		if p.URL.Set {
-			if w.URL, err = normalizeURL(p.URL.V, s.insecure); err != nil {
+			next, err := normalizeURL(p.URL.V, s.insecure)
+			if err != nil {
 				return err
 			}
+			w.URL = keepPassword(next, w.URL)
 		}
 		if p.Events.Set {
 			if w.Events, err = normalizeEvents(p.Events.V); err != nil {
@@ -108,6 +115,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		if out, err = s.st.updateWebhook(ctx, tx, w); err != nil {
 			return err
 		}
+		out = out.redacted()
 		if wasActive && !w.Active {
 			return s.st.cancelPending(ctx, tx, w.ID)
 		}

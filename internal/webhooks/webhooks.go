@@ -134,6 +134,84 @@ func normalizeURL(raw string, insecure bool) (string, error) {
 	return raw, nil
 }
 
+// maskedPassword stands for the password of a URL's user info wherever a
+// webhook URL is shown: in answers, the delivery log and log lines. It is
+// what url.URL.Redacted writes. Deliveries use the real URL (the HTTP
+// client sends its user info as Basic authentication).
+const maskedPassword = "xxxxx"
+
+// redactedURL is raw with the password of its user info masked:
+// https://user:xxxxx@host/path; a URL without a password is shown as it
+// is. A URL that does not parse cannot say where its password is, so none
+// of it is shown.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparseable URL)"
+	}
+	if _, ok := u.User.Password(); !ok {
+		return raw
+	}
+	return u.Redacted()
+}
+
+// redactIn masks rawURL, and its password, wherever text holds them (error
+// texts of URL parsing and of HTTP clients quote the URL).
+func redactIn(text, rawURL string) string {
+	text = strings.ReplaceAll(text, rawURL, redactedURL(rawURL))
+	if pw := rawPassword(rawURL); pw != "" {
+		text = strings.ReplaceAll(text, ":"+pw+"@", ":"+maskedPassword+"@")
+	}
+	return text
+}
+
+// rawPassword is the password of raw's user info as written, found without
+// parsing the whole URL (which may not parse).
+func rawPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
+}
+
+// keepPassword lets a client send a URL back as it was shown: when next
+// has the stored URL's user with the masked password, the stored password
+// stays. Any other URL is taken as given.
+func keepPassword(next, stored string) string {
+	nu, err := url.Parse(next)
+	if err != nil || nu.User == nil {
+		return next
+	}
+	if pw, ok := nu.User.Password(); !ok || pw != maskedPassword {
+		return next
+	}
+	su, err := url.Parse(stored)
+	if err != nil || su.User == nil || su.User.Username() != nu.User.Username() {
+		return next
+	}
+	pw, ok := su.User.Password()
+	if !ok {
+		return next
+	}
+	nu.User = url.UserPassword(nu.User.Username(), pw)
+	return nu.String()
+}
+
+// redacted is w as answers show it.
+func (w Webhook) redacted() Webhook {
+	w.URL = redactedURL(w.URL)
+	return w
+}
+
 // normalizeEvents checks event types: at least one, all known. Duplicates
 // are dropped, keeping the first occurrence's order.
 func normalizeEvents(in []string) ([]string, error) {
