@@ -124,6 +124,19 @@ func New(t testing.TB, opts ...Options) *Env {
 	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf}
 }
 
+// Metrics returns the service's metrics as a scrape sees them, straight
+// from the metrics handler (the public port serves them only to holders of
+// METRICS_TOKEN).
+func (e *Env) Metrics() string {
+	e.T.Helper()
+	rec := httptest.NewRecorder()
+	e.App.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		e.T.Fatalf("apptest: metrics: status %d: %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
