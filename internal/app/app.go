@@ -110,9 +110,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Ready:    pool.Ping,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),
+		Webhooks: a.Webhooks,
 
 		MetricsToken: cfg.MetricsToken,
-		Webhooks:     a.Webhooks,
 
 		Billing:    a.Billing,
 		TrustProxy: cfg.TrustProxy,

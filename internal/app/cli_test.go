@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/app"
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -108,7 +108,7 @@ func TestAddonSetSaysOnlyWhatItDid(t *testing.T) {
 // nil (exit status 0) once told to stop.
 func TestServe(t *testing.T) {
 	t.Parallel()
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
 	env := map[string]string{
 		"DATABASE_URL": pgtest.NewURL(t), "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
 		"HTTP_ADDR": addr, "METRICS_ADDR": metricsAddr, "IMAGES_DIR": t.TempDir(),
@@ -163,15 +163,4 @@ func TestServe(t *testing.T) {
 			t.Errorf("serve's log lacks %q:\n%s", want, r.stderr)
 		}
 	}
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

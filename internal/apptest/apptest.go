@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -135,6 +136,18 @@ func (e *Env) Metrics() string {
 		e.T.Fatalf("apptest: metrics: status %d: %s", rec.Code, rec.Body)
 	}
 	return rec.Body.String()
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// for tests that start the service on addresses of their own.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 type lockedWriter struct {

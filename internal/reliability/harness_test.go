@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -93,22 +93,11 @@ type instance struct {
 	done    chan struct{}
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // start runs the binary on dbURL with the suite's settings plus extra
 // (KEY=VALUE), waits for /readyz and kills it when the test ends.
 func start(t *testing.T, name, dbURL, mailerURL string, extra ...string) *instance {
 	t.Helper()
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET="+jwtSecret,
