@@ -180,7 +180,7 @@ stop)
 		fi
 	done < <(cluster_bases)
 	if [[ "$found" -eq 0 ]]; then
-		log "there is no private development cluster (a server on $HOST:$PROBE_PORT is used instead; it is not ours to stop)"
+		log "there is no private development cluster; nothing to stop (a PostgreSQL server of the machine is not ours to stop)"
 	fi
 	exit 0
 	;;
