@@ -1,7 +1,12 @@
 # contactbook developer tasks (GNU make).
 #   make run | migrate   run against a dev database (scripts/devdb.sh finds/creates one)
+#   make db-stop         stop the private development cluster make run may have started
+#   make db-reset        delete the development database (and the private cluster)
 #   make test            lint + race tests; GOTEST_FLAGS='-run TestX -v' to narrow down
 #   make build | lint | docker | clean
+#
+# Nothing here depends on GOBIN, GOPATH/bin or PATH beyond go itself: the tools are
+# installed at pinned versions under .data/bin by scripts/gotool.sh and called by path.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -9,6 +14,10 @@ SHELL := /bin/bash
 
 GOTEST_FLAGS ?=
 IMAGE ?= contactbook
+
+STATICCHECK_VERSION := v0.8.2
+# Keep in step with stripeMockVersion in internal/billing/main_test.go.
+STRIPE_MOCK_VERSION := v0.203.0
 
 # Go files to gofmt-check: tracked + untracked-but-not-ignored files, or (outside a git
 # checkout) everything except data/build directories. Deleted-but-tracked files are skipped.
@@ -21,34 +30,43 @@ GO_FILES := { git ls-files --cached --others --exclude-standard -- '*.go' 2>/dev
 # `make -n test` stays a dry run).
 # Commands are joined with ';' (not '&&') so that `set -e` aborts on the first failure even
 # when more commands follow in the same recipe line.
-LINT_CMDS := go install honnef.co/go/tools/cmd/staticcheck@v0.8.2; \
+LINT_CMDS := staticcheck="$$(scripts/gotool.sh honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION))"; \
 	go vet ./...; \
-	"$$(go env GOPATH)/bin/staticcheck" ./...; \
+	"$$staticcheck" ./...; \
 	unformatted="$$($(GO_FILES) | xargs -0 -r gofmt -l)"; \
 	if [ -n "$$unformatted" ]; then \
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate lint test bench reliability docker clean
+.PHONY: run build migrate db-stop db-reset lint test bench reliability docker clean
 
-run:
+# The binary is built, then exec'd: signals from the terminal reach the server itself, and
+# make sees its exit status (0 after Ctrl-C and a clean stop). `go run` would exit 1.
+run: build
 	url="$$(scripts/devdb.sh contactbook)"; \
-	DATABASE_URL="$$url" go run ./cmd/contactbook serve
+	DATABASE_URL="$$url" exec bin/contactbook serve
 
-migrate:
+migrate: build
 	url="$$(scripts/devdb.sh contactbook)"; \
-	DATABASE_URL="$$url" go run ./cmd/contactbook migrate
+	DATABASE_URL="$$url" bin/contactbook migrate
 
 build:
+	@echo "building bin/contactbook (the first build downloads the modules and compiles everything: 1-2 minutes; later builds take seconds)"
 	CGO_ENABLED=0 go build -trimpath -o bin/contactbook ./cmd/contactbook
+
+db-stop:
+	scripts/devdb.sh --stop
+
+db-reset:
+	scripts/devdb.sh --reset contactbook
 
 lint:
 	$(LINT_CMDS)
 
 test:
-	go install github.com/stripe/stripe-mock@v0.203.0
+	STRIPE_MOCK_BIN="$$(scripts/gotool.sh github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION))"; \
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
-	export DATABASE_URL; \
+	export STRIPE_MOCK_BIN DATABASE_URL; \
 	$(LINT_CMDS); \
 	go test -race -count=1 -p 2 -timeout 10m $(GOTEST_FLAGS) ./...
 

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
 # devdb.sh [DBNAME] - print a PostgreSQL connection URL for a development database.
+# devdb.sh --stop   - stop the private development cluster (see 3. below) if it runs.
+# devdb.sh --reset [DBNAME]
+#                   - start afresh: stop the private cluster and delete it with all its
+#                     data, and drop DBNAME (default contactbook) on 127.0.0.1:$DEVDB_PORT_PROBE
+#                     when a server answers there. The next run recreates what it needs.
 #
 # Stdout: exactly one line, the URL. Everything else (progress, tool output) goes to stderr,
 # so callers can do: DATABASE_URL="$(scripts/devdb.sh contactbook)".
@@ -10,7 +15,8 @@
 #      created there if missing (user postgres, trust auth).
 #   3. Otherwise a private cluster under <repo>/.data/pg is initialised (if needed) and
 #      started on 127.0.0.1:$DEVDB_PRIVATE_PORT (default 54329), installing the PostgreSQL
-#      server packages with apt-get if they are missing.
+#      server packages with apt-get if they are missing. It keeps running after the caller
+#      ends (the next run finds it up); --stop stops it, --reset deletes it.
 #
 # Environment overrides:
 #   DATABASE_URL         use this URL as is
@@ -21,16 +27,15 @@ set -euo pipefail
 log() { printf 'devdb: %s\n' "$*" >&2; }
 die() { printf 'devdb: ERROR: %s\n' "$*" >&2; exit 1; }
 
+ACTION=url
+case "${1:-}" in
+--stop) ACTION=stop; shift ;;
+--reset) ACTION=reset; shift ;;
+-*) die "unknown option '$1' (usage: devdb.sh [DBNAME] | --stop | --reset [DBNAME])" ;;
+esac
 NAME="${1:-contactbook}"
 [[ "$NAME" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] ||
 	die "invalid database name '$NAME' (allowed: letters, digits, underscore; not starting with a digit)"
-
-# 1. Explicit URL wins.
-if [[ -n "${DATABASE_URL:-}" ]]; then
-	log "using DATABASE_URL from the environment"
-	printf '%s\n' "$DATABASE_URL"
-	exit 0
-fi
 
 PROBE_PORT="${DEVDB_PORT_PROBE:-5432}"
 PRIVATE_PORT="${DEVDB_PRIVATE_PORT:-54329}"
@@ -128,18 +133,8 @@ ensure_database() {
 	fi
 }
 
-# 2. A server is already listening (normally the system PostgreSQL).
-if server_up "$PROBE_PORT"; then
-	log "PostgreSQL is answering on $HOST:$PROBE_PORT"
-	ensure_database "$PROBE_PORT"
-	printf 'postgres://postgres@%s:%s/%s?sslmode=disable\n' "$HOST" "$PROBE_PORT" "$NAME"
-	exit 0
-fi
-
-# 3. Private development cluster.
-log "nothing answers on $HOST:$PROBE_PORT; using a private cluster on $HOST:$PRIVATE_PORT"
-
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+ROOT_HASH="$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
 
 # Run a postgres binary as the cluster owner (postgres when we are root: postgres
 # refuses to run as root). cd / so runuser does not complain about an unreadable cwd.
@@ -152,6 +147,81 @@ as_owner() {
 		"$@" 9>&-
 	fi
 }
+
+# The directories the private cluster may live in (see 3. below), whether or not it exists.
+cluster_bases() {
+	printf '%s\n' "$ROOT/.data" "/tmp/contactbook-pg-$ROOT_HASH"
+}
+
+# Stop the private cluster in base directory $1 if it runs.
+stop_cluster() {
+	local base="$1" version bindir
+	[[ -f "$base/pg/PG_VERSION" ]] || return 0
+	version="$(<"$base/pg/PG_VERSION")"
+	if ! bindir="$(pg_bindir "$version")"; then
+		log "cannot stop the cluster in $base/pg: PostgreSQL $version binaries are not installed"
+		return 0
+	fi
+	if as_owner "$bindir/pg_ctl" -D "$base/pg" status >/dev/null 2>&1; then
+		log "stopping the private cluster in $base/pg"
+		as_owner "$bindir/pg_ctl" -D "$base/pg" -m fast -w stop >&2
+	else
+		log "the private cluster in $base/pg is not running"
+	fi
+}
+
+case "$ACTION" in
+stop)
+	found=0
+	while IFS= read -r base; do
+		if [[ -f "$base/pg/PG_VERSION" ]]; then
+			found=1
+			stop_cluster "$base"
+		fi
+	done < <(cluster_bases)
+	if [[ "$found" -eq 0 ]]; then
+		log "there is no private development cluster; nothing to stop (a PostgreSQL server of the machine is not ours to stop)"
+	fi
+	exit 0
+	;;
+reset)
+	while IFS= read -r base; do
+		if [[ -f "$base/pg/PG_VERSION" ]]; then
+			stop_cluster "$base"
+		fi
+		if [[ -e "$base/pg" ]]; then
+			log "deleting the private cluster in $base/pg"
+			rm -rf "$base/pg" "$base/pg-socket" "$base/pg.log"
+		fi
+	done < <(cluster_bases)
+	rm -rf "/tmp/contactbook-pg-$ROOT_HASH-socket"
+	if server_up "$PROBE_PORT"; then
+		psql="$(pg_tool psql)" || die "psql not found"
+		log "dropping database '$NAME' on $HOST:$PROBE_PORT"
+		"$psql" -X -q -h "$HOST" -p "$PROBE_PORT" -U postgres -d postgres \
+			-c "DROP DATABASE IF EXISTS \"$NAME\" WITH (FORCE)" >&2
+	fi
+	exit 0
+	;;
+esac
+
+# 1. Explicit URL wins.
+if [[ -n "${DATABASE_URL:-}" ]]; then
+	log "using DATABASE_URL from the environment"
+	printf '%s\n' "$DATABASE_URL"
+	exit 0
+fi
+
+# 2. A server is already listening (normally the system PostgreSQL).
+if server_up "$PROBE_PORT"; then
+	log "PostgreSQL is answering on $HOST:$PROBE_PORT"
+	ensure_database "$PROBE_PORT"
+	printf 'postgres://postgres@%s:%s/%s?sslmode=disable\n' "$HOST" "$PROBE_PORT" "$NAME"
+	exit 0
+fi
+
+# 3. Private development cluster.
+log "nothing answers on $HOST:$PROBE_PORT; using a private cluster on $HOST:$PRIVATE_PORT"
 
 if [[ "$IS_ROOT" -eq 1 ]] && ! id postgres >/dev/null 2>&1; then
 	# The postgres user comes with the server packages.
@@ -166,8 +236,7 @@ if [[ "$IS_ROOT" -eq 1 ]]; then
 		mkdir -p "$BASE"
 	fi
 	if ! runuser -u postgres -- test -x "$BASE"; then
-		hash="$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
-		BASE="/tmp/contactbook-pg-$hash"
+		BASE="/tmp/contactbook-pg-$ROOT_HASH"
 		log "user postgres cannot enter $ROOT/.data; putting the cluster under $BASE instead"
 		mkdir -p "$BASE"
 		chmod 0755 "$BASE"
@@ -181,7 +250,7 @@ SOCK_DIR="$BASE/pg-socket"
 LOG_FILE="$BASE/pg.log"
 # Unix socket paths are limited to 107 bytes; fall back to a short path if needed.
 if (( ${#SOCK_DIR} + ${#PRIVATE_PORT} + 10 > 100 )); then
-	SOCK_DIR="/tmp/contactbook-pg-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)-socket"
+	SOCK_DIR="/tmp/contactbook-pg-$ROOT_HASH-socket"
 	log "socket directory path too long; using $SOCK_DIR"
 fi
 

@@ -112,6 +112,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Metrics:  a.Metrics.Handler(),
 		Webhooks: a.Webhooks,
 
+		MetricsToken: cfg.MetricsToken,
+
 		Billing:    a.Billing,
 		TrustProxy: cfg.TrustProxy,
 		RateCounts: ratelimit.New(pool),
@@ -127,17 +129,27 @@ func (a *App) Close() { a.Pool.Close() }
 // may take to finish after a stop signal.
 const shutdownGrace = 25 * time.Second
 
-// Serve runs the HTTP server and the workers until ctx ends, then shuts
-// down gracefully: stop taking requests, finish those in flight, let the
+// SideListener is a listener Serve runs next to the public one, with a
+// handler of its own (metrics, profiles): kept off the public port.
+type SideListener struct {
+	Name     string
+	Listener net.Listener
+	Handler  http.Handler
+}
+
+// Serve runs the HTTP server on ln, a server on each side listener, and
+// the workers until ctx ends (or a server fails), then shuts down
+// gracefully: stop taking requests, finish those in flight, let the
 // workers finish their current work.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+func (a *App) Serve(ctx context.Context, ln net.Listener, side ...SideListener) error {
+	errorLog := slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn),
+		ErrorLog:          errorLog,
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
@@ -152,18 +164,35 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 1+len(side))
+	servers := []*http.Server{srv}
 	go func() { serveErr <- srv.Serve(ln) }()
-	a.Log.Info("listening", "addr", ln.Addr().String(), "public_base_url", a.Config.PublicBaseURL)
+	for _, s := range side {
+		// No write timeout: a CPU profile takes as long as it is asked to.
+		sideSrv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, sideSrv)
+		go func() {
+			if err := sideSrv.Serve(s.Listener); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("%s listener: %w", s.Name, err)
+			}
+		}()
+		a.Log.Info("listening", "serving", s.Name, "addr", s.Listener.Addr().String())
+	}
+	a.Log.Info("listening", "addr", ln.Addr().String(), "public_base_url", a.Config.PublicBaseURL,
+		"api_reference", a.Config.PublicBaseURL+"/docs")
 
 	var err error
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
 		a.Log.Info("shutting down")
-		shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		err = srv.Shutdown(shutCtx)
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	for _, s := range servers {
+		if shutErr := s.Shutdown(shutCtx); err == nil {
+			err = shutErr
+		}
 	}
 	stopWork()
 	done := make(chan struct{})

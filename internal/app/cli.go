@@ -8,39 +8,156 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
-const usage = `usage: contactbook [command]
+const usage = `usage: contactbook [command] [flags]
 
 commands:
-  serve                                   run the service (default)
-  migrate                                 apply pending database migrations
+  serve [--addr ADDR] [--no-migrate]      run the service (the default command)
+  migrate                                 apply pending database migrations and exit
   addon set --team ID --status STATUS     set a team's Campaigns add-on
                                           (none, trial, active, canceled)
+  help                                    print this text
 
-Configuration comes from environment variables; see README.md.`
+"contactbook COMMAND --help" describes a command. Settings come from
+environment variables (DATABASE_URL, HTTP_ADDR, ...), listed in README.md.`
+
+// errHelpShown reports that a command printed its usage because it was
+// asked to (-h, --help): the command line ends there, successfully.
+var errHelpShown = errors.New("help shown")
+
+// runFunc runs a parsed command with the loaded configuration.
+type runFunc func(cfg config.Config, log *slog.Logger) error
 
 // Main runs the command line. It returns instead of exiting so main can
-// exit once, and tests can call it.
+// exit once, and tests can call it. Flags are parsed before the
+// configuration is loaded, so --help works whatever the environment holds.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
+		cmd, args = args[0], args[1:]
+	}
+	var run runFunc
+	var err error
+	switch {
+	case cmd == "help" || isHelp(cmd):
+		fmt.Fprintln(stdout, usage)
+		return nil
+	case cmd == "serve":
+		run, err = serveCommand(ctx, args, stdout)
+	case cmd == "migrate":
+		run, err = migrateCommand(ctx, args, stdout)
+	case cmd == "addon":
+		run, err = addonCommand(ctx, args, stdout)
+	default:
+		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
+	}
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	log := NewLogger(cfg, stderr)
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
+	return run(cfg, NewLogger(cfg, stderr))
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+func serveCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc, error) {
+	fs := newCommandFlags("serve", "contactbook serve [--addr ADDR] [--no-migrate]",
+		"Run the service (HTTP API, campaign scheduler, webhook delivery) until SIGINT or\n"+
+			"SIGTERM, then finish the work in flight and exit 0.")
+	addr := fs.String("addr", "", "listen address (default: HTTP_ADDR, else :8080)")
+	noMigrate := fs.Bool("no-migrate", false, "do not apply pending migrations at start-up (like AUTO_MIGRATE=false)")
+	if err := fs.parse(args, stdout); err != nil {
+		return nil, err
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, cfg, log, args)
-	case "migrate":
+	return func(cfg config.Config, log *slog.Logger) error {
+		if *addr != "" {
+			cfg.HTTPAddr = *addr
+		}
+		if *noMigrate {
+			cfg.AutoMigrate = false
+		}
+		return serve(ctx, cfg, log)
+	}, nil
+}
+
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	reportSettings(cfg, log)
+	a, err := Build(ctx, cfg, log, Options{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	// The side listeners (metrics, profiles) are bound before the public
+	// one, so a bad address stops the start-up instead of a feature.
+	var side []SideListener
+	defer func() {
+		for _, s := range side {
+			s.Listener.Close() // already closed when Serve ran; a no-op then
+		}
+	}()
+	listen := func(name, addr string, h http.Handler) error {
+		if addr == "" {
+			return nil
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (%s): %w", addr, name, err)
+		}
+		side = append(side, SideListener{Name: name, Listener: ln, Handler: h})
+		return nil
+	}
+	if err := listen("metrics", cfg.MetricsAddr, httpapi.MetricsHandler(log, a.Metrics.Handler(), cfg.MetricsToken)); err != nil {
+		return err
+	}
+	if err := listen("pprof", cfg.PprofAddr, pprofHandler()); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	return a.Serve(ctx, ln, side...)
+}
+
+// reportSettings says at start-up which features are off or weakened by
+// the configuration, so an operator sees it before a user meets it. Only
+// serve reports: the other commands touch none of these features.
+func reportSettings(cfg config.Config, log *slog.Logger) {
+	if cfg.JWTSecretGenerated {
+		log.Warn("JWT_SECRET is not set: using a random secret; tokens stop working when the process restarts")
+	}
+	if !cfg.BillingEnabled() {
+		log.Warn("billing is off: STRIPE_SECRET_KEY is not set, so add-on checkout answers 503 SERVICE_UNAVAILABLE")
+	}
+	if cfg.StripeWebhookSecret == "" {
+		log.Warn("billing webhook is off: STRIPE_WEBHOOK_SECRET is not set, so payment events are refused with 503 and the add-on is not activated by payments")
+	}
+	if cfg.MetricsAddr == "" && cfg.MetricsToken == "" {
+		log.Info("metrics are off: set METRICS_ADDR to serve /metrics on a listener of its own, or METRICS_TOKEN to serve it on the public port to holders of that bearer token")
+	}
+}
+
+func migrateCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc, error) {
+	fs := newCommandFlags("migrate", "contactbook migrate", "Apply the pending database migrations to DATABASE_URL and exit.")
+	if err := fs.parse(args, stdout); err != nil {
+		return nil, err
+	}
+	return func(cfg config.Config, _ *slog.Logger) error {
 		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
 		if err != nil {
 			return err
@@ -50,66 +167,90 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 			fmt.Fprintln(stdout, " ", f)
 		}
 		return nil
-	case "addon":
-		return addon(ctx, cfg, log, args, stdout)
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
-		return nil
-	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}, nil
 }
 
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", cfg.HTTPAddr, "listen address (HTTP_ADDR)")
-	noMigrate := fs.Bool("no-migrate", !cfg.AutoMigrate, "do not apply migrations at start-up")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg.HTTPAddr, cfg.AutoMigrate = *addr, !*noMigrate
-	if cfg.JWTSecretGenerated {
-		log.Warn("JWT_SECRET is not set: using a random secret; tokens stop working when the process restarts")
-	}
-	a, err := Build(ctx, cfg, log, Options{})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
-	}
-	if cfg.PprofAddr != "" {
-		go servePprof(log, cfg.PprofAddr)
-	}
-	return a.Serve(ctx, ln)
-}
-
-func addon(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+func addonCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc, error) {
+	const synopsis = "contactbook addon set --team ID --status none|trial|active|canceled"
+	const about = "Set a team's Campaigns add-on by hand, without the payment provider."
 	if len(args) == 0 || args[0] != "set" {
-		return errors.New("usage: contactbook addon set --team ID --status none|trial|active|canceled")
+		fs := newCommandFlags("addon", synopsis, about)
+		if err := fs.parse(args, stdout); err != nil {
+			return nil, err
+		}
+		return nil, fs.mistake(errors.New("the subcommand is missing"))
 	}
-	fs := flag.NewFlagSet("addon set", flag.ContinueOnError)
-	team := fs.String("team", "", "team id")
+	fs := newCommandFlags("addon set", synopsis, about)
+	team := fs.String("team", "", "the team's id")
 	status := fs.String("status", "", "none, trial, active or canceled")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	if err := fs.parse(args[1:], stdout); err != nil {
+		return nil, err
 	}
 	teamID, err := uuid.Parse(*team)
 	if err != nil {
-		return fmt.Errorf("--team must be a team id (UUID): %w", err)
+		return nil, fs.mistake(fmt.Errorf("--team must be a team id (a UUID), got %q", *team))
 	}
-	cfg.AutoMigrate = false
-	a, err := Build(ctx, cfg, log, Options{})
+	return func(cfg config.Config, log *slog.Logger) error {
+		cfg.AutoMigrate = false
+		a, err := Build(ctx, cfg, log, Options{})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		t, err := a.Accounts.SetAddon(ctx, teamID, *status)
+		if err != nil {
+			return err
+		}
+		log.Info("add-on set", "team_id", t.ID, "campaign_addon", t.CampaignAddon)
+		fmt.Fprintf(stdout, "team %s: campaign add-on %s\n", t.ID, t.CampaignAddon)
+		return nil
+	}, nil
+}
+
+// commandFlags are the flags of one command, with the text its usage shows.
+type commandFlags struct {
+	*flag.FlagSet
+	synopsis, about string
+}
+
+func newCommandFlags(name, synopsis, about string) *commandFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse reports errors and usage itself
+	return &commandFlags{FlagSet: fs, synopsis: synopsis, about: about}
+}
+
+// parse parses args. Asked for help, it prints the usage to stdout and
+// returns errHelpShown; on a mistake it returns the mistake and the usage.
+func (c *commandFlags) parse(args []string, stdout io.Writer) error {
+	err := c.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		c.printUsage(stdout)
+		return errHelpShown
+	}
+	if err == nil && c.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", c.Arg(0))
+	}
 	if err != nil {
-		return err
+		return c.mistake(err)
 	}
-	defer a.Close()
-	t, err := a.Accounts.SetAddon(ctx, teamID, *status)
-	if err != nil {
-		return err
-	}
-	log.Info("add-on set", "team_id", t.ID, "campaign_addon", t.CampaignAddon)
-	fmt.Fprintf(stdout, "team %s: campaign add-on %s\n", t.ID, t.CampaignAddon)
 	return nil
+}
+
+// mistake is err, made on this command's line, followed by the usage.
+func (c *commandFlags) mistake(err error) error {
+	var b strings.Builder
+	c.printUsage(&b)
+	return fmt.Errorf("%s: %w\n\n%s", c.Name(), err, strings.TrimRight(b.String(), "\n"))
+}
+
+func (c *commandFlags) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.synopsis, c.about)
+	hasFlags := false
+	c.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w, "\nflags:")
+		c.SetOutput(w)
+		c.PrintDefaults()
+		c.SetOutput(io.Discard)
+	}
 }

@@ -1,6 +1,6 @@
 // Package apperr is the service's one error model. Domain packages return
 // *Error values carrying a Code and a message a person can act on; the HTTP
-// layer maps each Code to a status and the spec's envelope in one place.
+// layer maps each Code to a status and the API's error envelope in one place.
 // Nothing here knows about HTTP.
 package apperr
 
@@ -9,7 +9,8 @@ import (
 	"fmt"
 )
 
-// Code classifies an error. The values are the spec's error codes.
+// Code classifies an error. The values are the API's error codes, as the
+// OpenAPI document lists them.
 type Code string
 
 const (

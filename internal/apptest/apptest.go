@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -122,6 +123,31 @@ func New(t testing.TB, opts ...Options) *Env {
 		a.Close()
 	})
 	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf}
+}
+
+// Metrics returns the service's metrics as a scrape sees them, straight
+// from the metrics handler (the public port serves them only to holders of
+// METRICS_TOKEN).
+func (e *Env) Metrics() string {
+	e.T.Helper()
+	rec := httptest.NewRecorder()
+	e.App.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		e.T.Fatalf("apptest: metrics: status %d: %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// for tests that start the service on addresses of their own.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 type lockedWriter struct {

@@ -15,7 +15,8 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 )
 
-// Plans and currencies a checkout may ask for (decisions.md section 7).
+// Plans and currencies a checkout may ask for; each pair has its own price
+// id in the configuration (STRIPE_PRICE_<PLAN>_<CURRENCY>).
 var (
 	Plans      = []string{"monthly", "yearly"}
 	Currencies = []string{"usd", "eur", "gbp"}

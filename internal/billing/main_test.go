@@ -24,8 +24,14 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 )
 
-// stripeMockVersion is the stripe-mock `make test` installs.
+// stripeMockVersion is the stripe-mock `make test` installs
+// (STRIPE_MOCK_VERSION in the Makefile).
 const stripeMockVersion = "v0.203.0"
+
+// projectStripeMock is where `make test` installs stripe-mock (see
+// scripts/gotool.sh), relative to this package's directory, in which
+// `go test` runs the tests.
+var projectStripeMock = filepath.Join("..", "..", ".data", "bin", "stripe-mock@"+stripeMockVersion)
 
 // stripeMockURL is the HTTP address of the stripe-mock this package's
 // tests share (it keeps no state between requests).
@@ -40,7 +46,7 @@ func TestMain(m *testing.M) {
 }
 
 func runWithStripeMock(m *testing.M) int {
-	bin, err := findStripeMock()
+	bin, err := findStripeMock(projectStripeMock)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -115,32 +121,48 @@ func (l *listenAddrs) output() string {
 	return l.buf.String()
 }
 
-// findStripeMock looks in PATH, then in GOBIN and GOPATH/bin where
-// `go install` puts it.
-func findStripeMock() (string, error) {
-	if p, err := exec.LookPath("stripe-mock"); err == nil {
+// findStripeMock finds the stripe-mock binary: $STRIPE_MOCK_BIN (`make test`
+// sets it), else the copy `make test` installs under the project's .data/bin,
+// else where a plain `go install` puts it (GOBIN, else each GOPATH's bin),
+// else PATH.
+func findStripeMock(projectDir string) (string, error) {
+	if p := os.Getenv("STRIPE_MOCK_BIN"); p != "" {
+		if !isFile(p) {
+			return "", fmt.Errorf("STRIPE_MOCK_BIN=%s: no such file", p)
+		}
 		return p, nil
 	}
-	var dirs []string
-	if env, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(env)), "\n")
-		if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
-			dirs = append(dirs, strings.TrimSpace(lines[0]))
+	dirs := []string{projectDir}
+	// One variable per call: `go env A B` prints an empty line for an
+	// unset variable, which is easily lost when the output is trimmed.
+	goEnv := func(name string) string {
+		out, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			return ""
 		}
-		if len(lines) > 1 {
-			for _, p := range filepath.SplitList(strings.TrimSpace(lines[1])) {
-				dirs = append(dirs, filepath.Join(p, "bin"))
-			}
-		}
+		return strings.TrimSpace(string(out))
+	}
+	if gobin := goEnv("GOBIN"); gobin != "" {
+		dirs = append(dirs, gobin)
+	}
+	for _, p := range filepath.SplitList(goEnv("GOPATH")) {
+		dirs = append(dirs, filepath.Join(p, "bin"))
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, "stripe-mock")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if p := filepath.Join(d, "stripe-mock"); isFile(p) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("billing tests need stripe-mock, found neither in PATH nor in $(go env GOPATH)/bin; "+
-		"`make test` installs it, or run: go install github.com/stripe/stripe-mock@%s", stripeMockVersion)
+	if p, err := exec.LookPath("stripe-mock"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("billing tests need stripe-mock %s; `make test` installs it, or set STRIPE_MOCK_BIN to its path "+
+		"(searched %s, then PATH)", stripeMockVersion, strings.Join(dirs, ", "))
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 func waitForStripeMock(base string) error {

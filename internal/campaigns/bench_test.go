@@ -18,7 +18,8 @@ import (
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
-// benchParticipants is the size of the campaign the issue measures.
+// benchParticipants is the size of the campaign whose sending rate
+// docs/benchmarks.md reports.
 const benchParticipants = 100_000
 
 // BenchmarkCampaignSend processes one email step for 100,000 participants

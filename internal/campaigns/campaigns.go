@@ -50,7 +50,8 @@ const (
 	ResultFailed  = "failed"
 )
 
-// Failure details recorded on completions (decisions.md section 4).
+// Failure details recorded on completions: the reasons the API shows for a
+// participant's failed step (the API reference lists them).
 const (
 	DetailNoEmail         = "contact has no email address"
 	DetailInvalidEmail    = "contact email address is not valid"

@@ -1,6 +1,7 @@
 // Package config loads the service's settings from environment variables
-// (decisions.md section 9). Load takes a getenv function so tests and the
-// CLI can supply their own environment without touching the process's.
+// (the README's configuration table lists them). Load takes a getenv
+// function so tests and the CLI can supply their own environment without
+// touching the process's.
 package config
 
 import (
@@ -66,6 +67,13 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof on its own listener
 	// (keep it on localhost); empty turns profiling off.
 	PprofAddr string
+	// MetricsAddr, when set, serves /metrics on its own listener (keep it
+	// private); empty serves no such listener.
+	MetricsAddr string
+	// MetricsToken, when set, is the bearer token /metrics requires, on
+	// METRICS_ADDR and on the public port; without it the public port has
+	// no /metrics at all.
+	MetricsToken string
 	// TrustProxy makes the client IP come from X-Forwarded-For/X-Real-IP
 	// (rate limits); only safe behind a proxy that sets those headers.
 	TrustProxy bool
@@ -115,6 +123,8 @@ func Load(getenv func(string) string) (Config, error) {
 		LogFormat:            strings.ToLower(env("LOG_FORMAT", "")),
 		AutoMigrate:          boolEnv("AUTO_MIGRATE", true),
 		PprofAddr:            env("PPROF_ADDR", ""),
+		MetricsAddr:          env("METRICS_ADDR", ""),
+		MetricsToken:         env("METRICS_TOKEN", ""),
 		TrustProxy:           boolEnv("TRUST_PROXY", false),
 		StripePrices:         map[string]string{},
 		PasswordHashCost:     intEnv("PASSWORD_HASH_COST", bcrypt.DefaultCost),
@@ -132,6 +142,9 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.JWTSecret = []byte(hex.EncodeToString(b))
 		c.JWTSecretGenerated = true
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		errs = append(errs, errors.New("METRICS_TOKEN: use at least 16 characters"))
 	}
 	if len(c.JWTSecret) < 16 {
 		errs = append(errs, errors.New("JWT_SECRET: use at least 16 characters"))

@@ -280,7 +280,8 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// errNoName is the spec's one VALIDATION_ERROR.
+// errNoName is the API's one VALIDATION_ERROR (every other bad input is
+// INVALID_INPUT).
 var errNoName = apperr.New(apperr.Validation, "A contact needs at least one of first_name, last_name or company.")
 
 // phonePattern accepts what people write as phone numbers: digits with
@@ -288,7 +289,7 @@ var errNoName = apperr.New(apperr.Validation, "A contact needs at least one of f
 // optional extension ("x12", "ext. 12", "#12").
 var phonePattern = regexp.MustCompile(`^\+?[0-9 ().\-/]*[0-9][0-9 ().\-/]*(?:\s*(?:x|ext\.?|#)\s*[0-9]{1,10})?$`)
 
-// validate checks a normalized contact: the spec's name rule
+// validate checks a normalized contact: the name rule
 // (VALIDATION_ERROR), then every field and element (INVALID_INPUT naming
 // the field). It never consults the database; rules that need it
 // (relationship contact ids, unique emails) live in the service and store.

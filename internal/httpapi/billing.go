@@ -19,7 +19,8 @@ import (
 	"github.com/contactbook/contactbook/web"
 )
 
-// Checkout rate limit (spec: 5 requests per minute per IP).
+// Checkout rate limit: 5 requests per minute per client IP (documented in
+// the API reference).
 const (
 	checkoutRequests = 5
 	checkoutWindow   = time.Minute

@@ -636,7 +636,7 @@ func TestCampaignRunEndpoint(t *testing.T) {
 	if c.mail.RecipientCount() != 2 || c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != 2 {
 		t.Fatalf("run sent %d", c.mail.RecipientCount())
 	}
-	metrics := string(c.env.Anonymous().Get("/metrics").Expect(http.StatusOK).Body)
+	metrics := c.env.Metrics()
 	for _, want := range []string{
 		`contactbook_campaign_runs_total{result="ok",trigger="manual"} 1`,
 		`contactbook_campaign_emails_total{outcome="sent"} 2`,

@@ -46,7 +46,7 @@ type errorDetail struct {
 	Message string      `json:"message"`
 }
 
-// writeError answers err as the spec's envelope. Server errors are logged
+// writeError answers err as the API's error envelope. Server errors are logged
 // with their cause and the request id; the client sees neither the cause
 // nor any SQL.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {

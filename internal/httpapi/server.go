@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 	"github.com/google/uuid"
 
@@ -40,6 +41,10 @@ type Deps struct {
 	Observe RouteObserver
 	// Metrics serves /metrics; optional.
 	Metrics http.Handler
+	// MetricsToken is the bearer token that opens /metrics on this handler;
+	// empty keeps /metrics off it (see MetricsHandler for a listener of
+	// its own).
+	MetricsToken string
 	// Billing sells the Campaigns add-on (checkout and payment webhook).
 	Billing *billing.Service
 	// Webhooks manages webhook subscriptions and their delivery log.
@@ -61,6 +66,8 @@ type Server struct {
 	ready    func(ctx context.Context) error
 	observe  RouteObserver
 	metrics  http.Handler
+	// metricsToken opens /metrics; empty: no /metrics on this handler.
+	metricsToken string
 
 	billing    *billing.Service
 	trustProxy bool
@@ -72,7 +79,7 @@ type Server struct {
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
-	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
+	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, metricsToken: d.MetricsToken, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	return s.routes()
 }
 
@@ -102,12 +109,19 @@ func (s *Server) as(fn actorFunc) http.HandlerFunc {
 	})
 }
 
+// homePath is where a browser opening the service's root lands: the API
+// reference, until there is a dashboard to land on.
+const homePath = "/docs"
+
+// errNoEndpoint is the answer for a path the service does not serve.
+var errNoEndpoint = apperr.NotFoundf("No such endpoint; see /api/openapi.json for the ones there are.")
+
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log))
-	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error {
-		return apperr.NotFoundf("No such endpoint; see /api/openapi.json for the ones there are.")
-	}))
+	// GetHead answers HEAD on every GET route as that GET, without the
+	// body (net/http drops a HEAD answer's body).
+	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log), middleware.GetHead)
+	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error { return errNoEndpoint }))
 	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request) error {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
 	}))
@@ -115,9 +129,13 @@ func (s *Server) routes() http.Handler {
 	s.campaignPageRoutes(r)
 	s.billingPageRoutes(r)
 	docsRoutes(r)
-	if s.metrics != nil {
-		r.Method(http.MethodGet, "/metrics", s.metrics)
-	}
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, homePath, http.StatusFound) })
+	r.Get("/metrics", s.h(func(w http.ResponseWriter, r *http.Request) error {
+		if s.metrics == nil || s.metricsToken == "" {
+			return errNoEndpoint
+		}
+		return serveMetrics(w, r, s.metrics, s.metricsToken)
+	}))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

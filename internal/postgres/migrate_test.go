@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
-	"net/url"
 	"testing"
 	"time"
 
@@ -21,19 +19,7 @@ import (
 func TestMigrationsApplyToEmptyDatabase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("cbmigrate_%d", time.Now().UnixNano())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	u, _ := url.Parse(pgtest.ServerURL())
-	u.Path = "/" + name
-	dbURL := u.String()
+	dbURL := pgtest.NewEmptyURL(t)
 
 	files, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil || len(files) == 0 {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -87,34 +87,25 @@ type instance struct {
 	name string
 	cmd  *exec.Cmd
 	base string
-	logs *syncBuffer
-	done chan struct{}
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	// metrics is the base URL of the instance's metrics listener.
+	metrics string
+	logs    *syncBuffer
+	done    chan struct{}
 }
 
 // start runs the binary on dbURL with the suite's settings plus extra
 // (KEY=VALUE), waits for /readyz and kills it when the test ends.
 func start(t *testing.T, name, dbURL, mailerURL string, extra ...string) *instance {
 	t.Helper()
-	addr := freeAddr(t)
+	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET="+jwtSecret,
 		"WEBHOOK_ALLOW_INSECURE=true", "MAILER_BASE_URL="+mailerURL, "PASSWORD_HASH_COST=4",
 		"LOG_LEVEL=warn", "LOG_FORMAT=text", "CAMPAIGN_SCHEDULE=0 0 1 1 *", "AUTO_MIGRATE=false",
-		"IMAGES_DIR="+t.TempDir(), "PUBLIC_BASE_URL=http://"+addr)
+		"IMAGES_DIR="+t.TempDir(), "PUBLIC_BASE_URL=http://"+addr, "METRICS_ADDR="+metricsAddr)
 	cmd.Env = append(cmd.Env, extra...)
-	in := &instance{name: name, cmd: cmd, base: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	in := &instance{name: name, cmd: cmd, base: "http://" + addr, metrics: "http://" + metricsAddr, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = in.logs, in.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // goroutines reads go_goroutines from the instance's /metrics.
 func goroutines(t *testing.T, in *instance) int {
 	t.Helper()
-	res, err := httpClient.Get(in.base + "/metrics")
+	res, err := httpClient.Get(in.metrics + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

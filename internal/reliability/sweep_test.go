@@ -167,7 +167,7 @@ func TestCrossTenantSweep(t *testing.T) {
 	type call struct{ path, method, op string }
 	var calls []call
 	for path, item := range doc.Paths.Map() {
-		skip := false
+		skip := path == "/" // redirects to /docs, the same for everyone
 		for _, p := range skipPrefix {
 			skip = skip || strings.HasPrefix(path, p)
 		}

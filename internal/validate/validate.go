@@ -81,7 +81,7 @@ func Struct(v any) error {
 	return StructAs(v, apperr.InvalidInput)
 }
 
-// StructAs is Struct with another error code (the spec wants
+// StructAs is Struct with another error code (the API answers
 // VALIDATION_ERROR for some contact rules).
 func StructAs(v any, code apperr.Code) error {
 	err := instance().Struct(v)

@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Delivery rules of the spec.
+// Limits of one delivery attempt and of what its log entry keeps.
 const (
 	// DefaultTimeout bounds one attempt; past it the attempt counts as a
 	// network error.

@@ -137,7 +137,7 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 			t.Errorf("log entry %d: %v", i, log.Value(strings.TrimSuffix(e, ".")))
 		}
 		if m, _ := log.Value(strings.TrimSuffix(e, ".")).(map[string]any); len(m) != 9 {
-			t.Errorf("log entry has fields %v, want exactly the spec's nine", m)
+			t.Errorf("log entry has fields %v, want exactly the nine the API documents", m)
 		}
 	}
 	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1`); n != len(events.Types) {

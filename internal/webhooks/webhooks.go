@@ -74,7 +74,7 @@ type Attempt struct {
 	CreatedAt      time.Time `json:"created_at"`
 }
 
-// Log page sizes (spec: default 50, max 200).
+// Log page sizes (default 50, max 200, as the API reference documents).
 const (
 	DefaultLogLimit = 50
 	MaxLogLimit     = 200

@@ -10,10 +10,7 @@ set -euo pipefail
 CONCURRENCY=${CONCURRENCY:-20}
 DURATION=${DURATION:-10s}
 
-if ! command -v hey >/dev/null; then
-  export PATH="$(go env GOPATH)/bin:$PATH"
-  command -v hey >/dev/null || go install github.com/rakyll/hey@v0.1.4
-fi
+hey="$("$(dirname "${BASH_SOURCE[0]}")/../gotool.sh" github.com/rakyll/hey@v0.1.4)"
 
 auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
 page=$(curl -fsS "${auth[@]}" "$BASE_URL/api/v1/contacts?limit=1")
@@ -25,7 +22,7 @@ echo "book $BOOK_ID: $total contacts; $CONCURRENCY clients, $DURATION per endpoi
 status=0
 run() {
   local name=$1 url=$2 out rps bad
-  out=$(hey -z "$DURATION" -c "$CONCURRENCY" "${auth[@]}" "$url")
+  out=$("$hey" -z "$DURATION" -c "$CONCURRENCY" "${auth[@]}" "$url")
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   bad=$(sed -n '/Status code distribution/,/^$/p' <<<"$out" | grep -v '\[200\]' | grep '\[' || true)
   printf '%-24s %12s req/s\n' "$name" "$rps"

@@ -1,8 +1,9 @@
 // Package pgtest gives tests their own throwaway PostgreSQL databases. The
 // schema is migrated once into a template database named by a hash of the
 // migrations; each test then gets a fresh clone (CREATE DATABASE ...
-// TEMPLATE, a few milliseconds), dropped when the test ends. The server
-// comes from DATABASE_URL, else the local default on 127.0.0.1:5432.
+// TEMPLATE, a few milliseconds), dropped when the test ends; a test whose
+// database is left behind fails. The server comes from DATABASE_URL, else
+// the local default on 127.0.0.1:5432.
 package pgtest
 
 import (
@@ -16,6 +17,8 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +41,26 @@ func ServerURL() string {
 // database is dropped when t ends.
 func NewURL(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, true)
+}
+
+// NewEmptyURL creates an empty database (no schema) for t and returns its
+// URL, for tests of the migrations themselves. The database is dropped when
+// t ends.
+func NewEmptyURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, false)
+}
+
+// namePrefix starts the name of every database a test creates; the Unix
+// time that follows lets a later run recognise what a killed run left.
+const namePrefix = "cbtest_"
+
+// staleAfter is the age after which a test database is a leftover: no test
+// run takes that long (`make test` times out after 10 minutes).
+const staleAfter = 2 * time.Hour
+
+func newDatabase(t testing.TB, migrated bool) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -47,28 +70,71 @@ func NewURL(t testing.TB) string {
 	}
 	defer admin.Close(ctx)
 
-	tmpl, err := ensureTemplate(ctx, admin)
-	if err != nil {
-		t.Fatalf("pgtest: template: %v", err)
+	create := "CREATE DATABASE %s"
+	if migrated {
+		tmpl, err := ensureTemplate(ctx, admin)
+		if err != nil {
+			t.Fatalf("pgtest: template: %v", err)
+		}
+		create += " TEMPLATE " + tmpl + " STRATEGY FILE_COPY"
 	}
-	name := "cbtest_" + randomHex(8)
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, tmpl)); err != nil {
-		t.Fatalf("pgtest: clone template: %v", err)
+	name := fmt.Sprintf("%s%d_%s", namePrefix, time.Now().Unix(), randomHex(6))
+	if _, err := admin.Exec(ctx, fmt.Sprintf(create, name)); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c, err := pgx.Connect(ctx, ServerURL())
-		if err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
+		if err := drop(name); err != nil {
+			t.Errorf("pgtest: the test's database is left behind: %v", err)
 		}
 	})
 	return withDatabase(ServerURL(), name)
+}
+
+// drop drops database name on its own connection (the test's are closed
+// or about to be) and checks that it is gone.
+func drop(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, ServerURL())
+	if err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	var left bool
+	if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&left); err != nil {
+		return fmt.Errorf("check %s: %w", name, err)
+	}
+	if left {
+		return fmt.Errorf("database %s still exists after DROP", name)
+	}
+	return nil
+}
+
+// dropStale drops the databases of test runs that were killed before their
+// cleanup ran, recognised by the time in their names.
+func dropStale(ctx context.Context, admin *pgx.Conn) error {
+	rows, err := admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE $1", namePrefix+"%")
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		created, _, ok := strings.Cut(strings.TrimPrefix(name, namePrefix), "_")
+		sec, err := strconv.ParseInt(created, 10, 64)
+		if !ok || err != nil || time.Since(time.Unix(sec, 0)) < staleAfter {
+			continue
+		}
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewPool creates a migrated database for t and returns a small pool on it,
@@ -97,6 +163,9 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	}
 	defer admin.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockID) //nolint:errcheck
 
+	if err := dropStale(ctx, admin); err != nil {
+		return "", fmt.Errorf("drop leftover test databases: %w", err)
+	}
 	var ready bool
 	err = admin.QueryRow(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1", name).Scan(&ready)
 	if err == nil && ready {

@@ -1,0 +1,166 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/app"
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+)
+
+func run(t *testing.T, ctx context.Context, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = app.Main(ctx, args, func(k string) string { return env[k] }, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// TestHelp: every command explains itself on -h/--help, exits 0 and
+// writes to stdout, whatever the configuration (here an invalid one).
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	broken := map[string]string{"LOG_LEVEL": "loud", "JWT_SECRET": "short"}
+	for _, args := range [][]string{
+		{"help"}, {"-h"}, {"--help"},
+		{"serve", "--help"}, {"serve", "-h"},
+		{"migrate", "--help"},
+		{"addon", "--help"}, {"addon", "set", "--help"}, {"addon", "set", "-h"},
+	} {
+		stdout, stderr, err := run(t, context.Background(), broken, args...)
+		if err != nil || !strings.HasPrefix(stdout, "usage: contactbook") || stderr != "" {
+			t.Errorf("%q: err %v, stdout %q, stderr %q; want the usage on stdout and no error", args, err, stdout, stderr)
+		}
+	}
+	stdout, _, _ := run(t, context.Background(), nil, "serve", "--help")
+	for _, want := range []string{"-addr", "-no-migrate"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("serve --help does not describe %s:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestCommandLineMistakes: a mistake fails with what went wrong and the
+// usage, before anything connects anywhere.
+func TestCommandLineMistakes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"serve", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
+		{[]string{"migrate", "now"}, `unexpected argument "now"`},
+		{[]string{"addon"}, "subcommand is missing"},
+		{[]string{"addon", "get"}, `unexpected argument "get"`},
+		{[]string{"addon", "set", "--team", "acme", "--status", "active"}, "--team must be a team id"},
+	} {
+		_, _, err := run(t, context.Background(), nil, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "usage: contactbook") {
+			t.Errorf("%q: %v; want an error with %q and the usage", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestAddonSetSaysOnlyWhatItDid: `addon set` does its job and reports it,
+// without the start-up warnings about settings it does not use.
+func TestAddonSetSaysOnlyWhatItDid(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := pgtest.NewURL(t)
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var teamID string
+	if err := conn.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('Acme') RETURNING id`).Scan(&teamID); err != nil {
+		t.Fatal(err)
+	}
+	// No JWT_SECRET, no payment provider: serve would warn about both.
+	env := map[string]string{"DATABASE_URL": dbURL, "LOG_FORMAT": "text"}
+	stdout, stderr, err := run(t, ctx, env, "addon", "set", "--team", teamID, "--status", "active")
+	if err != nil {
+		t.Fatalf("addon set: %v\n%s", err, stderr)
+	}
+	if stdout != "team "+teamID+": campaign add-on active\n" {
+		t.Errorf("stdout %q", stdout)
+	}
+	if strings.Contains(stderr, "level=WARN") || strings.Contains(stderr, "STRIPE") || strings.Contains(stderr, "JWT_SECRET") {
+		t.Errorf("addon set warns about settings it does not use:\n%s", stderr)
+	}
+	var addon string
+	if err := conn.QueryRow(ctx, `SELECT campaign_addon FROM teams WHERE id = $1`, teamID).Scan(&addon); err != nil || addon != "active" {
+		t.Fatalf("campaign_addon %q (%v)", addon, err)
+	}
+}
+
+// TestServe: serve reports the settings that leave features off, serves
+// the API on HTTP_ADDR and the metrics on METRICS_ADDR only, and returns
+// nil (exit status 0) once told to stop.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
+	env := map[string]string{
+		"DATABASE_URL": pgtest.NewURL(t), "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
+		"HTTP_ADDR": addr, "METRICS_ADDR": metricsAddr, "IMAGES_DIR": t.TempDir(),
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	type result struct {
+		stderr string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, stderr, err := run(t, ctx, env, "serve")
+		done <- result{stderr, err}
+	}()
+
+	get := func(url string) (int, string) {
+		res, err := http.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if status, _ := get("http://" + addr + "/healthz"); status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			r := <-done
+			t.Fatalf("serve did not answer within 30 s: %v\n%s", r.err, r.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if status, body := get("http://" + metricsAddr + "/metrics"); status != http.StatusOK || !strings.Contains(body, "contactbook_db_pool_max_conns") {
+		t.Errorf("GET /metrics on METRICS_ADDR: %d %.200s", status, body)
+	}
+	if status, body := get("http://" + addr + "/metrics"); status != http.StatusNotFound {
+		t.Errorf("GET /metrics on the public port: %d %.200s; want 404", status, body)
+	}
+
+	stop()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("serve after a stop: %v\n%s", r.err, r.stderr)
+	}
+	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "shutting down"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("serve's log lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}

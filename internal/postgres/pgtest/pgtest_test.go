@@ -1,0 +1,65 @@
+package pgtest_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+)
+
+// TestDatabasesAreDroppedWithTheTest: a test's database, migrated or empty,
+// is gone once the test has ended, even while the test still held a
+// connection to it.
+func TestDatabasesAreDroppedWithTheTest(t *testing.T) {
+	ctx := context.Background()
+	for name, create := range map[string]func(testing.TB) string{"migrated": pgtest.NewURL, "empty": pgtest.NewEmptyURL} {
+		var db string
+		var held *pgx.Conn
+		t.Run(name, func(t *testing.T) {
+			dbURL := create(t)
+			u, err := url.Parse(dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db = strings.TrimPrefix(u.Path, "/")
+			conn, err := pgx.Connect(ctx, dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Left open on purpose: the drop must not depend on the test
+			// closing its connections.
+			if err := conn.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			held = conn
+		})
+		if held != nil {
+			_ = held.Close(ctx) // the drop has ended its session
+		}
+		if db == "" {
+			t.Fatalf("%s: no database made", name)
+		}
+		if exists(t, db) {
+			t.Errorf("%s database %s still exists after its test ended", name, db)
+		}
+	}
+}
+
+func exists(t *testing.T, name string) bool {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var ok bool
+	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
