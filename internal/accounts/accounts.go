@@ -102,8 +102,12 @@ func (in *SignupInput) normalize() {
 
 // Session is a logged-in user's token.
 type Session struct {
-	Token     string    `json:"token"`
+	// Token is empty in cookie mode: the cookie carries it instead.
+	Token     string    `json:"token,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// SessionID is the token's session (the cookie session's CSRF token
+	// derives from it); never in an answer.
+	SessionID uuid.UUID `json:"-"`
 }
 
 // SignupResult is what signup answers.
@@ -122,12 +126,6 @@ type TeamBrief struct {
 // TeamPatch changes a team.
 type TeamPatch struct {
 	Name string `json:"name" validate:"required,max=200"`
-}
-
-// MemberInput adds a signed-up user to a team.
-type MemberInput struct {
-	Email string `json:"email" validate:"required,email,max=254"`
-	Role  string `json:"role" validate:"required,oneof=viewer member admin owner"`
 }
 
 // RoleInput changes a member's role.

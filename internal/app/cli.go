@@ -70,6 +70,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	if cfg.JWTSecretGenerated {
 		log.Warn("JWT_SECRET is not set: using a random secret; tokens stop working when the process restarts")
 	}
+	if cfg.SystemMailerAPIKey == "" {
+		log.Warn("SYSTEM_MAILER_API_KEY is not set: invitation and password reset emails are not sent; their links are logged at warn instead")
+	}
 	a, err := Build(ctx, cfg, log, Options{})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/contactbook/contactbook/internal/app"
+	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
@@ -117,8 +118,18 @@ func New(t testing.TB, opts ...Options) *Env {
 		handler = validating(t, handler)
 	}
 	srv := httptest.NewServer(handler)
+	// The account email worker runs as in production: it sends (or, with
+	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue.
+	mailCtx, stopMail := context.WithCancel(context.Background())
+	mailDone := make(chan struct{})
+	go func() {
+		defer close(mailDone)
+		_ = a.AccountMail.Run(mailCtx)
+	}()
 	t.Cleanup(func() {
 		srv.Close()
+		stopMail()
+		<-mailDone
 		a.Close()
 	})
 	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf}
@@ -384,10 +395,26 @@ func (e *Env) Signup(name string) *User {
 func (e *Env) Join(owner *User, name, role string) *User {
 	e.T.Helper()
 	u := e.Signup(name)
-	owner.Post(fmt.Sprintf("/api/teams/%s/members", owner.TeamID), map[string]string{"email": u.Email, "role": role}).
-		Expect(http.StatusCreated)
+	e.AddMember(owner, u, role)
 	u.TeamID = owner.TeamID
 	return u
+}
+
+// AddMember makes u a member of admin's team through the invitation flow:
+// admin invites u's address, u accepts. The emailed token is not at hand,
+// so the invitation's stored hash is set to that of a token made here.
+func (e *Env) AddMember(admin, u *User, role string) {
+	e.T.Helper()
+	id := admin.Post(fmt.Sprintf("/api/teams/%s/invitations", admin.TeamID), map[string]string{"email": u.Email, "role": role}).
+		Expect(http.StatusCreated).String("data.id")
+	token, hash, err := auth.NewLinkToken()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := e.App.Pool.Exec(context.Background(), `UPDATE invitations SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+		e.T.Fatalf("apptest: set invitation token: %v", err)
+	}
+	u.Post("/api/invitations/accept", map[string]string{"token": token}).Expect(http.StatusOK)
 }
 
 // CreateBook creates a book in the user's team and returns its id.

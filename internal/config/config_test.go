@@ -34,6 +34,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"secret":    {"JWT_SECRET": "short"},
 		"poll":      {"WEBHOOK_POLL": "0s"},
 		"retention": {"EVENT_RETENTION": "-1h"},
+		"sender":    {"SYSTEM_MAILER_API_KEY": "SG.x", "SYSTEM_SENDER_EMAIL": "nobody"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Load(env(vars)); err == nil {
@@ -48,6 +49,7 @@ func TestLoadReadsEverything(t *testing.T) {
 		"JWT_SECRET": "0123456789abcdef0123", "JWT_TTL": "2h", "PUBLIC_BASE_URL": "https://cb.example.com/",
 		"WEBHOOK_ALLOW_INSECURE": "true", "STRIPE_SECRET_KEY": "sk_test", "STRIPE_PRICE_MONTHLY_EUR": "price_x",
 		"WEBHOOK_POLL": "250ms", "EVENT_RETENTION": "0",
+		"SYSTEM_MAILER_API_KEY": "SG.sys", "SYSTEM_SENDER_EMAIL": "team@cb.example.com", "SYSTEM_SENDER_NAME": "CB",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,8 @@ func TestLoadReadsEverything(t *testing.T) {
 	if string(c.JWTSecret) != "0123456789abcdef0123" || c.JWTSecretGenerated || c.JWTTTL != 2*time.Hour ||
 		c.PublicBaseURL != "https://cb.example.com" || !c.WebhookAllowInsecure || !c.BillingEnabled() ||
 		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") ||
-		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 {
+		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 ||
+		c.SystemMailerAPIKey != "SG.sys" || c.SystemSenderEmail != "team@cb.example.com" || c.SystemSenderName != "CB" {
 		t.Fatalf("loaded: %+v", c)
 	}
 }
