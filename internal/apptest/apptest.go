@@ -61,7 +61,10 @@ type Env struct {
 	URL      string
 	DBURL    string
 	Clock    *Clock
+	// Log is what the service logged; read it with Logs while the service
+	// runs (its workers log concurrently).
 	Log      *bytes.Buffer
+	logw     *lockedWriter
 	counter  atomic.Int64
 	reqCount atomic.Int64
 }
@@ -72,6 +75,10 @@ type Options struct {
 	Env map[string]string
 	// RealClock uses time.Now instead of the settable clock.
 	RealClock bool
+	// DatabaseURL runs the service on an existing database (another Env's
+	// DBURL: two instances of the service on one database) instead of a
+	// fresh one.
+	DatabaseURL string
 }
 
 // New starts the service on a fresh database; it stops with the test.
@@ -81,7 +88,10 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	dbURL := pgtest.NewURL(t)
+	dbURL := o.DatabaseURL
+	if dbURL == "" {
+		dbURL = pgtest.NewURL(t)
+	}
 	vars := map[string]string{
 		"DATABASE_URL":           dbURL,
 		"JWT_SECRET":             "test-secret-0123456789abcdef",
@@ -107,7 +117,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		now = time.Now
 	}
 	logBuf := &bytes.Buffer{}
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logw := &lockedWriter{w: logBuf}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := app.Build(context.Background(), cfg, log, app.Options{Now: now})
 	if err != nil {
 		t.Fatalf("apptest: build: %v", err)
@@ -132,7 +143,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		<-mailDone
 		a.Close()
 	})
-	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf}
+	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf, logw: logw}
 }
 
 type lockedWriter struct {
@@ -144,6 +155,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Logs returns what the service has logged so far.
+func (e *Env) Logs() string {
+	e.logw.mu.Lock()
+	defer e.logw.mu.Unlock()
+	return e.Log.String()
 }
 
 // Unique returns a string unique within the Env, for emails and names.

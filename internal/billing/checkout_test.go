@@ -163,7 +163,7 @@ func TestCheckoutWithoutStripeKey(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, nil, nil)
 	// Read before any request: the access log writes to the same buffer.
-	if log := env.Log.String(); !strings.Contains(log, "billing is off") {
+	if log := env.Logs(); !strings.Contains(log, "billing is off") {
 		t.Fatalf("start-up log does not say billing is off:\n%s", log)
 	}
 	ann := env.Signup("ann")
