@@ -55,12 +55,12 @@ func (c *Clock) Set(t time.Time) {
 
 // Env is one running service on its own database.
 type Env struct {
-	T        testing.TB
-	App      *app.App
-	Server   *httptest.Server
-	URL      string
-	DBURL    string
-	Clock    *Clock
+	T      testing.TB
+	App    *app.App
+	Server *httptest.Server
+	URL    string
+	DBURL  string
+	Clock  *Clock
 	// Log is what the service logged; read it with Logs while the service
 	// runs (its workers log concurrently).
 	Log      *bytes.Buffer

@@ -370,7 +370,9 @@ func TestPasswordResetLinksAndLimits(t *testing.T) {
 	env, mail := newPeopleEnv(t, nil)
 	ann := env.Signup("ann")
 	anon := env.Anonymous()
-	ask := func() { anon.Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted) }
+	ask := func() {
+		anon.Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted)
+	}
 
 	// A new reset kills the previous one.
 	ask()
