@@ -127,11 +127,12 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Metrics:  a.Metrics.Handler(),
 		Webhooks: a.Webhooks,
 
-		Billing:       a.Billing,
-		TrustProxy:    cfg.TrustProxy,
-		RateCounts:    ratelimit.New(pool),
+		Billing:    a.Billing,
+		TrustProxy: cfg.TrustProxy,
+		RateCounts: ratelimit.New(pool),
+		Campaigns:  a.Campaigns,
+
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
-		Campaigns:     a.Campaigns,
 	})
 	return a, nil
 }

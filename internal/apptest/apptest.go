@@ -55,18 +55,16 @@ func (c *Clock) Set(t time.Time) {
 
 // Env is one running service on its own database.
 type Env struct {
-	T      testing.TB
-	App    *app.App
-	Server *httptest.Server
-	URL    string
-	DBURL  string
-	Clock  *Clock
-	// Log is what the service logged; read it with Logs while the service
-	// runs (its workers log concurrently).
-	Log      *bytes.Buffer
-	logw     *lockedWriter
+	T        testing.TB
+	App      *app.App
+	Server   *httptest.Server
+	URL      string
+	DBURL    string
+	Clock    *Clock
+	Log      *bytes.Buffer // read it with Logs: workers log concurrently
 	counter  atomic.Int64
 	reqCount atomic.Int64
+	logw     *lockedWriter
 }
 
 // Options adjust an Env.
