@@ -36,8 +36,6 @@ func TestComposerLinks(t *testing.T) {
 	}
 }
 
-
-
 type clock struct {
 	mu  sync.Mutex
 	now time.Time
