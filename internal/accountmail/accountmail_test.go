@@ -36,24 +36,12 @@ func TestComposerLinks(t *testing.T) {
 	}
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// clock is a settable time; the tests move it only between drains.
+type clock struct{ now time.Time }
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func (c *clock) Now() time.Time { return c.now }
 
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newWorker(t *testing.T, pool postgres.Pool, mail *mailertest.Server, key string, c *clock, log *bytes.Buffer) *Worker {
+func newWorker(pool postgres.Pool, mail *mailertest.Server, key string, c *clock, log *bytes.Buffer) *Worker {
 	return NewWorker(pool, WorkerConfig{
 		Sender: Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: key, FromEmail: "accounts@cb.example.com", FromName: "CB"},
 		Now:    c.Now,
@@ -87,7 +75,7 @@ func TestWorkersShareTheQueue(t *testing.T) {
 	mail := mailertest.NewServer(t)
 	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	var log1, log2 bytes.Buffer
-	w1, w2 := newWorker(t, pool, mail, "SG.k", c, &log1), newWorker(t, pool, mail, "SG.k", c, &log2)
+	w1, w2 := newWorker(pool, mail, "SG.k", c, &log1), newWorker(pool, mail, "SG.k", c, &log2)
 	comp := NewComposer("https://cb.example.com", nil)
 	for i := 0; i < 30; i++ {
 		queueReset(t, pool, comp, c.Now(), strings.Repeat("a", i+1)+"@example.com")
@@ -129,7 +117,7 @@ func TestPermanentFailure(t *testing.T) {
 	mail := mailertest.NewServer(t)
 	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	var log bytes.Buffer
-	w := newWorker(t, pool, mail, "SG.k", c, &log)
+	w := newWorker(pool, mail, "SG.k", c, &log)
 	queueReset(t, pool, NewComposer("https://cb.example.com", nil), c.Now(), "ann@example.com")
 	mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"bad sender"}]}`, 1)
 	if err := w.drain(context.Background()); err != nil {
@@ -138,7 +126,7 @@ func TestPermanentFailure(t *testing.T) {
 	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE failed_at IS NOT NULL AND html = '' AND text = '' AND link = '' AND last_error LIKE '%bad sender%'`); n != 1 {
 		t.Fatalf("failed rows = %d; log: %s", n, log.String())
 	}
-	c.advance(time.Hour)
+	c.now = c.now.Add(time.Hour)
 	if err := w.drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +149,11 @@ func TestLeaseRunsOut(t *testing.T) {
 	}
 	// The claiming worker died. Another one does not touch the email while
 	// the lease lasts, and sends it after.
-	w := newWorker(t, pool, mail, "SG.k", c, &log)
+	w := newWorker(pool, mail, "SG.k", c, &log)
 	if err := w.drain(context.Background()); err != nil || mail.RequestCount() != 0 {
 		t.Fatalf("sent during the lease: %v, %d", err, mail.RequestCount())
 	}
-	c.advance(claimLease)
+	c.now = c.now.Add(claimLease)
 	if err := w.drain(context.Background()); err != nil || mail.RecipientCount() != 1 {
 		t.Fatalf("not sent after the lease: %v, %d", err, mail.RecipientCount())
 	}
