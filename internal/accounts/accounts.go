@@ -1,7 +1,9 @@
-// Package accounts owns users, teams, team membership and roles, team API
-// keys and the team's Campaigns add-on state. It signs people up, logs them
-// in, authenticates API keys, and answers "which role does this user hold
-// in that team" for every other domain.
+// Package accounts owns users, teams, team membership and roles,
+// invitations, login sessions, passwords and their resets, team API keys
+// and the team's Campaigns add-on state. It signs people up, logs them in
+// (throttling failed attempts), tells whether a login token's session is
+// still open, authenticates API keys, and answers "which role does this
+// user hold in that team" for every other domain.
 package accounts
 
 import (
