@@ -1,7 +1,9 @@
-// Package accounts owns users, teams, team membership and roles, team API
-// keys and the team's Campaigns add-on state. It signs people up, logs them
-// in, authenticates API keys, and answers "which role does this user hold
-// in that team" for every other domain.
+// Package accounts owns users, teams, team membership and roles,
+// invitations, login sessions, passwords and their resets, team API keys
+// and the team's Campaigns add-on state. It signs people up, logs them in
+// (throttling failed attempts), tells whether a login token's session is
+// still open, authenticates API keys, and answers "which role does this
+// user hold in that team" for every other domain.
 package accounts
 
 import (
@@ -102,8 +104,12 @@ func (in *SignupInput) normalize() {
 
 // Session is a logged-in user's token.
 type Session struct {
-	Token     string    `json:"token"`
+	// Token is empty in cookie mode: the cookie carries it instead.
+	Token     string    `json:"token,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// SessionID is the token's session (the cookie session's CSRF token
+	// derives from it); never in an answer.
+	SessionID uuid.UUID `json:"-"`
 }
 
 // SignupResult is what signup answers.
@@ -122,12 +128,6 @@ type TeamBrief struct {
 // TeamPatch changes a team.
 type TeamPatch struct {
 	Name string `json:"name" validate:"required,max=200"`
-}
-
-// MemberInput adds a signed-up user to a team.
-type MemberInput struct {
-	Email string `json:"email" validate:"required,email,max=254"`
-	Role  string `json:"role" validate:"required,oneof=viewer member admin owner"`
 }
 
 // RoleInput changes a member's role.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
@@ -26,16 +27,20 @@ type Service struct {
 	log    *slog.Logger
 	st     store
 	keys   keyCache
+	// mail queues invitations, reset links and password notices.
+	mail     *accountmail.Composer
+	sessions sessionCache
 	// passwordCost is the bcrypt cost of new password hashes.
 	passwordCost int
 }
 
-// NewService wires the service; now is injectable for trial tests.
-func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
+// NewService wires the service; now is injectable for trial and expiry
+// tests.
+func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, mail *accountmail.Composer, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, tokens: tokens, outbox: outbox, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
+	return &Service{db: db, tokens: tokens, outbox: outbox, mail: mail, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
 }
 
 var teamNotFound = apperr.NotFoundf("No team with this id.")
@@ -65,13 +70,15 @@ func (s *Service) Signup(ctx context.Context, in SignupInput) (SignupResult, err
 			return err
 		}
 		res.User, res.Team = u, t
+		if res.Session, err = s.startSession(ctx, tx, u.ID); err != nil {
+			return err
+		}
 		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, t.ID, m))
 	})
 	if err != nil {
 		return SignupResult{}, err
 	}
-	res.Token, res.ExpiresAt, err = s.tokens.Issue(res.User.ID)
-	return res, err
+	return res, nil
 }
 
 // LoginInput is a login attempt.
@@ -82,11 +89,21 @@ type LoginInput struct {
 
 var errBadCredentials = apperr.New(apperr.Unauthorized, "The email or password is wrong.")
 
-// Login checks credentials and issues a token. Unknown email and wrong
-// password answer the same, and take the same time.
-func (s *Service) Login(ctx context.Context, in LoginInput) (Session, error) {
+// Login checks credentials and starts a session. Unknown email and wrong
+// password answer the same, and take the same time. Attempts are throttled
+// per email and per clientIP (see throttle.go): over the limit the answer
+// is RATE_LIMITED whether the password is right or not.
+func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
 	if err := validate.Struct(in); err != nil {
 		return Session{}, err
+	}
+	emailKey, ipKey := loginEmailKey(in.Email), loginIPKey(clientIP)
+	wait, err := s.take(ctx, loginWindow, throttleKey{emailKey, loginPerEmail}, throttleKey{ipKey, loginPerClientIP})
+	if err != nil {
+		return Session{}, err
+	}
+	if wait > 0 {
+		return Session{}, throttled(wait, "Too many failed logins for this account or from your address; wait (see Retry-After) and try again, or reset your password.")
 	}
 	id, hash, err := s.st.credentials(ctx, s.db, in.Email)
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
@@ -95,8 +112,10 @@ func (s *Service) Login(ctx context.Context, in LoginInput) (Session, error) {
 	if !auth.CheckPassword(hash, in.Password) {
 		return Session{}, errBadCredentials
 	}
-	tok, exp, err := s.tokens.Issue(id)
-	return Session{Token: tok, ExpiresAt: exp}, err
+	if err := s.st.loginSucceeded(ctx, s.db, emailKey, ipKey); err != nil {
+		return Session{}, err
+	}
+	return s.startSession(ctx, s.db, id)
 }
 
 // Me is the logged-in user and their teams.
@@ -200,34 +219,6 @@ func requireGrant(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, role
 		}
 	}
 	return nil
-}
-
-// AddMember adds a signed-up user to the team (admin).
-func (s *Service) AddMember(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in MemberInput) (Member, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
-		return Member{}, err
-	}
-	if err := validate.Struct(in); err != nil {
-		return Member{}, err
-	}
-	if err := requireGrant(ctx, actor, teamID, in.Role); err != nil {
-		return Member{}, err
-	}
-	var m Member
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
-		u, err := s.st.userByEmail(ctx, tx, in.Email)
-		if apperr.Is(err, apperr.NotFound) {
-			return apperr.NotFoundf("No account uses this email; the person must sign up first.")
-		}
-		if err != nil {
-			return err
-		}
-		if m, err = s.st.insertMember(ctx, tx, teamID, u.ID, in.Role); err != nil {
-			return err
-		}
-		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberJoined, teamID, m))
-	})
-	return m, err
 }
 
 // ChangeRole changes a member's role (admin); the last owner stays owner.

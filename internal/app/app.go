@@ -13,11 +13,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
@@ -27,6 +29,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -58,6 +61,9 @@ type App struct {
 	Billing *billing.Service
 
 	Campaigns *campaigns.Service
+
+	// AccountMail sends invitations, reset links and password notices.
+	AccountMail *accountmail.Worker
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -96,7 +102,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Workers = append(a.Workers, a.WebhookEngine, webhooks.NewRetention(pool, cfg.EventRetention, now, log))
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
-	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, cfg.PasswordHashCost, now, log)
+	a.AccountMail = accountmail.NewWorker(pool, accountmail.WorkerConfig{
+		Sender: accountmail.Sender{
+			Client: mailer.NewSender(cfg.MailerBaseURL, nil), APIKey: cfg.SystemMailerAPIKey,
+			FromEmail: cfg.SystemSenderEmail, FromName: cfg.SystemSenderName,
+		},
+		Now: now, Log: log,
+	})
+	a.Workers = append(a.Workers, a.AccountMail, accounts.NewSweeper(pool, now, log))
+	mail := accountmail.NewComposer(cfg.PublicBaseURL, a.AccountMail.Wake)
+	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
@@ -118,6 +133,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		TrustProxy: cfg.TrustProxy,
 		RateCounts: ratelimit.New(pool),
 		Campaigns:  a.Campaigns,
+
+		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})
 	return a, nil
 }

@@ -158,7 +158,7 @@ func TestServe(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("serve after a stop: %v\n%s", r.err, r.stderr)
 	}
-	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "shutting down"} {
+	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "SYSTEM_MAILER_API_KEY is not set", "shutting down"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("serve's log lacks %q:\n%s", want, r.stderr)
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/contactbook/contactbook/internal/app"
+	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
@@ -61,9 +62,10 @@ type Env struct {
 	URL      string
 	DBURL    string
 	Clock    *Clock
-	Log      *bytes.Buffer
+	Log      *bytes.Buffer // read it with Logs: workers log concurrently
 	counter  atomic.Int64
 	reqCount atomic.Int64
+	logw     *lockedWriter
 }
 
 // Options adjust an Env.
@@ -72,6 +74,10 @@ type Options struct {
 	Env map[string]string
 	// RealClock uses time.Now instead of the settable clock.
 	RealClock bool
+	// DatabaseURL runs the service on an existing database (another Env's
+	// DBURL: two instances of the service on one database) instead of a
+	// fresh one.
+	DatabaseURL string
 }
 
 // New starts the service on a fresh database; it stops with the test.
@@ -81,7 +87,10 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	dbURL := pgtest.NewURL(t)
+	dbURL := o.DatabaseURL
+	if dbURL == "" {
+		dbURL = pgtest.NewURL(t)
+	}
 	vars := map[string]string{
 		"DATABASE_URL":           dbURL,
 		"JWT_SECRET":             "test-secret-0123456789abcdef",
@@ -107,7 +116,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		now = time.Now
 	}
 	logBuf := &bytes.Buffer{}
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logw := &lockedWriter{w: logBuf}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := app.Build(context.Background(), cfg, log, app.Options{Now: now})
 	if err != nil {
 		t.Fatalf("apptest: build: %v", err)
@@ -118,11 +128,21 @@ func New(t testing.TB, opts ...Options) *Env {
 		handler = validating(t, handler)
 	}
 	srv := httptest.NewServer(handler)
+	// The account email worker runs as in production: it sends (or, with
+	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue.
+	mailCtx, stopMail := context.WithCancel(context.Background())
+	mailDone := make(chan struct{})
+	go func() {
+		defer close(mailDone)
+		_ = a.AccountMail.Run(mailCtx)
+	}()
 	t.Cleanup(func() {
 		srv.Close()
+		stopMail()
+		<-mailDone
 		a.Close()
 	})
-	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf}
+	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf, logw: logw}
 }
 
 // Metrics returns the service's metrics as a scrape sees them, straight
@@ -159,6 +179,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Logs returns what the service has logged so far.
+func (e *Env) Logs() string {
+	e.logw.mu.Lock()
+	defer e.logw.mu.Unlock()
+	return e.Log.String()
 }
 
 // Unique returns a string unique within the Env, for emails and names.
@@ -410,10 +437,26 @@ func (e *Env) Signup(name string) *User {
 func (e *Env) Join(owner *User, name, role string) *User {
 	e.T.Helper()
 	u := e.Signup(name)
-	owner.Post(fmt.Sprintf("/api/teams/%s/members", owner.TeamID), map[string]string{"email": u.Email, "role": role}).
-		Expect(http.StatusCreated)
+	e.AddMember(owner, u, role)
 	u.TeamID = owner.TeamID
 	return u
+}
+
+// AddMember makes u a member of admin's team through the invitation flow:
+// admin invites u's address, u accepts. The emailed token is not at hand,
+// so the invitation's stored hash is set to that of a token made here.
+func (e *Env) AddMember(admin, u *User, role string) {
+	e.T.Helper()
+	id := admin.Post(fmt.Sprintf("/api/teams/%s/invitations", admin.TeamID), map[string]string{"email": u.Email, "role": role}).
+		Expect(http.StatusCreated).String("data.id")
+	token, hash, err := auth.NewLinkToken()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := e.App.Pool.Exec(context.Background(), `UPDATE invitations SET token_hash = $2 WHERE id = $1`, id, hash); err != nil {
+		e.T.Fatalf("apptest: set invitation token: %v", err)
+	}
+	u.Post("/api/invitations/accept", map[string]string{"token": token}).Expect(http.StatusOK)
 }
 
 // CreateBook creates a book in the user's team and returns its id.

@@ -56,6 +56,7 @@ type RoleLookup interface {
 // twice in a request costs one query.
 type Actor struct {
 	UserID    uuid.UUID // set for users (JWT)
+	SessionID uuid.UUID // the login session of a user's token
 	KeyID     uuid.UUID // set for API keys
 	KeyTeamID uuid.UUID // the team an API key belongs to
 

@@ -1,6 +1,9 @@
 package auth
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"time"
 
@@ -26,30 +29,49 @@ func NewTokens(secret []byte, ttl time.Duration, issuer string, now func() time.
 	return &Tokens{secret: secret, ttl: ttl, issuer: issuer, now: now}
 }
 
-// Issue signs a token for userID.
-func (t *Tokens) Issue(userID uuid.UUID) (string, time.Time, error) {
-	now := t.now()
-	exp := now.Add(t.ttl).UTC().Truncate(time.Second)
-	claims := jwt.RegisteredClaims{
-		Subject:   userID.String(),
-		Issuer:    t.issuer,
-		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(exp),
+// Claims are what a verified token says: its user and its session. The
+// session is what logout and a password change end.
+type Claims struct {
+	UserID    uuid.UUID
+	SessionID uuid.UUID
+}
+
+// claims is the JWT body: the registered claims plus sid, the session id.
+type claims struct {
+	jwt.RegisteredClaims
+	SessionID string `json:"sid"`
+}
+
+// Expiry is when a token issued now would expire.
+func (t *Tokens) Expiry() time.Time { return t.now().Add(t.ttl).UTC().Truncate(time.Second) }
+
+// Issue signs a token of session sid for userID, expiring at exp (Expiry).
+func (t *Tokens) Issue(userID, sid uuid.UUID, exp time.Time) (string, error) {
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   userID.String(),
+			Issuer:    t.issuer,
+			IssuedAt:  jwt.NewNumericDate(t.now()),
+			ExpiresAt: jwt.NewNumericDate(exp),
+		},
+		SessionID: sid.String(),
 	}
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.secret)
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.secret)
 	if err != nil {
-		return "", time.Time{}, apperr.Wrap(err, apperr.Internal, "sign token")
+		return "", apperr.Wrap(err, apperr.Internal, "sign token")
 	}
-	return s, exp, nil
+	return s, nil
 }
 
 var errBadToken = apperr.New(apperr.Unauthorized, "The token is invalid or expired; log in again.")
 
-// Parse verifies a token and returns its user. Any algorithm but HS256,
-// a wrong signature, a wrong issuer or an expired token is UNAUTHORIZED.
-func (t *Tokens) Parse(token string) (uuid.UUID, error) {
-	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil },
+// Parse verifies a token and returns its claims. Any algorithm but HS256,
+// a wrong signature, a wrong issuer, an expired token or one without a
+// session is UNAUTHORIZED. Whether the session still exists is the
+// caller's question (accounts.Service.CheckSession).
+func (t *Tokens) Parse(token string) (Claims, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(t.issuer),
 		jwt.WithExpirationRequired(),
@@ -57,11 +79,30 @@ func (t *Tokens) Parse(token string) (uuid.UUID, error) {
 		jwt.WithTimeFunc(t.now),
 	)
 	if err != nil {
-		return uuid.Nil, errBadToken
+		return Claims{}, errBadToken
 	}
-	id, err := uuid.Parse(claims.Subject)
+	id, err := uuid.Parse(c.Subject)
 	if err != nil {
-		return uuid.Nil, errors.Join(errBadToken, err)
+		return Claims{}, errors.Join(errBadToken, err)
 	}
-	return id, nil
+	sid, err := uuid.Parse(c.SessionID)
+	if err != nil {
+		return Claims{}, errors.Join(errBadToken, err)
+	}
+	return Claims{UserID: id, SessionID: sid}, nil
+}
+
+// CSRFToken is the anti-forgery token of a cookie session: an HMAC of the
+// session id under the token secret. The server needs to store nothing, and
+// a token planted by another site cannot match a session it does not know.
+func (t *Tokens) CSRFToken(sid uuid.UUID) string {
+	m := hmac.New(sha256.New, t.secret)
+	m.Write([]byte("csrf:"))
+	m.Write(sid[:])
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// CheckCSRF reports whether token is the CSRF token of session sid.
+func (t *Tokens) CheckCSRF(sid uuid.UUID, token string) bool {
+	return hmac.Equal([]byte(t.CSRFToken(sid)), []byte(token))
 }

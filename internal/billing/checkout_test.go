@@ -147,8 +147,7 @@ func TestCheckoutNeedsTeamWhenUserHasSeveral(t *testing.T) {
 	ann := env.Signup("ann")
 	other := env.Signup("otto")
 	env.Join(other, "x", "viewer") // other team exists with members
-	other.Post("/api/teams/"+other.TeamID+"/members", map[string]string{"email": ann.Email, "role": "admin"}).
-		Expect(http.StatusCreated)
+	env.AddMember(other, ann, "admin")
 
 	r := ann.Post(checkoutPath, checkoutBody("monthly", "usd")).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if !strings.Contains(r.String("error.message"), "team_id") {

@@ -36,6 +36,13 @@ type Config struct {
 
 	MailerBaseURL string
 
+	// The service's own account emails (invitations, password resets):
+	// the operator's provider key and sender. Without a key, links are
+	// logged at warn instead of sent.
+	SystemMailerAPIKey string
+	SystemSenderEmail  string
+	SystemSenderName   string
+
 	StripeSecretKey     string
 	StripeWebhookSecret string
 	StripeAPIBase       string
@@ -112,6 +119,9 @@ func Load(getenv func(string) string) (Config, error) {
 		PublicBaseURL:        strings.TrimRight(env("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
 		JWTIssuer:            env("JWT_ISSUER", "contactbook"),
 		MailerBaseURL:        strings.TrimRight(env("MAILER_BASE_URL", "https://api.sendgrid.com"), "/"),
+		SystemMailerAPIKey:   env("SYSTEM_MAILER_API_KEY", ""),
+		SystemSenderEmail:    env("SYSTEM_SENDER_EMAIL", ""),
+		SystemSenderName:     env("SYSTEM_SENDER_NAME", "contactbook"),
 		StripeSecretKey:      env("STRIPE_SECRET_KEY", ""),
 		StripeWebhookSecret:  env("STRIPE_WEBHOOK_SECRET", ""),
 		StripeAPIBase:        strings.TrimRight(env("STRIPE_API_BASE", "https://api.stripe.com"), "/"),
@@ -182,6 +192,9 @@ func Load(getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(v); err != nil || u.Host == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is not an absolute URL", name, v))
 		}
+	}
+	if c.SystemMailerAPIKey != "" && !strings.Contains(c.SystemSenderEmail, "@") {
+		errs = append(errs, fmt.Errorf("SYSTEM_SENDER_EMAIL: %q is not an email address; account emails need a sender when SYSTEM_MAILER_API_KEY is set", c.SystemSenderEmail))
 	}
 	if _, err := cron.ParseStandard(c.CampaignSchedule); err != nil {
 		errs = append(errs, fmt.Errorf("CAMPAIGN_SCHEDULE: %q: %v", c.CampaignSchedule, err))

@@ -35,6 +35,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"poll":      {"WEBHOOK_POLL": "0s"},
 		"retention": {"EVENT_RETENTION": "-1h"},
 		"metrics":   {"METRICS_TOKEN": "short"},
+		"sender":    {"SYSTEM_MAILER_API_KEY": "SG.x", "SYSTEM_SENDER_EMAIL": "nobody"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Load(env(vars)); err == nil {
@@ -50,6 +51,7 @@ func TestLoadReadsEverything(t *testing.T) {
 		"WEBHOOK_ALLOW_INSECURE": "true", "STRIPE_SECRET_KEY": "sk_test", "STRIPE_PRICE_MONTHLY_EUR": "price_x",
 		"WEBHOOK_POLL": "250ms", "EVENT_RETENTION": "0",
 		"METRICS_ADDR": "127.0.0.1:9090", "METRICS_TOKEN": "metrics-token-0123456789",
+		"SYSTEM_MAILER_API_KEY": "SG.sys", "SYSTEM_SENDER_EMAIL": "team@cb.example.com", "SYSTEM_SENDER_NAME": "CB",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +60,8 @@ func TestLoadReadsEverything(t *testing.T) {
 		c.PublicBaseURL != "https://cb.example.com" || !c.WebhookAllowInsecure || !c.BillingEnabled() ||
 		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") ||
 		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 ||
-		c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != "metrics-token-0123456789" {
+		c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != "metrics-token-0123456789" ||
+		c.SystemMailerAPIKey != "SG.sys" || c.SystemSenderEmail != "team@cb.example.com" || c.SystemSenderName != "CB" {
 		t.Fatalf("loaded: %+v", c)
 	}
 }

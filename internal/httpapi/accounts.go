@@ -18,6 +18,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.startSession(w, r, &res.Session)
 	return data(w, http.StatusCreated, res)
 }
 
@@ -26,10 +27,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	res, err := s.accounts.Login(r.Context(), in)
+	ip, _ := clientIPKey(r)
+	res, err := s.accounts.Login(r.Context(), in, ip)
 	if err != nil {
 		return err
 	}
+	s.startSession(w, r, &res)
 	return data(w, http.StatusOK, res)
 }
 
@@ -75,18 +78,6 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, a *auth.Act
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ms))
-}
-
-func (s *Server) addMember(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	var in accounts.MemberInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	m, err := s.accounts.AddMember(r.Context(), a, teamID, in)
-	if err != nil {
-		return err
-	}
-	return data(w, http.StatusCreated, m)
 }
 
 func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {

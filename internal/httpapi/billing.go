@@ -121,10 +121,7 @@ func (s *Server) checkoutRateLimit() func(http.Handler) http.Handler {
 		opts = append(opts, httprate.WithLimitCounter(s.rateCounts))
 	}
 	limit := httprate.LimitBy(checkoutRequests, checkoutWindow, clientIPKey, opts...)
-	resolve := middleware.ClientIPFromRemoteAddr
-	if s.trustProxy {
-		resolve = middleware.ClientIPFromXFFTrustedProxies(1)
-	}
+	resolve := s.clientIP()
 	return func(next http.Handler) http.Handler { return resolve(limit(next)) }
 }
 

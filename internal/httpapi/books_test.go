@@ -101,7 +101,7 @@ func TestBooksTeamChoice(t *testing.T) {
 	a := env.Signup("a")
 	b := env.Signup("b")
 	// a joins b's team: now a has two teams and must say which.
-	b.Post("/api/teams/"+b.TeamID+"/members", map[string]string{"email": a.Email, "role": "member"}).Expect(http.StatusCreated)
+	env.AddMember(b, a, "member")
 	a.Get("/api/books").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	a.Post("/api/books", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	a.Get("/api/books?team_id=" + b.TeamID).Expect(http.StatusOK)

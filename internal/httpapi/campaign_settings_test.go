@@ -49,7 +49,7 @@ func TestSettingsGetPut(t *testing.T) {
 	if len(sealed) < 12+16+len("SG.secret-key-ABCD") || bytes.Contains(sealed, []byte("SG.secret")) || bytes.Contains(sealed, []byte("ABCD")) {
 		t.Fatalf("stored key is not encrypted: %q", sealed)
 	}
-	if strings.Contains(c.env.Log.String(), "SG.secret-key") {
+	if strings.Contains(c.env.Logs(), "SG.secret-key") {
 		t.Fatal("the key reached the log")
 	}
 

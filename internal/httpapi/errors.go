@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 )
@@ -55,6 +58,10 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	var wait interface{ RetryAfter() time.Duration }
+	if errors.As(err, &wait) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.RetryAfter().Round(time.Second)/time.Second)))
 	}
 	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: apperr.MessageOf(err)}})
 }

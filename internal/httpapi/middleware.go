@@ -141,22 +141,15 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 	})
 }
 
-// requireUser authenticates the internal API: login tokens only.
+// requireUser authenticates the internal API: login tokens only, as a
+// bearer header or the dashboard's session cookie (session.go).
 func (s *Server) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cred, err := bearer(r)
-		if err == nil && auth.LooksLikeAPIKey(cred) {
-			err = apperr.New(apperr.Unauthorized, "The /api API takes a login token, not an API key; use /api/v1 with keys.")
-		}
-		var userID uuid.UUID
-		if err == nil {
-			userID, err = s.tokens.Parse(cred)
-		}
+		ctx, err := s.authenticateUser(r)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
-		actor := auth.UserActor(userID, s.accounts)
-		next.ServeHTTP(w, r.WithContext(auth.WithActor(r.Context(), actor)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

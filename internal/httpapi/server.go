@@ -55,6 +55,9 @@ type Deps struct {
 	// RateCounts keeps rate-limit counters where every instance sees them
 	// (ratelimit.Counter); nil counts in this process only.
 	RateCounts httprate.LimitCounter
+	// SecureCookies marks the session cookies Secure (PUBLIC_BASE_URL is
+	// https).
+	SecureCookies bool
 }
 
 // Server routes requests to handlers.
@@ -75,11 +78,14 @@ type Server struct {
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
 	campaigns  *campaigns.Service
+
+	secureCookies bool
 }
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
 	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, metricsToken: d.MetricsToken, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
+	s.secureCookies = d.SecureCookies
 	return s.routes()
 }
 
@@ -153,7 +159,8 @@ func (s *Server) routes() http.Handler {
 	})
 	r.Route("/api", func(r chi.Router) {
 		r.Post("/auth/signup", s.h(s.signup))
-		r.Post("/auth/login", s.h(s.login))
+		r.With(s.clientIP()).Post("/auth/login", s.h(s.login))
+		s.peoplePublicRoutes(r)
 		r.Post("/payments/webhook", s.h(s.paymentWebhook))
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUser)
@@ -178,13 +185,17 @@ func (s *Server) publicRoutes(r chi.Router) {
 // internalRoutes are the dashboard's endpoints beyond the public API.
 func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/me", s.as(s.me))
+	r.Post("/auth/password", s.as(s.changePassword))
+	r.Post("/auth/logout", s.as(s.logout))
 	r.Get("/contacts/check-email", s.inBook(s.checkEmail))
 	s.campaignInternalRoutes(r)
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.withID("team_id", s.getTeam))
 		r.Patch("/", s.withID("team_id", s.renameTeam))
 		r.Get("/members", s.withID("team_id", s.listMembers))
-		r.Post("/members", s.withID("team_id", s.addMember))
+		r.Post("/invitations", s.withID("team_id", s.invite))
+		r.Get("/invitations", s.withID("team_id", s.listInvitations))
+		r.Delete("/invitations/{id}", s.withID("team_id", s.revokeInvitation))
 		r.Patch("/members/{user_id}", s.withID("team_id", s.changeRole))
 		r.Delete("/members/{user_id}", s.withID("team_id", s.removeMember))
 		r.Get("/api-keys", s.withID("team_id", s.listKeys))

@@ -24,11 +24,16 @@ func TestEncodeMailMatchesHelpers(t *testing.T) {
 					CustomArgs: map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5", "f": "6", "g": "7", "h": "8", "i": "9"}},
 				{To: "c@y.example", Subject: "T", Substitutions: map[string]string{}},
 			}},
+		{APIKey: "k", FromEmail: "a@x.example", HTML: "<p>link</p>", Text: "link:\n\"https://x/?token=a&b\"",
+			Personalizations: []Personalization{{To: "b@y.example", Subject: "S"}}},
 	} {
 		m := mail.NewV3Mail()
 		m.SetFrom(mail.NewEmail(b.FromName, b.FromEmail))
 		if b.ReplyTo != "" {
 			m.SetReplyTo(mail.NewEmail("", b.ReplyTo))
+		}
+		if b.Text != "" {
+			m.AddContent(mail.NewContent("text/plain", b.Text))
 		}
 		m.AddContent(mail.NewContent("text/html", b.HTML))
 		for _, p := range b.Personalizations {

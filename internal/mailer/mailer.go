@@ -44,6 +44,7 @@ type Batch struct {
 	FromName         string
 	ReplyTo          string // optional
 	HTML             string // shared body containing the placeholders
+	Text             string // optional text/plain alternative, sent before the HTML as SendGrid requires
 	Personalizations []Personalization
 }
 

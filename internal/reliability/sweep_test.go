@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/httpapi/openapi"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
@@ -48,7 +49,17 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 		t.Fatal(err)
 	}
 	m := signup(t, base, name+"Member")
-	o.must(t, http.StatusCreated, "POST", "/api/teams/"+tn.teamID+"/members", map[string]string{"email": m.email, "role": "member"})
+	// m joins through an invitation; the emailed token is replaced by one
+	// known here.
+	inv := o.must(t, http.StatusCreated, "POST", "/api/teams/"+tn.teamID+"/invitations", map[string]string{"email": m.email, "role": "member"}).str("data.id")
+	token, hash, err := auth.NewLinkToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(context.Background(), `UPDATE invitations SET token_hash = $2 WHERE id = $1`, inv, hash); err != nil {
+		t.Fatal(err)
+	}
+	m.owner.must(t, http.StatusOK, "POST", "/api/invitations/accept", map[string]string{"token": token})
 	tn.member = m.userID
 	return tn
 }

@@ -66,14 +66,23 @@ type Request struct {
 }
 
 // HTML is the request's text/html content ("" if it has none).
-func (r Request) HTML() string {
+func (r Request) HTML() string { return r.content("text/html") }
+
+// Text is the request's text/plain content ("" if it has none).
+func (r Request) Text() string { return r.content("text/plain") }
+
+func (r Request) content(typ string) string {
 	for _, c := range r.Content {
-		if c.Type == "text/html" {
+		if c.Type == typ {
 			return c.Value
 		}
 	}
 	return ""
 }
+
+// Text is the recipient's text/plain body (substitutions are not applied:
+// account emails, the only ones with a text part, use none).
+func (r Recipient) Text() string { return Request{Content: r.Content}.Text() }
 
 // Recipient is one personalization of an accepted request together with
 // what it shares with the rest of its batch.

@@ -1,0 +1,113 @@
+package accounts
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// startSession records a new session of userID in db and signs its token.
+// A session lives as long as its token; ending it (logout, a password
+// change) makes the token useless even before it expires.
+func (s *Service) startSession(ctx context.Context, db postgres.DB, userID uuid.UUID) (Session, error) {
+	sid, err := uuid.NewRandom()
+	if err != nil {
+		return Session{}, apperr.Wrap(err, apperr.Internal, "session id")
+	}
+	exp := s.tokens.Expiry()
+	if err := s.st.insertSession(ctx, db, sid, userID, s.now(), exp); err != nil {
+		return Session{}, err
+	}
+	tok, err := s.tokens.Issue(userID, sid, exp)
+	return Session{Token: tok, ExpiresAt: exp, SessionID: sid}, err
+}
+
+var errSessionEnded = apperr.New(apperr.Unauthorized, "This session has ended (logged out or password changed); log in again.")
+
+// CheckSession tells whether a verified token's session is still open: one
+// primary-key lookup, remembered for sessionCacheTTL, so a busy dashboard
+// costs about one query per session and second, and a session ended on
+// another instance is refused there within that time.
+func (s *Service) CheckSession(ctx context.Context, c auth.Claims) error {
+	now := time.Now()
+	if s.sessions.open(c, now) {
+		return nil
+	}
+	ok, err := s.st.sessionExists(ctx, s.db, c.SessionID, c.UserID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errSessionEnded
+	}
+	s.sessions.put(c, now.Add(sessionCacheTTL))
+	return nil
+}
+
+// Logout ends the actor's session.
+func (s *Service) Logout(ctx context.Context, actor *auth.Actor) error {
+	if actor.IsKey() || actor.SessionID == uuid.Nil {
+		return apperr.New(apperr.Unauthorized, "Only a login token can log out.")
+	}
+	if err := s.st.deleteSession(ctx, s.db, actor.SessionID); err != nil {
+		return err
+	}
+	s.sessions.forgetSession(actor.SessionID)
+	return nil
+}
+
+// sessionCacheTTL bounds how long an ended session may still be accepted
+// by an instance other than the one that ended it; decisions.md asks for
+// less than a second.
+const sessionCacheTTL = 500 * time.Millisecond
+
+type openSession struct {
+	userID uuid.UUID
+	until  time.Time
+}
+
+// sessionCache remembers sessions found open, by session id.
+type sessionCache struct {
+	mu      sync.Mutex
+	entries map[uuid.UUID]openSession
+}
+
+const sessionCacheMax = 10000
+
+func (c *sessionCache) open(cl auth.Claims, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[cl.SessionID]
+	return ok && e.userID == cl.UserID && now.Before(e.until)
+}
+
+func (c *sessionCache) put(cl auth.Claims, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= sessionCacheMax {
+		c.entries = map[uuid.UUID]openSession{}
+	}
+	c.entries[cl.SessionID] = openSession{userID: cl.UserID, until: until}
+}
+
+func (c *sessionCache) forgetSession(sid uuid.UUID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, sid)
+}
+
+func (c *sessionCache) forgetUser(userID uuid.UUID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sid, e := range c.entries {
+		if e.userID == userID {
+			delete(c.entries, sid)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package accounts
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+)
+
+func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var st store
+	u, err := st.insertUser(ctx, pool, "ann@example.com", "Ann", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, live := uuid.New(), uuid.New()
+	for id, exp := range map[uuid.UUID]time.Time{old: now.Add(-time.Second), live: now.Add(time.Hour)} {
+		if err := st.insertSession(ctx, pool, id, u.ID, now.Add(-24*time.Hour), exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.replaceReset(ctx, pool, u.ID, []byte("h"), now.Add(-2*time.Hour), now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.countAttempts(ctx, pool, []string{"stale"}, now.Add(-2*time.Hour), loginWindow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.countAttempts(ctx, pool, []string{"fresh"}, now, loginWindow); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.sweep(ctx, pool, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sql  string
+		want int
+	}{
+		{`SELECT count(*) FROM sessions`, 1},
+		{`SELECT count(*) FROM sessions WHERE id = '` + live.String() + `'`, 1},
+		{`SELECT count(*) FROM password_resets`, 0},
+		{`SELECT count(*) FROM auth_throttles WHERE key = 'fresh'`, 1},
+		{`SELECT count(*) FROM auth_throttles`, 1},
+	} {
+		var n int
+		if err := pool.QueryRow(ctx, c.sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Errorf("%s = %d, want %d", c.sql, n, c.want)
+		}
+	}
+}

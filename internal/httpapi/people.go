@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/auth"
+)
+
+// peoplePublicRoutes are the account endpoints that work without a login:
+// password reset, and looking up and accepting an invitation.
+func (s *Server) peoplePublicRoutes(r chi.Router) {
+	r.Post("/auth/password-reset", s.h(s.requestReset))
+	r.Post("/auth/password-reset/confirm", s.h(s.confirmReset))
+	r.Get("/invitations/{token}", s.h(s.lookupInvitation))
+	r.With(s.optionalUser).Post("/invitations/accept", s.h(s.acceptInvitation))
+}
+
+func (s *Server) invite(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	var in accounts.InvitationInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	inv, err := s.accounts.Invite(r.Context(), a, teamID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusCreated, inv)
+}
+
+func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	invs, err := s.accounts.Invitations(r.Context(), a, teamID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, nonNil(invs))
+}
+
+func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.accounts.RevokeInvitation(r.Context(), a, teamID, id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.accounts.LookupInvitation(r.Context(), chi.URLParam(r, "token"))
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, v)
+}
+
+func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
+	var in accounts.AcceptInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	res, err := s.accounts.AcceptInvitation(r.Context(), optionalActor(r.Context()), in)
+	if err != nil {
+		return err
+	}
+	s.startSession(w, r, &res.Session)
+	return data(w, http.StatusOK, res)
+}
+
+// resetRequested is the one answer to a reset request, whatever happened.
+const resetRequested = "If an account uses this email, a link to choose a new password is on its way. It works once, within an hour."
+
+func (s *Server) requestReset(w http.ResponseWriter, r *http.Request) error {
+	var in accounts.ResetRequest
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if err := s.accounts.RequestPasswordReset(r.Context(), in); err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]string{"message": resetRequested})
+}
+
+func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request) error {
+	var in accounts.ResetConfirm
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	sess, err := s.accounts.ConfirmPasswordReset(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	s.startSession(w, r, &sess)
+	return data(w, http.StatusOK, sess)
+}
+
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	var in accounts.PasswordChange
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	sess, err := s.accounts.ChangePassword(r.Context(), a, in)
+	if err != nil {
+		return err
+	}
+	s.startSession(w, r, &sess)
+	return data(w, http.StatusOK, sess)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+	if err := s.accounts.Logout(r.Context(), a); err != nil {
+		return err
+	}
+	s.endSession(w, r)
+	return noContent(w)
+}
