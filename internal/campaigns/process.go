@@ -97,7 +97,7 @@ func (c *counters) result() RunResult {
 // pass is one pass over one campaign.
 type pass struct {
 	campaign    Campaign
-	bookName    string
+	book        mergeBook
 	settings    storedSettings
 	configured  bool
 	activeSteps []uuid.UUID
@@ -129,7 +129,7 @@ func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (Ru
 		return RunResult{}, err
 	}
 	p := &pass{campaign: c}
-	if p.bookName, err = s.st.bookName(ctx, s.db, c.BookID); err != nil {
+	if p.book, err = s.st.mergeBook(ctx, s.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
 	if p.settings, p.configured, err = s.loadSettings(ctx, s.db, c.BookID); err != nil {
@@ -250,7 +250,7 @@ func (s *Service) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, 
 		plan.failDetail = DetailNotConfigured
 		return plan, nil
 	}
-	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML)
+	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML, p.book.customKeys)
 	plan.footer = footerOf(p.settings.Settings)
 	plan.shared = plan.tpl.SharedHTML(plan.footer)
 	plan.customKeys = plan.tpl.CustomKeys()
@@ -568,7 +568,7 @@ func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, t
 		Fields: map[string]string{
 			"first_name": r.FirstName, "last_name": r.LastName, "full_name": fullName,
 			"company": r.Company, "job_title": r.JobTitle, "email": r.Email, "phone": r.Phone,
-			"website": r.Website, "birthday": r.Birthday, "book_name": p.bookName,
+			"website": r.Website, "birthday": r.Birthday, "book_name": p.book.name,
 		},
 		Custom:         r.Custom,
 		UnsubscribeURL: s.unsubscribePageURL(token),

@@ -356,11 +356,20 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 	return postgres.Translate(err)
 }
 
-// bookName is the name of a book (the book_name merge field).
-func (store) bookName(ctx context.Context, db postgres.DB, bookID uuid.UUID) (string, error) {
-	var name string
-	err := db.QueryRow(ctx, `SELECT name FROM books WHERE id = $1`, bookID).Scan(&name)
-	return name, postgres.Translate(err)
+// mergeBook is what a book gives every email's merge: its name (the
+// book_name merge field) and the custom field keys it defines (a
+// {{custom.<key>}} of any other key stays visible as written).
+type mergeBook struct {
+	name       string
+	customKeys []string
+}
+
+func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
+	var b mergeBook
+	err := db.QueryRow(ctx, `
+		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
+		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
+	return b, postgres.Translate(err)
 }
 
 // runnableCampaigns lists the active campaigns of teams with the paid
