@@ -372,17 +372,22 @@ func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (m
 	return b, postgres.Translate(err)
 }
 
-// runnableCampaigns lists the active campaigns of teams with the paid
-// add-on: what the scheduler processes.
-func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]uuid.UUID, error) {
+// runnable is an active campaign of a team with the paid add-on.
+type runnable struct {
+	id, teamID uuid.UUID
+}
+
+// runnableCampaigns lists what the scheduler processes, oldest campaign
+// first.
+func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]runnable, error) {
 	rows, err := db.Query(ctx, `
-		SELECT c.id FROM campaigns c
+		SELECT c.id, t.id FROM campaigns c
 		JOIN books b ON b.id = c.book_id
 		JOIN teams t ON t.id = b.team_id
 		WHERE c.status = 'active' AND t.campaign_addon = 'active'
 		ORDER BY c.created_at, c.id`)
-	return collect(rows, err, func(r pgx.Row) (uuid.UUID, error) {
-		var id uuid.UUID
-		return id, r.Scan(&id)
+	return collect(rows, err, func(r pgx.Row) (runnable, error) {
+		var c runnable
+		return c, r.Scan(&c.id, &c.teamID)
 	})
 }
