@@ -283,6 +283,9 @@ func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []u
 		return err
 	}
 	base.CustomKeys = plan.customKeys
+	if plan.claimSize > 0 {
+		base.Limit = plan.claimSize
+	}
 	return s.processEmail(ctx, p, st, plan, base)
 }
 
@@ -292,6 +295,8 @@ func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []u
 type emailPlan struct {
 	failDetail string // set when nobody can be sent to (no template, no settings)
 	tpl        *mailmerge.Template
+	solo       bool // every recipient needs a request of its own
+	claimSize  int  // participants per claim
 	shared     string
 	footer     mailmerge.Footer
 	customKeys []string
@@ -331,7 +336,27 @@ func (s *Service) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, 
 	plan.footer = footerOf(p.settings.Settings)
 	plan.shared = plan.tpl.SharedHTML(plan.footer)
 	plan.customKeys = plan.tpl.CustomKeys()
+	plan.solo = plan.tpl.Placeholders() > mailer.MaxSubstitutions
+	plan.claimSize = claimSize(s.opts.ChunkSize, plan.solo, len(plan.shared))
 	return plan, nil
+}
+
+// soloChunkBytes bounds the HTML a chunk of recipients who each get their
+// own request renders (a chunk's bodies are all rendered before the first
+// goes out): 8 MB is 8 recipients of a 1 MB template, the whole chunk of a
+// 8 KB one.
+const soloChunkBytes = 8 << 20
+
+// claimSize is how many participants one claim of an email step takes:
+// the chunk size, or for a template whose recipients each need their own
+// request, as many as render soloChunkBytes. Chunk after chunk, the
+// memory, the time a chunk takes and so the length of a scheduler turn
+// stay bounded whatever the template's size.
+func claimSize(chunk int, solo bool, bodyLen int) int {
+	if !solo || bodyLen == 0 {
+		return chunk
+	}
+	return max(1, min(chunk, soloChunkBytes/bodyLen))
 }
 
 // batch is an empty provider request of the step with the given body.
@@ -510,17 +535,13 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			// Cannot happen: the claim stores a token for every sendable row.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: "unsubscribe token missing"})
 		default:
-			pz, v := s.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
-			if fitsBatch(pz.Substitutions) {
+			pz, html := s.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
+			if html == "" {
 				shared.batch.Personalizations = append(shared.batch.Personalizations, pz)
 				shared.rows = append(shared.rows, i)
 				continue
 			}
-			// Too many or too long substitutions for the provider: this
-			// recipient gets its own request with its HTML rendered whole.
-			_, html := plan.tpl.Render(v, plan.footer)
 			solo := sendUnit{batch: plan.batch(html), rows: []int{i}}
-			pz.Substitutions = nil
 			solo.batch.Personalizations = []mailer.Personalization{pz}
 			solos = append(solos, solo)
 		}
@@ -648,8 +669,12 @@ func providerDetail(err error) string {
 	return err.Error()
 }
 
-// personalize builds one recipient of a batch.
-func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, token string) (mailer.Personalization, mailmerge.Values) {
+// personalize builds one recipient. html is "" when the recipient joins
+// the chunk's shared request (its substitutions fill in the shared body);
+// otherwise it is the recipient's whole body, for a request of its own:
+// when the template has more merge expressions than the provider takes
+// substitutions (plan.solo), or this recipient's values are too long.
+func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, token string) (pz mailer.Personalization, html string) {
 	fullName := strings.TrimSpace(r.FirstName + " " + r.LastName)
 	v := mailmerge.Values{
 		Fields: map[string]string{
@@ -660,9 +685,8 @@ func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, t
 		Custom:         r.Custom,
 		UnsubscribeURL: s.unsubscribePageURL(token),
 	}
-	subject, subs := plan.tpl.Personalize(v)
-	return mailer.Personalization{
-		To: r.Email, ToName: fullName, Subject: subject, Substitutions: subs,
+	pz = mailer.Personalization{
+		To: r.Email, ToName: fullName,
 		Headers: map[string]string{
 			"List-Unsubscribe":      "<" + s.oneClickURL(token, p.campaign.ID) + ">",
 			"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
@@ -670,7 +694,16 @@ func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, t
 		CustomArgs: map[string]string{
 			"campaign_id": p.campaign.ID.String(), "step_id": st.ID.String(), "participant_id": r.ParticipantID.String(),
 		},
-	}, v
+	}
+	if !plan.solo {
+		subject, subs := plan.tpl.Personalize(v)
+		if fitsBatch(subs) {
+			pz.Subject, pz.Substitutions = subject, subs
+			return pz, ""
+		}
+	}
+	pz.Subject, html = plan.tpl.Render(v, plan.footer)
+	return pz, html
 }
 
 // unsubscribePageURL is the visible link in the footer: a page that lists

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -120,5 +121,40 @@ func TestCampaignAdversarialTemplates(t *testing.T) {
 			}
 		}
 		c.mail.Reset()
+	}
+}
+
+// A template with more merge expressions than the provider takes
+// substitutions sends every recipient a request of its own with the body
+// rendered whole; a large one is claimed a few recipients at a time (8
+// MB of bodies), so a chunk never renders a thousand copies of a 1 MB
+// body before the first goes out.
+func TestCampaignManyExpressionsLargeTemplate(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.configure()
+	var body strings.Builder
+	for i := range 150 {
+		fmt.Fprintf(&body, `{{first_name | default: "%d"}}`, i)
+	}
+	body.WriteString(strings.Repeat("x", 990_000))
+	tpl := c.template("T", "Hi {{first_name}}", body.String())
+	cid := c.campaign("C", "active")
+	c.emailStep(cid, tpl, nil)
+	c.enroll(cid, c.contacts(10)...)
+	if res := c.process(cid); res.Sent != 10 {
+		t.Fatalf("pass: %+v", res)
+	}
+	if n := c.mail.RequestCount(); n != 10 {
+		t.Fatalf("%d requests, want one per recipient", n)
+	}
+	for _, r := range c.mail.Recipients() {
+		name := strings.TrimSuffix(r.Email, "@example.com")
+		if len(r.Substitutions) != 0 || !strings.HasPrefix(r.HTML(), strings.Repeat(name, 150)+"xxx") {
+			t.Fatalf("%s: not rendered whole", r.Email)
+		}
+	}
+	if n := c.count(`SELECT max(n) FROM (SELECT count(*) AS n FROM campaign_step_completions GROUP BY claim_id) k`); n > 8 {
+		t.Fatalf("a claim took %d participants of a 1 MB template, want at most 8", n)
 	}
 }

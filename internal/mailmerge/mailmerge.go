@@ -160,6 +160,10 @@ func (t *Template) CustomKeys() []string {
 	return keys
 }
 
+// Placeholders is how many substitutions Personalize returns: the
+// distinct merge expressions of the body, the footer's link included.
+func (t *Template) Placeholders() int { return len(t.bodyExprs) }
+
 // Render renders the template for one recipient directly. Its HTML equals
 // SharedHTML(f) with Personalize(v)'s substitutions applied.
 func (t *Template) Render(v Values, f Footer) (subject, html string) {

@@ -269,8 +269,8 @@ func TestPlaceholders(t *testing.T) {
 	_, subs := tpl.Personalize(ann())
 	// first_name, first_name|there, custom.plan, unsubscribe_url; company is
 	// only in the subject, which is rendered per recipient.
-	if len(subs) != 4 {
-		t.Fatalf("want 4 substitutions, got %d: %v", len(subs), subs)
+	if len(subs) != 4 || tpl.Placeholders() != 4 {
+		t.Fatalf("want 4 substitutions, got %d (Placeholders %d): %v", len(subs), tpl.Placeholders(), subs)
 	}
 	var keys []string
 	for k := range subs {
