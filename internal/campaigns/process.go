@@ -237,7 +237,7 @@ func (s *Service) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 		}
 		earlier = append(earlier, st.ID)
 	}
-	if t.unfinished() || ctx.Err() != nil {
+	if t.unfinished() {
 		return p.n.result(), nil
 	}
 	done, err := s.st.completeParticipants(ctx, s.db, campaignID, p.activeSteps, s.now())
