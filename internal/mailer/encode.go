@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -74,7 +73,7 @@ func appendAddress(buf []byte, email, name string) []byte {
 // around it, becomes one space (none at the start or the end). s itself
 // comes back when it is clean, which is nearly always.
 func headerText(s string) string {
-	if !strings.ContainsFunc(s, foldedInHeader) {
+	if !needsFolding(s) {
 		return s
 	}
 	b := make([]byte, 0, len(s))
@@ -94,6 +93,22 @@ func headerText(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// needsFolding reports whether s holds a rune foldedInHeader folds, by
+// its UTF-8 bytes: a byte scan, as cheap as the JSON encoding after it.
+func needsFolding(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == 0x7f:
+			return true
+		case c == 0xc2 && i+1 < len(s) && s[i+1] <= 0x9f: // U+0080..U+009F
+			return true
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9): // U+2028, U+2029
+			return true
+		}
+	}
+	return false
 }
 
 // foldedInHeader reports whether r may not appear in a header as it is:
