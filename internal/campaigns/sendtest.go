@@ -66,7 +66,7 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 	v.UnsubscribeURL = s.unsubscribePageURL("test-email")
 	subject, html := tpl.Render(v, footerOf(settings.Settings))
 	if err := ctx.Err(); err != nil {
-		return err // the request is gone: no email for nobody to see
+		return err // the request is gone: nobody waits for this email
 	}
 	_, err = s.sender.Send(ctx, mailer.Batch{
 		APIKey: settings.apiKey, FromEmail: settings.SenderEmail, FromName: settings.SenderName,
