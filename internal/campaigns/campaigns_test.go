@@ -193,3 +193,25 @@ func TestCampaignContactRanges(t *testing.T) {
 		}
 	}
 }
+
+func TestProcessClaimSize(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		chunk   int
+		solo    bool
+		bodyLen int
+		want    int
+	}{
+		{1000, false, 1 << 20, 1000}, // batched: one shared body per chunk
+		{1000, true, 4 << 10, 1000},  // small bodies: the whole chunk
+		{1000, true, 100 << 10, 81},  // 8 MB of 100 KB bodies
+		{1000, true, 1 << 20, 8},
+		{1000, true, 64 << 20, 1}, // never less than one
+		{5, true, 1 << 20, 5},
+		{1000, true, 0, 1000},
+	} {
+		if got := claimSize(c.chunk, c.solo, c.bodyLen); got != c.want {
+			t.Errorf("claimSize(%d, %v, %d) = %d, want %d", c.chunk, c.solo, c.bodyLen, got, c.want)
+		}
+	}
+}

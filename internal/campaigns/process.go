@@ -46,6 +46,14 @@ type ProcessingOptions struct {
 	// RetryAfter is the earliest a transient error is retried (on a later
 	// pass). Default 1 minute.
 	RetryAfter time.Duration
+	// TurnParticipants is how many participants one campaign may claim in
+	// one turn of the scheduler before the other campaigns get theirs.
+	// Default 10,000.
+	TurnParticipants int
+	// TurnTime is how long one turn of the scheduler goes on claiming new
+	// chunks of a campaign; chunks claimed by then are still sent. Default
+	// 10 seconds.
+	TurnTime time.Duration
 }
 
 func (o ProcessingOptions) withDefaults() ProcessingOptions {
@@ -69,6 +77,12 @@ func (o ProcessingOptions) withDefaults() ProcessingOptions {
 	}
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = time.Minute
+	}
+	if o.TurnParticipants <= 0 {
+		o.TurnParticipants = 10_000
+	}
+	if o.TurnTime <= 0 {
+		o.TurnTime = 10 * time.Second
 	}
 	return o
 }
@@ -97,12 +111,64 @@ func (c *counters) result() RunResult {
 // pass is one pass over one campaign.
 type pass struct {
 	campaign    Campaign
-	bookName    string
+	book        mergeBook
 	settings    storedSettings
 	configured  bool
 	activeSteps []uuid.UUID
+	turn        *turn // nil: no bound
 	n           counters
 }
+
+// turn bounds what one pass may claim, so that the scheduler can give
+// every campaign its turn: at most a number of participants, and no new
+// claim once its time is up. It runs on the wall clock: it shares out
+// the processor's time, it is no rule of the campaign. A nil *turn
+// bounds nothing.
+type turn struct {
+	left  atomic.Int64
+	until time.Time
+	cut   atomic.Bool // it stopped a claim: work may be left
+}
+
+func newTurn(participants int, d time.Duration) *turn {
+	t := &turn{until: time.Now().Add(d)}
+	t.left.Store(int64(participants))
+	return t
+}
+
+// take reserves up to n participants for one claim; 0 when the turn is
+// over.
+func (t *turn) take(n int) int {
+	if t == nil {
+		return n
+	}
+	if time.Now().After(t.until) {
+		t.cut.Store(true)
+		return 0
+	}
+	for {
+		left := t.left.Load()
+		if left <= 0 {
+			t.cut.Store(true)
+			return 0
+		}
+		k := min(int64(n), left)
+		if t.left.CompareAndSwap(left, left-k) {
+			return int(k)
+		}
+	}
+}
+
+// giveBack returns the part of a reservation a claim did not use.
+func (t *turn) giveBack(n int) {
+	if t != nil && n > 0 {
+		t.left.Add(int64(n))
+	}
+}
+
+// unfinished reports whether the turn stopped a claim, so the campaign
+// may have due participants left.
+func (t *turn) unfinished() bool { return t != nil && t.cut.Load() }
 
 // ProcessCampaign makes one pass over an active campaign of a team with
 // the paid add-on: interrupted claims are settled, then each active step
@@ -110,6 +176,14 @@ type pass struct {
 // then participants whose active steps are all done become completed.
 // Safe to run concurrently with itself, in this process or another.
 func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (RunResult, error) {
+	return s.processCampaign(ctx, campaignID, nil)
+}
+
+// processCampaign is ProcessCampaign bounded by t (nil: no bound). A pass
+// cut short by its turn leaves the final completion sweep to the pass that
+// finishes; the participants it sent to are completed as they are
+// recorded.
+func (s *Service) processCampaign(ctx context.Context, campaignID uuid.UUID, t *turn) (RunResult, error) {
 	c, teamID, err := s.st.campaignRef(ctx, s.db, campaignID)
 	if err != nil {
 		return RunResult{}, err
@@ -128,8 +202,8 @@ func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (Ru
 	if err != nil {
 		return RunResult{}, err
 	}
-	p := &pass{campaign: c}
-	if p.bookName, err = s.st.bookName(ctx, s.db, c.BookID); err != nil {
+	p := &pass{campaign: c, turn: t}
+	if p.book, err = s.st.mergeBook(ctx, s.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
 	if p.settings, p.configured, err = s.loadSettings(ctx, s.db, c.BookID); err != nil {
@@ -162,6 +236,9 @@ func (s *Service) ProcessCampaign(ctx context.Context, campaignID uuid.UUID) (Ru
 			return p.n.result(), fmt.Errorf("campaign %s step %s: %w", c.ID, st.ID, err)
 		}
 		earlier = append(earlier, st.ID)
+	}
+	if t.unfinished() {
+		return p.n.result(), nil
 	}
 	done, err := s.st.completeParticipants(ctx, s.db, campaignID, p.activeSteps, s.now())
 	if err != nil {
@@ -206,6 +283,9 @@ func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []u
 		return err
 	}
 	base.CustomKeys = plan.customKeys
+	if plan.claimSize > 0 {
+		base.Limit = plan.claimSize
+	}
 	return s.processEmail(ctx, p, st, plan, base)
 }
 
@@ -215,6 +295,8 @@ func (s *Service) processStep(ctx context.Context, p *pass, st Step, earlier []u
 type emailPlan struct {
 	failDetail string // set when nobody can be sent to (no template, no settings)
 	tpl        *mailmerge.Template
+	solo       bool // every recipient needs a request of its own
+	claimSize  int  // participants per claim
 	shared     string
 	footer     mailmerge.Footer
 	customKeys []string
@@ -250,11 +332,31 @@ func (s *Service) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, 
 		plan.failDetail = DetailNotConfigured
 		return plan, nil
 	}
-	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML)
+	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML, p.book.customKeys)
 	plan.footer = footerOf(p.settings.Settings)
 	plan.shared = plan.tpl.SharedHTML(plan.footer)
 	plan.customKeys = plan.tpl.CustomKeys()
+	plan.solo = plan.tpl.Placeholders() > mailer.MaxSubstitutions
+	plan.claimSize = claimSize(s.opts.ChunkSize, plan.solo, len(plan.shared))
 	return plan, nil
+}
+
+// soloChunkBytes bounds the HTML a chunk of recipients who each get their
+// own request renders (a chunk's bodies are all rendered before the first
+// goes out): 8 MB is 8 recipients of a 1 MB template, the whole chunk of a
+// 8 KB one.
+const soloChunkBytes = 8 << 20
+
+// claimSize is how many participants one claim of an email step takes:
+// the chunk size, or for a template whose recipients each need their own
+// request, as many as render soloChunkBytes. Chunk after chunk, the
+// memory, the time a chunk takes and so the length of a scheduler turn
+// stay bounded whatever the template's size.
+func claimSize(chunk int, solo bool, bodyLen int) int {
+	if !solo || bodyLen == 0 {
+		return chunk
+	}
+	return max(1, min(chunk, soloChunkBytes/bodyLen))
 }
 
 // batch is an empty provider request of the step with the given body.
@@ -296,7 +398,7 @@ func (s *Service) processEmail(ctx context.Context, p *pass, st Step, plan *emai
 			}
 		}()
 	}
-	last, err := s.claimChunk(ctx, base, plan, contactRange{}, chunks)
+	last, err := s.claimChunk(ctx, p, base, plan, contactRange{}, chunks)
 	var (
 		claimers sync.WaitGroup
 		mu       sync.Mutex
@@ -306,7 +408,7 @@ func (s *Service) processEmail(ctx context.Context, p *pass, st Step, plan *emai
 			claimers.Add(1)
 			go func() {
 				defer claimers.Done()
-				if rerr := s.claimRange(ctx, base, plan, r, chunks); rerr != nil {
+				if rerr := s.claimRange(ctx, p, base, plan, r, chunks); rerr != nil {
 					mu.Lock()
 					err = errors.Join(err, rerr)
 					mu.Unlock()
@@ -345,9 +447,9 @@ func splitAfter(after uuid.UUID, n int) []contactRange {
 
 // claimRange claims the due participants of one contact range, chunk by
 // chunk in contact order, and hands the chunks to the senders.
-func (s *Service) claimRange(ctx context.Context, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) error {
+func (s *Service) claimRange(ctx context.Context, p *pass, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) error {
 	for ctx.Err() == nil {
-		last, err := s.claimChunk(ctx, base, plan, r, chunks)
+		last, err := s.claimChunk(ctx, p, base, plan, r, chunks)
 		if err != nil || last == uuid.Nil {
 			return err // done when nobody is left who is due
 		}
@@ -357,12 +459,16 @@ func (s *Service) claimRange(ctx context.Context, base claimParams, plan *emailP
 }
 
 // claimChunk makes one claim in r and hands what it got to the senders.
-// It returns the greatest contact id considered (uuid.Nil: none was due).
-func (s *Service) claimChunk(ctx context.Context, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) (uuid.UUID, error) {
+// It returns the greatest contact id considered (uuid.Nil: none was due,
+// or the pass's turn is over).
+func (s *Service) claimChunk(ctx context.Context, p *pass, base claimParams, plan *emailPlan, r contactRange, chunks chan<- claimedChunk) (uuid.UUID, error) {
 	if ctx.Err() != nil {
 		return uuid.Nil, nil
 	}
 	cp := base
+	if cp.Limit = p.turn.take(base.Limit); cp.Limit == 0 {
+		return uuid.Nil, nil
+	}
 	cp.After, cp.Upto, cp.ClaimID, cp.Now = r.after, r.upto, uuid.New(), s.now()
 	cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
 	var secrets [][]byte
@@ -373,6 +479,7 @@ func (s *Service) claimChunk(ctx context.Context, base claimParams, plan *emailP
 	// claim committed but never read would hold its rows until the lease
 	// runs out and then count as "delivery outcome unknown".
 	rows, last, err := s.st.claimDue(context.WithoutCancel(ctx), s.db, cp)
+	p.turn.giveBack(cp.Limit - len(rows))
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -399,16 +506,21 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 	// Recording must survive a cancelled pass: an unrecorded claim would
 	// later count as "delivery outcome unknown".
 	bg := context.WithoutCancel(ctx)
-	if ctx.Err() != nil {
+	release := func() {
 		if err := s.st.releaseClaim(bg, s.db, ch.claimID); err != nil {
 			s.log.Error("release campaign claim", "claim_id", ch.claimID, "err", err)
 		}
-		return
 	}
 	outcomes := make([]outcome, 0, len(ch.rows))
 	shared := sendUnit{batch: plan.batch(plan.shared)}
 	var solos []sendUnit
 	for i, r := range ch.rows {
+		// Checked per recipient: a large template that cannot be batched
+		// renders whole for each one. Nothing has gone out yet.
+		if ctx.Err() != nil {
+			release()
+			return
+		}
 		switch {
 		case r.Suppressed:
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailUnsubscribed})
@@ -423,17 +535,13 @@ func (s *Service) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			// Cannot happen: the claim stores a token for every sendable row.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: "unsubscribe token missing"})
 		default:
-			pz, v := s.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
-			if fitsBatch(pz.Substitutions) {
+			pz, html := s.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
+			if html == "" {
 				shared.batch.Personalizations = append(shared.batch.Personalizations, pz)
 				shared.rows = append(shared.rows, i)
 				continue
 			}
-			// Too many or too long substitutions for the provider: this
-			// recipient gets its own request with its HTML rendered whole.
-			_, html := plan.tpl.Render(v, plan.footer)
 			solo := sendUnit{batch: plan.batch(html), rows: []int{i}}
-			pz.Substitutions = nil
 			solo.batch.Personalizations = []mailer.Personalization{pz}
 			solos = append(solos, solo)
 		}
@@ -561,21 +669,24 @@ func providerDetail(err error) string {
 	return err.Error()
 }
 
-// personalize builds one recipient of a batch.
-func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, token string) (mailer.Personalization, mailmerge.Values) {
+// personalize builds one recipient. html is "" when the recipient joins
+// the chunk's shared request (its substitutions fill in the shared body);
+// otherwise it is the recipient's whole body, for a request of its own:
+// when the template has more merge expressions than the provider takes
+// substitutions (plan.solo), or this recipient's values are too long.
+func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, token string) (pz mailer.Personalization, html string) {
 	fullName := strings.TrimSpace(r.FirstName + " " + r.LastName)
 	v := mailmerge.Values{
 		Fields: map[string]string{
 			"first_name": r.FirstName, "last_name": r.LastName, "full_name": fullName,
 			"company": r.Company, "job_title": r.JobTitle, "email": r.Email, "phone": r.Phone,
-			"website": r.Website, "birthday": r.Birthday, "book_name": p.bookName,
+			"website": r.Website, "birthday": r.Birthday, "book_name": p.book.name,
 		},
 		Custom:         r.Custom,
 		UnsubscribeURL: s.unsubscribePageURL(token),
 	}
-	subject, subs := plan.tpl.Personalize(v)
-	return mailer.Personalization{
-		To: r.Email, ToName: fullName, Subject: subject, Substitutions: subs,
+	pz = mailer.Personalization{
+		To: r.Email, ToName: fullName,
 		Headers: map[string]string{
 			"List-Unsubscribe":      "<" + s.oneClickURL(token, p.campaign.ID) + ">",
 			"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
@@ -583,7 +694,16 @@ func (s *Service) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, t
 		CustomArgs: map[string]string{
 			"campaign_id": p.campaign.ID.String(), "step_id": st.ID.String(), "participant_id": r.ParticipantID.String(),
 		},
-	}, v
+	}
+	if !plan.solo {
+		subject, subs := plan.tpl.Personalize(v)
+		if fitsBatch(subs) {
+			pz.Subject, pz.Substitutions = subject, subs
+			return pz, ""
+		}
+	}
+	pz.Subject, html = plan.tpl.Render(v, plan.footer)
+	return pz, html
 }
 
 // unsubscribePageURL is the visible link in the footer: a page that lists
@@ -653,12 +773,17 @@ func (s *Service) processTrigger(ctx context.Context, p *pass, st Step, base cla
 		var last uuid.UUID
 		var outs []outcome
 		var completed int
+		limit := p.turn.take(base.Limit)
+		if limit == 0 {
+			return nil
+		}
+		var claimed int
 		err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
 			cp := base
-			cp.After, cp.ClaimID, cp.Now = after, uuid.New(), s.now()
+			cp.Limit, cp.After, cp.ClaimID, cp.Now = limit, after, uuid.New(), s.now()
 			cp.LeaseUntil = cp.Now.Add(s.opts.Lease)
 			rows, l, err := s.st.claimDue(ctx, tx, cp)
-			last = l
+			last, claimed = l, len(rows)
 			if err != nil || len(rows) == 0 {
 				return err
 			}
@@ -700,6 +825,7 @@ func (s *Service) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			})
 			return err
 		})
+		p.turn.giveBack(limit - claimed)
 		if err != nil {
 			return err
 		}

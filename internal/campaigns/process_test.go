@@ -2,7 +2,6 @@ package campaigns_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -61,11 +60,7 @@ func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
 	}
 
 	gate := &gateSender{Sender: mailer.NewSender(mail.URL, nil), started: make(chan struct{}), release: make(chan struct{})}
-	svc := campaigns.NewService(campaigns.Deps{
-		DB: env.App.Pool, Accounts: env.App.Accounts, Books: env.App.Books, Sender: gate, Now: env.Clock.Now,
-		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
-		Processing: campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1},
-	})
+	svc := serviceWith(env, gate, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1})
 	passCtx, stop := context.WithCancel(ctx)
 	done := make(chan campaigns.RunResult)
 	go func() {

@@ -1,9 +1,11 @@
 package campaigns
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,13 +55,13 @@ func (s *Service) startBackground(campaignID uuid.UUID) bool {
 			delete(s.running, campaignID)
 			s.mu.Unlock()
 		}()
-		s.processLogged(s.bgCtx, campaignID, "manual")
+		s.processLogged(s.bgCtx, campaignID, "manual", nil)
 	}()
 	return true
 }
 
-func (s *Service) processLogged(ctx context.Context, campaignID uuid.UUID, trigger string) {
-	res, err := s.ProcessCampaign(ctx, campaignID)
+func (s *Service) processLogged(ctx context.Context, campaignID uuid.UUID, trigger string, t *turn) (unfinished bool) {
+	res, err := s.processCampaign(ctx, campaignID, t)
 	s.observer.CampaignRun(trigger, err)
 	for outcome, n := range map[string]int{"sent": res.Sent, "failed": res.Failed, "retry": res.Retrying, "triggered": res.Triggered} {
 		if n > 0 {
@@ -73,37 +75,97 @@ func (s *Service) processLogged(ctx context.Context, campaignID uuid.UUID, trigg
 		s.log.Error("campaign processing failed", "campaign_id", campaignID, "err", err)
 	default:
 		s.log.Info("campaign processed", "campaign_id", campaignID, "sent", res.Sent, "failed", res.Failed,
-			"retrying", res.Retrying, "triggered", res.Triggered, "completed", res.Completed, "reaped", res.Reaped)
+			"retrying", res.Retrying, "triggered", res.Triggered, "completed", res.Completed, "reaped", res.Reaped,
+			"turn_over", t.unfinished())
+	}
+	return err == nil && t.unfinished()
+}
+
+// ProcessDue processes every active campaign of every team with the paid
+// add-on until none has due work left (or ctx ends), in bounded turns
+// that go round the teams. Each round gives every team one turn: the
+// team's campaign served longest ago makes one pass that claims at most
+// TurnParticipants participants and stops claiming after TurnTime; a
+// campaign the turn cut short comes back in the next round, after every
+// other team's turn. So a team's large or slow campaign delays another
+// team's campaigns by one turn per round, not by its whole size, and a
+// team with many campaigns gets no more turns than a team with one. Each
+// round reads the list of campaigns again, so a campaign activated while
+// another team's long one runs gets its turn in the next round.
+// Campaigns this process is already running are skipped.
+func (s *Service) ProcessDue(ctx context.Context) error {
+	done := map[uuid.UUID]bool{} // finished in this call, or not to be retried in it
+	for {
+		all, err := s.st.runnableCampaigns(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		round := s.round(all, done)
+		if len(round) == 0 {
+			return nil
+		}
+		for _, c := range round {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.mu.Lock()
+			busy := s.running[c.id]
+			if !busy {
+				s.running[c.id] = true
+			}
+			s.mu.Unlock()
+			if busy {
+				done[c.id] = true // its own run takes it to the end
+				continue
+			}
+			t := newTurn(s.opts.TurnParticipants, s.opts.TurnTime)
+			if !s.processLogged(ctx, c.id, "schedule", t) {
+				done[c.id] = true
+			}
+			s.mu.Lock()
+			delete(s.running, c.id)
+			s.served.seq++
+			s.served.at[c.id], s.served.at[c.teamID] = s.served.seq, s.served.seq
+			s.mu.Unlock()
+		}
 	}
 }
 
-// ProcessDue makes one pass over every active campaign of every team with
-// the paid add-on, one campaign after another (each pass is itself
-// concurrent). Campaigns this process is already running are skipped.
-func (s *Service) ProcessDue(ctx context.Context) error {
-	ids, err := s.st.runnableCampaigns(ctx, s.db)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.mu.Lock()
-		busy := s.running[id]
-		if !busy {
-			s.running[id] = true
-		}
-		s.mu.Unlock()
-		if busy {
+// round picks one campaign per team among those not done: the team's
+// campaign served longest ago (oldest first among the never served), the
+// teams in the same order by when they were last served.
+func (s *Service) round(all []runnable, done map[uuid.UUID]bool) []runnable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pick := map[uuid.UUID]int{} // team -> index in round
+	var round []runnable
+	for _, c := range all { // oldest campaign first: stable among equals
+		if done[c.id] {
 			continue
 		}
-		s.processLogged(ctx, id, "schedule")
-		s.mu.Lock()
-		delete(s.running, id)
-		s.mu.Unlock()
+		i, ok := pick[c.teamID]
+		switch {
+		case !ok:
+			pick[c.teamID] = len(round)
+			round = append(round, c)
+		case s.served.at[c.id] < s.served.at[round[i].id]:
+			round[i] = c
+		}
 	}
-	return nil
+	slices.SortStableFunc(round, func(a, b runnable) int {
+		return cmp.Compare(s.served.at[a.teamID], s.served.at[b.teamID])
+	})
+	// Forget campaigns and teams that left the list.
+	live := make(map[uuid.UUID]bool, 2*len(all))
+	for _, c := range all {
+		live[c.id], live[c.teamID] = true, true
+	}
+	for id := range s.served.at {
+		if !live[id] {
+			delete(s.served.at, id)
+		}
+	}
+	return round
 }
 
 // Wait blocks until every background run started so far has finished.

@@ -31,8 +31,7 @@ type SendTestInput struct {
 // unsubscribe link of a test email leads to the invalid-link page: no
 // token is issued for it.
 func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templateID uuid.UUID, in SendTestInput) error {
-	b, err := s.bookFor(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
 		return err
 	}
 	to := strings.TrimSpace(in.Email)
@@ -50,8 +49,12 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 	if !ok || settings.apiKey == "" || settings.SenderEmail == "" {
 		return apperr.Invalidf("Email settings are not configured for this book: save a sender email and a mailer API key in the campaign settings first.")
 	}
-	tpl := mailmerge.Compile(t.Subject, t.BodyHTML)
-	v, err := s.firstContactValues(ctx, bookID, b.Name)
+	book, err := s.st.mergeBook(ctx, s.db, bookID)
+	if err != nil {
+		return err
+	}
+	tpl := mailmerge.Compile(t.Subject, t.BodyHTML, book.customKeys)
+	v, err := s.firstContactValues(ctx, bookID, book.name)
 	if err != nil {
 		return err
 	}
@@ -62,6 +65,9 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 	}
 	v.UnsubscribeURL = s.unsubscribePageURL("test-email")
 	subject, html := tpl.Render(v, footerOf(settings.Settings))
+	if err := ctx.Err(); err != nil {
+		return err // the request is gone: nobody waits for this email
+	}
 	_, err = s.sender.Send(ctx, mailer.Batch{
 		APIKey: settings.apiKey, FromEmail: settings.SenderEmail, FromName: settings.SenderName,
 		ReplyTo: settings.ReplyToEmail, HTML: html,

@@ -85,6 +85,12 @@ type Service struct {
 	bgWG     sync.WaitGroup
 	mu       sync.Mutex
 	running  map[uuid.UUID]bool
+	// served orders the scheduler's turns: at[id] is the sequence number
+	// of the last turn a campaign or a team got (0: none yet).
+	served struct {
+		seq uint64
+		at  map[uuid.UUID]uint64
+	}
 }
 
 // NewService wires the service.
@@ -99,11 +105,13 @@ func NewService(d Deps) *Service {
 		d.Observer = noObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{observer: d.Observer,
+	s := &Service{observer: d.Observer,
 		db: d.DB, accounts: d.Accounts, books: d.Books, sender: d.Sender, now: d.Now, log: d.Log,
 		key: d.SettingsKey, baseURL: strings.TrimRight(d.PublicBaseURL, "/"), imagesDir: d.ImagesDir,
 		opts: d.Processing.withDefaults(), bgCtx: ctx, bgCancel: cancel, running: map[uuid.UUID]bool{},
 	}
+	s.served.at = map[uuid.UUID]uint64{}
+	return s
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.

@@ -356,24 +356,38 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 	return postgres.Translate(err)
 }
 
-// bookName is the name of a book (the book_name merge field).
-func (store) bookName(ctx context.Context, db postgres.DB, bookID uuid.UUID) (string, error) {
-	var name string
-	err := db.QueryRow(ctx, `SELECT name FROM books WHERE id = $1`, bookID).Scan(&name)
-	return name, postgres.Translate(err)
+// mergeBook is what a book gives every email's merge: its name (the
+// book_name merge field) and the custom field keys it defines (a
+// {{custom.<key>}} of any other key stays visible as written).
+type mergeBook struct {
+	name       string
+	customKeys []string
 }
 
-// runnableCampaigns lists the active campaigns of teams with the paid
-// add-on: what the scheduler processes.
-func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]uuid.UUID, error) {
+func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
+	var b mergeBook
+	err := db.QueryRow(ctx, `
+		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
+		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
+	return b, postgres.Translate(err)
+}
+
+// runnable is an active campaign of a team with the paid add-on.
+type runnable struct {
+	id, teamID uuid.UUID
+}
+
+// runnableCampaigns lists what the scheduler processes, oldest campaign
+// first.
+func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]runnable, error) {
 	rows, err := db.Query(ctx, `
-		SELECT c.id FROM campaigns c
+		SELECT c.id, t.id FROM campaigns c
 		JOIN books b ON b.id = c.book_id
 		JOIN teams t ON t.id = b.team_id
 		WHERE c.status = 'active' AND t.campaign_addon = 'active'
 		ORDER BY c.created_at, c.id`)
-	return collect(rows, err, func(r pgx.Row) (uuid.UUID, error) {
-		var id uuid.UUID
-		return id, r.Scan(&id)
+	return collect(rows, err, func(r pgx.Row) (runnable, error) {
+		var c runnable
+		return c, r.Scan(&c.id, &c.teamID)
 	})
 }

@@ -1,6 +1,7 @@
 package mailer
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -12,6 +13,9 @@ import (
 // that helpers/mail.GetRequestBody produces for the same mail.SGMailV3,
 // written by hand because encoding/json's reflection over 1,000
 // personalizations with three maps each was most of a batch's CPU time.
+// Every value that becomes an email header (addresses and display names,
+// subject, extra headers) goes through headerText: this is the one place
+// that keeps line breaks out of headers, whatever the value came from.
 func encodeMail(b Batch) []byte {
 	size := 256 + len(b.HTML) + len(b.Text)
 	for _, p := range b.Personalizations {
@@ -42,11 +46,11 @@ func encodeMail(b Batch) []byte {
 		buf = append(buf, ']')
 		if p.Subject != "" {
 			buf = append(buf, `,"subject":`...)
-			buf = appendString(buf, p.Subject)
+			buf = appendString(buf, headerText(p.Subject))
 		}
-		buf = appendMap(buf, "substitutions", p.Substitutions)
-		buf = appendMap(buf, "headers", p.Headers)
-		buf = appendMap(buf, "custom_args", p.CustomArgs)
+		buf = appendMap(buf, "substitutions", p.Substitutions, false)
+		buf = appendMap(buf, "headers", p.Headers, true)
+		buf = appendMap(buf, "custom_args", p.CustomArgs, false)
 		buf = append(buf, '}')
 	}
 	return append(buf, "]}"...)
@@ -62,17 +66,69 @@ func mapSize(m map[string]string) int {
 
 func appendAddress(buf []byte, email, name string) []byte {
 	buf = append(buf, `{"email":`...)
-	buf = appendString(buf, email)
-	if name != "" {
+	buf = appendString(buf, headerText(email))
+	if name = headerText(name); name != "" {
 		buf = append(buf, `,"name":`...)
 		buf = appendString(buf, name)
 	}
 	return append(buf, '}')
 }
 
+// headerText is s fit for an email header: every run of control
+// characters (CR and LF above all, which would end the header and start
+// another one) and Unicode line or paragraph separators, with the spaces
+// around it, becomes one space (none at the start or the end). s itself
+// comes back when it is clean, which is nearly always.
+func headerText(s string) string {
+	if !needsFolding(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	inRun := false
+	for _, r := range s {
+		switch {
+		case foldedInHeader(r):
+			b = bytes.TrimRight(b, " ")
+			inRun = true
+		case r == ' ' && inRun:
+		default:
+			if inRun && len(b) > 0 {
+				b = append(b, ' ')
+			}
+			inRun = false
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return string(b)
+}
+
+// needsFolding reports whether s holds a rune foldedInHeader folds, by
+// its UTF-8 bytes: a byte scan, as cheap as the JSON encoding after it.
+func needsFolding(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == 0x7f:
+			return true
+		case c == 0xc2 && i+1 < len(s) && s[i+1] <= 0x9f: // U+0080..U+009F
+			return true
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9): // U+2028, U+2029
+			return true
+		}
+	}
+	return false
+}
+
+// foldedInHeader reports whether r may not appear in a header as it is:
+// C0 and C1 control characters, DEL, and the Unicode line and paragraph
+// separators.
+func foldedInHeader(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029'
+}
+
 // appendMap writes `,"name":{...}` with sorted keys (stable bodies), nothing
-// for an empty map, as omitempty does.
-func appendMap(buf []byte, name string, m map[string]string) []byte {
+// for an empty map, as omitempty does; header values go through
+// headerText.
+func appendMap(buf []byte, name string, m map[string]string, header bool) []byte {
 	if len(m) == 0 {
 		return buf
 	}
@@ -91,7 +147,11 @@ func appendMap(buf []byte, name string, m map[string]string) []byte {
 		}
 		buf = appendString(buf, k)
 		buf = append(buf, ':')
-		buf = appendString(buf, m[k])
+		if header {
+			buf = appendString(buf, headerText(m[k]))
+		} else {
+			buf = appendString(buf, m[k])
+		}
 	}
 	return append(buf, '}')
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -89,4 +90,25 @@ func BenchmarkEncodeMail1000(b *testing.B) {
 	for b.Loop() {
 		encodeMail(bt)
 	}
+}
+
+func FuzzHeaderText(f *testing.F) {
+	for _, s := range []string{"", "Ann Lee", "Ann\r\nBcc: x@y", " \t a \n\n b \x00", "é – ’ € \u0085 \u2028\u2029 \u00a0", "\xc2", "\xe2\x80", "\xc2\x41"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := headerText(s)
+		if strings.ContainsFunc(got, foldedInHeader) {
+			t.Fatalf("headerText(%q) = %q still holds a line break or control character", s, got)
+		}
+		if !utf8.ValidString(s) {
+			return // invalid bytes may become U+FFFD, as the JSON encoding makes them anyway
+		}
+		if !strings.ContainsFunc(s, foldedInHeader) && got != s {
+			t.Fatalf("headerText(%q) = %q changed a clean value", s, got)
+		}
+		if needsFolding(s) != strings.ContainsFunc(s, foldedInHeader) {
+			t.Fatalf("needsFolding(%q) = %v", s, needsFolding(s))
+		}
+	})
 }

@@ -321,3 +321,36 @@ func BenchmarkSend1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*mailer.MaxBatch)/b.Elapsed().Seconds(), "emails/s")
 }
+
+// Header-borne values never carry a line break to the provider, whatever
+// their source: control characters and line separators fold to one space.
+func TestSendFoldsLineBreaksInHeaders(t *testing.T) {
+	t.Parallel()
+	srv := mailertest.NewServer(t)
+	b := batch(1)
+	b.FromName = "Acme\r\nBcc: victim@example.com"
+	b.ReplyTo = "help@acme.example\nBcc: x@example.com"
+	p := &b.Personalizations[0]
+	p.ToName = "\r\nAnn \u2028 Lee\x00\t \u0085"
+	p.Subject = "Hi\rthere\n\nyou"
+	p.Headers["List-Unsubscribe"] = "<https://u.example/>\r\nX-Evil: 1"
+	p.Substitutions["&cbm0;"] = "line\nbreak" // body content: left alone
+	if _, err := mailer.NewSender(srv.URL, nil).Send(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	req := srv.Requests()[0]
+	got := req.Personalizations[0]
+	for name, c := range map[string]struct{ got, want string }{
+		"from name":    {req.From.Name, "Acme Bcc: victim@example.com"},
+		"reply-to":     {req.ReplyTo.Email, "help@acme.example Bcc: x@example.com"},
+		"to name":      {got.To[0].Name, "Ann Lee"},
+		"subject":      {got.Subject, "Hi there you"},
+		"header":       {got.Headers["List-Unsubscribe"], "<https://u.example/> X-Evil: 1"},
+		"substitution": {got.Substitutions["&cbm0;"], "line\nbreak"},
+		"to":           {got.To[0].Email, "r0@example.com"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", name, c.got, c.want)
+		}
+	}
+}

@@ -9,8 +9,12 @@
 // substitutions per recipient); both paths give byte-identical HTML. Values
 // are HTML-escaped in the body and inserted as-is in the subject; anything
 // between braces that is not a known merge expression stays visible as written
-// so the author notices it. Every body gets the compliance footer (company
-// name, postal address and a visible unsubscribe link).
+// so the author notices it, and so does {{custom.<key>}} for a key the book
+// does not define. Every body gets the compliance footer (company name,
+// postal address and a visible unsubscribe link).
+//
+// Compile and every rendering take time linear in the template's size, whatever
+// its shape: a template is data a customer controls, up to a megabyte.
 package mailmerge
 
 import (
@@ -40,7 +44,8 @@ type Footer struct {
 // placeholderBase starts every placeholder. It has the shape of an HTML
 // character reference, so it can never appear in an HTML-escaped value (every
 // '&' of a value becomes "&amp;") nor in the escaped footer; Compile extends it
-// until it does not occur in the template's own text either.
+// by a few letters when the template's own text contains it
+// (placeholderPrefix).
 const placeholderBase = "&cbm"
 
 type exprKind uint8
@@ -86,10 +91,16 @@ type Template struct {
 	bodyLen     int    // length of the literal body text, to size buffers
 }
 
-// Compile parses a template. It never fails: text it does not understand is
+// Compile parses a template. customKeys are the custom field keys the
+// book defines: {{custom.<key>}} for any other key is not a merge field and
+// stays as written. Compile never fails: text it does not understand is
 // kept as written.
-func Compile(subject, bodyHTML string) *Template {
+func Compile(subject, bodyHTML string, customKeys []string) *Template {
 	t := &Template{}
+	defined := make(map[string]bool, len(customKeys))
+	for _, k := range customKeys {
+		defined[k] = true
+	}
 	index := map[expr]int{}
 	intern := func(e expr) int {
 		if i, ok := index[e]; ok {
@@ -99,15 +110,12 @@ func Compile(subject, bodyHTML string) *Template {
 		t.exprs = append(t.exprs, e)
 		return len(t.exprs) - 1
 	}
-	t.subject = parse(subject, intern)
-	t.body = parse(bodyHTML, intern)
+	t.subject = parse(subject, defined, intern)
+	t.body = parse(bodyHTML, defined, intern)
 	t.body, t.footerAt = splitAtBodyEnd(t.body)
 	t.unsubscribe = intern(expr{kind: kindUnsubscribe})
 
-	prefix := placeholderBase
-	for strings.Contains(subject, prefix) || strings.Contains(bodyHTML, prefix) {
-		prefix += "x"
-	}
+	prefix := placeholderPrefix(bodyHTML)
 	t.tokens = make([]string, len(t.exprs))
 	addToken := func(i int) {
 		if t.tokens[i] == "" {
@@ -152,6 +160,10 @@ func (t *Template) CustomKeys() []string {
 	return keys
 }
 
+// Placeholders is how many substitutions Personalize returns: the
+// distinct merge expressions of the body, the footer's link included.
+func (t *Template) Placeholders() int { return len(t.bodyExprs) }
+
 // Render renders the template for one recipient directly. Its HTML equals
 // SharedHTML(f) with Personalize(v)'s substitutions applied.
 func (t *Template) Render(v Values, f Footer) (subject, html string) {
@@ -175,8 +187,8 @@ func (t *Template) Render(v Values, f Footer) (subject, html string) {
 
 // SharedHTML is the body every recipient of a batch shares: each distinct
 // merge expression is replaced by its placeholder ("&cbm0;", "&cbm1;", ...,
-// lengthened to "&cbmx0;" and so on if the template's own text contains
-// "&cbm") and the footer is included, its unsubscribe link pointing at the
+// lengthened to "&cbmx0;" or another few letters if the template's own text
+// contains "&cbm") and the footer is included, its unsubscribe link pointing at the
 // unsubscribe_url placeholder.
 func (t *Template) SharedHTML(f Footer) string {
 	var b strings.Builder
@@ -219,6 +231,53 @@ func (t *Template) renderSubject(v Values) string {
 	}
 	return s
 }
+
+// placeholderPrefix is placeholderBase, or when body contains it,
+// placeholderBase and the first run of letters that follows none of its
+// occurrences in body; no placeholder then occurs in body's own text
+// (placeholderBase cannot overlap itself, so every occurrence of the
+// prefix would start at one of placeholderBase). Runs of n letters are
+// tried once 26^n exceeds the number of occurrences, so a free one
+// exists and is found among the first occurrences+1 tried: a single scan
+// of body, however it is shaped.
+func placeholderPrefix(body string) string {
+	var after []string // the text after each occurrence, as slices of body
+	for rest := body; ; {
+		i := strings.Index(rest, placeholderBase)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(placeholderBase):]
+		after = append(after, rest)
+	}
+	if len(after) == 0 {
+		return placeholderBase
+	}
+	n := 1
+	for runs := len(suffixLetters); runs <= len(after); runs *= len(suffixLetters) {
+		n++
+	}
+	taken := make(map[string]bool, len(after))
+	for _, a := range after {
+		if len(a) >= n {
+			taken[a[:n]] = true
+		}
+	}
+	run := make([]byte, n)
+	for i := 0; ; i++ {
+		// The i-th run of n letters, its first letter varying fastest.
+		for j, k := 0, i; j < n; j, k = j+1, k/len(suffixLetters) {
+			run[j] = suffixLetters[k%len(suffixLetters)]
+		}
+		if !taken[string(run)] {
+			return placeholderBase + string(run)
+		}
+	}
+}
+
+// suffixLetters extend a placeholder; "x" first, so the common case of a
+// template that mentions "&cbm" once gets "&cbmx".
+const suffixLetters = "xyzabcdefghijklmnopqrstuvw"
 
 // value is the unescaped text of expression i for v, the fallback applied.
 func (t *Template) value(i int, v Values) string {

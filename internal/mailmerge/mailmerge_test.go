@@ -20,6 +20,9 @@ var footer = mailmerge.Footer{
 	Country:      "United States",
 }
 
+// bookKeys are the custom fields the book of these tests defines.
+var bookKeys = []string{"plan", "tier_2", "note", "none", "nothing", "x", "a", "b", "c"}
+
 func ann() mailmerge.Values {
 	return mailmerge.Values{
 		Fields: map[string]string{
@@ -60,7 +63,7 @@ func TestRenderEveryField(t *testing.T) {
 	for _, n := range names {
 		fmt.Fprintf(&src, "[%s={{%s}}]", n, n)
 	}
-	tpl := mailmerge.Compile(src.String(), src.String())
+	tpl := mailmerge.Compile(src.String(), src.String(), bookKeys)
 	subject, html := tpl.Render(ann(), footer)
 	want := "[first_name=Ann][last_name=Lee][full_name=Ann Lee][company=Globex][job_title=CTO]" +
 		"[email=ann@example.com][phone=+1 555 0100][website=https://globex.example][birthday=1990-04-01]" +
@@ -92,7 +95,9 @@ func TestSyntax(t *testing.T) {
 		{"quote of the other kind inside", `{{last_name | default: "it's you"}}`, "it's you", "it&#39;s you"},
 		{"empty value without fallback", "[{{last_name}}]", "[]", ""},
 		{"custom field", "Plan {{ custom.plan }}", "Plan Gold", ""},
-		{"missing custom field", "[{{custom.nothing}}]", "[]", ""},
+		{"custom field without a value", "[{{custom.nothing}}]", "[]", ""},
+		{"undefined custom field", "[{{custom.nickname}}]", "[{{custom.nickname}}]", ""},
+		{"undefined custom field with fallback", `[{{ custom.nickname | default: "x" }}]`, `[{{ custom.nickname | default: "x" }}]`, ""},
 		{"repeated field", "{{first_name}} {{ first_name }}", "Ann Ann", ""},
 		{"triple braces", "{{{first_name}}}", "{Ann}", ""},
 		{"nested open", "{{ x {{first_name}}", "{{ x Ann", ""},
@@ -111,7 +116,7 @@ func TestSyntax(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tpl := mailmerge.Compile(c.src, c.src)
+			tpl := mailmerge.Compile(c.src, c.src, bookKeys)
 			subject, html := tpl.Render(v, footer)
 			if subject != c.want {
 				t.Errorf("subject %q, want %q", subject, c.want)
@@ -136,7 +141,7 @@ func TestEscaping(t *testing.T) {
 	v.Custom["note"] = `<b>bold</b>`
 	tpl := mailmerge.Compile(
 		`Hello {{first_name}} from {{company}}`,
-		`<p title="{{company}}">Hello {{first_name}}, {{custom.note}} {{last_name | default: "<you>"}}</p>`)
+		`<p title="{{company}}">Hello {{first_name}}, {{custom.note}} {{last_name | default: "<you>"}}</p>`, bookKeys)
 	v.Fields["last_name"] = ""
 	subject, html := tpl.Render(v, footer)
 	if want := `Hello <script>alert("x")</script> from Tom & Jerry's`; subject != want {
@@ -154,7 +159,7 @@ func TestEscaping(t *testing.T) {
 
 func TestSubjectIsOneLine(t *testing.T) {
 	t.Parallel()
-	tpl := mailmerge.Compile("Hi\r\n{{first_name}}!\n", "x")
+	tpl := mailmerge.Compile("Hi\r\n{{first_name}}!\n", "x", bookKeys)
 	v := mailmerge.Values{Fields: map[string]string{"first_name": "Ann\nBcc: x@y.z"}}
 	if got, _ := tpl.Render(v, footer); got != "Hi Ann Bcc: x@y.z!" {
 		t.Errorf("subject %q", got)
@@ -164,7 +169,7 @@ func TestSubjectIsOneLine(t *testing.T) {
 
 func TestFullNameDerived(t *testing.T) {
 	t.Parallel()
-	tpl := mailmerge.Compile("{{full_name}}", "")
+	tpl := mailmerge.Compile("{{full_name}}", "", bookKeys)
 	v := mailmerge.Values{Fields: map[string]string{"first_name": "Ann", "last_name": "Lee"}}
 	if got, _ := tpl.Render(v, footer); got != "Ann Lee" {
 		t.Errorf("full_name = %q, want derived %q", got, "Ann Lee")
@@ -181,7 +186,7 @@ func TestFullNameDerived(t *testing.T) {
 
 func TestUnsubscribeURL(t *testing.T) {
 	t.Parallel()
-	tpl := mailmerge.Compile("s", `<a href="{{ unsubscribe_url }}">Leave</a>`)
+	tpl := mailmerge.Compile("s", `<a href="{{ unsubscribe_url }}">Leave</a>`, bookKeys)
 	_, html := tpl.Render(ann(), footer)
 	link := `href="https://app.example/api/unsubscribe?token=abc&amp;campaign_id=c1"`
 	if got := strings.Count(html, link); got != 2 {
@@ -206,7 +211,7 @@ func TestUnsubscribeURL(t *testing.T) {
 func TestFooter(t *testing.T) {
 	t.Parallel()
 	v := ann()
-	_, html := mailmerge.Compile("s", "<p>Body</p>").Render(v, footer)
+	_, html := mailmerge.Compile("s", "<p>Body</p>", bookKeys).Render(v, footer)
 	for _, want := range []string{
 		`<p>Body</p>` + "\n<div ",
 		`>Acme &amp; Sons</p>`,
@@ -220,7 +225,7 @@ func TestFooter(t *testing.T) {
 
 	// Before </body>, whatever its case; empty address parts are left out.
 	f := mailmerge.Footer{CompanyName: "<Acme>", City: "Berlin", PostalCode: "10115", Country: "Germany"}
-	_, html = mailmerge.Compile("s", "<html><BODY><p>Hi {{first_name}}</p></BODY>\n</html>").Render(v, f)
+	_, html = mailmerge.Compile("s", "<html><BODY><p>Hi {{first_name}}</p></BODY>\n</html>", bookKeys).Render(v, f)
 	if !strings.HasPrefix(html, "<html><BODY><p>Hi Ann</p>\n<div ") || !strings.HasSuffix(html, "</div>\n</BODY>\n</html>") {
 		t.Errorf("footer not placed before </body>:\n%s", html)
 	}
@@ -231,7 +236,7 @@ func TestFooter(t *testing.T) {
 	}
 
 	// Without company and address there is still the unsubscribe link.
-	_, html = mailmerge.Compile("s", "x").Render(v, mailmerge.Footer{})
+	_, html = mailmerge.Compile("s", "x", bookKeys).Render(v, mailmerge.Footer{})
 	if strings.Contains(html, "<p style=\"margin:0\">") || !strings.Contains(html, ">Unsubscribe</a>") {
 		t.Errorf("empty footer: %s", html)
 	}
@@ -259,13 +264,13 @@ func TestFooterAddress(t *testing.T) {
 func TestPlaceholders(t *testing.T) {
 	t.Parallel()
 	tpl := mailmerge.Compile("{{company}}",
-		`{{first_name}} {{ first_name }} {{first_name | default: "there"}} {{first_name|default:'there'}} {{custom.plan}}`)
+		`{{first_name}} {{ first_name }} {{first_name | default: "there"}} {{first_name|default:'there'}} {{custom.plan}}`, bookKeys)
 	shared := tpl.SharedHTML(footer)
 	_, subs := tpl.Personalize(ann())
 	// first_name, first_name|there, custom.plan, unsubscribe_url; company is
 	// only in the subject, which is rendered per recipient.
-	if len(subs) != 4 {
-		t.Fatalf("want 4 substitutions, got %d: %v", len(subs), subs)
+	if len(subs) != 4 || tpl.Placeholders() != 4 {
+		t.Fatalf("want 4 substitutions, got %d (Placeholders %d): %v", len(subs), tpl.Placeholders(), subs)
 	}
 	var keys []string
 	for k := range subs {
@@ -293,7 +298,7 @@ func TestPlaceholders(t *testing.T) {
 func TestPlaceholderCollision(t *testing.T) {
 	t.Parallel()
 	body := `&cbm0; &cbm1; &cbmx0; {{first_name}} &cbm`
-	tpl := mailmerge.Compile("&cbmxx1;", body)
+	tpl := mailmerge.Compile("&cbmxx1;", body, bookKeys)
 	v := ann()
 	v.Fields["first_name"] = "&cbm0; &cbmxxx0;"
 	assertInvariant(t, tpl, v, footer)
@@ -303,9 +308,31 @@ func TestPlaceholderCollision(t *testing.T) {
 	}
 }
 
+// Many "&cbm" with different letters after them: the placeholders found
+// are still in none of them.
+func TestPlaceholderCollisionMany(t *testing.T) {
+	t.Parallel()
+	var body strings.Builder
+	for _, a := range "xyzabcdefghijklmnopqrstuvw" {
+		for _, b := range "xyzabcdefghijklmnopqrstuvw" {
+			fmt.Fprintf(&body, "&cbm%c%c0; ", a, b)
+		}
+		fmt.Fprintf(&body, "&cbm%c0; ", a)
+	}
+	body.WriteString("{{first_name}} {{custom.plan}}")
+	tpl := mailmerge.Compile("s", body.String(), bookKeys)
+	assertInvariant(t, tpl, ann(), footer)
+	_, subs := tpl.Personalize(ann())
+	for k := range subs {
+		if strings.Contains(body.String(), k) {
+			t.Errorf("placeholder %q occurs in the template's text", k)
+		}
+	}
+}
+
 func TestCustomKeys(t *testing.T) {
 	t.Parallel()
-	tpl := mailmerge.Compile("{{custom.a}} {{ custom.b | default: 'x' }}", "{{custom.b}} {{custom.c}} {{custom.a}} {{custom.Bad}}")
+	tpl := mailmerge.Compile("{{custom.a}} {{ custom.b | default: 'x' }}", "{{custom.b}} {{custom.c}} {{custom.a}} {{custom.Bad}} {{custom.zz}}", bookKeys)
 	if got := fmt.Sprint(tpl.CustomKeys()); got != "[a b b c]" && got != "[a b c]" {
 		t.Errorf("CustomKeys = %s", got)
 	}
@@ -334,7 +361,7 @@ func TestInvariant(t *testing.T) {
 	}
 	footers := []mailmerge.Footer{footer, {}, {CompanyName: "&cbm0; <b>"}}
 	for _, b := range bodies {
-		tpl := mailmerge.Compile("{{first_name}}", b)
+		tpl := mailmerge.Compile("{{first_name}}", b, bookKeys)
 		for _, v := range values {
 			for _, f := range footers {
 				assertInvariant(t, tpl, v, f)
@@ -348,7 +375,7 @@ func FuzzInvariant(f *testing.F) {
 	f.Add("", "&cbm0;{{last_name}}", "&cbm0;", "&cbm1;", "&cbm2;")
 	f.Add("{{ email }}", "{{{email}}}{{unsubscribe_url}}", "a&b", "'", "\"")
 	f.Fuzz(func(t *testing.T, subject, body, first, custom, company string) {
-		tpl := mailmerge.Compile(subject, body)
+		tpl := mailmerge.Compile(subject, body, bookKeys)
 		v := mailmerge.Values{
 			Fields:         map[string]string{"first_name": first, "email": first + "@x"},
 			Custom:         map[string]string{"x": custom},
@@ -372,7 +399,7 @@ func assertInvariant(t *testing.T, tpl *mailmerge.Template, v mailmerge.Values, 
 
 func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
-	tpl := mailmerge.Compile("Hi {{first_name}}", "<p>{{first_name}} {{custom.plan}}</p>")
+	tpl := mailmerge.Compile("Hi {{first_name}}", "<p>{{first_name}} {{custom.plan}}</p>", bookKeys)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -402,7 +429,7 @@ var benchBody = `<html><body><table width="100%"><tr><td>
 </td></tr></table></body></html>`
 
 func BenchmarkPersonalize(b *testing.B) {
-	tpl := mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody)
+	tpl := mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody, bookKeys)
 	v := ann()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -411,7 +438,7 @@ func BenchmarkPersonalize(b *testing.B) {
 }
 
 func BenchmarkRender(b *testing.B) {
-	tpl := mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody)
+	tpl := mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody, bookKeys)
 	v := ann()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -422,6 +449,6 @@ func BenchmarkRender(b *testing.B) {
 func BenchmarkCompile(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody)
+		mailmerge.Compile("{{first_name | default: \"Hello\"}}, news for {{company}}", benchBody, bookKeys)
 	}
 }

@@ -5,19 +5,13 @@ import "strings"
 // parse splits src into literal text and merge expressions. intern returns
 // the index of a distinct expression, so equal expressions share one index
 // however they are spaced. A brace pair that does not hold a valid merge
-// expression stays in the text as written.
-func parse(src string, intern func(expr) int) []segment {
+// expression stays in the text as written. The scan is linear: every search
+// starts where the previous one ended, and text segments are slices of src
+// (a run of literal text between two expressions is one slice, however many
+// brace pairs it holds).
+func parse(src string, defined map[string]bool, intern func(expr) int) []segment {
 	var segs []segment
-	text := func(s string) {
-		if s == "" {
-			return
-		}
-		if n := len(segs); n > 0 && segs[n-1].expr < 0 {
-			segs[n-1].text += s
-			return
-		}
-		segs = append(segs, segment{text: s, expr: -1})
-	}
+	textStart := 0 // start of the literal text not yet in segs
 	pos := 0
 	for {
 		open := strings.Index(src[pos:], "{{")
@@ -32,17 +26,20 @@ func parse(src string, intern func(expr) int) []segment {
 		closing += open + 2
 		// "{{ a {{first_name}}": the expression starts at the innermost "{{".
 		open += strings.LastIndex(src[open:closing], "{{")
-		e, ok := parseExpr(src[open+2 : closing])
+		pos = closing + 2
+		e, ok := parseExpr(src[open+2:closing], defined)
 		if !ok {
-			text(src[pos : closing+2])
-			pos = closing + 2
 			continue
 		}
-		text(src[pos:open])
+		if open > textStart {
+			segs = append(segs, segment{text: src[textStart:open], expr: -1})
+		}
 		segs = append(segs, segment{expr: intern(e)})
-		pos = closing + 2
+		textStart = pos
 	}
-	text(src[pos:])
+	if textStart < len(src) {
+		segs = append(segs, segment{text: src[textStart:], expr: -1})
+	}
 	return segs
 }
 
@@ -50,9 +47,10 @@ func parse(src string, intern func(expr) int) []segment {
 //
 //	field [ "|" "default" ":" quoted ]
 //
-// where field is a built-in merge field, unsubscribe_url or custom.<key>,
-// quoted is "..." or '...', and whitespace may surround every part.
-func parseExpr(s string) (expr, bool) {
+// where field is a built-in merge field, unsubscribe_url or custom.<key>
+// for a key the book defines, quoted is "..." or '...', and whitespace may
+// surround every part.
+func parseExpr(s string, defined map[string]bool) (expr, bool) {
 	s = strings.TrimSpace(s)
 	name, rest := s, ""
 	if i := strings.IndexByte(s, '|'); i >= 0 {
@@ -64,7 +62,7 @@ func parseExpr(s string) (expr, bool) {
 		e.kind = kindUnsubscribe
 	case isField(name):
 		e.kind, e.name = kindField, name
-	case strings.HasPrefix(name, "custom.") && isCustomKey(name[len("custom."):]):
+	case strings.HasPrefix(name, "custom.") && defined[name[len("custom."):]]:
 		e.kind, e.name = kindCustom, name[len("custom."):]
 	default:
 		return expr{}, false
@@ -105,21 +103,6 @@ func isField(name string) bool {
 	return false
 }
 
-// isCustomKey mirrors the custom field key format (validate tag fieldkey):
-// a lowercase letter, then up to 63 lowercase letters, digits or underscores.
-func isCustomKey(k string) bool {
-	if k == "" || len(k) > 64 || k[0] < 'a' || k[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(k); i++ {
-		c := k[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
-}
-
 // splitAtBodyEnd splits the text segment holding the last "</body" so that
 // the footer can go right before it; without one the footer goes last.
 func splitAtBodyEnd(segs []segment) ([]segment, int) {
@@ -127,7 +110,7 @@ func splitAtBodyEnd(segs []segment) ([]segment, int) {
 		if segs[i].expr >= 0 {
 			continue
 		}
-		j := lastIndexFold(segs[i].text, "</body")
+		j := lastBodyEnd(segs[i].text)
 		if j < 0 {
 			continue
 		}
@@ -145,11 +128,13 @@ func splitAtBodyEnd(segs []segment) ([]segment, int) {
 	return segs, len(segs)
 }
 
-// lastIndexFold is strings.LastIndex for an ASCII-lowercase needle, ignoring
-// ASCII case in s.
-func lastIndexFold(s, lowerNeedle string) int {
-	for i := len(s) - len(lowerNeedle); i >= 0; i-- {
-		if strings.EqualFold(s[i:i+len(lowerNeedle)], lowerNeedle) {
+// lastBodyEnd is the index of the last "</body" in s, in any ASCII case,
+// or -1. Each search goes backwards from the previous candidate, so s is
+// read once.
+func lastBodyEnd(s string) int {
+	const tag = "</body"
+	for i := strings.LastIndex(s, "</"); i >= 0; i = strings.LastIndex(s[:i], "</") {
+		if len(s)-i >= len(tag) && strings.EqualFold(s[i:i+len(tag)], tag) {
 			return i
 		}
 	}

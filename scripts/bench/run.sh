@@ -4,7 +4,8 @@
 # markers) with the machine, the date, each target and its measured figure.
 #  - Go benchmarks (real router and PostgreSQL, fakes for outside providers):
 #    contacts on a 100,000-contact book, campaign sending to 100,000
-#    participants, webhook fan-out throughput and latency, mail merge.
+#    participants, webhook fan-out throughput and latency, mail merge
+#    (per recipient, and compiling 1 MB templates shaped against it).
 #  - HTTP load against the running binary with wrk (installed from the OS
 #    packages when missing): GET a contact, list 50 with total, list with
 #    q, and create, 20 connections for 10 s each, on a fresh database seeded with 100,000
@@ -32,6 +33,7 @@ gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
 gobench ./internal/webhooks/ 'BenchmarkWebhookDelivery' 10000x
 gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
 gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
+gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
 
 # HTTP load against the real binary.
 if ! command -v wrk >/dev/null; then
@@ -120,6 +122,9 @@ emails=$(num BenchmarkCampaignSend emails/s)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
 p99=$(metric BenchmarkWebhookLatency p99-ms)
 personalize=$(awk -v v="$(metric BenchmarkPersonalize ns/op)" 'BEGIN { printf "%.2f us", v / 1000 }')
+# The slowest of the adversarial template shapes at 1 MB.
+adversarial=$(awk '$1 ~ /^BenchmarkAdversarialCompile\/.*\/1000KB/ { for (i = 2; i <= NF; i++) if ($i == "ns/op" && $(i-1) > max) { max = $(i-1); name = $1 } }
+	END { if (name == "") print "n/a"; else { sub(/^BenchmarkAdversarialCompile\//, "", name); sub(/\/1000KB.*/, "", name); printf "%.1f ms (%s)", max / 1e6, name } }' "$raw")
 table=$(
 	cat <<TABLE
 Machine: $(nproc) cores ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); $(go version | awk '{ print $3 }'); PostgreSQL $(psql "$admin" -tAc 'SHOW server_version' | awk '{ print $1 }'), on the same machine, answering $(awk '$1 == "PGBENCH" { v = $2 } END { if (v == "") print "n/a"; else printf "%\047.0f", v }' "$raw") primary-key selects/s alone (pgbench -S, 20 clients). Date: $(date -u +%Y-%m-%d). Produced by \`make bench\`.
@@ -142,6 +147,7 @@ $(bulk BulkDelete10k bulk-delete "bulk-delete, 10,000 contacts")
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
 | mail merge, per recipient | < 10 us | $personalize | $(met "$personalize" 10 1) |
+| mail merge, compile of a 1 MB adversarial template, slowest of 10 shapes | <= 100 ms | $adversarial | $(met "${adversarial%% *}" 100 1) |
 TABLE
 )
 BENCH_TABLE="$table" awk '

@@ -1,0 +1,193 @@
+package campaigns_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+// team is a team with the paid add-on and a book whose email settings
+// use its own API key, so the provider's requests tell the teams apart.
+type team struct {
+	env  *apptest.Env
+	book string
+	ob   *apptest.Client
+	tpl  string
+}
+
+func newTeam(t *testing.T, env *apptest.Env, name, apiKey string) team {
+	t.Helper()
+	owner := env.Signup(name)
+	owner.SetAddon("active")
+	book := owner.CreateBook(name)
+	ob := owner.InBook(book)
+	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@" + name + ".example", "mailer_api_key": apiKey}).Expect(http.StatusOK)
+	tpl := ob.Post("/api/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "<p>{{first_name}}</p>"}).Expect(http.StatusOK).String("data.id")
+	return team{env: env, book: book, ob: ob, tpl: tpl}
+}
+
+// campaign adds an active one-step email campaign with n participants,
+// new contacts named after the campaign.
+func (tm team) campaign(t *testing.T, name string, n int) string {
+	t.Helper()
+	cid := tm.ob.Post("/api/campaigns", map[string]any{"name": name}).Expect(http.StatusOK).String("data.id")
+	tm.ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tm.tpl}).Expect(http.StatusOK)
+	tm.ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	if _, err := tm.env.App.Pool.Exec(context.Background(), `
+		WITH c AS (
+			INSERT INTO contacts (book_id, first_name, emails)
+			SELECT $1, $2 || g, jsonb_build_array(jsonb_build_object('address', $2 || g || '@example.com'))
+			FROM generate_series(1, $3) g RETURNING id
+		)
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT $4, id, $5 FROM c`,
+		tm.book, name, n, cid, tm.env.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return cid
+}
+
+// recipientsBefore is how many of the provider's recipients came before
+// the first one whose API key is key; -1 when none has it.
+func recipientsBefore(mail *mailertest.Server, key string) int {
+	n := 0
+	for _, r := range mail.Requests() {
+		if r.APIKey == key {
+			return n
+		}
+		n += len(r.Personalizations)
+	}
+	return -1
+}
+
+// serviceWith is a campaigns service of env with its own sender and
+// processing options.
+func serviceWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
+	return campaigns.NewService(campaigns.Deps{
+		DB: env.App.Pool, Accounts: env.App.Accounts, Books: env.App.Books, Sender: sender, Now: env.Clock.Now,
+		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
+		Processing: o,
+	})
+}
+
+// A team's large campaign, created first, does not hold up another
+// team's campaign: the scheduler's pass sends the other team's email
+// after one turn of the large one (10 participants), not after all 60 of
+// them, and still finishes both in the same call.
+func TestScheduleLargeCampaignTakesTurns(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	large := newTeam(t, env, "large", "SG.large")
+	large.campaign(t, "big", 60)
+	large.campaign(t, "second", 1)
+	newTeam(t, env, "small", "SG.small").campaign(t, "small", 1)
+
+	svc := serviceWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
+	if err := svc.ProcessDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := mail.RecipientCount(); n != 62 {
+		t.Fatalf("the pass sent %d emails, want all 62", n)
+	}
+	// Each round gives each team one turn: the large team's first turn
+	// (the big campaign's 10 or the second's 1) comes before the small
+	// team's at most, and its second campaign waits one round at most.
+	if before := recipientsBefore(mail, "SG.small"); before < 0 || before > 10 {
+		t.Errorf("%d emails of the large team went out before the small team's, want at most one turn (10)", before)
+	}
+	second := -1
+	for i, r := range mail.Recipients() {
+		if strings.HasPrefix(r.Email, "second") {
+			second = i
+		}
+	}
+	if second < 0 || second > 11 {
+		t.Errorf("the large team's second campaign went out after %d emails, want at most one round (11)", second)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE status <> 'completed'`); n != 0 {
+		t.Fatalf("%d participants not completed", n)
+	}
+}
+
+// slowSender makes one API key's sends slow.
+type slowSender struct {
+	mailer.Sender
+	key   string
+	delay time.Duration
+}
+
+func (s slowSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
+	if b.APIKey == s.key {
+		time.Sleep(s.delay)
+	}
+	return s.Sender.Send(ctx, b)
+}
+
+// A team whose emails are slow to send gets a turn of bounded time: the
+// other team's email goes out long before the slow campaign is done.
+func TestScheduleSlowCampaignTakesTurns(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	newTeam(t, env, "slow", "SG.slow").campaign(t, "slow", 30)
+	newTeam(t, env, "quick", "SG.quick").campaign(t, "quick", 1)
+
+	sender := slowSender{Sender: mailer.NewSender(mail.URL, nil), key: "SG.slow", delay: 50 * time.Millisecond}
+	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
+	if err := svc.ProcessDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := mail.RecipientCount(); n != 31 {
+		t.Fatalf("the pass sent %d emails, want all 31", n)
+	}
+	// One turn claims for 100 ms; what it claimed (a chunk per 50 ms send
+	// plus the few waiting for the sender) still goes out.
+	if before := recipientsBefore(mail, "SG.quick"); before < 0 || before > 10 {
+		t.Errorf("%d emails of the slow campaign went out first, want one turn's worth", before)
+	}
+}
+
+// A campaign activated while another team's long campaign is being
+// processed gets its turn in the same call, in the next round.
+func TestScheduleNewCampaignJoinsTheRounds(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	newTeam(t, env, "long", "SG.long").campaign(t, "long", 40)
+	lateTeam := newTeam(t, env, "late", "SG.late")
+	sender := &hookSender{Sender: mailer.NewSender(mail.URL, nil)}
+	sender.first = func() { lateTeam.campaign(t, "late", 1) }
+	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})
+	if err := svc.ProcessDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if before := recipientsBefore(mail, "SG.late"); before < 0 || before > 20 {
+		t.Errorf("%d emails of the long campaign went out before the late one, want at most two turns (20)", before)
+	}
+	if n := mail.RecipientCount(); n != 41 {
+		t.Fatalf("sent %d, want 41", n)
+	}
+}
+
+// hookSender calls first once, before the first send.
+type hookSender struct {
+	mailer.Sender
+	first func()
+	done  bool
+}
+
+func (h *hookSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
+	if !h.done {
+		h.done = true
+		h.first()
+	}
+	return h.Sender.Send(ctx, b)
+}
