@@ -12,15 +12,17 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // team is a team with the paid add-on and a book whose email settings
 // use its own API key, so the provider's requests tell the teams apart.
 type team struct {
-	env  *apptest.Env
-	book string
-	ob   *apptest.Client
-	tpl  string
+	env   *apptest.Env
+	owner *apptest.User
+	book  string
+	ob    *apptest.Client
+	tpl   string
 }
 
 func newTeam(t *testing.T, env *apptest.Env, name, apiKey string) team {
@@ -31,7 +33,7 @@ func newTeam(t *testing.T, env *apptest.Env, name, apiKey string) team {
 	ob := owner.InBook(book)
 	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@" + name + ".example", "mailer_api_key": apiKey}).Expect(http.StatusOK)
 	tpl := ob.Post("/api/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "<p>{{first_name}}</p>"}).Expect(http.StatusOK).String("data.id")
-	return team{env: env, book: book, ob: ob, tpl: tpl}
+	return team{env: env, owner: owner, book: book, ob: ob, tpl: tpl}
 }
 
 // campaign adds an active one-step email campaign with n participants,
@@ -70,8 +72,13 @@ func recipientsBefore(mail *mailertest.Server, key string) int {
 // serviceWith is a campaigns service of env with its own sender and
 // processing options.
 func serviceWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
+	return serviceOn(env, env.App.Pool, sender, o)
+}
+
+// serviceOn is serviceWith on its own database pool.
+func serviceOn(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
 	return campaigns.NewService(campaigns.Deps{
-		DB: env.App.Pool, Accounts: env.App.Accounts, Books: env.App.Books, Sender: sender, Now: env.Clock.Now,
+		DB: db, Accounts: env.App.Accounts, Books: env.App.Books, Sender: sender, Now: env.Clock.Now,
 		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
 		Processing: o,
 	})
