@@ -115,6 +115,7 @@ func (s *Server) routes() http.Handler {
 	s.campaignPageRoutes(r)
 	s.billingPageRoutes(r)
 	docsRoutes(r)
+	s.dashboardRoutes(r)
 	if s.metrics != nil {
 		r.Method(http.MethodGet, "/metrics", s.metrics)
 	}
