@@ -2,8 +2,8 @@ package httpapi
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"mime"

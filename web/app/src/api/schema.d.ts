@@ -1516,6 +1516,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Go to the dashboard */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dashboard without its trailing slash */
+        get: operations["getDashboardBare"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dashboard
+         * @description A path with a file extension is a file of the built app (hashed names under assets/, cached for a year: Cache-Control public, max-age=31536000, immutable); any other path (deeper ones too, e.g. /app/books/{id}/contacts) is a route of the app and answers its index.html (Cache-Control no-cache). Every answer carries a strict Content-Security-Policy (scripts, styles and connections from this origin only, nothing inline) and is gzip-compressed when the client accepts it.
+         */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -9368,6 +9422,83 @@ export interface operations {
                     "text/html": string;
                 };
             };
+        };
+    };
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redirect to /app/. */
+            302: {
+                headers: {
+                    /** @description /app/ */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getDashboardBare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redirect to /app/. */
+            301: {
+                headers: {
+                    /** @description /app/ */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app route or a file of the app; may hold slashes. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, or index.html for an app route. */
+            200: {
+                headers: {
+                    /** @description Hash of the file (with -gz when the gzip form was sent). */
+                    ETag?: string;
+                    /** @description The app's policy. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "text/javascript": string;
+                    "text/css": string;
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     getDocs: {

@@ -48,7 +48,8 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
   const [me, setMe] = useState<{ user: User; teams: TeamMembership[] } | null>(null);
   const [error, setError] = useState('');
   const [teamId, setTeamId] = useState(localStorage.getItem(teamKey) ?? '');
-  const [books, setBooks] = useState<Book[] | null>(null);
+  // Books are kept with their team, so a switch never shows the old team's books.
+  const [loaded, setLoaded] = useState<{ team: string; list: Book[] } | null>(null);
   const [booksError, setBooksError] = useState('');
 
   const reloadMe = useCallback(async () => {
@@ -69,15 +70,13 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
     setBooksError('');
     try {
       const r = await ok(api.GET('/api/books', { params: { query: { team_id: team.id } } }));
-      setBooks(r.data);
+      setLoaded({ team: team.id, list: r.data });
     } catch (e) {
       setBooksError(e instanceof Error ? e.message : String(e));
     }
   }, [team?.id]);
-  useEffect(() => {
-    setBooks(null);
-    void reloadBooks();
-  }, [reloadBooks]);
+  useEffect(() => void reloadBooks(), [reloadBooks]);
+  const books = team && loaded?.team === team.id ? loaded.list : null;
 
   const setTeam = useCallback((id: string) => {
     localStorage.setItem(teamKey, id);

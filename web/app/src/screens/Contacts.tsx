@@ -112,9 +112,9 @@ export default function Contacts({ book: bookId }: { book: string }) {
             Labels and fields
           </a>
           {canWrite && (
-            <a class="button" href={`/app/books/${bookId}/contacts/new`} role="button">
+            <button type="button" onClick={() => route(`/app/books/${bookId}/contacts/new`)}>
               New contact
-            </a>
+            </button>
           )}
         </>
       }
