@@ -121,10 +121,13 @@ export async function start() {
       const r = await env.api('POST', '/api/auth/signup', { body: { email, password, name, team_name: `${name}'s team` } });
       return { email, password, name, token: r.data.token, userId: r.data.user.id, teamId: r.data.team.id };
     },
-    /** member gives a new account the role in the team (directly in the database). */
+    /**
+     * member makes an account with the role in the team and no team of its
+     * own, like a person who joined by invitation (directly in the database).
+     */
     async member(teamId, role, name = role) {
       const u = await env.signup(name);
-      env.db(`INSERT INTO team_members (team_id, user_id, role) VALUES ('${teamId}', '${u.userId}', '${role}')`);
+      env.db(`DELETE FROM teams WHERE id = '${u.teamId}'; INSERT INTO team_members (team_id, user_id, role) VALUES ('${teamId}', '${u.userId}', '${role}')`);
       return { ...u, teamId };
     },
     /** page opens a fresh browser context (its own storage) and a page in it. */
