@@ -13,3 +13,14 @@ export function primaryEmail(c: Pick<Contact, 'emails'>): string {
 export function primaryPhone(c: Pick<Contact, 'phones'>): string {
   return (c.phones.find((p) => p.primary) ?? c.phones[0])?.number ?? '';
 }
+
+/** How the social networks are written. */
+export const socialNames: Record<string, string> = {
+  linkedin: 'LinkedIn',
+  x: 'X',
+  instagram: 'Instagram',
+  facebook: 'Facebook',
+  github: 'GitHub',
+  youtube: 'YouTube',
+  other: 'Other',
+};

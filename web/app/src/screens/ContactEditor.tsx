@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
-import { contactName } from '../lib/contact';
+import { contactName, socialNames } from '../lib/contact';
 import { checkDate, checkEmail, checkPhone, checkURL, type FieldErrors } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
@@ -272,7 +272,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           onChange={(x) => f.set('socials', x)}
           render={(s, i, up) => (
             <div class="row">
-              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={['linkedin', 'x', 'instagram', 'facebook', 'github', 'youtube', 'other']} onChange={(label) => up({ label: label as Social['label'] })} />
+              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={Object.keys(socialNames)} names={socialNames} onChange={(label) => up({ label: label as Social['label'] })} />
               <Field label={`Handle or link, profile ${i + 1}`} value={s.value} error={f.errors[`socials[${i}].value`]} onInput={(e) => up({ value: (e.target as HTMLInputElement).value })} />
             </div>
           )}
@@ -358,11 +358,11 @@ async function applyExtras(saved: Contact, before: Contact | null, v: Values, fi
   }
 }
 
-function Kind({ label, value, options, onChange }: { label: string; value: string; options: string[]; onChange: (v: string) => void }) {
+function Kind({ label, value, options, names, onChange }: { label: string; value: string; options: string[]; names?: Record<string, string>; onChange: (v: string) => void }) {
   return (
     <Field label={label} as="select" class="kind" value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
       {options.map((o) => (
-        <option value={o}>{o === 'x' ? 'X' : o[0].toUpperCase() + o.slice(1)}</option>
+        <option value={o}>{names?.[o] ?? o[0].toUpperCase() + o.slice(1)}</option>
       ))}
     </Field>
   );

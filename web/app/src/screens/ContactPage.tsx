@@ -4,7 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
-import { contactName } from '../lib/contact';
+import { contactName, socialNames } from '../lib/contact';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useWorkspace } from '../lib/workspace';
@@ -84,7 +84,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
         ))}
         <Fact name="Website" value={c.website && <a href={c.website} rel="noopener noreferrer" target="_blank">{c.website}</a>} />
         {c.socials.map((s) => (
-          <Fact name={s.label === 'x' ? 'X' : (s.label ?? 'other')[0].toUpperCase() + (s.label ?? 'other').slice(1)} value={s.value} />
+          <Fact name={socialNames[s.label ?? 'other']} value={s.value} />
         ))}
         {c.relationships.map((r) => (
           <Fact name={r.label} value={r.contact_id ? <a href={`/app/contacts/${r.contact_id}`}>{r.name}</a> : r.name} />

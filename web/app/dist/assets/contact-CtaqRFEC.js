@@ -1,1 +1,0 @@
-function e(e){return`${e.first_name} ${e.last_name}`.trim()||e.company||`Unnamed contact`}function t(e){return(e.emails.find(e=>e.primary)??e.emails[0])?.address??``}function n(e){return(e.phones.find(e=>e.primary)??e.phones[0])?.number??``}export{t as n,n as r,e as t};
