@@ -157,7 +157,7 @@ export async function login(page, user, path = '/app/') {
   await page.getByLabel('Email').fill(user.email);
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('button', { name: new RegExp(user.name) }).waitFor();
+  await page.getByRole('button', { name: `${user.name} — account menu` }).waitFor();
 }
 
 /**
