@@ -72,3 +72,14 @@ export function collect(checks: Record<string, string>): FieldErrors {
   for (const [k, v] of Object.entries(checks)) if (v) out[k] = v;
   return out;
 }
+
+/** keyFromName suggests a custom field key from its name: "Customer tier" → customer_tier. */
+export function keyFromName(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^[^a-z]+|_+$/g, '')
+    .slice(0, 64);
+}

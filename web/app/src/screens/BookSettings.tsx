@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type FieldDefinition, type Label } from '../api/client';
 import { checkColor } from '../lib/books';
-import { checkRequired } from '../lib/form';
+import { checkRequired, keyFromName } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
@@ -276,16 +276,5 @@ function FieldDialog({ bookId, onClose, onSaved }: { bookId: string; onClose: ()
       <FormError message={f.formError} />
     </Dialog>
   );
-}
-
-/** keyFromName suggests a field key from its name: "Customer tier" → customer_tier. */
-export function keyFromName(name: string): string {
-  const k = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^[^a-z]+|_+$/g, '')
-    .slice(0, 64);
-  return k;
 }
 

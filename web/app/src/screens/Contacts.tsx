@@ -38,6 +38,8 @@ export default function Contacts({ book: bookId }: { book: string }) {
   const canWrite = atLeast(w.role, 'member');
 
   const [rows, setRows] = useState<Contact[] | null>(null);
+  // The search the shown rows answer (the box may already hold a newer one).
+  const [answered, setAnswered] = useState<string | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(false);
@@ -72,6 +74,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
       .then((r) => ok(Promise.resolve(r)))
       .then((r) => {
         setRows(r.data);
+        setAnswered(view.q);
         setTotal(r.meta.total);
         setLoading(false);
       })
@@ -137,7 +140,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
         </button>
       </div>
 
-      <p class="summary" role="status" aria-live="polite">
+      <p class="summary" role="status" aria-live="polite" data-answered={loading ? undefined : (answered ?? undefined)}>
         {loading ? 'Loading…' : error ? '' : plural(total, filtered ? 'matching contact' : 'contact')}
       </p>
       <Notice message={notice} />
