@@ -33,11 +33,23 @@ export function psql(url, sql) {
   return execFileSync('psql', [url, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' }).trim();
 }
 
+let shared = null;
+
 /**
- * start launches the service on a new database and a browser. Call stop()
- * when the file's tests are done.
+ * start gives every suite the same service (on its own new database) and
+ * browser, launched on first use; suites keep apart by signing up their own
+ * accounts and teams. stopAll ends them.
  */
-export async function start() {
+export function start() {
+  shared ??= launch();
+  return shared;
+}
+
+export async function stopAll() {
+  if (shared) await (await shared).stop();
+}
+
+async function launch() {
   const bin = process.env.CONTACTBOOK_BIN;
   assert.ok(bin, 'CONTACTBOOK_BIN is not set; run the suite with `npm run test:browser`');
   const admin = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -134,7 +146,7 @@ export async function start() {
     async page() {
       const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
-      page.setDefaultTimeout(5000);
+      page.setDefaultTimeout(15000);
       const problems = [];
       page.on('console', (m) => {
         if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(m.text());
