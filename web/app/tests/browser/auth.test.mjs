@@ -4,12 +4,12 @@ import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
 export default () =>
-  describe('Sign up, log in, log out', () => {
+  describe('Sign up, log in, log out', { concurrency: 1 }, () => {
     let env;
     before(async () => (env = await start()));
 
-    test('sign up shows errors at the fields, then creates the account and its team', async () => {
-      const page = await env.page();
+    test('sign up shows errors at the fields, then creates the account and its team', async (t) => {
+      const page = await env.page(t);
       await page.goto('/');
       await page.waitForURL('**/app/login');
       await screen(page, 'login');
@@ -50,9 +50,9 @@ export default () =>
       await page.done();
     });
 
-    test('sign up with an address already registered shows the API error', async () => {
+    test('sign up with an address already registered shows the API error', async (t) => {
       const taken = await env.signup('taken');
-      const page = await env.page();
+      const page = await env.page(t);
       await page.goto('/app/signup');
       await page.getByLabel('Name', { exact: true }).fill('Someone');
       await page.getByLabel('Email').fill(taken.email);
@@ -63,9 +63,9 @@ export default () =>
       await page.done();
     });
 
-    test('log in, the user menu, log out', async () => {
+    test('log in, the user menu, log out', async (t) => {
       const ann = await env.signup('Ann');
-      const page = await env.page();
+      const page = await env.page(t);
       await page.goto('/app/login');
       await page.getByLabel('Email').fill(ann.email);
       await page.getByLabel('Password').fill('wrong password');
@@ -96,13 +96,13 @@ export default () =>
       await page.done();
     });
 
-    test('the team switcher moves between teams and shows each team’s books', async () => {
+    test('the team switcher moves between teams and shows each team’s books', async (t) => {
       const ann = await env.signup('Ann');
       const bob = await env.signup('Bob');
       await env.api('POST', '/api/books', { token: ann.token, body: { team_id: ann.teamId, name: 'Ann book' } });
       await env.api('POST', '/api/books', { token: bob.token, body: { team_id: bob.teamId, name: 'Bob book' } });
       env.db(`INSERT INTO team_members (team_id, user_id, role) VALUES ('${bob.teamId}', '${ann.userId}', 'viewer')`);
-      const page = await env.page();
+      const page = await env.page(t);
       await login(page, ann);
       const switcher = page.getByRole('combobox', { name: 'Team' });
       await switcher.selectOption({ label: "Bob's team" });

@@ -5,13 +5,13 @@ import { before, describe, test } from 'node:test';
 import { login, screen, seedContacts, start } from './harness.mjs';
 
 export default () =>
-  describe('Books', () => {
+  describe('Books', { concurrency: 1 }, () => {
     let env;
     before(async () => (env = await start()));
 
-    test('an owner creates, edits and deletes a book', async () => {
+    test('an owner creates, edits and deletes a book', async (t) => {
       const ann = await env.signup('Ann');
-      const page = await env.page();
+      const page = await env.page(t);
       await login(page, ann, '/app/books');
       const opener = page.getByRole('button', { name: 'New book' });
       await opener.click();
@@ -61,13 +61,13 @@ export default () =>
       await page.done();
     });
 
-    test('a member may create and edit but not delete; a viewer only reads', async () => {
+    test('a member may create and edit but not delete; a viewer only reads', async (t) => {
       const owner = await env.signup('Owner');
       await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Shared' } });
       const member = await env.member(owner.teamId, 'member');
       const viewer = await env.member(owner.teamId, 'viewer');
 
-      const page = await env.page();
+      const page = await env.page(t);
       await login(page, member, '/app/books');
       await page.getByRole('button', { name: 'New book' }).waitFor();
       await page.getByRole('button', { name: 'Edit Shared' }).waitFor();
@@ -77,7 +77,7 @@ export default () =>
       await screen(page, 'books-member');
       await page.done();
 
-      const vpage = await env.page();
+      const vpage = await env.page(t);
       await login(vpage, viewer, '/app/books');
       await vpage.getByRole('row', { name: /Shared/ }).waitFor();
       for (const name of ['New book', 'Edit Shared', 'Delete Shared']) assert.equal(await vpage.getByRole('button', { name }).count(), 0, name);

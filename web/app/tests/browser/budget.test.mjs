@@ -9,7 +9,7 @@ import { before, describe, test } from 'node:test';
 import { login, seedContacts, start } from './harness.mjs';
 
 export default () =>
-  describe('Budgets', () => {
+  describe('Budgets', { concurrency: 1 }, () => {
     const run = process.env.CONTACTBOOK_BUDGETS === '1';
     let env, owner, book;
     before(async () => {
@@ -25,8 +25,8 @@ export default () =>
 
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-    test('first load is at most 150 KB of compressed JS and CSS', { skip: !run }, async () => {
-      const page = await env.page();
+    test('first load is at most 150 KB of compressed JS and CSS', { skip: !run }, async (t) => {
+      const page = await env.page(t);
       await page.goto('/app/login');
       await page.getByRole('button', { name: 'Log in' }).waitFor();
       const bytes = await page.evaluate(() =>
@@ -40,8 +40,8 @@ export default () =>
       await page.done();
     });
 
-    test('the first page of a 100,000-contact book shows within 1 s of navigation', { skip: !run }, async () => {
-      const page = await env.page();
+    test('the first page of a 100,000-contact book shows within 1 s of navigation', { skip: !run }, async (t) => {
+      const page = await env.page(t);
       await login(page, owner, '/app/books');
       const times = [];
       for (let i = 0; i < 5; i++) {
@@ -67,8 +67,8 @@ export default () =>
       await page.done();
     });
 
-    test('typing in the search box answers within 300 ms of the last key', { skip: !run }, async () => {
-      const page = await env.page();
+    test('typing in the search box answers within 300 ms of the last key', { skip: !run }, async (t) => {
+      const page = await env.page(t);
       await login(page, owner, `/app/books/${book}/contacts`);
       await page.getByText('100,000 contacts').waitFor();
       const box = page.getByLabel('Search contacts');

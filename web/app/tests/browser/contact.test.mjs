@@ -5,7 +5,7 @@ import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
 export default () =>
-  describe('Contact page and editor', () => {
+  describe('Contact page and editor', { concurrency: 1 }, () => {
     let env, owner, book;
     before(async () => {
       env = await start();
@@ -16,8 +16,8 @@ export default () =>
       await env.api('POST', '/api/contacts', { token: owner.token, book, body: { first_name: 'Maria', last_name: 'Garcia', emails: [{ address: 'maria@example.com' }] } });
     });
 
-    test('create a contact: errors at the fields, duplicate warning, every kind of field', async () => {
-      const page = await env.page();
+    test('create a contact: errors at the fields, duplicate warning, every kind of field', async (t) => {
+      const page = await env.page(t);
       await login(page, owner);
       await page.getByRole('button', { name: 'New contact' }).click();
       await page.getByRole('heading', { name: 'New contact' }).waitFor();
@@ -104,10 +104,10 @@ export default () =>
       await page.done();
     });
 
-    test('a viewer reads a contact but has no control to change it', async () => {
+    test('a viewer reads a contact but has no control to change it', async (t) => {
       const viewer = await env.member(owner.teamId, 'viewer');
       const id = env.db(`SELECT id FROM contacts WHERE first_name = 'Maria'`);
-      const page = await env.page();
+      const page = await env.page(t);
       await login(page, viewer, `/app/contacts/${id}`);
       await page.getByRole('heading', { name: 'Maria Garcia' }).waitFor();
       for (const name of ['Edit contact', 'Delete contact', '☆ Star']) {

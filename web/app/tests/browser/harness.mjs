@@ -34,7 +34,6 @@ export function psql(url, sql) {
 }
 
 let shared = null;
-
 /**
  * start gives every suite the same service (on its own new database) and
  * browser, launched on first use; suites keep apart by signing up their own
@@ -142,8 +141,12 @@ async function launch() {
       env.db(`DELETE FROM teams WHERE id = '${u.teamId}'; INSERT INTO team_members (team_id, user_id, role) VALUES ('${teamId}', '${u.userId}', '${role}')`);
       return { ...u, teamId };
     },
-    /** page opens a fresh browser context (its own storage) and a page in it. */
-    async page() {
+    /**
+     * page opens a fresh browser context (its own storage) and a page in
+     * it for test t. A page the test leaves open (it failed before
+     * page.done()) is photographed as failed-<test>.png and closed.
+     */
+    async page(t) {
       const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
       page.setDefaultTimeout(15000);
@@ -152,8 +155,16 @@ async function launch() {
         if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(m.text());
       });
       page.on('pageerror', (e) => problems.push(String(e)));
-      page.problems = problems;
+      let closed = false;
+      t.after(async () => {
+        if (closed) return;
+        const file = join(screenshots, `failed-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80)}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+        console.log(`screenshot of the failed test's page: ${file}`);
+        await context.close();
+      });
       page.done = async () => {
+        closed = true;
         assert.deepEqual(problems, [], 'the page logged errors (CSP violations included)');
         await context.close();
       };

@@ -5,7 +5,7 @@ import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
 export default () =>
-  describe('Labels and custom fields', () => {
+  describe('Labels and custom fields', { concurrency: 1 }, () => {
     let env, owner, book;
     before(async () => {
       env = await start();
@@ -15,8 +15,8 @@ export default () =>
 
     const order = () => env.db(`SELECT string_agg(name, ',' ORDER BY sort_order) FROM labels WHERE book_id = '${book}'`);
 
-    test('labels: create, rename, reorder by keyboard and by drag, delete', async () => {
-      const page = await env.page();
+    test('labels: create, rename, reorder by keyboard and by drag, delete', async (t) => {
+      const page = await env.page(t);
       await login(page, owner, `/app/books/${book}/labels`);
       await page.getByRole('heading', { name: 'Labels and fields of Tagged' }).waitFor();
       for (const name of ['Alpha', 'Beta', 'Gamma']) {
@@ -53,8 +53,8 @@ export default () =>
       await page.done();
     });
 
-    test('custom fields: create with a suggested key, refuse a bad key at the field, delete', async () => {
-      const page = await env.page();
+    test('custom fields: create with a suggested key, refuse a bad key at the field, delete', async (t) => {
+      const page = await env.page(t);
       await login(page, owner, `/app/books/${book}/labels`);
       await page.getByRole('button', { name: 'New field' }).click();
       const d = page.getByRole('dialog', { name: 'New custom field' });
@@ -78,9 +78,9 @@ export default () =>
       await page.done();
     });
 
-    test('a viewer sees labels and fields without write controls', async () => {
+    test('a viewer sees labels and fields without write controls', async (t) => {
       const viewer = await env.member(owner.teamId, 'viewer');
-      const page = await env.page();
+      const page = await env.page(t);
       await login(page, viewer, `/app/books/${book}/labels`);
       await page.getByRole('heading', { name: 'Labels and fields of Tagged' }).waitFor();
       await page.getByText('Prime').waitFor();

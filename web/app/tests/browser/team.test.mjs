@@ -5,7 +5,7 @@ import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
 export default () =>
-  describe('Team', () => {
+  describe('Team', { concurrency: 1 }, () => {
     let env, owner, admin, member, viewer;
     before(async () => {
       env = await start();
@@ -15,8 +15,8 @@ export default () =>
       viewer = await env.member(owner.teamId, 'viewer', 'Vera');
     });
 
-    test('an owner changes roles, starts the trial, and creates an API key shown once', async () => {
-      const page = await env.page();
+    test('an owner changes roles, starts the trial, and creates an API key shown once', async (t) => {
+      const page = await env.page(t);
       await login(page, owner, '/app/team');
       await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
       await screen(page, 'team-owner');
@@ -55,8 +55,8 @@ export default () =>
       await page.done();
     });
 
-    test('an admin manages members but cannot hand out or touch the owner role', async () => {
-      const page = await env.page();
+    test('an admin manages members but cannot hand out or touch the owner role', async (t) => {
+      const page = await env.page(t);
       await login(page, admin, '/app/team');
       await page.getByRole('button', { name: 'New API key' }).waitFor();
       const role = page.getByRole('combobox', { name: /^Role of Vera/ });
@@ -74,13 +74,13 @@ export default () =>
       await page.done();
     });
 
-    test('members and viewers see the team without controls, and why', async () => {
+    test('members and viewers see the team without controls, and why', async (t) => {
       env.db(`UPDATE team_members SET role = 'member' WHERE user_id = '${member.userId}'`);
       for (const [who, name] of [
         [member, 'team-member'],
         [viewer, 'team-viewer'],
       ]) {
-        const page = await env.page();
+        const page = await env.page(t);
         await login(page, who, '/app/team');
         await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
         await page.getByText('Needs the admin role or higher. API keys let programs use the API on the team\'s behalf.').waitFor();
