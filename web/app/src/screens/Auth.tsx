@@ -7,12 +7,17 @@ import { useForm } from '../lib/useForm';
 import { Field, FormError } from '../ui/Field';
 import { Page } from '../ui/Page';
 
-function next(query: Record<string, string>) {
-  return query.next?.startsWith('/app/') ? query.next : '/app/';
+/** useEnter starts the session an answer carries and goes where the visitor was headed. */
+function useEnter() {
+  const { query, route } = useLocation();
+  return (session: { token: string; expires_at: string }) => {
+    remember(session.token, session.expires_at);
+    route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
+  };
 }
 
 export function Login() {
-  const { query, route } = useLocation();
+  const enter = useEnter();
   const f = useForm({ email: '', password: '' });
   return (
     <Page title="Log in" narrow>
@@ -21,9 +26,7 @@ export function Login() {
         onSubmit={(e) => {
           e.preventDefault();
           void f.submit({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' }, async () => {
-            const r = await ok(api.POST('/api/auth/login', { body: f.values }));
-            remember(r.data.token, r.data.expires_at);
-            route(next(query), true);
+            enter((await ok(api.POST('/api/auth/login', { body: f.values }))).data);
           });
         }}
       >
@@ -42,7 +45,7 @@ export function Login() {
 }
 
 export function Signup() {
-  const { query, route } = useLocation();
+  const enter = useEnter();
   const f = useForm({ name: '', email: '', password: '', team_name: '' });
   return (
     <Page title="Sign up" narrow>
@@ -58,9 +61,7 @@ export function Signup() {
               team_name: checkRequired(f.values.team_name, 'a name for your team'),
             },
             async () => {
-              const r = await ok(api.POST('/api/auth/signup', { body: f.values }));
-              remember(r.data.token, r.data.expires_at);
-              route(next(query), true);
+              enter((await ok(api.POST('/api/auth/signup', { body: f.values }))).data);
             },
           );
         }}

@@ -10,8 +10,8 @@ import { useForm } from '../lib/useForm';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
-import { Dialog } from '../ui/Dialog';
-import { Field, FormError } from '../ui/Field';
+import { Field } from '../ui/Field';
+import { FormDialog } from '../ui/FormDialog';
 import { LabelChips } from '../ui/LabelChips';
 import { Notice, Page } from '../ui/Page';
 
@@ -196,31 +196,23 @@ export default function BookSettings({ book: bookId }: { book: string }) {
 
 function LabelDialog({ bookId, label, onClose, onSaved }: { bookId: string; label: Label | null; onClose: () => void; onSaved: (l: Label) => void }) {
   const f = useForm({ name: label?.name ?? '', color: label?.color ?? '#0EA5E9' });
-  const path = { params: { path: { id: bookId } } };
   return (
-    <Dialog
+    <FormDialog
       title={label ? `Edit label ${label.name}` : 'New label'}
-      open
+      submit={label ? 'Save label' : 'Create label'}
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name'), color: checkColor(f.values.color) })}
+      send={async () => {
+        const r = label
+          ? await ok(api.PATCH('/api/books/{id}/labels/{lid}', { params: { path: { id: bookId, lid: label.id } }, body: f.values }))
+          : await ok(api.POST('/api/books/{id}/labels', { params: { path: { id: bookId } }, body: f.values }));
+        onSaved(r.data);
+      }}
       onClose={onClose}
-      busy={f.busy}
-      onSubmit={() =>
-        f.submit({ name: checkRequired(f.values.name, 'a name'), color: checkColor(f.values.color) }, async () => {
-          const r = label
-            ? await ok(api.PATCH('/api/books/{id}/labels/{lid}', { params: { path: { id: bookId, lid: label.id } }, body: f.values }))
-            : await ok(api.POST('/api/books/{id}/labels', { ...path, body: f.values }));
-          onSaved(r.data);
-        })
-      }
-      actions={
-        <button type="submit" disabled={f.busy}>
-          {label ? 'Save label' : 'Create label'}
-        </button>
-      }
     >
       <Field label="Name" required {...f.bind('name')} />
       <Field label="Colour" type="color" {...f.bind('color')} onInput={(e) => f.set('color', (e.target as HTMLInputElement).value.toUpperCase())} />
-      <FormError message={f.formError} />
-    </Dialog>
+    </FormDialog>
   );
 }
 
@@ -228,25 +220,16 @@ function FieldDialog({ bookId, onClose, onSaved }: { bookId: string; onClose: ()
   const f = useForm({ name: '', key: '', type: 'text' as FieldDefinition['type'] });
   const [keyEdited, setKeyEdited] = useState(false);
   return (
-    <Dialog
+    <FormDialog
       title="New custom field"
-      open
+      submit="Create field"
+      form={f}
+      checks={() => ({
+        name: checkRequired(f.values.name, 'a name'),
+        key: /^[a-z][a-z0-9_]{0,63}$/.test(f.values.key) ? '' : 'Start with a letter; use lower-case letters, digits and _ (at most 64).',
+      })}
+      send={async () => onSaved((await ok(api.POST('/api/books/{id}/fields', { params: { path: { id: bookId } }, body: f.values }))).data)}
       onClose={onClose}
-      busy={f.busy}
-      onSubmit={() =>
-        f.submit(
-          {
-            name: checkRequired(f.values.name, 'a name'),
-            key: /^[a-z][a-z0-9_]{0,63}$/.test(f.values.key) ? '' : 'Start with a letter; use lower-case letters, digits and _ (at most 64).',
-          },
-          async () => onSaved((await ok(api.POST('/api/books/{id}/fields', { params: { path: { id: bookId } }, body: f.values }))).data),
-        )
-      }
-      actions={
-        <button type="submit" disabled={f.busy}>
-          Create field
-        </button>
-      }
     >
       <Field
         label="Name"
@@ -273,8 +256,7 @@ function FieldDialog({ bookId, onClose, onSaved }: { bookId: string; onClose: ()
           <option value={k}>{n}</option>
         ))}
       </Field>
-      <FormError message={f.formError} />
-    </Dialog>
+    </FormDialog>
   );
 }
 

@@ -10,8 +10,8 @@ import { useWorkspace } from '../lib/workspace';
 import { plural } from '../lib/bulk';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
-import { Dialog } from '../ui/Dialog';
-import { Field, FormError } from '../ui/Field';
+import { Field } from '../ui/Field';
+import { FormDialog } from '../ui/FormDialog';
 import { Notice, Page } from '../ui/Page';
 
 export default function Books() {
@@ -107,25 +107,19 @@ function BookDialog({ book, onClose, onSaved }: { book: Book | null; onClose: ()
     icon: book?.icon ?? 'book',
     enforce_unique_emails: book?.enforce_unique_emails ?? false,
   });
-  const save = () =>
-    f.submit({ name: checkRequired(f.values.name, 'a name'), color: checkColor(f.values.color) }, async () => {
-      const r = book
-        ? await ok(api.PATCH('/api/books/{id}', { params: { path: { id: book.id } }, body: f.values }))
-        : await ok(api.POST('/api/books', { body: { ...f.values, team_id: w.team.id } }));
-      onSaved(r.data, !book);
-    });
   return (
-    <Dialog
+    <FormDialog
       title={book ? `Edit ${book.name}` : 'New book'}
-      open
+      submit={book ? 'Save book' : 'Create book'}
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name'), color: checkColor(f.values.color) })}
+      send={async () => {
+        const r = book
+          ? await ok(api.PATCH('/api/books/{id}', { params: { path: { id: book.id } }, body: f.values }))
+          : await ok(api.POST('/api/books', { body: { ...f.values, team_id: w.team.id } }));
+        onSaved(r.data, !book);
+      }}
       onClose={onClose}
-      onSubmit={save}
-      busy={f.busy}
-      actions={
-        <button type="submit" disabled={f.busy}>
-          {book ? 'Save book' : 'Create book'}
-        </button>
-      }
     >
       <Field label="Name" required {...f.bind('name')} />
       <div class="row">
@@ -145,8 +139,7 @@ function BookDialog({ book, onClose, onSaved }: { book: Book | null; onClose: ()
         onChange={(e) => f.set('enforce_unique_emails', (e.target as HTMLInputElement).checked)}
         hint="A second contact with an address already in the book is refused."
       />
-      <FormError message={f.formError} />
-    </Dialog>
+    </FormDialog>
   );
 }
 

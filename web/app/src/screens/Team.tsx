@@ -9,7 +9,8 @@ import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
 import { Dialog } from '../ui/Dialog';
-import { Field, FormError } from '../ui/Field';
+import { Field } from '../ui/Field';
+import { FormDialog } from '../ui/FormDialog';
 import { Notice, Page } from '../ui/Page';
 
 export default function Team() {
@@ -105,25 +106,16 @@ function RenameTeam({ name, onClose, onSaved }: { name: string; onClose: () => v
   const w = useWorkspace();
   const f = useForm({ name });
   return (
-    <Dialog
+    <FormDialog
       title="Rename team"
-      open
+      submit="Save name"
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name') })}
+      send={async () => onSaved((await ok(api.PATCH('/api/teams/{team_id}', { params: { path: { team_id: w.team.id } }, body: f.values }))).data)}
       onClose={onClose}
-      busy={f.busy}
-      onSubmit={() =>
-        f.submit({ name: checkRequired(f.values.name, 'a name') }, async () =>
-          onSaved((await ok(api.PATCH('/api/teams/{team_id}', { params: { path: { team_id: w.team.id } }, body: f.values }))).data),
-        )
-      }
-      actions={
-        <button type="submit" disabled={f.busy}>
-          Save name
-        </button>
-      }
     >
       <Field label="Team name" required {...f.bind('name')} />
-      <FormError message={f.formError} />
-    </Dialog>
+    </FormDialog>
   );
 }
 
@@ -294,25 +286,16 @@ function NewKey({ onClose, onCreated }: { onClose: () => void; onCreated: (key: 
   const w = useWorkspace();
   const f = useForm({ name: '' });
   return (
-    <Dialog
+    <FormDialog
       title="New API key"
-      open
+      submit="Create key"
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name that says where the key is used') })}
+      send={async () => onCreated((await ok(api.POST('/api/teams/{team_id}/api-keys', { params: { path: { team_id: w.team.id } }, body: f.values }))).data.key)}
       onClose={onClose}
-      busy={f.busy}
-      onSubmit={() =>
-        f.submit({ name: checkRequired(f.values.name, 'a name that says where the key is used') }, async () =>
-          onCreated((await ok(api.POST('/api/teams/{team_id}/api-keys', { params: { path: { team_id: w.team.id } }, body: f.values }))).data.key),
-        )
-      }
-      actions={
-        <button type="submit" disabled={f.busy}>
-          Create key
-        </button>
-      }
     >
       <Field label="Key name" required hint="Where the key is used, e.g. CRM sync." {...f.bind('name')} />
-      <FormError message={f.formError} />
-    </Dialog>
+    </FormDialog>
   );
 }
 
