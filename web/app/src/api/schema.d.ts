@@ -1523,7 +1523,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Go to the dashboard */
+        /**
+         * Go to the dashboard
+         * @description The service's root sends browsers to the dashboard at /app/.
+         */
         get: operations["getRoot"];
         put?: never;
         post?: never;
@@ -1540,7 +1543,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dashboard without its trailing slash */
+        /**
+         * Dashboard without its trailing slash
+         * @description Sends /app to /app/, where the dashboard's relative addresses resolve.
+         */
         get: operations["getDashboardBare"];
         put?: never;
         post?: never;

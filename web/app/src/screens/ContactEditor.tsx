@@ -77,10 +77,17 @@ export default function ContactEditor({ book: bookParam, id }: { book?: string; 
 function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }) {
   const w = useWorkspace();
   const { route } = useLocation();
-  const { book, labels, fields } = useBook(bookId);
+  const { book, booksLoaded, labels, fields } = useBook(bookId);
   const f = useForm<Values>(valuesOf(contact));
   const v = f.values;
   const title = contact ? `Edit ${contactName(contact)}` : 'New contact';
+  if (booksLoaded && !book) {
+    return (
+      <Page title={title}>
+        <p>This book does not exist or belongs to another team.</p>
+      </Page>
+    );
+  }
   if (!atLeast(w.role, 'member')) {
     return (
       <Page title={title}>

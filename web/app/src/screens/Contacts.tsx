@@ -86,8 +86,14 @@ export default function Contacts({ book: bookId }: { book: string }) {
     return () => abort.abort();
   }, [fetchKey, !!book]);
 
-  // A new book starts with nothing selected.
-  useEffect(() => setSelected(new Set()), [bookId]);
+  // Another book or another filter starts with nothing selected, so a bulk
+  // change never reaches contacts the view no longer shows.
+  useEffect(() => setSelected(new Set()), [bookId, view.q, view.label, view.starred]);
+
+  // A page past the end (after a deletion, or an old link) moves to the last page.
+  useEffect(() => {
+    if (!loading && rows?.length === 0 && total > 0 && view.page > 1) go({ page: pageCount(total, view.size) }, true);
+  }, [loading, rows, total]);
 
   if (!book) return <Page title="Contacts">{booksLoaded ? <p>This book does not exist or belongs to another team.</p> : <p>Loading…</p>}</Page>;
 

@@ -85,6 +85,14 @@ export default () =>
       await screen(page, 'contacts-no-match');
       await page.getByRole('button', { name: 'Clear the filters' }).click();
       await page.getByText('1,000 contacts').waitFor();
+
+      // A link past the last page shows the last page; a book of nobody's shows why it is empty.
+      await page.goto(`/app/books/${book}/contacts?page=999`);
+      await page.getByText('Page 20 of 20').waitFor();
+      await rows(page).nth(49).waitFor();
+      assert.match(page.url(), /page=20/);
+      await page.goto('/app/books/00000000-0000-4000-8000-000000000000/contacts');
+      await page.getByText('This book does not exist or belongs to another team.').waitFor();
       await page.done();
     });
 
