@@ -61,6 +61,22 @@ export default () =>
       await page.done();
     });
 
+    test('the keyboard alone creates a book', async (t) => {
+      const kim = await env.signup('Kim');
+      const page = await env.page(t);
+      await login(page, kim, '/app/books');
+      await page.getByRole('heading', { name: 'Books' }).waitFor();
+      // Tab from the page heading (focused after navigation) to the New book button.
+      for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'New book'; i++) await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'New book' }).waitFor();
+      await page.keyboard.type('Typed');
+      await page.keyboard.press('Enter');
+      await page.getByRole('status').filter({ hasText: 'Book “Typed” created.' }).waitFor();
+      assert.equal(env.db(`SELECT count(*) FROM books WHERE name = 'Typed' AND team_id = '${kim.teamId}'`), '1');
+      await page.done();
+    });
+
     test('a member may create and edit but not delete; a viewer only reads', async (t) => {
       const owner = await env.signup('Owner');
       await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Shared' } });
