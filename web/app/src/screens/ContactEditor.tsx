@@ -1,7 +1,7 @@
 // Create or edit a contact: every field the API has, its custom fields and
 // labels; errors shown at the field, and a warning while typing an email
 // address the book already has.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
 import { contactName, socialNames } from '../lib/contact';
@@ -79,6 +79,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
   const { route } = useLocation();
   const { book, booksLoaded, labels, fields } = useBook(bookId);
   const f = useForm<Values>(valuesOf(contact));
+  const created = useRef<Contact | null>(null);
   const v = f.values;
   const title = contact ? `Edit ${contactName(contact)}` : 'New contact';
   if (booksLoaded && !book) {
@@ -156,17 +157,21 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
       notes: v.notes,
       starred: v.starred,
     };
+    // A new contact whose labels or custom fields failed is saved already:
+    // the next attempt changes it instead of creating another.
+    const existing = contact ?? created.current;
     let saved: Contact;
     try {
-      saved = contact
-        ? (await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: contact.id } }, body }))).data
+      saved = existing
+        ? (await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: existing.id } }, body }))).data
         : (await ok(api.POST('/api/contacts', { params: { header: inBook(bookId) }, body }))).data;
     } catch (e) {
       // The duplicate answer names no field: it is about the addresses.
       if (e instanceof ApiError && e.code === 'DUPLICATE_EMAIL' && v.emails.length) throw new ApiError(e.status, e.code, '`emails[0].address`: ' + e.message);
       throw e;
     }
-    await applyExtras(saved, contact, v, fields ?? [], bookId);
+    if (!contact) created.current ??= saved;
+    await applyExtras(saved, existing, v, fields ?? [], bookId);
     route(`/app/contacts/${saved.id}`);
   }
 

@@ -75,6 +75,8 @@ export default () =>
 
       await page.getByLabel('Password').fill(ann.password);
       await page.getByRole('button', { name: 'Log in' }).click();
+      // The app settles on the books screen (whose heading takes focus) first.
+      await page.getByRole('heading', { name: 'Books' }).waitFor();
       const menu = page.getByRole('button', { name: /account menu/ });
       await menu.click();
       assert.equal(await menu.getAttribute('aria-expanded'), 'true');

@@ -104,6 +104,22 @@ export default () =>
       await page.done();
     });
 
+    test('a refused custom field value does not create the contact twice', async (t) => {
+      await env.api('POST', `/api/books/${book}/fields`, { token: owner.token, body: { key: 'nickname', name: 'Nickname', type: 'text' } });
+      const page = await env.page(t);
+      await login(page, owner, `/app/books/${book}/contacts/new`);
+      await page.getByLabel('First name').fill('Once');
+      await page.getByLabel('Nickname').fill('x'.repeat(10001));
+      await page.getByRole('button', { name: 'Create contact' }).click();
+      await page.getByRole('alert').filter({ hasText: 'value must be at most 10000 characters long' }).or(page.getByRole('alert').filter({ hasText: '`value` must be at most 10000 characters long' })).waitFor();
+      await page.getByLabel('Nickname').fill('Uno');
+      await page.getByRole('button', { name: 'Create contact' }).click();
+      await page.getByRole('heading', { name: 'Once' }).waitFor();
+      assert.equal(env.db(`SELECT count(*) FROM contacts WHERE first_name = 'Once'`), '1');
+      await page.getByText('Uno').waitFor();
+      await page.done();
+    });
+
     test('a viewer reads a contact but has no control to change it', async (t) => {
       const viewer = await env.member(owner.teamId, 'viewer');
       const id = env.db(`SELECT id FROM contacts WHERE first_name = 'Maria'`);
