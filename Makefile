@@ -4,6 +4,9 @@
 #   make db-reset        delete the development database (and the private cluster)
 #   make test            lint + race tests; GOTEST_FLAGS='-run TestX -v' to narrow down
 #   make build | lint | docker | clean
+#   make web             rebuild the dashboard (web/app/dist, committed) after changing its sources
+#   make test-web        the dashboard's unit and browser tests (installs chromium and npm packages if missing)
+#   make bench-web       the dashboard's budgets (first load, 100,000-contact table, search) in the browser
 #
 # Nothing here depends on GOBIN, GOPATH/bin or PATH beyond go itself: the tools are
 # installed at pinned versions under .data/bin by scripts/gotool.sh and called by path.
@@ -38,7 +41,7 @@ LINT_CMDS := staticcheck="$$(scripts/gotool.sh honnef.co/go/tools/cmd/staticchec
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate db-stop db-reset lint test bench reliability docker clean
+.PHONY: run build migrate db-stop db-reset lint test bench reliability docker clean web web-deps test-web bench-web
 
 # The binary is built, then exec'd: signals from the terminal reach the server itself, and
 # make sees its exit status (0 after Ctrl-C and a clean stop). `go run` would exit 1.
@@ -69,6 +72,7 @@ test:
 	export STRIPE_MOCK_BIN DATABASE_URL; \
 	$(LINT_CMDS); \
 	go test -race -count=1 -p 2 -timeout 10m $(GOTEST_FLAGS) ./...
+	$(MAKE) test-web
 
 bench:
 	scripts/bench/run.sh
@@ -87,6 +91,31 @@ reliability:
 
 docker:
 	docker build -t $(IMAGE) .
+
+# The dashboard (web/app). Its build output is committed and embedded, so only changes to
+# its sources need Node (20.19 or newer); web/app's Go test fails when dist/ is stale.
+WEB := web/app
+web-deps:
+	@command -v node >/dev/null || { echo 'make: the dashboard needs Node.js 20.19 or newer (https://nodejs.org)' >&2; exit 1; }
+	cd $(WEB) && if ! cmp -s package-lock.json node_modules/.installed-lock; then \
+		npm ci --no-audit --no-fund && cp package-lock.json node_modules/.installed-lock; fi
+
+web: web-deps
+	cd $(WEB) && npm run build
+
+# Browser tests drive Debian's chromium (CHROMIUM_PATH to use another) with playwright-core
+# against the real binary and a fresh database next to DATABASE_URL's.
+test-web: web-deps
+	if [ -z "$${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi
+	command -v psql >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client; }
+	cd $(WEB) && npm test
+	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; export DATABASE_URL; \
+	cd $(WEB) && npm run test:browser
+
+bench-web: web-deps
+	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; export DATABASE_URL; \
+	cd $(WEB) && npm run bench:browser
 
 clean:
 	rm -rf bin/

@@ -14,9 +14,9 @@ import (
 	"github.com/contactbook/contactbook/internal/httpapi"
 )
 
-// TestRootRedirectsToDocs: a browser opening the service lands on the API
-// reference.
-func TestRootRedirectsToDocs(t *testing.T) {
+// TestRootRedirectsToDashboard: a browser opening the service lands on the
+// dashboard, for GET and HEAD alike.
+func TestRootRedirectsToDashboard(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -27,11 +27,11 @@ func TestRootRedirectsToDocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/docs" {
-			t.Fatalf("%s /: %d, Location %q; want 302 to /docs", method, res.StatusCode, res.Header.Get("Location"))
+		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/app/" {
+			t.Fatalf("%s /: %d, Location %q; want 302 to /app/", method, res.StatusCode, res.Header.Get("Location"))
 		}
 	}
-	// Followed, the redirect ends on the reference page.
+	// Followed, the redirect ends on the dashboard's page.
 	r := env.Anonymous().Get("/").Expect(http.StatusOK)
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET / followed: %s", r.Header.Get("Content-Type"))
@@ -65,8 +65,8 @@ func TestHeadAnswersAsGet(t *testing.T) {
 		t.Fatalf("only %d GET routes found: %v", len(gets), gets)
 	}
 	for _, path := range gets {
-		if path == "/" {
-			continue // a redirect, followed by the client: TestRootRedirectsToDocs
+		if path == "/" || path == "/app" {
+			continue // redirects, followed by the client: TestRootRedirectsToDashboard
 		}
 		get := env.Anonymous().Get(path)
 		head := env.Anonymous().Do(http.MethodHead, path, nil)

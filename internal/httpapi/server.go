@@ -115,9 +115,9 @@ func (s *Server) as(fn actorFunc) http.HandlerFunc {
 	})
 }
 
-// homePath is where a browser opening the service's root lands: the API
-// reference, until there is a dashboard to land on.
-const homePath = "/docs"
+// homePath is where a browser opening the service's root lands: the
+// dashboard (the API reference is one link away, at /docs).
+const homePath = "/app/"
 
 // errNoEndpoint is the answer for a path the service does not serve.
 var errNoEndpoint = apperr.NotFoundf("No such endpoint; see /api/openapi.json for the ones there are.")
@@ -135,7 +135,7 @@ func (s *Server) routes() http.Handler {
 	s.campaignPageRoutes(r)
 	s.billingPageRoutes(r)
 	docsRoutes(r)
-	r.Get("/", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, homePath, http.StatusFound) })
+	s.dashboardRoutes(r)
 	r.Get("/metrics", s.h(func(w http.ResponseWriter, r *http.Request) error {
 		if s.metrics == nil || s.metricsToken == "" {
 			return errNoEndpoint

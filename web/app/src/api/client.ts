@@ -1,0 +1,58 @@
+// The typed client of /api, generated from the OpenAPI document
+// (schema.d.ts, `npm run gen`): a path, parameter or body the API does not
+// have fails the type check of the build.
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema';
+import { authorize } from './session';
+
+export type Schemas = components['schemas'];
+export type Contact = Schemas['Contact'];
+export type Book = Schemas['Book'];
+export type Label = Schemas['Label'];
+export type FieldDefinition = Schemas['FieldDefinition'];
+export type Member = Schemas['Member'];
+export type ApiKey = Schemas['ApiKey'];
+export type Role = Schemas['Role'];
+export type TeamMembership = Schemas['TeamMembership'];
+export type User = Schemas['User'];
+
+export const api = createClient<paths>({ baseUrl: '' });
+api.use(authorize);
+
+/** ApiError is a failed call: the API's error code and its sentence for people. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+type Answer<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * ok unwraps an openapi-fetch answer: the envelope's data, or an ApiError
+ * carrying the envelope's code and message. A network failure or an aborted
+ * request propagates as thrown by fetch.
+ */
+export async function ok<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || !response.ok) {
+    const e = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
+    throw new ApiError(response.status, e?.code ?? 'SERVER_ERROR', e?.message ?? `The server answered ${response.status}.`);
+  }
+  return data as T;
+}
+
+/** bookHeader is the header every contact endpoint needs. */
+export function inBook(bookId: string) {
+  return { 'X-Book-ID': bookId };
+}
+
+/** isAbort tells a cancelled request (a newer one replaced it) from a failure. */
+export function isAbort(e: unknown): boolean {
+  return e instanceof DOMException && e.name === 'AbortError';
+}

@@ -1,0 +1,256 @@
+// The app: the public screens (log in, sign up) for visitors, the workspace
+// shell with its screens for signed-in people. Every screen is its own
+// chunk, loaded when first opened, so the first load stays small.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { LocationProvider, Router, Route, useLocation } from 'preact-iso/router';
+import lazy, { ErrorBoundary } from 'preact-iso/lazy';
+import { forget, onChange, signedIn } from './api/session';
+import { WorkspaceProvider, lastBook, rememberBook, useWorkspace } from './lib/workspace';
+import { markNavigation } from './ui/Page';
+import { roleNames } from './lib/roles';
+
+const Login = lazy(() => import('./screens/Auth').then((m) => m.Login));
+const Signup = lazy(() => import('./screens/Auth').then((m) => m.Signup));
+const Books = lazy(() => import('./screens/Books'));
+const Contacts = lazy(() => import('./screens/Contacts'));
+const ContactPage = lazy(() => import('./screens/ContactPage'));
+const ContactEditor = lazy(() => import('./screens/ContactEditor'));
+const BookSettings = lazy(() => import('./screens/BookSettings'));
+const Team = lazy(() => import('./screens/Team'));
+const NotFound = lazy(() => import('./screens/NotFound'));
+
+export function App() {
+  const [authed, setAuthed] = useState(signedIn());
+  useEffect(() => onChange(() => setAuthed(signedIn())), []);
+  return (
+    <LocationProvider scope="/app/">
+      <ErrorBoundary>{authed ? <Signed /> : <Visitor />}</ErrorBoundary>
+    </LocationProvider>
+  );
+}
+
+function Visitor() {
+  const { path, url, route } = useLocation();
+  const open = path === '/app/login' || path === '/app/signup';
+  useEffect(() => {
+    // Anything else needs a session: log in first, then come back.
+    if (!open) route(`/app/login${path === '/app/' || path === '/app' ? '' : '?next=' + encodeURIComponent(url)}`, true);
+  }, [open]);
+  return (
+    <main id="main" class="visitor">
+      <Router onRouteChange={markNavigation}>
+        <Route path="/app/login" component={Login} />
+        <Route path="/app/signup" component={Signup} />
+        <Route default component={Blank} />
+      </Router>
+    </main>
+  );
+}
+
+function Blank() {
+  return null;
+}
+
+function Signed() {
+  const { path, query, route } = useLocation();
+  useEffect(() => {
+    // A signed-in person who opens the login page (a bookmark) goes on.
+    if (path === '/app/login' || path === '/app/signup') route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
+  }, [path]);
+  return (
+    <WorkspaceProvider
+      loading={<p class="loading-app">Loading…</p>}
+      failed={(message, retry) => (
+        <main id="main" class="visitor">
+          <p role="alert">{message}</p>
+          <button type="button" onClick={retry}>
+            Try again
+          </button>
+        </main>
+      )}
+    >
+      <Shell />
+    </WorkspaceProvider>
+  );
+}
+
+function Shell() {
+  const w = useWorkspace();
+  const { path } = useLocation();
+  const book = currentBook(path, w.team.id, w.books?.map((b) => b.id) ?? []);
+  useEffect(() => {
+    if (book) rememberBook(w.team.id, book);
+  }, [book, w.team.id]);
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href="/app/">
+          contactbook
+        </a>
+        <TeamSwitcher />
+        <BookSwitcher current={book} />
+        <UserMenu />
+      </header>
+      <nav class="side" aria-label="Main">
+        <ul>
+          {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
+          <NavLink href="/app/books" match={/^\/app\/books(\/[^/]+\/labels)?$/}>
+            Books
+          </NavLink>
+          <NavLink href="/app/team" match={/^\/app\/team/}>
+            Team
+          </NavLink>
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <Router onRouteChange={markNavigation}>
+          <Route path="/app/" component={Home} />
+          <Route path="/app/books" component={Books} />
+          <Route path="/app/books/:book/contacts" component={Contacts} />
+          <Route path="/app/books/:book/contacts/new" component={ContactEditor} />
+          <Route path="/app/books/:book/labels" component={BookSettings} />
+          <Route path="/app/contacts/:id" component={ContactPage} />
+          <Route path="/app/contacts/:id/edit" component={ContactEditor} />
+          <Route path="/app/team" component={Team} />
+          <Route default component={NotFound} />
+        </Router>
+      </main>
+    </div>
+  );
+}
+
+/** currentBook is the book in the address, else the one last opened, else the first. */
+function currentBook(path: string, team: string, books: string[]): string {
+  const m = /^\/app\/books\/([^/]+)/.exec(path);
+  if (m && books.includes(m[1])) return m[1];
+  const last = lastBook(team);
+  if (last && books.includes(last)) return last;
+  return books[0] ?? '';
+}
+
+function Home() {
+  const w = useWorkspace();
+  const { route } = useLocation();
+  useEffect(() => {
+    if (w.books === null) return;
+    const b = currentBook('', w.team.id, w.books.map((b) => b.id));
+    route(b ? `/app/books/${b}/contacts` : '/app/books', true);
+  }, [w.books]);
+  return <p class="state">{w.booksError || 'Loading…'}</p>;
+}
+
+function NavLink({ href, match, children }: { href: string; match: RegExp; children: string }) {
+  const { path } = useLocation();
+  const here = match.test(path);
+  return (
+    <li>
+      <a href={href} aria-current={here ? 'page' : undefined}>
+        {children}
+      </a>
+    </li>
+  );
+}
+
+function TeamSwitcher() {
+  const w = useWorkspace();
+  const { route } = useLocation();
+  if (w.teams.length < 2) {
+    return <span class="team-name">{w.team.name}</span>;
+  }
+  return (
+    <label class="switcher">
+      <span>Team</span>
+      <select
+        value={w.team.id}
+        onChange={(e) => {
+          w.setTeam((e.target as HTMLSelectElement).value);
+          route('/app/', false);
+        }}
+      >
+        {w.teams.map((t) => (
+          <option value={t.id}>{t.name}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function BookSwitcher({ current }: { current: string }) {
+  const w = useWorkspace();
+  const { path, route } = useLocation();
+  if (!w.books || w.books.length === 0) return null;
+  return (
+    <label class="switcher">
+      <span>Book</span>
+      <select
+        value={current}
+        onChange={(e) => {
+          const id = (e.target as HTMLSelectElement).value;
+          const sub = /^\/app\/books\/[^/]+\/labels/.test(path) ? 'labels' : 'contacts';
+          route(`/app/books/${id}/${sub}`);
+        }}
+      >
+        {w.books.map((b) => (
+          <option value={b.id}>{b.name}</option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function UserMenu() {
+  const w = useWorkspace();
+  const { route } = useLocation();
+  const [open, setOpen] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const away = (e: Event) => {
+      if (!box.current?.contains(e.target as Node)) setOpen(false);
+    };
+    document.addEventListener('pointerdown', away);
+    document.addEventListener('focusin', away);
+    return () => {
+      document.removeEventListener('pointerdown', away);
+      document.removeEventListener('focusin', away);
+    };
+  }, [open]);
+  return (
+    <div
+      class="user-menu"
+      ref={box}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && open) {
+          setOpen(false);
+          (box.current?.querySelector('button') as HTMLButtonElement | null)?.focus();
+        }
+      }}
+    >
+      <button type="button" class="secondary" aria-expanded={open} aria-controls="user-menu" onClick={() => setOpen(!open)}>
+        {w.user.name || w.user.email}
+        <span class="visually-hidden"> — account menu</span>
+      </button>
+      <div id="user-menu" class="menu" hidden={!open}>
+        <p>
+          <strong>{w.user.name}</strong>
+          <br />
+          {w.user.email}
+          <br />
+          {roleNames[w.role]} of {w.team.name}
+        </p>
+        <button
+          type="button"
+          onClick={() => {
+            forget();
+            route('/app/login', true);
+          }}
+        >
+          Log out
+        </button>
+      </div>
+    </div>
+  );
+}

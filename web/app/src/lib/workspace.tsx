@@ -1,0 +1,96 @@
+// The signed-in user's workspace: who they are, the team they work in (and
+// their role there), and that team's books. Screens read it with
+// useWorkspace(); the team choice is remembered per browser.
+import type { ComponentChildren } from 'preact';
+import { createContext } from 'preact';
+import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { api, ok, type Book, type Role, type TeamMembership, type User } from '../api/client';
+
+export interface Workspace {
+  user: User;
+  teams: TeamMembership[];
+  team: TeamMembership;
+  role: Role;
+  books: Book[] | null;
+  booksError: string;
+  setTeam: (id: string) => void;
+  reloadBooks: () => Promise<void>;
+  reloadMe: () => Promise<void>;
+}
+
+const Ctx = createContext<Workspace | null>(null);
+
+export function useWorkspace(): Workspace {
+  const w = useContext(Ctx);
+  if (!w) throw new Error('useWorkspace outside WorkspaceProvider');
+  return w;
+}
+
+const teamKey = 'contactbook.team';
+const bookKey = (team: string) => `contactbook.book.${team}`;
+
+/** lastBook is the book last opened in a team, to come back to it. */
+export function lastBook(teamId: string): string | null {
+  return localStorage.getItem(bookKey(teamId));
+}
+
+export function rememberBook(teamId: string, bookId: string): void {
+  localStorage.setItem(bookKey(teamId), bookId);
+}
+
+interface ProviderProps {
+  children: ComponentChildren;
+  loading: ComponentChildren;
+  failed: (message: string, retry: () => void) => ComponentChildren;
+}
+
+export function WorkspaceProvider({ children, loading, failed }: ProviderProps) {
+  const [me, setMe] = useState<{ user: User; teams: TeamMembership[] } | null>(null);
+  const [error, setError] = useState('');
+  const [teamId, setTeamId] = useState(localStorage.getItem(teamKey) ?? '');
+  // Books are kept with their team, so a switch never shows the old team's books.
+  const [loaded, setLoaded] = useState<{ team: string; list: Book[] } | null>(null);
+  const [booksError, setBooksError] = useState('');
+
+  const reloadMe = useCallback(async () => {
+    setError('');
+    try {
+      const r = await ok(api.GET('/api/me'));
+      setMe(r.data);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }, []);
+  useEffect(() => void reloadMe(), [reloadMe]);
+
+  const team = me?.teams.find((t) => t.id === teamId) ?? me?.teams[0];
+
+  const reloadBooks = useCallback(async () => {
+    if (!team) return;
+    setBooksError('');
+    try {
+      const r = await ok(api.GET('/api/books', { params: { query: { team_id: team.id } } }));
+      setLoaded({ team: team.id, list: r.data });
+    } catch (e) {
+      setBooksError(e instanceof Error ? e.message : String(e));
+    }
+  }, [team?.id]);
+  useEffect(() => void reloadBooks(), [reloadBooks]);
+  const books = team && loaded?.team === team.id ? loaded.list : null;
+
+  const setTeam = useCallback((id: string) => {
+    localStorage.setItem(teamKey, id);
+    setTeamId(id);
+  }, []);
+
+  const value = useMemo<Workspace | null>(
+    () =>
+      me && team
+        ? { user: me.user, teams: me.teams, team, role: team.role, books, booksError, setTeam, reloadBooks, reloadMe }
+        : null,
+    [me, team, books, booksError, setTeam, reloadBooks, reloadMe],
+  );
+  if (error) return <>{failed(error, reloadMe)}</>;
+  if (!value) return <>{loading}</>;
+  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
+}

@@ -1,0 +1,83 @@
+// Log in and sign up: the two screens a visitor sees.
+import { useLocation } from 'preact-iso/router';
+import { api, ok } from '../api/client';
+import { remember } from '../api/session';
+import { checkEmail, checkPassword, checkRequired } from '../lib/form';
+import { useForm } from '../lib/useForm';
+import { Field, FormError } from '../ui/Field';
+import { Page } from '../ui/Page';
+
+/** useEnter starts the session an answer carries and goes where the visitor was headed. */
+function useEnter() {
+  const { query, route } = useLocation();
+  return (session: { token: string; expires_at: string }) => {
+    remember(session.token, session.expires_at);
+    route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
+  };
+}
+
+export function Login() {
+  const enter = useEnter();
+  const f = useForm({ email: '', password: '' });
+  return (
+    <Page title="Log in" narrow>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void f.submit({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' }, async () => {
+            enter((await ok(api.POST('/api/auth/login', { body: f.values }))).data);
+          });
+        }}
+      >
+        <Field label="Email" type="email" autocomplete="username" required {...f.bind('email')} />
+        <Field label="Password" type="password" autocomplete="current-password" required {...f.bind('password')} />
+        <FormError message={f.formError} />
+        <button type="submit" disabled={f.busy}>
+          Log in
+        </button>
+      </form>
+      <p>
+        New here? <a href="/app/signup">Create an account</a>
+      </p>
+    </Page>
+  );
+}
+
+export function Signup() {
+  const enter = useEnter();
+  const f = useForm({ name: '', email: '', password: '', team_name: '' });
+  return (
+    <Page title="Sign up" narrow>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void f.submit(
+            {
+              name: checkRequired(f.values.name, 'your name'),
+              email: checkEmail(f.values.email),
+              password: checkPassword(f.values.password),
+              team_name: checkRequired(f.values.team_name, 'a name for your team'),
+            },
+            async () => {
+              enter((await ok(api.POST('/api/auth/signup', { body: f.values }))).data);
+            },
+          );
+        }}
+      >
+        <Field label="Name" autocomplete="name" required {...f.bind('name')} />
+        <Field label="Email" type="email" autocomplete="email" required {...f.bind('email')} />
+        <Field label="Password" type="password" autocomplete="new-password" required hint="8 to 72 characters." {...f.bind('password')} />
+        <Field label="Team name" autocomplete="organization" required hint="You will be its owner." {...f.bind('team_name')} />
+        <FormError message={f.formError} />
+        <button type="submit" disabled={f.busy}>
+          Sign up
+        </button>
+      </form>
+      <p>
+        Already have an account? <a href="/app/login">Log in</a>
+      </p>
+    </Page>
+  );
+}

@@ -1,0 +1,172 @@
+// One contact: everything it holds, its labels and custom fields, the
+// campaigns it is or was in; star, edit and delete for those who may.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso/router';
+import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
+import { contactName, socialNames } from '../lib/contact';
+import { atLeast } from '../lib/roles';
+import { useBook } from '../lib/useBook';
+import { useWorkspace } from '../lib/workspace';
+import { Confirm } from '../ui/Confirm';
+import { FormError } from '../ui/Field';
+import { LabelChips } from '../ui/LabelChips';
+import { Page } from '../ui/Page';
+
+export default function ContactPage({ id }: { id: string }) {
+  const [contact, setContact] = useState<Contact | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    setContact(null);
+    ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
+      .then((r) => setContact(r.data))
+      .catch((e) => setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+  }, [id]);
+  if (!contact) return <Page title="Contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
+  return <View contact={contact} onChange={setContact} />;
+}
+
+function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contact) => void }) {
+  const w = useWorkspace();
+  const { route } = useLocation();
+  const { book, fields } = useBook(c.book_id);
+  const [deleting, setDeleting] = useState(false);
+  const [error, setError] = useState('');
+  const canWrite = atLeast(w.role, 'member');
+  const custom = (c.custom_fields as Record<string, unknown> | null) ?? {};
+  async function star() {
+    try {
+      onChange((await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }))).data);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  return (
+    <Page
+      title={contactName(c)}
+      actions={
+        canWrite && (
+          <>
+            <button type="button" class="secondary" aria-pressed={c.starred} onClick={star}>
+              {c.starred ? '★ Starred' : '☆ Star'}
+            </button>
+            <a class="button" href={`/app/contacts/${c.id}/edit`}>
+              Edit contact
+            </a>
+            <button type="button" class="danger" onClick={() => setDeleting(true)}>
+              Delete contact
+            </button>
+          </>
+        )
+      }
+    >
+      <p>
+        {book && <a href={`/app/books/${book.id}/contacts`}>Back to {book.name}</a>}
+        {!canWrite && c.starred && <span> · Starred</span>}
+      </p>
+      <FormError message={error} />
+      <LabelChips labels={c.labels} />
+      <dl class="facts">
+        <Fact name="Company" value={c.company} />
+        <Fact name="Job title" value={c.job_title} />
+        {c.emails.map((e) => (
+          <Fact name={`Email (${e.label}${e.primary ? ', primary' : ''})`} value={<a href={`mailto:${e.address}`}>{e.address}</a>} />
+        ))}
+        {c.phones.map((p) => (
+          <Fact name={`Phone (${p.label}${p.primary ? ', primary' : ''})`} value={<a href={`tel:${p.number}`}>{p.number}</a>} />
+        ))}
+        {c.addresses.map((a) => (
+          <Fact name={`Address (${a.label})`} value={[a.street, [a.zip, a.city].filter(Boolean).join(' '), a.state, a.country].filter(Boolean).join(', ')} />
+        ))}
+        <Fact name="Birthday" value={c.birthday ?? ''} />
+        {c.dates.map((d) => (
+          <Fact name={d.label || 'Date'} value={d.value} />
+        ))}
+        <Fact name="Website" value={c.website && <a href={c.website} rel="noopener noreferrer" target="_blank">{c.website}</a>} />
+        {c.socials.map((s) => (
+          <Fact name={socialNames[s.label ?? 'other']} value={s.value} />
+        ))}
+        {c.relationships.map((r) => (
+          <Fact name={r.label} value={r.contact_id ? <a href={`/app/contacts/${r.contact_id}`}>{r.name}</a> : r.name} />
+        ))}
+        {(fields ?? []).map((d) => (
+          <Fact name={d.name} value={String(custom[d.key] ?? '')} />
+        ))}
+      </dl>
+      {c.notes && (
+        <>
+          <h2>Notes</h2>
+          <p class="notes">{c.notes}</p>
+        </>
+      )}
+      <Campaigns id={c.id} />
+      <p class="meta">
+        Created {new Date(c.created_at).toLocaleString()} · updated {new Date(c.updated_at).toLocaleString()}
+      </p>
+      {deleting && (
+        <DeleteContact
+          contact={c}
+          onClose={() => setDeleting(false)}
+          onDeleted={() => {
+            void w.reloadBooks();
+            route(`/app/books/${c.book_id}/contacts`, true);
+          }}
+        />
+      )}
+    </Page>
+  );
+}
+
+function Fact({ name, value }: { name: string; value: ComponentChildren }) {
+  if (value === '' || value === null || value === undefined || value === false) return null;
+  return (
+    <div>
+      <dt>{name}</dt>
+      <dd>{value}</dd>
+    </div>
+  );
+}
+
+function Campaigns({ id }: { id: string }) {
+  const [list, setList] = useState<Schemas['ContactCampaign'][] | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } } }))
+      .then((r) => setList(r.data))
+      .catch((e) => setError(e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'Campaigns need the Campaigns add-on.' : e instanceof Error ? e.message : String(e)));
+  }, [id]);
+  return (
+    <>
+      <h2>Campaigns</h2>
+      {error ? (
+        <p>{error}</p>
+      ) : list === null ? (
+        <p>Loading…</p>
+      ) : list.length === 0 ? (
+        <p>Not in any campaign.</p>
+      ) : (
+        <ul>
+          {list.map((p) => (
+            <li>
+              {p.campaign_name} — {p.participant_status}, enrolled {new Date(p.enrolled_at).toLocaleDateString()}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function DeleteContact({ contact, onClose, onDeleted }: { contact: Contact; onClose: () => void; onDeleted: () => void }) {
+  return (
+    <Confirm
+      title={`Delete ${contactName(contact)}?`}
+      button="Delete contact"
+      run={() => ok(api.DELETE('/api/contacts/{id}', { params: { path: { id: contact.id } } }))}
+      onClose={onClose}
+      onDone={onDeleted}
+    >
+      <p>The contact and its campaign history are deleted. This cannot be undone.</p>
+    </Confirm>
+  );
+}

@@ -1,0 +1,469 @@
+// The contacts of a book: search, label and starred filters, sort, server-side
+// paging, a column picker (custom fields too), all kept in the URL; select
+// many and change them in bulk.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso/router';
+import { api, inBook, isAbort, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
+import { bulkMax, plural, runChunked } from '../lib/bulk';
+import { builtinColumns, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
+import { atLeast } from '../lib/roles';
+import { useBook } from '../lib/useBook';
+import { useWorkspace } from '../lib/workspace';
+import { DataTable, type Column } from '../ui/DataTable';
+import { Dialog } from '../ui/Dialog';
+import { Field, FormError } from '../ui/Field';
+import { Notice, Page } from '../ui/Page';
+import { contactName, primaryEmail, primaryPhone } from '../lib/contact';
+import { LabelChips } from '../ui/LabelChips';
+
+const builtinNames: Record<(typeof builtinColumns)[number], string> = {
+  name: 'Name',
+  email: 'Email',
+  phone: 'Phone',
+  company: 'Company',
+  job_title: 'Job title',
+  labels: 'Labels',
+  updated_at: 'Updated',
+  created_at: 'Created',
+};
+
+const searchDelay = 150;
+
+export default function Contacts({ book: bookId }: { book: string }) {
+  const w = useWorkspace();
+  const { url, route } = useLocation();
+  const search = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  const view = useMemo(() => parseView(search), [search]);
+  const { book, booksLoaded, labels, fields } = useBook(bookId);
+  const canWrite = atLeast(w.role, 'member');
+
+  const [rows, setRows] = useState<Contact[] | null>(null);
+  // The search the shown rows answer (the box may already hold a newer one).
+  const [answered, setAnswered] = useState<string | null>(null);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState('');
+  const [loading, setLoading] = useState(false);
+  const [reloads, setReloads] = useState(0);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [notice, setNotice] = useState('');
+  const [picking, setPicking] = useState(false);
+  const [bulk, setBulk] = useState<BulkKind | null>(null);
+  const [q, setQ] = useState(view.q);
+
+  const go = (next: Partial<ContactsView>, replace = false) => {
+    const s = viewToSearch({ ...view, ...next });
+    route(`/app/books/${bookId}/contacts${s ? '?' + s : ''}`, replace);
+  };
+
+  // Typing waits a moment, then replaces the view; a newer query cancels the older request.
+  useEffect(() => setQ(view.q), [view.q]);
+  useEffect(() => {
+    if (q === view.q) return;
+    const t = setTimeout(() => go({ q, page: 1 }, true), searchDelay);
+    return () => clearTimeout(t);
+  }, [q]);
+
+  const fetchKey = `${bookId}?${viewToSearch({ ...view, columns: [] })}#${reloads}`;
+  useEffect(() => {
+    if (!book) return;
+    const abort = new AbortController();
+    setLoading(true);
+    setError('');
+    api
+      .GET('/api/contacts', { params: { header: inBook(bookId), query: listQuery(view) }, signal: abort.signal })
+      .then((r) => ok(Promise.resolve(r)))
+      .then((r) => {
+        setRows(r.data);
+        setAnswered(view.q);
+        setTotal(r.meta.total);
+        setLoading(false);
+      })
+      .catch((e) => {
+        if (isAbort(e)) return;
+        setError(e instanceof Error ? e.message : String(e));
+        setLoading(false);
+      });
+    return () => abort.abort();
+  }, [fetchKey, !!book]);
+
+  // Another book or another filter starts with nothing selected, so a bulk
+  // change never reaches contacts the view no longer shows.
+  useEffect(() => setSelected(new Set()), [bookId, view.q, view.label, view.starred]);
+
+  // A page past the end (after a deletion, or an old link) moves to the last page.
+  useEffect(() => {
+    if (!loading && rows?.length === 0 && total > 0 && view.page > 1) go({ page: pageCount(total, view.size) }, true);
+  }, [loading, rows, total]);
+
+  if (!book) return <Page title="Contacts">{booksLoaded ? <p>This book does not exist or belongs to another team.</p> : <p>Loading…</p>}</Page>;
+
+  const columns = buildColumns(view.columns, fields ?? [], canWrite, (c) => toggleStar(c));
+  async function toggleStar(c: Contact) {
+    try {
+      const r = await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }));
+      setRows((rs) => rs?.map((x) => (x.id === c.id ? r.data : x)) ?? null);
+    } catch (e) {
+      setNotice(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  const pages = pageCount(total, view.size);
+  const onPage = rows?.map((r) => r.id) ?? [];
+  const wholePage = onPage.length > 0 && onPage.every((id) => selected.has(id));
+  const filtered = !!(view.q || view.label || view.starred);
+
+  return (
+    <Page
+      title={book.name}
+      actions={
+        <>
+          <a class="button secondary" href={`/app/books/${bookId}/labels`}>
+            Labels and fields
+          </a>
+          {canWrite && (
+            <button type="button" onClick={() => route(`/app/books/${bookId}/contacts/new`)}>
+              New contact
+            </button>
+          )}
+        </>
+      }
+    >
+      <div class="toolbar" role="search">
+        <Field label="Search contacts" type="search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} placeholder="Name, company or email" />
+        <Field label="Label" as="select" value={view.label} onChange={(e) => go({ label: (e.target as HTMLSelectElement).value, page: 1 })}>
+          <option value="">Any label</option>
+          {labels?.map((l) => (
+            <option value={l.id}>{l.name}</option>
+          ))}
+        </Field>
+        <Field label="Starred" as="select" value={view.starred} onChange={(e) => go({ starred: (e.target as HTMLSelectElement).value as ContactsView['starred'], page: 1 })}>
+          <option value="">All contacts</option>
+          <option value="true">Starred only</option>
+          <option value="false">Not starred</option>
+        </Field>
+        <button type="button" class="secondary" onClick={() => setPicking(true)}>
+          Columns
+        </button>
+      </div>
+
+      <p class="summary" role="status" aria-live="polite" data-answered={loading ? undefined : (answered ?? undefined)}>
+        {loading ? 'Loading…' : error ? '' : plural(total, filtered ? 'matching contact' : 'contact')}
+      </p>
+      <Notice message={notice} />
+
+      {canWrite && selected.size > 0 && (
+        <div class="bulk-bar" role="region" aria-label="Selected contacts">
+          <strong>{plural(selected.size, 'contact')} selected</strong>
+          {wholePage && total > onPage.length && selected.size < Math.min(total, bulkMax) && (
+            <SelectAllMatching bookId={bookId} view={view} total={total} onSelected={(ids) => setSelected(new Set(ids))} />
+          )}
+          <button type="button" class="secondary" onClick={() => setBulk('add-label')} disabled={!labels?.length} title={labels?.length ? undefined : 'This book has no labels yet.'}>
+            Add label
+          </button>
+          <button type="button" class="secondary" onClick={() => setBulk('remove-label')} disabled={!labels?.length} title={labels?.length ? undefined : 'This book has no labels yet.'}>
+            Remove label
+          </button>
+          <button type="button" class="secondary" onClick={() => setBulk('set-field')} disabled={!fields?.length} title={fields?.length ? undefined : 'This book has no custom fields yet.'}>
+            Set field
+          </button>
+          <button type="button" class="danger" onClick={() => setBulk('delete')}>
+            Delete
+          </button>
+          <button type="button" class="link" onClick={() => setSelected(new Set())}>
+            Clear selection
+          </button>
+        </div>
+      )}
+
+      <DataTable<Contact>
+        caption={`Contacts of ${book.name}`}
+        columns={columns}
+        rows={rows}
+        loading={loading}
+        error={error}
+        rowKey={(c) => c.id}
+        rowLabel={contactName}
+        sort={view.sort}
+        onSort={(s) => go({ sort: s as ContactsView['sort'], page: 1 })}
+        selected={canWrite ? selected : undefined}
+        onSelect={(ids, on) =>
+          setSelected((s) => {
+            const n = new Set(s);
+            ids.forEach((id) => (on ? n.add(id) : n.delete(id)));
+            return n;
+          })
+        }
+        empty={
+          filtered ? (
+            <>
+              No contacts match. <button type="button" class="link" onClick={() => go({ q: '', label: '', starred: '', page: 1 })}>Clear the filters</button>
+            </>
+          ) : canWrite ? (
+            <>
+              This book has no contacts yet. <a href={`/app/books/${bookId}/contacts/new`}>Add the first one</a>.
+            </>
+          ) : (
+            'This book has no contacts yet.'
+          )
+        }
+      />
+
+      <nav class="pager" aria-label="Pages">
+        <button type="button" class="secondary" disabled={view.page <= 1} onClick={() => go({ page: view.page - 1 })}>
+          Previous page
+        </button>
+        <span>
+          Page {Math.min(view.page, pages).toLocaleString('en')} of {pages.toLocaleString('en')}
+        </span>
+        <button type="button" class="secondary" disabled={view.page >= pages} onClick={() => go({ page: view.page + 1 })}>
+          Next page
+        </button>
+        <Field label="Rows per page" as="select" value={String(view.size)} onChange={(e) => go({ size: Number((e.target as HTMLSelectElement).value), page: 1 })}>
+          {pageSizes.map((n) => (
+            <option value={String(n)}>{n}</option>
+          ))}
+        </Field>
+      </nav>
+
+      {picking && <ColumnPicker columns={view.columns} fields={fields ?? []} onClose={() => setPicking(false)} onApply={(columns) => (setPicking(false), go({ columns }, true))} />}
+      {bulk && (
+        <BulkDialog
+          kind={bulk}
+          bookId={bookId}
+          ids={[...selected]}
+          labels={labels ?? []}
+          fields={fields ?? []}
+          onClose={() => setBulk(null)}
+          onDone={(message) => {
+            setBulk(null);
+            setNotice(message);
+            setSelected(new Set());
+            setReloads((n) => n + 1);
+            void w.reloadBooks();
+          }}
+        />
+      )}
+    </Page>
+  );
+}
+
+function buildColumns(names: string[], fields: FieldDefinition[], canWrite: boolean, star: (c: Contact) => void): Column<Contact>[] {
+  const byKey = new Map(fields.map((f) => [f.key, f]));
+  const out: Column<Contact>[] = [];
+  for (const n of names) {
+    if (n.startsWith('field:')) {
+      const def = byKey.get(n.slice(6));
+      if (def) out.push({ key: n, header: def.name, cell: (c) => String((c.custom_fields as Record<string, unknown> | null)?.[def.key] ?? '') });
+      continue;
+    }
+    switch (n) {
+      case 'name':
+        out.push({
+          key: n,
+          header: 'Name',
+          sort: 'name',
+          cell: (c) => (
+            <span class="contact-name">
+              {canWrite ? (
+                <button type="button" class="star" aria-pressed={c.starred} aria-label={`Star ${contactName(c)}`} onClick={() => star(c)}>
+                  {c.starred ? '★' : '☆'}
+                </button>
+              ) : (
+                c.starred && <span aria-label="Starred">★</span>
+              )}
+              <a href={`/app/contacts/${c.id}`}>{contactName(c)}</a>
+            </span>
+          ),
+        });
+        break;
+      case 'email':
+        out.push({ key: n, header: 'Email', cell: primaryEmail });
+        break;
+      case 'phone':
+        out.push({ key: n, header: 'Phone', cell: primaryPhone });
+        break;
+      case 'company':
+        out.push({ key: n, header: 'Company', cell: (c) => c.company });
+        break;
+      case 'job_title':
+        out.push({ key: n, header: 'Job title', cell: (c) => c.job_title });
+        break;
+      case 'labels':
+        out.push({ key: n, header: 'Labels', cell: (c) => <LabelChips labels={c.labels} /> });
+        break;
+      case 'created_at':
+      case 'updated_at':
+        out.push({ key: n, header: builtinNames[n], sort: n, cell: (c) => new Date(c[n]).toLocaleDateString() });
+        break;
+    }
+  }
+  return out;
+}
+
+function ColumnPicker({ columns, fields, onClose, onApply }: { columns: string[]; fields: FieldDefinition[]; onClose: () => void; onApply: (c: string[]) => void }) {
+  const [on, setOn] = useState(new Set(columns));
+  const all: [string, string][] = [...builtinColumns.map((c) => [c, builtinNames[c]] as [string, string]), ...fields.map((f) => [`field:${f.key}`, f.name] as [string, string])];
+  return (
+    <Dialog
+      title="Columns"
+      open
+      onClose={onClose}
+      onSubmit={() => onApply(all.map(([k]) => k).filter((k) => on.has(k)))}
+      actions={<button type="submit">Show these columns</button>}
+    >
+      <fieldset>
+        <legend>Show</legend>
+        {all.map(([key, name]) => (
+          <Field
+            label={name}
+            type="checkbox"
+            checked={on.has(key)}
+            disabled={key === 'name'}
+            onChange={(e) =>
+              setOn((s) => {
+                const n = new Set(s);
+                (e.target as HTMLInputElement).checked ? n.add(key) : n.delete(key);
+                return n;
+              })
+            }
+          />
+        ))}
+      </fieldset>
+    </Dialog>
+  );
+}
+
+/** SelectAllMatching widens a whole-page selection to every contact the view matches. */
+function SelectAllMatching({ bookId, view, total, onSelected }: { bookId: string; view: ContactsView; total: number; onSelected: (ids: string[]) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const n = Math.min(total, bulkMax);
+  return (
+    <>
+      <button
+        type="button"
+        class="link"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          setError('');
+          try {
+            const ids: string[] = [];
+            const size = 200;
+            for (let offset = 0; offset < n; offset += size) {
+              const r = await ok(api.GET('/api/contacts', { params: { header: inBook(bookId), query: { ...listQuery(view), limit: size, offset } } }));
+              ids.push(...r.data.map((c) => c.id));
+              if (r.data.length < size) break;
+            }
+            onSelected(ids.slice(0, n));
+          } catch (e) {
+            setError(e instanceof Error ? e.message : String(e));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {busy ? 'Selecting…' : total > bulkMax ? `Select the first ${plural(n, 'matching contact')}` : `Select all ${plural(n, 'matching contact')}`}
+      </button>
+      {error && <span role="alert">{error}</span>}
+    </>
+  );
+}
+
+type BulkKind = 'add-label' | 'remove-label' | 'set-field' | 'delete';
+
+function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: Label[]; fields: FieldDefinition[]; onClose: () => void; onDone: (message: string) => void }) {
+  const [label, setLabel] = useState(p.labels[0]?.id ?? '');
+  const [field, setField] = useState(p.fields[0]?.id ?? '');
+  const [value, setValue] = useState('');
+  const [done, setDone] = useState(-1);
+  const [error, setError] = useState('');
+  const busy = done >= 0;
+  const count = plural(p.ids.length, 'contact');
+  const header = { header: inBook(p.bookId) };
+  const def = p.fields.find((f) => f.id === field);
+  const text = {
+    'add-label': { title: 'Add a label', button: `Add label to ${count}` },
+    'remove-label': { title: 'Remove a label', button: `Remove label from ${count}` },
+    'set-field': { title: 'Set a custom field', button: `Set field on ${count}` },
+    delete: { title: `Delete ${count}?`, button: `Delete ${count}` },
+  }[p.kind];
+
+  async function run() {
+    setError('');
+    setDone(0);
+    try {
+      let counted = 0;
+      const name = p.labels.find((l) => l.id === label)?.name ?? '';
+      switch (p.kind) {
+        case 'add-label':
+          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-add-label', { params: header, body: { contact_ids: c, label_id: label } }))).data.added, setDone);
+          p.onDone(`Label “${name}” added to ${plural(counted, 'contact')}.`);
+          break;
+        case 'remove-label':
+          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-remove-label', { params: header, body: { contact_ids: c, label_id: label } }))).data.removed, setDone);
+          p.onDone(`Label “${name}” removed from ${plural(counted, 'contact')}.`);
+          break;
+        case 'set-field':
+          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-update-field', { params: header, body: { contact_ids: c, field_definition_id: field, value } }))).data.updated, setDone);
+          p.onDone(`“${def?.name}” set on ${plural(counted, 'contact')}.`);
+          break;
+        case 'delete':
+          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-delete', { params: header, body: { contact_ids: c } }))).data.deleted, setDone);
+          p.onDone(`${plural(counted, 'contact')} deleted.`);
+          break;
+      }
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+      setDone(-1);
+    }
+  }
+
+  return (
+    <Dialog
+      title={text.title}
+      open
+      onClose={p.onClose}
+      busy={busy}
+      onSubmit={run}
+      actions={
+        <button type="submit" class={p.kind === 'delete' ? 'danger' : undefined} disabled={busy}>
+          {text.button}
+        </button>
+      }
+    >
+      {(p.kind === 'add-label' || p.kind === 'remove-label') && (
+        <Field label="Label" as="select" value={label} onChange={(e) => setLabel((e.target as HTMLSelectElement).value)}>
+          {p.labels.map((l) => (
+            <option value={l.id}>{l.name}</option>
+          ))}
+        </Field>
+      )}
+      {p.kind === 'set-field' && (
+        <>
+          <Field label="Field" as="select" value={field} onChange={(e) => setField((e.target as HTMLSelectElement).value)}>
+            {p.fields.map((f) => (
+              <option value={f.id}>{f.name}</option>
+            ))}
+          </Field>
+          <Field
+            label="Value"
+            type={def?.type === 'number' ? 'number' : def?.type === 'date' ? 'date' : def?.type === 'url' ? 'url' : 'text'}
+            value={value}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+            hint="Leave empty to remove the value."
+          />
+        </>
+      )}
+      {p.kind === 'delete' && <p>The {count} and their campaign history are deleted. This cannot be undone.</p>}
+      {busy && p.ids.length > 1000 && (
+        <p>
+          <label>
+            Progress <progress max={p.ids.length} value={done} /> {done.toLocaleString('en')} of {p.ids.length.toLocaleString('en')}
+          </label>
+        </p>
+      )}
+      <FormError message={error} />
+    </Dialog>
+  );
+}

@@ -1,0 +1,324 @@
+// The team: its name and Campaigns add-on, its members and their roles, and
+// its API keys (a new key is shown once, with a copy button).
+import { useEffect, useState } from 'preact/hooks';
+import { api, ok, type ApiKey, type Member, type Role, type Schemas } from '../api/client';
+import { checkRequired } from '../lib/form';
+import { atLeast, needs, roleNames, roles } from '../lib/roles';
+import { useForm } from '../lib/useForm';
+import { useWorkspace } from '../lib/workspace';
+import { Confirm } from '../ui/Confirm';
+import { DataTable } from '../ui/DataTable';
+import { Dialog } from '../ui/Dialog';
+import { Field } from '../ui/Field';
+import { FormDialog } from '../ui/FormDialog';
+import { Notice, Page } from '../ui/Page';
+
+export default function Team() {
+  const w = useWorkspace();
+  const [notice, setNotice] = useState('');
+  const isAdmin = atLeast(w.role, 'admin');
+  return (
+    <Page title={`Team ${w.team.name}`}>
+      <Notice message={notice} />
+      <TeamSettings onNotice={setNotice} />
+      <Members onNotice={setNotice} />
+      <h2>API keys</h2>
+      {isAdmin ? <ApiKeys onNotice={setNotice} /> : <p>{needs('admin')} API keys let programs use the API on the team's behalf.</p>}
+    </Page>
+  );
+}
+
+const addonNames: Record<Schemas['Team']['campaign_addon'], string> = { none: 'Not active', trial: 'Trial', active: 'Active', canceled: 'Canceled' };
+
+function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
+  const w = useWorkspace();
+  const [team, setTeam] = useState<Schemas['Team'] | null>(null);
+  const [error, setError] = useState('');
+  const [renaming, setRenaming] = useState(false);
+  const isAdmin = atLeast(w.role, 'admin');
+  const path = { params: { path: { team_id: w.team.id } } };
+  useEffect(() => {
+    ok(api.GET('/api/teams/{team_id}', path))
+      .then((r) => setTeam(r.data))
+      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+  }, [w.team.id]);
+  if (error) return <p role="alert">{error}</p>;
+  if (!team) return <p>Loading…</p>;
+  return (
+    <>
+      <dl class="facts">
+        <div>
+          <dt>Name</dt>
+          <dd>
+            {team.name}{' '}
+            {isAdmin && (
+              <button type="button" class="link" onClick={() => setRenaming(true)}>
+                Rename team
+              </button>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Campaigns add-on</dt>
+          <dd>
+            {addonNames[team.campaign_addon]}
+            {team.campaign_addon === 'trial' && team.trial_ends_at && ` until ${new Date(team.trial_ends_at).toLocaleDateString()}`}{' '}
+            {isAdmin && team.campaign_addon === 'none' && (
+              <button
+                type="button"
+                class="link"
+                onClick={async () => {
+                  try {
+                    setTeam((await ok(api.POST('/api/teams/{team_id}/addons/campaigns/trial', path))).data);
+                    onNotice('The 14-day trial of the Campaigns add-on has started.');
+                  } catch (e) {
+                    onNotice(e instanceof Error ? e.message : String(e));
+                  }
+                }}
+              >
+                Start the 14-day trial
+              </button>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Your role</dt>
+          <dd>{roleNames[w.role]}</dd>
+        </div>
+      </dl>
+      {renaming && (
+        <RenameTeam
+          name={team.name}
+          onClose={() => setRenaming(false)}
+          onSaved={(t) => {
+            setTeam(t);
+            setRenaming(false);
+            onNotice('Team renamed.');
+            void w.reloadMe();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function RenameTeam({ name, onClose, onSaved }: { name: string; onClose: () => void; onSaved: (t: Schemas['Team']) => void }) {
+  const w = useWorkspace();
+  const f = useForm({ name });
+  return (
+    <FormDialog
+      title="Rename team"
+      submit="Save name"
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name') })}
+      send={async () => onSaved((await ok(api.PATCH('/api/teams/{team_id}', { params: { path: { team_id: w.team.id } }, body: f.values }))).data)}
+      onClose={onClose}
+    >
+      <Field label="Team name" required {...f.bind('name')} />
+    </FormDialog>
+  );
+}
+
+function Members({ onNotice }: { onNotice: (m: string) => void }) {
+  const w = useWorkspace();
+  const [members, setMembers] = useState<Member[] | null>(null);
+  const [error, setError] = useState('');
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const isAdmin = atLeast(w.role, 'admin');
+  const path = (user_id: string) => ({ params: { path: { team_id: w.team.id, user_id } } });
+  const load = () =>
+    ok(api.GET('/api/teams/{team_id}/members', { params: { path: { team_id: w.team.id } } }))
+      .then((r) => setMembers(r.data))
+      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+  useEffect(() => void load(), [w.team.id]);
+  // Only owners hand out (or take away) the owner role.
+  const assignable = (m: Member) => isAdmin && (w.role === 'owner' || m.role !== 'owner');
+  return (
+    <>
+      <h2>Members</h2>
+      <DataTable<Member>
+        caption="Members of the team"
+        rows={members}
+        error={error}
+        rowKey={(m) => m.user_id}
+        empty="No members."
+        columns={[
+          { key: 'name', header: 'Name', cell: (m) => (m.user_id === w.user.id ? `${m.name} (you)` : m.name) },
+          { key: 'email', header: 'Email', cell: (m) => m.email },
+          {
+            key: 'role',
+            header: 'Role',
+            cell: (m) =>
+              assignable(m) ? (
+                <select
+                  aria-label={`Role of ${m.name}`}
+                  value={m.role}
+                  onChange={async (e) => {
+                    const role = (e.target as HTMLSelectElement).value as Role;
+                    try {
+                      await ok(api.PATCH('/api/teams/{team_id}/members/{user_id}', { ...path(m.user_id), body: { role } }));
+                      onNotice(`${m.name} is now ${roleNames[role].toLowerCase()}.`);
+                      if (m.user_id === w.user.id) void w.reloadMe();
+                    } catch (err) {
+                      onNotice(err instanceof Error ? err.message : String(err));
+                    }
+                    void load();
+                  }}
+                >
+                  {roles
+                    .filter((r) => r !== 'owner' || w.role === 'owner')
+                    .map((r) => (
+                      <option value={r}>{roleNames[r]}</option>
+                    ))}
+                </select>
+              ) : (
+                roleNames[m.role]
+              ),
+          },
+          { key: 'joined', header: 'Joined', cell: (m) => new Date(m.joined_at).toLocaleDateString() },
+          ...(isAdmin
+            ? [
+                {
+                  key: 'actions',
+                  header: 'Actions',
+                  cell: (m: Member) =>
+                    assignable(m) && (
+                      <button type="button" class="link danger" onClick={() => setRemoving(m)}>
+                        Remove<span class="visually-hidden"> {m.name}</span>
+                      </button>
+                    ),
+                },
+              ]
+            : []),
+        ]}
+      />
+      {removing && (
+        <Confirm
+          title={removing.user_id === w.user.id ? 'Leave the team?' : `Remove ${removing.name}?`}
+          button={removing.user_id === w.user.id ? 'Leave team' : 'Remove member'}
+          run={() => ok(api.DELETE('/api/teams/{team_id}/members/{user_id}', path(removing.user_id)))}
+          onClose={() => setRemoving(null)}
+          onDone={() => {
+            onNotice(`${removing.name} was removed from the team.`);
+            setRemoving(null);
+            if (removing.user_id === w.user.id) void w.reloadMe();
+            else void load();
+          }}
+        >
+          <p>{removing.name} loses access to the team's books and contacts at once.</p>
+        </Confirm>
+      )}
+    </>
+  );
+}
+
+function ApiKeys({ onNotice }: { onNotice: (m: string) => void }) {
+  const w = useWorkspace();
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [error, setError] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<string | null>(null);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const path = { params: { path: { team_id: w.team.id } } };
+  const load = () =>
+    ok(api.GET('/api/teams/{team_id}/api-keys', path))
+      .then((r) => setKeys(r.data))
+      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+  useEffect(() => void load(), [w.team.id]);
+  return (
+    <>
+      <button type="button" onClick={() => setCreating(true)}>
+        New API key
+      </button>
+      <DataTable<ApiKey>
+        caption="API keys of the team"
+        rows={keys}
+        error={error}
+        rowKey={(k) => k.id}
+        empty="No API keys yet."
+        columns={[
+          { key: 'name', header: 'Name', cell: (k) => k.name },
+          { key: 'prefix', header: 'Starts with', cell: (k) => <code>{k.prefix}…</code> },
+          { key: 'created', header: 'Created', cell: (k) => new Date(k.created_at).toLocaleDateString() },
+          { key: 'used', header: 'Last used', cell: (k) => (k.last_used_at ? new Date(k.last_used_at).toLocaleString() : 'Never') },
+          {
+            key: 'actions',
+            header: 'Actions',
+            cell: (k) => (
+              <button type="button" class="link danger" onClick={() => setRevoking(k)}>
+                Revoke<span class="visually-hidden"> {k.name}</span>
+              </button>
+            ),
+          },
+        ]}
+      />
+      {creating && (
+        <NewKey
+          onClose={() => setCreating(false)}
+          onCreated={(key) => {
+            setCreating(false);
+            setCreated(key);
+            void load();
+          }}
+        />
+      )}
+      {created && <ShowKey secret={created} onClose={() => setCreated(null)} />}
+      {revoking && (
+        <Confirm
+          title={`Revoke ${revoking.name}?`}
+          button="Revoke key"
+          run={() => ok(api.DELETE('/api/teams/{team_id}/api-keys/{key_id}', { params: { path: { team_id: w.team.id, key_id: revoking.id } } }))}
+          onClose={() => setRevoking(null)}
+          onDone={() => {
+            onNotice(`The key ${revoking.name} was revoked.`);
+            setRevoking(null);
+            void load();
+          }}
+        >
+          <p>Programs using this key are refused from now on.</p>
+        </Confirm>
+      )}
+    </>
+  );
+}
+
+function NewKey({ onClose, onCreated }: { onClose: () => void; onCreated: (key: string) => void }) {
+  const w = useWorkspace();
+  const f = useForm({ name: '' });
+  return (
+    <FormDialog
+      title="New API key"
+      submit="Create key"
+      form={f}
+      checks={() => ({ name: checkRequired(f.values.name, 'a name that says where the key is used') })}
+      send={async () => onCreated((await ok(api.POST('/api/teams/{team_id}/api-keys', { params: { path: { team_id: w.team.id } }, body: f.values }))).data.key)}
+      onClose={onClose}
+    >
+      <Field label="Key name" required hint="Where the key is used, e.g. CRM sync." {...f.bind('name')} />
+    </FormDialog>
+  );
+}
+
+function ShowKey({ secret, onClose }: { secret: string; onClose: () => void }) {
+  const [copied, setCopied] = useState('');
+  return (
+    <Dialog title="Your new API key" open onClose={onClose} closeText="Done">
+      <p>Copy the key now: it is shown only once. Programs send it as a Bearer token to /api/v1.</p>
+      <Field label="API key" value={secret} readOnly onFocus={(e) => (e.target as HTMLInputElement).select()} />
+      <button
+        type="button"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(secret);
+            setCopied('Copied to the clipboard.');
+          } catch {
+            setCopied('The browser refused; select the key and copy it yourself.');
+          }
+        }}
+      >
+        Copy key
+      </button>
+      <p role="status">{copied}</p>
+    </Dialog>
+  );
+}

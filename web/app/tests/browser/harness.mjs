@@ -1,0 +1,209 @@
+// The browser suite's harness: the real binary on a fresh database of the
+// local PostgreSQL, headless Debian chromium driven by playwright-core,
+// axe-core on every screen, a screenshot of every screen under
+// .data/screenshots/, and a check that nothing broke the CSP.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..', '..', '..', '..');
+const screenshots = join(repo, '.data', 'screenshots');
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** psql runs SQL against a database URL and returns the unaligned output. */
+export function psql(url, sql) {
+  return execFileSync('psql', [url, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' }).trim();
+}
+
+let shared = null;
+/**
+ * start gives every suite the same service (on its own new database) and
+ * browser, launched on first use; suites keep apart by signing up their own
+ * accounts and teams. stopAll ends them.
+ */
+export function start() {
+  shared ??= launch();
+  return shared;
+}
+
+export async function stopAll() {
+  if (shared) await (await shared).stop();
+}
+
+async function launch() {
+  const bin = process.env.CONTACTBOOK_BIN;
+  assert.ok(bin, 'CONTACTBOOK_BIN is not set; run the suite with `npm run test:browser`');
+  const admin = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
+  const name = `contactbook_web_${process.pid}_${Date.now()}`;
+  admin.pathname = '/postgres';
+  psql(admin.href, `CREATE DATABASE ${name}`);
+  const dbURL = new URL(admin.href);
+  dbURL.pathname = '/' + name;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const tmp = mkdtempSync(join(tmpdir(), 'contactbook-web-'));
+  const proc = spawn(bin, ['serve'], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: dbURL.href,
+      HTTP_ADDR: `127.0.0.1:${port}`,
+      PUBLIC_BASE_URL: url,
+      JWT_SECRET: 'browser-tests-secret-0123456789abcdef',
+      PASSWORD_HASH_COST: '4',
+      AUTO_MIGRATE: 'true',
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      IMAGES_DIR: tmp,
+      LOG_LEVEL: 'error',
+      LOG_FORMAT: 'text',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(url + '/readyz')).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (proc.exitCode !== null || i > 300) throw new Error('the service did not become ready');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  mkdirSync(screenshots, { recursive: true });
+  const env = {
+    url,
+    db: (sql) => psql(dbURL.href, sql),
+    browser,
+    async stop() {
+      await browser.close();
+      proc.kill('SIGTERM');
+      await exited;
+      psql(admin.href, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      rmSync(tmp, { recursive: true, force: true });
+    },
+    /** api calls /api as a script would (seeding); returns the parsed body. */
+    async api(method, path, { token, body, book } = {}) {
+      const headers = { Accept: 'application/json' };
+      if (token) headers.Authorization = `Bearer ${token}`;
+      if (book) headers['X-Book-ID'] = book;
+      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      const r = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await r.text();
+      const json = text ? JSON.parse(text) : null;
+      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+      return json;
+    },
+    /** signup creates an account (owner of its own team) through the API. */
+    async signup(name) {
+      const n = `${name}-${Math.random().toString(36).slice(2, 8)}`;
+      const email = `${n}@example.com`;
+      const password = 'correct horse battery';
+      const r = await env.api('POST', '/api/auth/signup', { body: { email, password, name, team_name: `${name}'s team` } });
+      return { email, password, name, token: r.data.token, userId: r.data.user.id, teamId: r.data.team.id };
+    },
+    /**
+     * member makes an account with the role in the team and no team of its
+     * own, like a person who joined by invitation (directly in the database).
+     */
+    async member(teamId, role, name = role) {
+      const u = await env.signup(name);
+      env.db(`DELETE FROM teams WHERE id = '${u.teamId}'; INSERT INTO team_members (team_id, user_id, role) VALUES ('${teamId}', '${u.userId}', '${role}')`);
+      return { ...u, teamId };
+    },
+    /**
+     * page opens a fresh browser context (its own storage) and a page in
+     * it for test t. A page the test leaves open (it failed before
+     * page.done()) is photographed as failed-<test>.png and closed.
+     */
+    async page(t) {
+      const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(15000);
+      const problems = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(String(e)));
+      let closed = false;
+      t.after(async () => {
+        if (closed) return;
+        const file = join(screenshots, `failed-${t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80)}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+        console.log(`screenshot of the failed test's page: ${file}`);
+        await context.close();
+      });
+      page.done = async () => {
+        closed = true;
+        assert.deepEqual(problems, [], 'the page logged errors (CSP violations included)');
+        await context.close();
+      };
+      return page;
+    },
+  };
+  return env;
+}
+
+/** login signs in through the login screen and waits for the app. */
+export async function login(page, user, path = '/app/') {
+  await page.goto(path);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: `${user.name} — account menu` }).waitFor();
+}
+
+/**
+ * screen checks a screen with axe-core (no serious or critical violation)
+ * and keeps its screenshot as <name>.png.
+ */
+export async function screen(page, name) {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+  assert.deepEqual(violations, [], `axe-core on ${name}`);
+}
+
+/** seedContacts adds n contacts to a book in one statement. */
+export function seedContacts(env, bookId, n, prefix = 'Person') {
+  env.db(`INSERT INTO contacts (book_id, first_name, last_name, company, emails, created_at)
+    SELECT '${bookId}', '${prefix}', lpad(i::text, 6, '0'), 'Company ' || (i % 50),
+      jsonb_build_array(jsonb_build_object('address', lower('${prefix}') || i || '@example.com', 'label', 'work', 'primary', true)),
+      now() - i * interval '1 second'
+    FROM generate_series(1, ${n}) i`);
+}

@@ -1,0 +1,93 @@
+// Team: name and add-on, members and roles, API keys shown once; what each
+// role may do.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { login, screen, start } from './harness.mjs';
+
+export default () =>
+  describe('Team', { concurrency: 1 }, () => {
+    let env, owner, admin, member, viewer;
+    before(async () => {
+      env = await start();
+      owner = await env.signup('Owner');
+      admin = await env.member(owner.teamId, 'admin', 'Adele');
+      member = await env.member(owner.teamId, 'member', 'Mick');
+      viewer = await env.member(owner.teamId, 'viewer', 'Vera');
+    });
+
+    test('an owner changes roles, starts the trial, and creates an API key shown once', async (t) => {
+      const page = await env.page(t);
+      await login(page, owner, '/app/team');
+      await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
+      await screen(page, 'team-owner');
+
+      await page.getByRole('combobox', { name: /^Role of Mick/ }).selectOption('admin');
+      await page.getByText(/Mick is now admin\./).waitFor();
+      assert.equal(env.db(`SELECT role FROM team_members WHERE user_id = '${member.userId}'`), 'admin');
+
+      await page.getByRole('button', { name: 'Start the 14-day trial' }).click();
+      await page.getByText(/^Trial until/).waitFor();
+
+      await page.getByRole('button', { name: 'New API key' }).click();
+      const d = page.getByRole('dialog', { name: 'New API key' });
+      await d.getByLabel('Key name').fill('CRM sync');
+      await d.getByRole('button', { name: 'Create key' }).click();
+      const shown = page.getByRole('dialog', { name: 'Your new API key' });
+      const key = await shown.getByLabel('API key').inputValue();
+      assert.match(key, /^cbk_/);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+      await shown.getByRole('button', { name: 'Copy key' }).click();
+      await shown.getByText('Copied to the clipboard.').waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), key);
+      await screen(page, 'api-key-created');
+      // The key works against the public API.
+      const r = await fetch(`${env.url}/api/v1/books`, { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(r.status, 200);
+      await shown.getByRole('button', { name: 'Done' }).click();
+      // Once closed, the key is gone from the page: only its prefix stays.
+      assert.equal(await page.getByText(key).count(), 0);
+      await page.getByRole('row', { name: /CRM sync/ }).waitFor();
+
+      await page.getByRole('button', { name: 'Revoke CRM sync' }).click();
+      await page.getByRole('dialog', { name: 'Revoke CRM sync?' }).getByRole('button', { name: 'Revoke key' }).click();
+      await page.getByText('The key CRM sync was revoked.').waitFor();
+      assert.equal((await fetch(`${env.url}/api/v1/books`, { headers: { Authorization: `Bearer ${key}` } })).status, 401);
+      await page.done();
+    });
+
+    test('an admin manages members but cannot hand out or touch the owner role', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/team');
+      await page.getByRole('button', { name: 'New API key' }).waitFor();
+      const role = page.getByRole('combobox', { name: /^Role of Vera/ });
+      const options = await role.locator('option').allTextContents();
+      assert.deepEqual(options, ['Viewer', 'Member', 'Admin']);
+      // The owner's row has no control for an admin.
+      assert.equal(await page.getByRole('combobox', { name: /^Role of Owner/ }).count(), 0);
+      await screen(page, 'team-admin');
+
+      await page.getByRole('button', { name: /^Remove Vera/ }).click();
+      await page.getByRole('dialog', { name: /^Remove Vera/ }).getByRole('button', { name: 'Remove member' }).click();
+      await page.getByText(/Vera was removed from the team\./).waitFor();
+      assert.equal(env.db(`SELECT count(*) FROM team_members WHERE user_id = '${viewer.userId}'`), '0');
+      env.db(`INSERT INTO team_members (team_id, user_id, role) VALUES ('${owner.teamId}', '${viewer.userId}', 'viewer')`);
+      await page.done();
+    });
+
+    test('members and viewers see the team without controls, and why', async (t) => {
+      env.db(`UPDATE team_members SET role = 'member' WHERE user_id = '${member.userId}'`);
+      for (const [who, name] of [
+        [member, 'team-member'],
+        [viewer, 'team-viewer'],
+      ]) {
+        const page = await env.page(t);
+        await login(page, who, '/app/team');
+        await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
+        await page.getByText('Needs the admin role or higher. API keys let programs use the API on the team\'s behalf.').waitFor();
+        assert.equal(await page.getByRole('combobox').count(), 0);
+        assert.equal(await page.getByRole('button', { name: /^(Remove|Rename|New API key|Start)/ }).count(), 0);
+        await screen(page, name);
+        await page.done();
+      }
+    });
+  });

@@ -1,0 +1,68 @@
+import { describe, expect, test } from 'vitest';
+import { ApiError } from '../../src/api/client';
+import { checkDate, checkEmail, checkPassword, checkPhone, checkURL, collect, fieldOf, keyFromName, placeError } from '../../src/lib/form';
+import { chunks, plural, runChunked } from '../../src/lib/bulk';
+
+describe('placing API errors at fields', () => {
+  test('the field the message quotes', () => {
+    expect(fieldOf('`emails[1].address` repeats `emails[0].address`; list each address once.')).toBe('emails[1].address');
+    expect(fieldOf('`website` must be a valid http(s) URL.')).toBe('website');
+    expect(fieldOf('A contact needs at least one of first_name, last_name or company.')).toBeNull();
+  });
+
+  test('a known field gets the message, anything else goes to the form', () => {
+    const e = new ApiError(400, 'INVALID_INPUT', '`website` must be a valid http(s) URL.');
+    expect(placeError(e, ['website'])).toEqual({ fields: { website: 'website must be a valid http(s) URL.' }, form: '' });
+    expect(placeError(e, ['name'])).toEqual({ fields: {}, form: '`website` must be a valid http(s) URL.' });
+    expect(placeError(new TypeError('Failed to fetch'), []).form).toMatch(/could not be reached/);
+  });
+});
+
+describe('client checks', () => {
+  test('email', () => {
+    expect(checkEmail('')).toMatch(/Enter/);
+    expect(checkEmail('ann@')).toMatch(/like/);
+    expect(checkEmail(' ann@example.com ')).toBe('');
+  });
+  test('password counts characters, not bytes', () => {
+    expect(checkPassword('1234567')).toMatch(/at least 8/);
+    expect(checkPassword('ü'.repeat(72))).toBe('');
+    expect(checkPassword('a'.repeat(73))).toMatch(/at most 72/);
+  });
+  test('url, date, phone', () => {
+    expect(checkURL('')).toBe('');
+    expect(checkURL('https://a.example')).toBe('');
+    expect(checkURL('javascript:alert(1)')).not.toBe('');
+    expect(checkDate('2024-02-29')).toBe('');
+    expect(checkDate('29.02.2024')).not.toBe('');
+    expect(checkPhone('+34 (600) 123-456 x12')).toBe('');
+    expect(checkPhone('call me')).not.toBe('');
+  });
+  test('collect keeps only failures', () => {
+    expect(collect({ a: '', b: 'bad' })).toEqual({ b: 'bad' });
+  });
+});
+
+describe('bulk helpers', () => {
+  test('chunks of at most 1,000', () => {
+    const ids = Array.from({ length: 2500 }, (_, i) => String(i));
+    expect(chunks(ids).map((c) => c.length)).toEqual([1000, 1000, 500]);
+  });
+  test('runChunked sums the counts and reports progress', async () => {
+    const seen: number[] = [];
+    const ids = Array.from({ length: 2001 }, (_, i) => String(i));
+    const n = await runChunked(ids, async (c) => c.length - 1, (d) => seen.push(d));
+    expect(n).toBe(1998);
+    expect(seen).toEqual([1000, 2000, 2001]);
+  });
+  test('plural', () => {
+    expect(plural(1, 'contact')).toBe('1 contact');
+    expect(plural(1000, 'contact')).toBe('1,000 contacts');
+  });
+});
+
+test('a field key suggested from its name', () => {
+  expect(keyFromName('Customer tier')).toBe('customer_tier');
+  expect(keyFromName('2nd Größe!')).toBe('nd_gro_e');
+  expect(keyFromName('Ünïcode Näme')).toBe('unicode_name');
+});
