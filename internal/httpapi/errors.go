@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,10 @@ func statusOf(code apperr.Code) int {
 	}
 }
 
+// statusClientClosedRequest is recorded for a request whose client left
+// before its answer was ready.
+const statusClientClosedRequest = 499
+
 type errorBody struct {
 	Error errorDetail `json:"error"`
 }
@@ -53,6 +58,13 @@ type errorDetail struct {
 // with their cause and the request id; the client sees neither the cause
 // nor any SQL.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away (a closed tab, a search superseded by the
+		// next keystroke): nothing failed, and nobody reads the answer.
+		// 499 is the access log's name for it, as in nginx.
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	code := apperr.CodeOf(err)
 	status := statusOf(code)
 	if status >= 500 {
