@@ -123,19 +123,36 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	if err := c.validate(); err != nil {
 		return Contact{}, err
 	}
-	now := s.now().UTC()
-	var out Contact
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
-		if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
-			return err
-		}
-		var err error
-		if out, err = s.st.insert(ctx, tx, c, now); err != nil {
-			return err
-		}
-		return s.outbox.Append(ctx, tx, now, contactEvent(events.ContactCreated, b.TeamID, out))
-	})
-	return out, s.writeErr(ctx, err, c)
+	// The contact is complete before it is written (PostgreSQL keeps
+	// microseconds), so its event is built without reading it back.
+	c.ID = uuid.New()
+	c.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
+	c.UpdatedAt = c.CreatedAt
+	batch := &pgx.Batch{}
+	s.st.insert(batch, c)
+	committed, err := s.outbox.Queue(batch, c.CreatedAt, contactEvent(events.ContactCreated, b.TeamID, c))
+	if err != nil {
+		return Contact{}, err
+	}
+	if len(relatedIDs(c.Relationships)) > 0 {
+		// The related contacts must be in the book: checked in the
+		// transaction that inserts.
+		err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+			if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
+				return err
+			}
+			return tx.SendBatch(ctx, batch).Close()
+		})
+	} else {
+		// One round trip: the insert and its event, in the implicit
+		// transaction of the batch.
+		err = s.db.SendBatch(ctx, batch).Close()
+	}
+	if err != nil {
+		return Contact{}, s.writeErr(ctx, err, c)
+	}
+	committed()
+	return c, nil
 }
 
 // Update applies a patch (member); emits contact.updated with the result.
@@ -273,6 +290,11 @@ func (s *Service) labelOfBook(ctx context.Context, tx pgx.Tx, teamID, bookID, la
 func (s *Service) emitUpdated(ctx context.Context, tx pgx.Tx, teamID, bookID uuid.UUID, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
+	}
+	// Without a webhook for them the events are not written (events.Outbox),
+	// so the contacts need not be loaded either.
+	if wanted, err := s.outbox.Wanted(ctx, tx, teamID, events.ContactUpdated); err != nil || !wanted {
+		return err
 	}
 	changed, err := s.st.byIDs(ctx, tx, bookID, ids)
 	if err != nil {
@@ -507,15 +529,21 @@ func (s *Service) CheckEmail(ctx context.Context, actor *auth.Actor, bookID uuid
 	return out, nil
 }
 
-// checkRelated checks that every relationship's contact_id is a contact of
-// the book.
-func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.UUID, rels []Relationship) error {
+// relatedIDs are the contact ids the relationships name.
+func relatedIDs(rels []Relationship) []uuid.UUID {
 	var ids []uuid.UUID
 	for _, r := range rels {
 		if r.ContactID != nil {
 			ids = append(ids, uuid.UUID(*r.ContactID))
 		}
 	}
+	return ids
+}
+
+// checkRelated checks that every relationship's contact_id is a contact of
+// the book.
+func (s *Service) checkRelated(ctx context.Context, db postgres.DB, bookID uuid.UUID, rels []Relationship) error {
+	ids := relatedIDs(rels)
 	if len(ids) == 0 {
 		return nil
 	}

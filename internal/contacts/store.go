@@ -175,15 +175,16 @@ const duplicateEmailIndex = "contact_emails_enforced_key"
 
 var errContactNotFound = apperr.NotFoundf("No contact with this id.")
 
-func (store) insert(ctx context.Context, db postgres.DB, c Contact, now time.Time) (Contact, error) {
-	return scanContact(db.QueryRow(ctx, `
-		INSERT INTO contacts AS c (book_id, first_name, last_name, company, job_title, notes, website,
+// insert queues the insert of a contact built in full by the service
+// (id and timestamps included), so nothing needs to come back.
+func (store) insert(b *pgx.Batch, c Contact) {
+	b.Queue(`
+		INSERT INTO contacts (id, book_id, first_name, last_name, company, job_title, notes, website,
 			emails, phones, addresses, dates, socials, relationships, starred, birthday, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)
-		RETURNING `+contactColumns,
-		c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+		c.ID, c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
 		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday),
-		c.CreatedBy, now), false)
+		c.CreatedBy, c.CreatedAt)
 }
 
 // byID loads a contact with its labels and values, and the team owning

@@ -62,6 +62,14 @@ type eventRow struct {
 	}
 }
 
+// watchContacts subscribes a webhook of the user's team to every contact
+// event: contact events are written only when a webhook wants them.
+func watchContacts(u *apptest.User) {
+	u.Post("/api/teams/"+u.TeamID+"/webhooks", map[string]any{
+		"url": "https://hooks.example.com/contacts", "events": []string{"contact.created", "contact.updated", "contact.deleted"},
+	}).Expect(http.StatusCreated)
+}
+
 // contactEvents returns the team's contact.* outbox rows in the order they
 // were written: by transaction, then by position in the batch.
 func contactEvents(t *testing.T, env *apptest.Env, teamID string) []eventRow {
@@ -128,6 +136,7 @@ func TestContactCRUD(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -229,6 +238,7 @@ func TestContactCreateErrors(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	other := env.Signup("bob")
 	otherBook := other.CreateBook("Theirs")
@@ -322,6 +332,7 @@ func TestContactPatchRules(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -427,6 +438,7 @@ func TestContactCrossTeam(t *testing.T) {
 	env := apptest.New(t)
 	a := env.Signup("ann")
 	b := env.Signup("bob")
+	watchContacts(a)
 	bookA := a.CreateBook("A")
 	bookB := b.CreateBook("B")
 	labelA := a.Post("/api/books/"+bookA+"/labels", map[string]any{"name": "A"}).Expect(201).String("data.id")
@@ -684,6 +696,7 @@ func TestContactLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	for _, s := range surfaces(owner) {
@@ -749,6 +762,7 @@ func TestBulkDelete(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP"}).Expect(201).String("data.id")
@@ -903,6 +917,7 @@ func TestBulkLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	for _, s := range surfaces(owner) {
@@ -972,6 +987,7 @@ func TestBulkUpdateField(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -1302,5 +1318,43 @@ func TestContactBookDeleteCascades(t *testing.T) {
 	}
 	if n := env.QueryInt(`SELECT count(*)::int FROM contact_emails WHERE contact_id = ANY($1::uuid[])`, keptIDs); n != 2 {
 		t.Fatalf("other book's email rows: %d", n)
+	}
+}
+
+// TestContactEventsOnlyForWebhooks: without a webhook of the team that
+// subscribes to them, contact changes (single and bulk) write no events;
+// once one subscribes, every change writes its events, in its transaction.
+func TestContactEventsOnlyForWebhooks(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("ann")
+	book := owner.CreateBook("People")
+	key := owner.NewKey().InBook(book)
+	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L"}).Expect(http.StatusCreated).String("data.id")
+	change := func() {
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, key.Post("/api/v1/contacts", map[string]any{"first_name": fmt.Sprint("P", i)}).Expect(http.StatusCreated).String("data.id"))
+		}
+		key.Patch("/api/v1/contacts/"+ids[0], map[string]any{"last_name": "X"}).Expect(http.StatusOK)
+		key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(http.StatusOK)
+		key.Post("/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids}).Expect(http.StatusOK)
+	}
+	change()
+	if n := env.QueryInt(`SELECT count(*) FROM events WHERE team_id = $1 AND type LIKE 'contact.%'`, owner.TeamID); n != 0 {
+		t.Fatalf("%d contact events without a webhook; want 0", n)
+	}
+	// A webhook for updates only: only updates are written.
+	owner.Post("/api/teams/"+owner.TeamID+"/webhooks", map[string]any{
+		"url": "https://hooks.example.com/updates", "events": []string{"contact.updated"},
+	}).Expect(http.StatusCreated)
+	change()
+	if got := countByType(contactEvents(t, env, owner.TeamID)); len(got) != 1 || got["contact.updated"] != 4 {
+		t.Fatalf("events with a contact.updated webhook: %v; want 4 contact.updated", got)
+	}
+	watchContacts(owner)
+	change()
+	if got := countByType(contactEvents(t, env, owner.TeamID)); got["contact.created"] != 3 || got["contact.updated"] != 8 || got["contact.deleted"] != 3 {
+		t.Fatalf("events with every contact event watched: %v; want 3 created, 8 updated, 3 deleted", got)
 	}
 }
