@@ -59,28 +59,49 @@ type Filter struct {
 	Sort    string     // created_at, updated_at, name, each optionally prefixed by -; default -created_at
 	Limit   int
 	Offset  int
+	Cursor  string // meta.next_cursor of a previous page: the page after it (Offset must be 0)
+}
+
+// Page is a page of a book's contacts.
+type Page struct {
+	Items []Contact
+	Total int64 // how many match the filter in all
+	// NextCursor continues the walk after this page in the same sort
+	// (Filter.Cursor); empty on the last page.
+	NextCursor string
 }
 
 // List returns a page of the book's contacts and how many match in all.
 // Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) ([]Contact, int64, error) {
+func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) (Page, error) {
 	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
 	if err != nil {
-		return nil, 0, err
+		return Page{}, err
 	}
 	f.Q = strings.TrimSpace(f.Q)
 	if err := storable("q", f.Q); err != nil {
-		return nil, 0, err
+		return Page{}, err
 	}
 	if utf8.RuneCountInString(f.Q) > maxQuery {
-		return nil, 0, apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
+		return Page{}, apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
+	}
+	var after *position
+	if f.Cursor != "" {
+		if f.Offset > 0 {
+			return Page{}, apperr.Invalidf("Send either cursor or offset, not both: a cursor already says where the page starts.")
+		}
+		p, err := decodeCursor(f.Cursor, f.Sort)
+		if err != nil {
+			return Page{}, err
+		}
+		f.Sort, after = p.sort, &p
 	}
 	if f.Sort == "" {
 		f.Sort = "-created_at"
 	}
-	if _, ok := orderBy[f.Sort]; !ok {
-		return nil, 0, apperr.Invalidf("The query parameter sort must be one of: created_at, -created_at, name, -name, updated_at, -updated_at.")
+	if _, ok := sortOrders[f.Sort]; !ok {
+		return Page{}, apperr.Invalidf("The query parameter sort must be one of: created_at, -created_at, name, -name, updated_at, -updated_at.")
 	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultPageSize
@@ -88,16 +109,20 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 	f.Limit = min(f.Limit, MaxPageSize)
 	f.Offset = max(f.Offset, 0)
 
-	items, err := s.st.list(ctx, s.db, b.ID, f)
+	pg, err := s.st.list(ctx, s.db, b.ID, f, after)
 	if err != nil {
-		return nil, 0, err
+		return Page{}, err
+	}
+	out := Page{Items: pg.items}
+	if pg.lastKey != nil {
+		out.NextCursor = encodeCursor(f.Sort, pg.lastKey, pg.items[len(pg.items)-1].ID)
 	}
 	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
-		total, err := s.books.ContactCount(ctx, b.ID)
-		return items, total, err
+		out.Total, err = s.books.ContactCount(ctx, b.ID)
+	} else {
+		out.Total, err = s.st.count(ctx, s.db, b.ID, f)
 	}
-	total, err := s.st.count(ctx, s.db, b.ID, f)
-	return items, total, err
+	return out, err
 }
 
 // Get returns a contact of the actor's team.

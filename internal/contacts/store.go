@@ -330,25 +330,54 @@ func escapeLike(q string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
 }
 
-// orderBy maps the sort parameter to an ORDER BY that an index serves.
-var orderBy = map[string]string{
-	"created_at":  "c.created_at, c.id",
-	"-created_at": "c.created_at DESC, c.id DESC",
-	"updated_at":  "c.updated_at, c.id",
-	"-updated_at": "c.updated_at DESC, c.id DESC",
-	"name":        "c.sort_name, c.id",
-	"-name":       "c.sort_name DESC, c.id DESC",
+// page is one page of a list: its contacts in order, and the sort key of
+// the last one (for the next cursor) when more follow.
+type page struct {
+	items   []Contact
+	lastKey any // time.Time or string; nil when the page is the last
 }
 
-func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Contact, error) {
+// list reads a page in two steps inside one statement: the ids of the
+// page first (from the book's index on the sort column, index-only where
+// the visibility map allows, past the offset or after the cursor), then
+// the page's rows with their labels and values. The per-row aggregates of
+// fullColumns thus run for the page's rows only, never for the rows an
+// offset skips. One row more than the limit tells whether a next page
+// exists.
+func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *position) (page, error) {
+	o := sortOrders[f.Sort]
 	where, args := listWhere(bookID, f)
-	args = append(args, f.Limit, f.Offset)
-	rows, err := db.Query(ctx, fmt.Sprintf(`SELECT %s FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		fullColumns, where, orderBy[f.Sort], len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, postgres.Translate(err)
+	if after != nil {
+		args = append(args, after.key, after.id)
+		where += " AND " + o.after(fmt.Sprintf("$%d", len(args)-1), fmt.Sprintf("$%d", len(args)))
 	}
-	return scanContacts(rows, true)
+	args = append(args, f.Limit+1, f.Offset)
+	rows, err := db.Query(ctx, fmt.Sprintf(`
+		SELECT %s, p.key
+		FROM (SELECT c.id, %s AS key FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
+		JOIN contacts c ON c.id = p.id
+		ORDER BY %s`,
+		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), args...)
+	if err != nil {
+		return page{}, postgres.Translate(err)
+	}
+	var (
+		out  page
+		key  any
+		keys []any
+	)
+	out.items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Contact, error) {
+		c, err := scanContact(r, true, &key)
+		keys = append(keys, key)
+		return c, err
+	})
+	if err != nil {
+		return page{}, postgres.Translate(err)
+	}
+	if len(out.items) > f.Limit {
+		out.items, out.lastKey = out.items[:f.Limit], keys[f.Limit-1]
+	}
+	return out, nil
 }
 
 func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) (int64, error) {

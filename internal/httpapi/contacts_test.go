@@ -1358,3 +1358,80 @@ func TestContactEventsOnlyForWebhooks(t *testing.T) {
 		t.Fatalf("events with every contact event watched: %v; want 3 created, 8 updated, 3 deleted", got)
 	}
 }
+
+// TestContactCursorPaging: following meta.next_cursor walks the whole list
+// in every sort, ties on the sort key included, exactly as offset pages
+// order it; filters apply; bad cursors are 400.
+func TestContactCursorPaging(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("ann")
+	book := owner.CreateBook("Main")
+	ids := seedContacts(t, env, book, 230)
+	// Ties: 40 contacts share their timestamps, 10 their name.
+	if _, err := env.App.Pool.Exec(context.Background(), `
+		UPDATE contacts SET created_at = timestamptz '2026-01-01 00:01:00.123456', updated_at = timestamptz '2026-01-15'
+		WHERE id = ANY($1)`, ids[100:140]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.App.Pool.Exec(context.Background(), `UPDATE contacts SET last_name = 'Same', company = '' WHERE id = ANY($1)`, ids[150:160]); err != nil {
+		t.Fatal(err)
+	}
+	c := owner.NewKey().InBook(book)
+	walk := func(query string, limit int) []string {
+		t.Helper()
+		var got []string
+		next := ""
+		for range 100 {
+			path := fmt.Sprintf("/api/v1/contacts?limit=%d&%s", limit, query)
+			if next != "" {
+				path += "&cursor=" + next
+			}
+			r := c.Get(path).Expect(200)
+			for i := range r.Len("data") {
+				got = append(got, r.String(fmt.Sprintf("data.%d.id", i)))
+			}
+			if r.Value("meta.next_cursor") == nil {
+				if r.Len("data") == 0 && len(got) > 0 {
+					t.Errorf("%s: an empty last page", query)
+				}
+				return got
+			}
+			next = r.String("meta.next_cursor")
+		}
+		t.Fatalf("%s: no end after 100 pages", query)
+		return nil
+	}
+	for _, sort := range []string{"created_at", "-created_at", "updated_at", "-updated_at", "name", "-name"} {
+		var want []string
+		for off := 0; off < 230; off += 200 {
+			r := c.Get(fmt.Sprintf("/api/v1/contacts?limit=200&offset=%d&sort=%s", off, sort)).Expect(200)
+			for i := range r.Len("data") {
+				want = append(want, r.String(fmt.Sprintf("data.%d.id", i)))
+			}
+		}
+		if got := walk("sort="+sort, 17); !reflect.DeepEqual(got, want) {
+			t.Errorf("sort=%s: the cursor walk gave %d contacts, not the %d of the offset pages in their order", sort, len(got), len(want))
+		}
+	}
+	if got := walk("starred=true&sort=name", 10); len(got) != 76 {
+		t.Errorf("starred walk: %d contacts, want 76", len(got))
+	}
+	// An exact multiple of the limit: the last full page says it is the last.
+	if got := walk("q=p1@seed", 1); len(got) != 1 {
+		t.Errorf("q walk: %d contacts, want 1", len(got))
+	}
+
+	first := c.Get("/api/v1/contacts?limit=5&sort=name").Expect(200)
+	cur := first.String("meta.next_cursor")
+	if r := c.Get("/api/v1/contacts?limit=5&cursor=" + cur).Expect(200); r.String("data.0.id") == first.String("data.0.id") || r.Int("meta.total") != 230 {
+		t.Fatalf("a cursor without sort keeps its own sort: %s", r.Body)
+	}
+	for _, bad := range []string{"cursor=abc", "cursor=" + cur + "x", "cursor=" + cur + "&sort=-name", "cursor=" + cur + "&offset=5",
+		"cursor=eyJzIjoibmFtZSJ9", "cursor=e30"} {
+		c.Get("/api/v1/contacts?" + bad).ExpectError(400, "INVALID_INPUT")
+	}
+	if r := c.Get("/api/v1/contacts?limit=200&offset=200").Expect(200); r.Value("meta.next_cursor") != nil || !r.Has("meta.next_cursor") {
+		t.Fatalf("last page: next_cursor must be null: %s", r.Body)
+	}
+}
