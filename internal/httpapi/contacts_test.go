@@ -1429,7 +1429,7 @@ func TestContactCursorPaging(t *testing.T) {
 	}
 	for _, bad := range []string{"cursor=abc", "cursor=" + cur + "x", "cursor=" + cur + "&sort=-name", "cursor=" + cur + "&offset=5",
 		"cursor=eyJzIjoibmFtZSJ9", "cursor=e30"} {
-		c.Get("/api/v1/contacts?" + bad).ExpectError(400, "INVALID_INPUT")
+		c.Get("/api/v1/contacts?"+bad).ExpectError(400, "INVALID_INPUT")
 	}
 	if r := c.Get("/api/v1/contacts?limit=200&offset=200").Expect(200); r.Value("meta.next_cursor") != nil || !r.Has("meta.next_cursor") {
 		t.Fatalf("last page: next_cursor must be null: %s", r.Body)
