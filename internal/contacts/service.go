@@ -109,20 +109,28 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 	f.Limit = min(f.Limit, MaxPageSize)
 	f.Offset = max(f.Offset, 0)
 
-	pg, err := s.st.list(ctx, s.db, b.ID, f, after)
+	// The unfiltered total comes first: it is the book's counter, and it
+	// lets a deep page be read from the nearer end.
+	total := int64(-1)
+	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
+		if total, err = s.books.ContactCount(ctx, b.ID); err != nil {
+			return Page{}, err
+		}
+	}
+	pg, err := s.st.list(ctx, s.db, b.ID, f, after, total)
 	if err != nil {
 		return Page{}, err
 	}
-	out := Page{Items: pg.items}
+	if total < 0 {
+		if total, err = s.st.count(ctx, s.db, b.ID, f); err != nil {
+			return Page{}, err
+		}
+	}
+	out := Page{Items: pg.items, Total: total}
 	if pg.lastKey != nil {
 		out.NextCursor = encodeCursor(f.Sort, pg.lastKey, pg.items[len(pg.items)-1].ID)
 	}
-	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
-		out.Total, err = s.books.ContactCount(ctx, b.ID)
-	} else {
-		out.Total, err = s.st.count(ctx, s.db, b.ID, f)
-	}
-	return out, err
+	return out, nil
 }
 
 // Get returns a contact of the actor's team.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -344,14 +345,29 @@ type page struct {
 // fullColumns thus run for the page's rows only, never for the rows an
 // offset skips. One row more than the limit tells whether a next page
 // exists.
-func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *position) (page, error) {
+//
+// When the total is known (total >= 0; the unfiltered list) and the
+// offset lies past the middle, the page is read from the other end of the
+// index and turned round: a page near the end of a 100,000-contact book
+// skips few rows instead of almost all of them.
+func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *position, total int64) (page, error) {
 	o := sortOrders[f.Sort]
+	limit, offset := f.Limit+1, f.Offset
+	fromEnd := total >= 0 && after == nil && int64(f.Offset) > total/2
+	if fromEnd {
+		if int64(f.Offset) >= total {
+			return page{}, nil
+		}
+		end := min(int64(f.Offset+f.Limit), total)
+		limit, offset = int(end)-f.Offset, int(total-end)
+		o.desc = !o.desc
+	}
 	where, args := listWhere(bookID, f)
 	if after != nil {
 		args = append(args, after.key, after.id)
 		where += " AND " + o.after(fmt.Sprintf("$%d", len(args)-1), fmt.Sprintf("$%d", len(args)))
 	}
-	args = append(args, f.Limit+1, f.Offset)
+	args = append(args, limit, offset)
 	rows, err := db.Query(ctx, fmt.Sprintf(`
 		SELECT %s, p.key
 		FROM (SELECT c.id, %s AS key FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
@@ -374,7 +390,14 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 	if err != nil {
 		return page{}, postgres.Translate(err)
 	}
-	if len(out.items) > f.Limit {
+	switch {
+	case fromEnd:
+		slices.Reverse(out.items)
+		slices.Reverse(keys)
+		if n := len(out.items); n > 0 && int64(f.Offset+n) < total {
+			out.lastKey = keys[n-1]
+		}
+	case len(out.items) > f.Limit:
 		out.items, out.lastKey = out.items[:f.Limit], keys[f.Limit-1]
 	}
 	return out, nil
