@@ -1,6 +1,8 @@
 # contactbook developer tasks (GNU make).
 #   make run | migrate   run against a dev database (scripts/devdb.sh finds/creates one)
 #   make test            lint + race tests; GOTEST_FLAGS='-run TestX -v' to narrow down
+#   make bench           every benchmark, table in docs/benchmarks.md
+#   make bench-listmonk LISTMONK=<listmonk checkout>   side by side with listmonk
 #   make build | lint | docker | clean
 
 SHELL := /bin/bash
@@ -29,7 +31,7 @@ LINT_CMDS := go install honnef.co/go/tools/cmd/staticcheck@v0.8.2; \
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate lint test bench reliability docker clean
+.PHONY: run build migrate lint test bench bench-listmonk reliability docker clean
 
 run:
 	url="$$(scripts/devdb.sh contactbook)"; \
@@ -54,6 +56,11 @@ test:
 
 bench:
 	scripts/bench/run.sh
+
+# contactbook beside listmonk on the same machine: LISTMONK is the path of a
+# listmonk source checkout, which is built into a temporary directory.
+bench-listmonk:
+	scripts/bench/listmonk.sh "$(LISTMONK)"
 
 # Reliability suite (internal/reliability, build tag "reliability"): runs the real binary
 # under faults and load. RELIABILITY_LOAD_SECONDS sets the load test's duration (60 here);

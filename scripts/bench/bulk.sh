@@ -4,8 +4,9 @@
 # upload, the whole request, the answer). Each operation runs RUNS times
 # (default 5) with a pause between requests so the webhook dispatcher has
 # fanned out the previous request's 10,000 events. Prints one line per
-# request, "BULK <operation> <seconds>", and fails on any answer other than
-# 200 with the expected count.
+# request, "BULK <operation><SUFFIX> <seconds>", and fails on any answer
+# other than 200 with the expected count. OPS (default all four) picks
+# operations: add, remove, update, delete.
 #   BASE_URL=... KEY=cbk_... BOOK_ID=<uuid> DATABASE_URL=... scripts/bench/bulk.sh
 # The book should hold 100,000 contacts (prepare.sh). Labels, the custom
 # field and the contacts to delete are set up with psql; only the measured
@@ -14,6 +15,8 @@ set -euo pipefail
 : "${BASE_URL:?}" "${KEY:?}" "${BOOK_ID:?}" "${DATABASE_URL:?}"
 RUNS=${RUNS:-5}
 PAUSE=${PAUSE:-1}
+OPS=${OPS:-add remove update delete}
+SUFFIX=${SUFFIX:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,7 +34,7 @@ post() {
 		echo "bulk.sh: $1 answered $code: $(cat "$tmp/answer.json")" >&2
 		exit 1
 	fi
-	echo "BULK $1 $secs"
+	echo "BULK $1$SUFFIX $secs"
 	sleep "$PAUSE"
 }
 
@@ -43,9 +46,16 @@ for run in $(seq 1 "$RUNS"); do
 	label=$(sql -c "INSERT INTO labels (book_id, name) VALUES ('$BOOK_ID', 'bench $run $RANDOM') RETURNING id")
 	printf '{"contact_ids":%s,"label_id":"%s"}' "$ids" "$label" >"$tmp/label.json"
 	printf '{"contact_ids":%s,"field_definition_id":"%s","value":"tier %s %s"}' "$ids" "$field" "$run" "$RANDOM" >"$tmp/field.json"
-	post bulk-add-label "$tmp/label.json" added
-	post bulk-remove-label "$tmp/label.json" removed
-	post bulk-update-field "$tmp/field.json" updated
+	if [[ " $OPS " == *" add "* || " $OPS " == *" remove "* ]]; then
+		post bulk-add-label "$tmp/label.json" added
+	fi
+	if [[ " $OPS " == *" remove "* ]]; then
+		post bulk-remove-label "$tmp/label.json" removed
+	fi
+	if [[ " $OPS " == *" update "* ]]; then
+		post bulk-update-field "$tmp/field.json" updated
+	fi
+	[[ " $OPS " == *" delete "* ]] || continue
 
 	# 10,000 new contacts to delete, each with a label and a custom value
 	# for the delete to cascade to.
