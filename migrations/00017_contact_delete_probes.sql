@@ -1,0 +1,50 @@
+-- +goose Up
+-- Deleting contacts in bulk: the dependent rows are found by index probes
+-- from the deleted rows, and campaign participants go in the same
+-- set-based trigger instead of a per-row foreign-key cascade.
+--
+-- Joined to unnest(ids) and planned for the real number of ids, the
+-- cascade's DELETEs chose merge joins that walk the whole primary key of
+-- contact_emails and contact_labels, fetching every row of the table from
+-- the heap: 10,000 contacts deleted from a 140,000-contact database spent
+-- 440 ms there. Nested loops probing each table's index for each deleted
+-- contact cost what the deleted rows cost, however large the tables grow;
+-- the function's own settings keep the planner to them.
+--
+-- The foreign key of campaign_participants.contact_id cascaded row by row
+-- (10,000 trigger calls, 80 ms for 10,000 contacts). Its guarantee is kept
+-- as for the other child tables: enrolment locks the contacts it enrols
+-- FOR KEY SHARE, as the key did, so a concurrent delete waits for it and
+-- then takes the new participants with it.
+
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION contacts_delete_dependents() RETURNS trigger LANGUAGE plpgsql
+SET enable_mergejoin = off SET enable_hashjoin = off AS $$
+BEGIN
+    DELETE FROM contact_labels t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_field_values t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_emails t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM interactions t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM campaign_participants t USING old_rows o WHERE t.contact_id = o.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+
+ALTER TABLE campaign_participants DROP CONSTRAINT campaign_participants_contact_id_fkey;
+
+-- +goose Down
+DELETE FROM campaign_participants p WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.id = p.contact_id);
+ALTER TABLE campaign_participants ADD CONSTRAINT campaign_participants_contact_id_fkey
+    FOREIGN KEY (contact_id) REFERENCES contacts (id) ON DELETE CASCADE;
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION contacts_delete_dependents() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ids uuid[] := ARRAY(SELECT id FROM old_rows);
+BEGIN
+    DELETE FROM contact_labels t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM contact_field_values t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM contact_emails t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM interactions t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
