@@ -20,12 +20,15 @@
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION contacts_delete_dependents() RETURNS trigger LANGUAGE plpgsql
 SET enable_mergejoin = off SET enable_hashjoin = off AS $$
+DECLARE
+    -- Read once: each scan of old_rows reads the whole deleted rows.
+    ids uuid[] := ARRAY(SELECT id FROM old_rows);
 BEGIN
-    DELETE FROM contact_labels t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM contact_field_values t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM contact_emails t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM interactions t USING old_rows o WHERE t.contact_id = o.id;
-    DELETE FROM campaign_participants t USING old_rows o WHERE t.contact_id = o.id;
+    DELETE FROM contact_labels t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM contact_field_values t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM contact_emails t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM interactions t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
+    DELETE FROM campaign_participants t USING unnest(ids) AS d(id) WHERE t.contact_id = d.id;
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
