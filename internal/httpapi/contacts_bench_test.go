@@ -133,7 +133,7 @@ func BenchmarkContact100k(b *testing.B) {
 	watch := func() (stop func()) {
 		id := owner.Post("/api/teams/"+owner.TeamID+"/webhooks", map[string]any{
 			"url": "http://127.0.0.1:9/hook", "events": []string{"contact.created", "contact.updated", "contact.deleted"},
-		}).Expect(201).String("data.id")
+		}).Expect(201).String("data.webhook.id")
 		return func() {
 			env.T = b // the last sub-benchmark has ended
 			owner.Delete("/api/teams/" + owner.TeamID + "/webhooks/" + id).Expect(204)
