@@ -151,7 +151,9 @@ wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/
 hook=$(webhook_on contact.created)
 wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
 webhook_off "$hook"
-wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/listmonk-create.lua
+export CREATE_BODY=listmonk
+wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
+unset CREATE_BODY
 
 calibrate "$(admin_url "$cb_db")"
 load=$(cut -d ' ' -f 1-3 /proc/loadavg)
