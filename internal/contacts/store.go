@@ -76,11 +76,6 @@ func decodeJSON(b []byte, dst any) error {
 	return json.Unmarshal(b, dst)
 }
 
-func scanContacts(rows pgx.Rows, full bool) ([]Contact, error) {
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Contact, error) { return scanContact(r, full) })
-	return out, postgres.Translate(err)
-}
-
 // attachments are the labels and custom field values of a set of
 // contacts, loaded with set-based statements whatever the number of
 // contacts: for the 10,000 contacts of a bulk event batch this is several
