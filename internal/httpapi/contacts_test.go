@@ -464,6 +464,11 @@ func TestContactCrossTeam(t *testing.T) {
 			inA := c.InBook(bookA)
 			inA.Get(p+"/contacts").ExpectError(403, "FORBIDDEN")
 			inA.Post(p+"/contacts", map[string]any{"first_name": "X"}).ExpectError(403, "FORBIDDEN")
+			// A key checks the book in the batch that writes: still 403, also
+			// for a body that is not valid, or a book that does not exist.
+			inA.Post(p+"/contacts", map[string]any{"first_name": ""}).ExpectError(403, "FORBIDDEN")
+			inA.Post(p+"/contacts", map[string]any{"first_name": "X", "photo_url": "https://x.example/p.png"}).ExpectError(403, "FORBIDDEN")
+			c.InBook(uuid.NewString()).Post(p+"/contacts", map[string]any{"first_name": "X"}).ExpectError(403, "FORBIDDEN")
 			for _, op := range []string{"bulk-delete", "bulk-add-label", "bulk-remove-label", "bulk-update-field"} {
 				inA.Post(p+"/contacts/"+op, map[string]any{"contact_ids": []string{contactA}, "label_id": labelA, "field_definition_id": fieldA, "value": "v"}).
 					ExpectError(403, "FORBIDDEN")
@@ -492,6 +497,9 @@ func TestContactCrossTeam(t *testing.T) {
 		})
 	}
 	a.Get("/api/contacts/" + contactA).Expect(200)
+	if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE book_id = $1`, bookA); n != 1 {
+		t.Fatalf("book A holds %d contacts after team B's requests, want 1", n)
+	}
 	if n := len(contactEvents(t, env, a.TeamID)); n != before {
 		t.Fatalf("team B's requests wrote %d events for team A", n-before)
 	}

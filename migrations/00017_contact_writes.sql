@@ -1,4 +1,11 @@
 -- +goose Up
+-- Contact writes with fewer round trips and less work.
+--
+-- An API key creating a contact: contact_book_of_team() raises unless the
+-- book belongs to the key's team, so the service can send the check, the
+-- insert and the event as one batch (one round trip, one implicit
+-- transaction that the raise rolls back) instead of asking first.
+--
 -- Deleting contacts in bulk: the dependent rows are found by index probes
 -- from the deleted rows, and campaign participants go in the same
 -- set-based trigger instead of a per-row foreign-key cascade.
@@ -35,7 +42,17 @@ END $$;
 
 ALTER TABLE campaign_participants DROP CONSTRAINT campaign_participants_contact_id_fkey;
 
+-- +goose StatementBegin
+CREATE FUNCTION contact_book_of_team(book uuid, team uuid) RETURNS void LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM books b WHERE b.id = book AND b.team_id = team) THEN
+        RAISE EXCEPTION 'book % is not a book of team %', book, team USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END $$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP FUNCTION contact_book_of_team(uuid, uuid);
 DELETE FROM campaign_participants p WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.id = p.contact_id);
 ALTER TABLE campaign_participants ADD CONSTRAINT campaign_participants_contact_id_fkey
     FOREIGN KEY (contact_id) REFERENCES contacts (id) ON DELETE CASCADE;
