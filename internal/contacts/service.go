@@ -109,22 +109,20 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 	f.Limit = min(f.Limit, MaxPageSize)
 	f.Offset = max(f.Offset, 0)
 
-	// The unfiltered total comes first: it is the book's counter, and it
-	// lets a deep page be read from the nearer end.
-	total := int64(-1)
+	// The total comes first: it lets a deep page be read from the nearer
+	// end of the index. Unfiltered it is the book's counter.
+	var total int64
 	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
-		if total, err = s.books.ContactCount(ctx, b.ID); err != nil {
-			return Page{}, err
-		}
+		total, err = s.books.ContactCount(ctx, b.ID)
+	} else {
+		total, err = s.st.count(ctx, s.db, b.ID, f)
+	}
+	if err != nil {
+		return Page{}, err
 	}
 	pg, err := s.st.list(ctx, s.db, b.ID, f, after, total)
 	if err != nil {
 		return Page{}, err
-	}
-	if total < 0 {
-		if total, err = s.st.count(ctx, s.db, b.ID, f); err != nil {
-			return Page{}, err
-		}
 	}
 	out := Page{Items: pg.items, Total: total}
 	if pg.lastKey != nil {

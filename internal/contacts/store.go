@@ -347,14 +347,14 @@ type page struct {
 // offset skips. One row more than the limit tells whether a next page
 // exists.
 //
-// When the total is known (total >= 0; the unfiltered list) and the
-// offset lies past the middle, the page is read from the other end of the
-// index and turned round: a page near the end of a 100,000-contact book
-// skips few rows instead of almost all of them.
+// total is how many contacts match. When the offset lies past the middle,
+// the page is read from the other end of the index and turned round: a
+// page near the end of a 100,000-contact book skips few rows instead of
+// almost all of them.
 func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *position, total int64) (page, error) {
 	o := sortOrders[f.Sort]
 	limit, offset := f.Limit+1, f.Offset
-	fromEnd := total >= 0 && after == nil && int64(f.Offset) > total/2
+	fromEnd := after == nil && int64(f.Offset) > total/2
 	if fromEnd {
 		if int64(f.Offset) >= total {
 			return page{}, nil
