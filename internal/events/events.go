@@ -109,8 +109,8 @@ type Outbox struct {
 // events; wake must not block.
 func NewOutbox(wake func()) *Outbox { return &Outbox{wake: wake} }
 
-// Append writes evs (contact events only when a webhook wants them) in db, the
-// transaction that makes the change. When db is a *postgres.Tx
+// Append writes evs (contact events only when a webhook wants them) in
+// db, the transaction that makes the change. When db is a *postgres.Tx
 // (postgres.InTx), the dispatcher is woken after commit; otherwise it
 // finds the events at its next poll.
 func (o *Outbox) Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
@@ -135,8 +135,8 @@ func (o *Outbox) Wanted(ctx context.Context, db postgres.DB, teamID uuid.UUID, t
 	return yes, postgres.Translate(err)
 }
 
-// Queue adds to b the statement that appends evs (a few, up to
-// fewEvents; contact events only when wanted), for a batch sent outside an explicit
+// Queue adds to b the statement that appends evs (at most fewEvents;
+// contact events only when wanted), for a batch sent outside an explicit
 // transaction: PostgreSQL runs a batch as one implicit transaction, so the
 // change and its events still commit together, in one round trip. Call
 // the returned function once the batch has succeeded; it wakes the
@@ -162,9 +162,8 @@ func (o *Outbox) Queue(b *pgx.Batch, now time.Time, evs ...Event) (committed fun
 }
 
 // Append writes events to the outbox (contact events only when a webhook
-// wants them, see whenWanted), and queues
-// them for the webhook dispatcher: a few in one statement, many in two
-// COPY statements. db must be the transaction that makes the change. It
+// wants them, see whenWanted), and queues them for the webhook
+// dispatcher: a few in one statement, many in two COPY statements. db must be the transaction that makes the change. It
 // returns how many were written and wakes no dispatcher: services use an
 // Outbox; tests and tools that write events directly rely on the poll.
 func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) (int, error) {
