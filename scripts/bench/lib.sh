@@ -72,8 +72,20 @@ webhook_on() {
 		grep -o '"id":"[^"]*"' | head -n 1 | cut -d '"' -f 4
 }
 
-# webhook_off ID: deletes the webhook.
-webhook_off() { curl -fsS -X DELETE -H "Authorization: Bearer $TOKEN" "$CB_URL/api/teams/$TEAM_ID/webhooks/$1" >/dev/null; }
+# webhook_off ID DATABASE_URL: deletes the webhook once its deliveries are
+# done (up to a minute): deleting it while workers still complete them can
+# end in a deadlock between the cascade and the workers.
+webhook_off() {
+	for _ in $(seq 1 600); do
+		[ "$(psql "$2" -tAc "SELECT count(*) FROM webhook_deliveries WHERE webhook_id = '$1' AND status = 'pending'")" = 0 ] && break
+		sleep 0.1
+	done
+	for _ in 1 2 3; do
+		curl -fsS -X DELETE -H "Authorization: Bearer $TOKEN" "$CB_URL/api/teams/$TEAM_ID/webhooks/$1" >/dev/null && return
+		sleep 1
+	done
+	return 1
+}
 
 # wrk_run NAME CONNECTIONS URL [wrk options...]: 10 s of wrk (WRK_DURATION)
 # appended to $raw under "WRK NAME"; fails when any answer is not 2xx.

@@ -112,7 +112,7 @@ DATABASE_URL="$cb_db" OPS="add delete" RUNS=$RUNS scripts/bench/bulk.sh | tee -a
 log "contactbook bulk add and delete, a webhook on contact.updated and contact.deleted"
 hook=$(webhook_on contact.updated contact.deleted)
 DATABASE_URL="$cb_db" OPS="add delete" RUNS=$RUNS PAUSE=3 SUFFIX=+webhook scripts/bench/bulk.sh | tee -a "$raw" >&2
-webhook_off "$hook"
+webhook_off "$hook" "$cb_db"
 
 log "listmonk: add 10,000 subscribers to a list, delete 10,000"
 lm_ids=$(lmsql -c "SELECT json_agg(id) FROM (SELECT id FROM subscribers ORDER BY id LIMIT 10000 OFFSET 20000) s")
@@ -150,7 +150,7 @@ done
 wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
 hook=$(webhook_on contact.created)
 wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
-webhook_off "$hook"
+webhook_off "$hook" "$cb_db"
 export CREATE_BODY=listmonk
 wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
 unset CREATE_BODY

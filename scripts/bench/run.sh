@@ -63,12 +63,12 @@ DATABASE_URL="$url" scripts/bench/bulk.sh | tee -a "$raw" >&2
 log "bulk operations over HTTP, a webhook subscribed to contact.updated and contact.deleted"
 hook=$(webhook_on contact.updated contact.deleted)
 DATABASE_URL="$url" PAUSE=3 SUFFIX=+webhook scripts/bench/bulk.sh | tee -a "$raw" >&2
-webhook_off "$hook"
+webhook_off "$hook" "$url"
 # Last: they add contacts to the book.
 wrk_run create 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create.lua
 hook=$(webhook_on contact.created)
 wrk_run create_webhook 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create.lua
-webhook_off "$hook"
+webhook_off "$hook" "$url"
 
 # Calibration: what PostgreSQL alone does on this machine (primary-key
 # selects, pgbench -S, 20 clients), so figures from different machines can
