@@ -2,8 +2,9 @@
 # Times the four bulk operations on 10,000 contacts over HTTP against a
 # running contactbook, the way a client sees them (curl's total time: body
 # upload, the whole request, the answer). Each operation runs RUNS times
-# (default 5) with a pause between requests so the webhook dispatcher has
-# fanned out the previous request's 10,000 events. Prints one line per
+# (default 5); between requests it waits until the webhook engine has
+# delivered the previous request's events (if a webhook wants them), then
+# pauses PAUSE seconds (default 1). Prints one line per
 # request, "BULK <operation><SUFFIX> <seconds>", and fails on any answer
 # other than 200 with the expected count. OPS (default all four) picks
 # operations: add, remove, update, delete.
@@ -17,6 +18,8 @@ RUNS=${RUNS:-5}
 PAUSE=${PAUSE:-1}
 OPS=${OPS:-add remove update delete}
 SUFFIX=${SUFFIX:-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -35,6 +38,7 @@ post() {
 		exit 1
 	fi
 	echo "BULK $1$SUFFIX $secs"
+	drain "$DATABASE_URL"
 	sleep "$PAUSE"
 }
 

@@ -72,14 +72,22 @@ webhook_on() {
 		grep -o '"id":"[^"]*"' | head -n 1 | cut -d '"' -f 4
 }
 
-# webhook_off ID DATABASE_URL: deletes the webhook once its deliveries are
-# done (up to a minute): deleting it while workers still complete them can
-# end in a deadlock between the cascade and the workers.
-webhook_off() {
-	for _ in $(seq 1 600); do
-		[ "$(psql "$2" -tAc "SELECT count(*) FROM webhook_deliveries WHERE webhook_id = '$1' AND status = 'pending'")" = 0 ] && break
+# drain DATABASE_URL: waits (up to two minutes) until the webhook engine
+# has fanned out every queued event and finished every delivery, so the
+# next figure does not share the machine with the previous one's deliveries.
+drain() {
+	for _ in $(seq 1 1200); do
+		[ "$(psql "$1" -tAc "SELECT (SELECT count(*) FROM event_queue) + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')")" = 0 ] && return
 		sleep 0.1
 	done
+	log "webhook deliveries still pending after two minutes"
+}
+
+# webhook_off ID DATABASE_URL: deletes the webhook once its deliveries are
+# done: deleting it while workers still complete them can end in a
+# deadlock between the cascade and the workers.
+webhook_off() {
+	drain "$2"
 	for _ in 1 2 3; do
 		curl -fsS -X DELETE -H "Authorization: Bearer $TOKEN" "$CB_URL/api/teams/$TEAM_ID/webhooks/$1" >/dev/null && return
 		sleep 1

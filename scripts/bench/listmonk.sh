@@ -146,14 +146,15 @@ for run in $(seq 1 "$RUNS"); do
 	lm_time lm-delete -X DELETE "$LM_URL/api/subscribers?$doomed"
 done
 
-# Creates, last (they add contacts).
+# Creates, last (they add contacts); contactbook's with a webhook after
+# listmonk's, and its deliveries drained before the calibration.
 wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
-hook=$(webhook_on contact.created)
-wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
-webhook_off "$hook" "$cb_db"
 export CREATE_BODY=listmonk
 wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
 unset CREATE_BODY
+hook=$(webhook_on contact.created)
+wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
+webhook_off "$hook" "$cb_db"
 
 calibrate "$(admin_url "$cb_db")"
 load=$(cut -d ' ' -f 1-3 /proc/loadavg)
