@@ -3,6 +3,8 @@
 #   make db-stop         stop the private development cluster make run may have started
 #   make db-reset        delete the development database (and the private cluster)
 #   make test            lint + race tests; GOTEST_FLAGS='-run TestX -v' to narrow down
+#   make bench           every benchmark, table in docs/benchmarks.md
+#   make bench-listmonk LISTMONK=<listmonk checkout>   side by side with listmonk
 #   make build | lint | docker | clean
 #   make web             rebuild the dashboard (web/app/dist, committed) after changing its sources
 #   make test-web        the dashboard's unit and browser tests (installs chromium and npm packages if missing)
@@ -41,7 +43,7 @@ LINT_CMDS := staticcheck="$$(scripts/gotool.sh honnef.co/go/tools/cmd/staticchec
 		printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$$unformatted" >&2; exit 1; \
 	fi
 
-.PHONY: run build migrate db-stop db-reset lint test bench reliability docker clean web web-deps test-web bench-web
+.PHONY: run build migrate db-stop db-reset lint test bench bench-listmonk reliability docker clean web web-deps test-web bench-web
 
 # The binary is built, then exec'd: signals from the terminal reach the server itself, and
 # make sees its exit status (0 after Ctrl-C and a clean stop). `go run` would exit 1.
@@ -76,6 +78,11 @@ test:
 
 bench:
 	scripts/bench/run.sh
+
+# contactbook beside listmonk on the same machine: LISTMONK is the path of a
+# listmonk source checkout, which is built into a temporary directory.
+bench-listmonk:
+	scripts/bench/listmonk.sh "$(LISTMONK)"
 
 # Reliability suite (internal/reliability, build tag "reliability"): runs the real binary
 # under faults and load. RELIABILITY_LOAD_SECONDS sets the load test's duration (60 here);

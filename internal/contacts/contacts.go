@@ -188,6 +188,17 @@ func (in CreateInput) refused() error {
 	return nil
 }
 
+// contact is the new contact the input describes, normalised and
+// validated.
+func (in CreateInput) contact(bookID uuid.UUID, createdBy *uuid.UUID) (Contact, error) {
+	if err := in.refused(); err != nil {
+		return Contact{}, err
+	}
+	c := in.newContact(bookID, createdBy)
+	c.normalize()
+	return c, c.validate()
+}
+
 // newContact builds the contact a create body describes (not yet valid).
 func (in CreateInput) newContact(bookID uuid.UUID, createdBy *uuid.UUID) Contact {
 	return Contact{

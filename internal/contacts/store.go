@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,11 +74,6 @@ func decodeJSON(b []byte, dst any) error {
 		return nil
 	}
 	return json.Unmarshal(b, dst)
-}
-
-func scanContacts(rows pgx.Rows, full bool) ([]Contact, error) {
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Contact, error) { return scanContact(r, full) })
-	return out, postgres.Translate(err)
 }
 
 // attachments are the labels and custom field values of a set of
@@ -175,15 +171,22 @@ const duplicateEmailIndex = "contact_emails_enforced_key"
 
 var errContactNotFound = apperr.NotFoundf("No contact with this id.")
 
-func (store) insert(ctx context.Context, db postgres.DB, c Contact, now time.Time) (Contact, error) {
-	return scanContact(db.QueryRow(ctx, `
-		INSERT INTO contacts AS c (book_id, first_name, last_name, company, job_title, notes, website,
+// bookOfTeam queues the check that the book belongs to the team: the
+// batch fails with SQLSTATE 42501 otherwise (migration 00017).
+func (store) bookOfTeam(b *pgx.Batch, bookID, teamID uuid.UUID) {
+	b.Queue(`SELECT contact_book_of_team($1, $2)`, bookID, teamID)
+}
+
+// insert queues the insert of a contact built in full by the service
+// (id and timestamps included), so nothing needs to come back.
+func (store) insert(b *pgx.Batch, c Contact) {
+	b.Queue(`
+		INSERT INTO contacts (id, book_id, first_name, last_name, company, job_title, notes, website,
 			emails, phones, addresses, dates, socials, relationships, starred, birthday, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)
-		RETURNING `+contactColumns,
-		c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+		c.ID, c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
 		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday),
-		c.CreatedBy, now), false)
+		c.CreatedBy, c.CreatedAt)
 }
 
 // byID loads a contact with its labels and values, and the team owning
@@ -329,25 +332,76 @@ func escapeLike(q string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
 }
 
-// orderBy maps the sort parameter to an ORDER BY that an index serves.
-var orderBy = map[string]string{
-	"created_at":  "c.created_at, c.id",
-	"-created_at": "c.created_at DESC, c.id DESC",
-	"updated_at":  "c.updated_at, c.id",
-	"-updated_at": "c.updated_at DESC, c.id DESC",
-	"name":        "c.sort_name, c.id",
-	"-name":       "c.sort_name DESC, c.id DESC",
+// page is one page of a list: its contacts in order, and the sort key of
+// the last one (for the next cursor) when more follow.
+type page struct {
+	items   []Contact
+	lastKey any // time.Time or string; nil when the page is the last
 }
 
-func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Contact, error) {
-	where, args := listWhere(bookID, f)
-	args = append(args, f.Limit, f.Offset)
-	rows, err := db.Query(ctx, fmt.Sprintf(`SELECT %s FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		fullColumns, where, orderBy[f.Sort], len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, postgres.Translate(err)
+// list reads a page in two steps inside one statement: the ids of the
+// page first (from the book's index on the sort column, index-only where
+// the visibility map allows, past the offset or after the cursor), then
+// the page's rows with their labels and values. The per-row aggregates of
+// fullColumns thus run for the page's rows only, never for the rows an
+// offset skips. One row more than the limit tells whether a next page
+// exists.
+//
+// total is how many contacts match. When the offset lies past the middle,
+// the page is read from the other end of the index and turned round: a
+// page near the end of a 100,000-contact book skips few rows instead of
+// almost all of them.
+func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *position, total int64) (page, error) {
+	o := sortOrders[f.Sort]
+	limit, offset := f.Limit+1, f.Offset
+	fromEnd := after == nil && int64(f.Offset) > total/2
+	if fromEnd {
+		if int64(f.Offset) >= total {
+			return page{}, nil
+		}
+		end := min(int64(f.Offset+f.Limit), total)
+		limit, offset = int(end)-f.Offset, int(total-end)
+		o.desc = !o.desc
 	}
-	return scanContacts(rows, true)
+	where, args := listWhere(bookID, f)
+	if after != nil {
+		args = append(args, after.key, after.id)
+		where += " AND " + o.after(fmt.Sprintf("$%d", len(args)-1), fmt.Sprintf("$%d", len(args)))
+	}
+	args = append(args, limit, offset)
+	rows, err := db.Query(ctx, fmt.Sprintf(`
+		SELECT %s, p.key
+		FROM (SELECT c.id, %s AS key FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
+		JOIN contacts c ON c.id = p.id
+		ORDER BY %s`,
+		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), args...)
+	if err != nil {
+		return page{}, postgres.Translate(err)
+	}
+	var (
+		out  page
+		key  any
+		keys []any
+	)
+	out.items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Contact, error) {
+		c, err := scanContact(r, true, &key)
+		keys = append(keys, key)
+		return c, err
+	})
+	if err != nil {
+		return page{}, postgres.Translate(err)
+	}
+	switch {
+	case fromEnd:
+		slices.Reverse(out.items)
+		slices.Reverse(keys)
+		if n := len(out.items); n > 0 && int64(f.Offset+n) < total {
+			out.lastKey = keys[n-1]
+		}
+	case len(out.items) > f.Limit:
+		out.items, out.lastKey = out.items[:f.Limit], keys[f.Limit-1]
+	}
+	return out, nil
 }
 
 func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) (int64, error) {

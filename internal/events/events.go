@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -26,6 +27,12 @@ const (
 	BookCreated    = "book.created"
 	BookDeleted    = "book.deleted"
 )
+
+// whenWanted are the event types written only when a webhook of the team
+// subscribes to them (Outbox.Wanted): contact changes come by the
+// thousand, and their bodies were most of the cost of a bulk change. The
+// others are rare and always written.
+var whenWanted = []string{ContactCreated, ContactUpdated, ContactDeleted}
 
 // Types lists every event type, in the order the docs show them.
 var Types = []string{ContactCreated, ContactUpdated, ContactDeleted, MemberJoined, MemberRemoved, BookCreated, BookDeleted}
@@ -90,6 +97,10 @@ func envelope(ev Event, at time.Time, data []byte) []byte {
 // at most). Events written by another instance are dispatched by that
 // instance; ones left by an instance that died before dispatching are
 // found by every dispatcher's poll.
+//
+// Contact events are written only when a webhook of their team subscribes
+// to them (see Wanted): an event no webhook wants would be fanned out to
+// nobody.
 type Outbox struct {
 	wake func()
 }
@@ -98,28 +109,67 @@ type Outbox struct {
 // events; wake must not block.
 func NewOutbox(wake func()) *Outbox { return &Outbox{wake: wake} }
 
-// Append writes evs in db, the transaction that makes the change. When db
-// is a *postgres.Tx (postgres.InTx), the dispatcher is woken after commit;
-// otherwise it finds the events at its next poll.
+// Append writes evs (contact events only when a webhook wants them) in
+// db, the transaction that makes the change. When db is a *postgres.Tx
+// (postgres.InTx), the dispatcher is woken after commit; otherwise it
+// finds the events at its next poll.
 func (o *Outbox) Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
-	if err := Append(ctx, db, now, evs...); err != nil {
+	n, err := Append(ctx, db, now, evs...)
+	if err != nil {
 		return err
 	}
-	if tx, ok := db.(interface{ AfterCommit(func()) }); ok && len(evs) > 0 && o.wake != nil {
+	if tx, ok := db.(interface{ AfterCommit(func()) }); ok && n > 0 && o.wake != nil {
 		tx.AfterCommit(o.wake)
 	}
 	return nil
 }
 
-// Append writes events to the outbox, and queues them for the webhook
-// dispatcher: a few in one statement, many in two COPY statements. db must
-// be the transaction that makes the change. It wakes no dispatcher:
-// services use an Outbox; tests and tools that write events directly rely
-// on the poll.
-func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
+// Wanted reports whether an active webhook of the team subscribes to the
+// event type, seen from db, the transaction of the change, which from then
+// on holds the team's webhooks still (migration 00014): a webhook created
+// or changed meanwhile commits after the change. A change that would emit
+// many events asks first and skips building them when nobody wants them.
+func (o *Outbox) Wanted(ctx context.Context, db postgres.DB, teamID uuid.UUID, typ string) (bool, error) {
+	var yes bool
+	err := db.QueryRow(ctx, `SELECT events_wanted($1, $2)`, teamID, typ).Scan(&yes)
+	return yes, postgres.Translate(err)
+}
+
+// Queue adds to b the statement that appends evs (at most fewEvents;
+// contact events only when wanted), for a batch sent outside an explicit
+// transaction: PostgreSQL runs a batch as one implicit transaction, so the
+// change and its events still commit together, in one round trip. Call
+// the returned function once the batch has succeeded; it wakes the
+// dispatcher when events were written.
+func (o *Outbox) Queue(b *pgx.Batch, now time.Time, evs ...Event) (committed func(), err error) {
+	if len(evs) > fewEvents {
+		return nil, fmt.Errorf("queue %d events: at most %d go in a batch", len(evs), fewEvents)
+	}
+	sql, args, err := fewStatement(now.UTC(), evs)
+	if err != nil {
+		return nil, err
+	}
+	var written int64
+	b.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+		written = ct.RowsAffected()
+		return nil
+	})
+	return func() {
+		if written > 0 && o.wake != nil {
+			o.wake()
+		}
+	}, nil
+}
+
+// Append writes events to the outbox (contact events only when a webhook
+// wants them, see whenWanted), and queues them for the webhook
+// dispatcher: a few in one statement, many in two COPY statements. db must be the transaction that makes the change. It
+// returns how many were written and wakes no dispatcher: services use an
+// Outbox; tests and tools that write events directly rely on the poll.
+func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) (int, error) {
 	switch {
 	case len(evs) == 0:
-		return nil
+		return 0, nil
 	case len(evs) <= fewEvents:
 		return insertFew(ctx, db, now.UTC(), evs)
 	default:
@@ -148,7 +198,10 @@ func newRow(ev Event, now time.Time) (uuid.UUID, []byte, error) {
 	return id, envelope(ev, now, data), nil
 }
 
-func insertFew(ctx context.Context, db postgres.DB, now time.Time, evs []Event) error {
+// fewStatement is the one statement that appends a few events and their
+// queue rows, leaving out contact events no webhook wants: events_wanted
+// runs once per distinct team and type.
+func fewStatement(now time.Time, evs []Event) (string, []any, error) {
 	var (
 		ids    = make([]uuid.UUID, len(evs))
 		teams  = make([]uuid.UUID, len(evs))
@@ -159,23 +212,73 @@ func insertFew(ctx context.Context, db postgres.DB, now time.Time, evs []Event) 
 	for i, ev := range evs {
 		id, body, err := newRow(ev, now)
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		ids[i], teams[i], books[i], types[i], bodies[i] = id, ev.TeamID, ev.BookID, ev.Type, body
 	}
-	_, err := db.Exec(ctx, `
-		WITH e AS (
+	return `
+		WITH r AS (
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[]) AS r(id, team_id, book_id, type, body)
+		), wanted AS (
+			SELECT team_id, type FROM (SELECT DISTINCT team_id, type FROM r) k
+			WHERE type <> ALL ($7::text[]) OR events_wanted(team_id, type)
+		), e AS (
 			INSERT INTO events (id, team_id, book_id, type, body, occurred_at)
 			SELECT r.id, r.team_id, r.book_id, r.type, r.body, $6
-			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[]) AS r(id, team_id, book_id, type, body)
+			FROM r JOIN wanted w ON w.team_id = r.team_id AND w.type = r.type
 			RETURNING id, team_id, type
 		)
 		INSERT INTO event_queue (event_id, team_id, type, occurred_at) SELECT id, team_id, type, $6 FROM e`,
-		ids, teams, books, types, bodies, now)
+		[]any{ids, teams, books, types, bodies, now, whenWanted}, nil
+}
+
+func insertFew(ctx context.Context, db postgres.DB, now time.Time, evs []Event) (int, error) {
+	sql, args, err := fewStatement(now, evs)
 	if err != nil {
-		return postgres.Translate(fmt.Errorf("append events: %w", err))
+		return 0, err
 	}
-	return nil
+	tag, err := db.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, postgres.Translate(fmt.Errorf("append events: %w", err))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// wantedOf leaves out the contact events of evs that no webhook wants: one
+// statement asks events_wanted for each distinct team and type.
+func wantedOf(ctx context.Context, db postgres.DB, evs []Event) ([]Event, error) {
+	type key struct {
+		team uuid.UUID
+		typ  string
+	}
+	seen := map[key]bool{}
+	var teams []uuid.UUID
+	var types []string
+	for _, ev := range evs {
+		k := key{ev.TeamID, ev.Type}
+		if _, ok := seen[k]; !ok {
+			seen[k] = false
+			teams, types = append(teams, ev.TeamID), append(types, ev.Type)
+		}
+	}
+	rows, _ := db.Query(ctx, `
+		SELECT t, ty FROM unnest($1::uuid[], $2::text[]) AS k(t, ty)
+		WHERE ty <> ALL ($3::text[]) OR events_wanted(t, ty)`, teams, types, whenWanted)
+	var k key
+	_, err := pgx.ForEachRow(rows, []any{&k.team, &k.typ}, func() error {
+		seen[k] = true
+		return nil
+	})
+	if err != nil {
+		return nil, postgres.Translate(fmt.Errorf("events wanted: %w", err))
+	}
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if seen[key{ev.TeamID, ev.Type}] {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
 }
 
 // copyMany is PostgreSQL's bulk path: a 10,000-event change costs two round
@@ -183,7 +286,11 @@ func insertFew(ctx context.Context, db postgres.DB, now time.Time, evs []Event) 
 // is encoded when pgx asks for it: pgx sends the rows in chunks from a
 // goroutine, so encoding the next chunk overlaps PostgreSQL's ingest of
 // the last one instead of preceding all of it.
-func copyMany(ctx context.Context, db postgres.DB, now time.Time, evs []Event) error {
+func copyMany(ctx context.Context, db postgres.DB, now time.Time, evs []Event) (int, error) {
+	evs, err := wantedOf(ctx, db, evs)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
 	i := -1
 	row := make([]any, 6)
 	ids := make([]uuid.UUID, len(evs))
@@ -200,16 +307,16 @@ func copyMany(ctx context.Context, db postgres.DB, now time.Time, evs []Event) e
 		row[0], row[1], row[2], row[3], row[4], row[5] = id, ev.TeamID, ev.BookID, ev.Type, body, now
 		return row, nil
 	})
-	_, err := db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, src)
+	_, err = db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, src)
 	if err != nil {
-		return postgres.Translate(fmt.Errorf("append events: %w", err))
+		return 0, postgres.Translate(fmt.Errorf("append events: %w", err))
 	}
 	_, err = db.CopyFrom(ctx, pgx.Identifier{"event_queue"}, []string{"event_id", "team_id", "type", "occurred_at"},
 		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
 			return []any{ids[i], evs[i].TeamID, evs[i].Type, now}, nil
 		}))
 	if err != nil {
-		return postgres.Translate(fmt.Errorf("queue events: %w", err))
+		return 0, postgres.Translate(fmt.Errorf("queue events: %w", err))
 	}
-	return nil
+	return len(evs), nil
 }

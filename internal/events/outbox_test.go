@@ -32,6 +32,7 @@ func TestOutboxWakesAfterCommit(t *testing.T) {
 		}
 		return n
 	}
+	subscribe(t, pool, team, events.MemberJoined)
 	var wakes, seen []int
 	outbox := events.NewOutbox(func() {
 		wakes = append(wakes, 1)
@@ -77,6 +78,7 @@ func TestAppendFewAndMany(t *testing.T) {
 	if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
 		t.Fatal(err)
 	}
+	subscribe(t, pool, team, events.ContactUpdated, events.MemberJoined)
 	book := uuid.New()
 	at := time.Date(2026, 11, 22, 9, 40, 0, 123000000, time.UTC)
 	for _, n := range []int{1, 3, 40} {
@@ -87,7 +89,10 @@ func TestAppendFewAndMany(t *testing.T) {
 				evs[i] = events.Event{Type: events.MemberJoined, TeamID: team, Data: map[string]int{"n": i}}
 			}
 		}
-		if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error { return events.Append(ctx, tx, at, evs...) }); err != nil {
+		if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+			_, err := events.Append(ctx, tx, at, evs...)
+			return err
+		}); err != nil {
 			t.Fatalf("%d events: %v", n, err)
 		}
 		rows, err := pool.Query(ctx, `

@@ -62,6 +62,14 @@ type eventRow struct {
 	}
 }
 
+// watchContacts subscribes a webhook of the user's team to every contact
+// event: contact events are written only when a webhook wants them.
+func watchContacts(u *apptest.User) {
+	u.Post("/api/teams/"+u.TeamID+"/webhooks", map[string]any{
+		"url": "https://hooks.example.com/contacts", "events": []string{"contact.created", "contact.updated", "contact.deleted"},
+	}).Expect(http.StatusCreated)
+}
+
 // contactEvents returns the team's contact.* outbox rows in the order they
 // were written: by transaction, then by position in the batch.
 func contactEvents(t *testing.T, env *apptest.Env, teamID string) []eventRow {
@@ -128,6 +136,7 @@ func TestContactCRUD(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -229,6 +238,7 @@ func TestContactCreateErrors(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	other := env.Signup("bob")
 	otherBook := other.CreateBook("Theirs")
@@ -322,6 +332,7 @@ func TestContactPatchRules(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -427,6 +438,7 @@ func TestContactCrossTeam(t *testing.T) {
 	env := apptest.New(t)
 	a := env.Signup("ann")
 	b := env.Signup("bob")
+	watchContacts(a)
 	bookA := a.CreateBook("A")
 	bookB := b.CreateBook("B")
 	labelA := a.Post("/api/books/"+bookA+"/labels", map[string]any{"name": "A"}).Expect(201).String("data.id")
@@ -452,6 +464,11 @@ func TestContactCrossTeam(t *testing.T) {
 			inA := c.InBook(bookA)
 			inA.Get(p+"/contacts").ExpectError(403, "FORBIDDEN")
 			inA.Post(p+"/contacts", map[string]any{"first_name": "X"}).ExpectError(403, "FORBIDDEN")
+			// A key checks the book in the batch that writes: still 403, also
+			// for a body that is not valid, or a book that does not exist.
+			inA.Post(p+"/contacts", map[string]any{"first_name": ""}).ExpectError(403, "FORBIDDEN")
+			inA.Post(p+"/contacts", map[string]any{"first_name": "X", "photo_url": "https://x.example/p.png"}).ExpectError(403, "FORBIDDEN")
+			c.InBook(uuid.NewString()).Post(p+"/contacts", map[string]any{"first_name": "X"}).ExpectError(403, "FORBIDDEN")
 			for _, op := range []string{"bulk-delete", "bulk-add-label", "bulk-remove-label", "bulk-update-field"} {
 				inA.Post(p+"/contacts/"+op, map[string]any{"contact_ids": []string{contactA}, "label_id": labelA, "field_definition_id": fieldA, "value": "v"}).
 					ExpectError(403, "FORBIDDEN")
@@ -480,6 +497,9 @@ func TestContactCrossTeam(t *testing.T) {
 		})
 	}
 	a.Get("/api/contacts/" + contactA).Expect(200)
+	if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE book_id = $1`, bookA); n != 1 {
+		t.Fatalf("book A holds %d contacts after team B's requests, want 1", n)
+	}
 	if n := len(contactEvents(t, env, a.TeamID)); n != before {
 		t.Fatalf("team B's requests wrote %d events for team A", n-before)
 	}
@@ -684,6 +704,7 @@ func TestContactLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	for _, s := range surfaces(owner) {
@@ -749,6 +770,7 @@ func TestBulkDelete(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP"}).Expect(201).String("data.id")
@@ -903,6 +925,7 @@ func TestBulkLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
 	for _, s := range surfaces(owner) {
@@ -972,6 +995,7 @@ func TestBulkUpdateField(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
+	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
@@ -1302,5 +1326,130 @@ func TestContactBookDeleteCascades(t *testing.T) {
 	}
 	if n := env.QueryInt(`SELECT count(*)::int FROM contact_emails WHERE contact_id = ANY($1::uuid[])`, keptIDs); n != 2 {
 		t.Fatalf("other book's email rows: %d", n)
+	}
+}
+
+// TestContactEventsOnlyForWebhooks: without a webhook of the team that
+// subscribes to them, contact changes (single and bulk) write no events;
+// once one subscribes, every change writes its events, in its transaction.
+func TestContactEventsOnlyForWebhooks(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("ann")
+	book := owner.CreateBook("People")
+	key := owner.NewKey().InBook(book)
+	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L"}).Expect(http.StatusCreated).String("data.id")
+	change := func() {
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, key.Post("/api/v1/contacts", map[string]any{"first_name": fmt.Sprint("P", i)}).Expect(http.StatusCreated).String("data.id"))
+		}
+		key.Patch("/api/v1/contacts/"+ids[0], map[string]any{"last_name": "X"}).Expect(http.StatusOK)
+		key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(http.StatusOK)
+		key.Post("/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids}).Expect(http.StatusOK)
+	}
+	change()
+	if n := env.QueryInt(`SELECT count(*) FROM events WHERE team_id = $1 AND type LIKE 'contact.%'`, owner.TeamID); n != 0 {
+		t.Fatalf("%d contact events without a webhook; want 0", n)
+	}
+	// A webhook for updates only: only updates are written.
+	owner.Post("/api/teams/"+owner.TeamID+"/webhooks", map[string]any{
+		"url": "https://hooks.example.com/updates", "events": []string{"contact.updated"},
+	}).Expect(http.StatusCreated)
+	change()
+	if got := countByType(contactEvents(t, env, owner.TeamID)); len(got) != 1 || got["contact.updated"] != 4 {
+		t.Fatalf("events with a contact.updated webhook: %v; want 4 contact.updated", got)
+	}
+	watchContacts(owner)
+	change()
+	if got := countByType(contactEvents(t, env, owner.TeamID)); got["contact.created"] != 3 || got["contact.updated"] != 8 || got["contact.deleted"] != 3 {
+		t.Fatalf("events with every contact event watched: %v; want 3 created, 8 updated, 3 deleted", got)
+	}
+}
+
+// TestContactCursorPaging: following meta.next_cursor walks the whole list
+// in every sort, ties on the sort key included, exactly as offset pages
+// order it; filters apply; bad cursors are 400.
+func TestContactCursorPaging(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("ann")
+	book := owner.CreateBook("Main")
+	ids := seedContacts(t, env, book, 230)
+	// Ties: 40 contacts share their timestamps, 10 their name.
+	if _, err := env.App.Pool.Exec(context.Background(), `
+		UPDATE contacts SET created_at = timestamptz '2026-01-01 00:01:00.123456', updated_at = timestamptz '2026-01-15'
+		WHERE id = ANY($1)`, ids[100:140]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.App.Pool.Exec(context.Background(), `UPDATE contacts SET last_name = 'Same', company = '' WHERE id = ANY($1)`, ids[150:160]); err != nil {
+		t.Fatal(err)
+	}
+	c := owner.NewKey().InBook(book)
+	walk := func(query string, limit int) []string {
+		t.Helper()
+		var got []string
+		next := ""
+		for range 100 {
+			path := fmt.Sprintf("/api/v1/contacts?limit=%d&%s", limit, query)
+			if next != "" {
+				path += "&cursor=" + next
+			}
+			r := c.Get(path).Expect(200)
+			for i := range r.Len("data") {
+				got = append(got, r.String(fmt.Sprintf("data.%d.id", i)))
+			}
+			if r.Value("meta.next_cursor") == nil {
+				if r.Len("data") == 0 && len(got) > 0 {
+					t.Errorf("%s: an empty last page", query)
+				}
+				return got
+			}
+			next = r.String("meta.next_cursor")
+		}
+		t.Fatalf("%s: no end after 100 pages", query)
+		return nil
+	}
+	for _, sort := range []string{"created_at", "-created_at", "updated_at", "-updated_at", "name", "-name"} {
+		var want []string
+		// Pages past the middle are read from the end of the index.
+		for off := 0; off < 230; off += 23 {
+			r := c.Get(fmt.Sprintf("/api/v1/contacts?limit=23&offset=%d&sort=%s", off, sort)).Expect(200)
+			for i := range r.Len("data") {
+				want = append(want, r.String(fmt.Sprintf("data.%d.id", i)))
+			}
+		}
+		if got := walk("sort="+sort, 17); !reflect.DeepEqual(got, want) {
+			t.Errorf("sort=%s: the cursor walk gave %d contacts, not the %d of the offset pages in their order", sort, len(got), len(want))
+		}
+	}
+	// Filtered: offset pages past the middle of the 76 starred contacts are
+	// read from the end too.
+	var starred []string
+	for off := 0; off < 76; off += 7 {
+		r := c.Get(fmt.Sprintf("/api/v1/contacts?starred=true&sort=name&limit=7&offset=%d", off)).Expect(200)
+		for i := range r.Len("data") {
+			starred = append(starred, r.String(fmt.Sprintf("data.%d.id", i)))
+		}
+	}
+	if got := walk("starred=true&sort=name", 10); len(got) != 76 || !reflect.DeepEqual(got, starred) {
+		t.Errorf("starred walk: %d contacts, want the 76 of the offset pages (%d) in their order", len(got), len(starred))
+	}
+	// An exact multiple of the limit: the last full page says it is the last.
+	if got := walk("q=p1@seed", 1); len(got) != 1 {
+		t.Errorf("q walk: %d contacts, want 1", len(got))
+	}
+
+	first := c.Get("/api/v1/contacts?limit=5&sort=name").Expect(200)
+	cur := first.String("meta.next_cursor")
+	if r := c.Get("/api/v1/contacts?limit=5&cursor=" + cur).Expect(200); r.String("data.0.id") == first.String("data.0.id") || r.Int("meta.total") != 230 {
+		t.Fatalf("a cursor without sort keeps its own sort: %s", r.Body)
+	}
+	for _, bad := range []string{"cursor=abc", "cursor=" + cur + "x", "cursor=" + cur + "&sort=-name", "cursor=" + cur + "&offset=5",
+		"cursor=eyJzIjoibmFtZSJ9", "cursor=e30"} {
+		c.Get("/api/v1/contacts?"+bad).ExpectError(400, "INVALID_INPUT")
+	}
+	if r := c.Get("/api/v1/contacts?limit=200&offset=200").Expect(200); r.Value("meta.next_cursor") != nil || !r.Has("meta.next_cursor") {
+		t.Fatalf("last page: next_cursor must be null: %s", r.Body)
 	}
 }

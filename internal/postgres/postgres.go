@@ -164,6 +164,7 @@ const (
 	codeForeignKeyViolation = "23503"
 	codeCheckViolation      = "23514"
 	codeInvalidText         = "22P02"
+	codeInsufficientPriv    = "42501"
 )
 
 // IsUniqueViolation reports whether err violates the named unique
@@ -178,6 +179,14 @@ func IsUniqueViolation(err error, name string) bool {
 func IsForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == codeForeignKeyViolation
+}
+
+// IsInsufficientPrivilege reports whether err is a refusal raised with
+// SQLSTATE 42501 (insufficient_privilege), as the service's own checks in
+// SQL raise it.
+func IsInsufficientPrivilege(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == codeInsufficientPriv
 }
 
 // Translate classifies a database error. "No rows" becomes NOT_FOUND; an

@@ -178,3 +178,71 @@ func TestEnforceEmailsRacesContactInsert(t *testing.T) {
 		t.Fatalf("switching on enforcement over a duplicate: %v, want a unique violation", err)
 	}
 }
+
+// TestContactDeleteTakesDependents: deleting contacts takes their labels,
+// values, email rows, interactions and campaign participations with them
+// (one set-based trigger, migration 00017), and an enrolment in flight
+// (which locks the contacts it enrols, as the foreign key it replaces did)
+// makes the delete wait and then go with the new participants.
+func TestContactDeleteTakesDependents(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	book := schemaBook(t, pool)
+	var campaign, label, field string
+	if err := pool.QueryRow(ctx, `
+		WITH c AS (INSERT INTO campaigns (book_id, name) VALUES ($1, 'c') RETURNING id),
+		     l AS (INSERT INTO labels (book_id, name) VALUES ($1, 'l') RETURNING id),
+		     f AS (INSERT INTO field_definitions (book_id, key, name, type) VALUES ($1, 'k', 'K', 'text') RETURNING id)
+		SELECT c.id, l.id, f.id FROM c, l, f`, book).Scan(&campaign, &label, &field); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	if err := pool.QueryRow(ctx, `
+		WITH c AS (
+			INSERT INTO contacts (book_id, first_name, emails)
+			SELECT $1, 'P' || g, jsonb_build_array(jsonb_build_object('address', 'p' || g || '@example.com'))
+			FROM generate_series(1, 20) g RETURNING id
+		), l AS (INSERT INTO contact_labels (contact_id, label_id) SELECT id, $2 FROM c),
+		   v AS (INSERT INTO contact_field_values (contact_id, field_id, value) SELECT id, $3, 'x' FROM c),
+		   i AS (INSERT INTO interactions (contact_id, kind) SELECT id, 'note' FROM c)
+		SELECT array_agg(id::text) FROM c`, book, label, field).Scan(&ids); err != nil {
+		t.Fatal(err)
+	}
+	enroll := `
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
+		SELECT $1, ct.id, now() FROM contacts ct WHERE ct.id = ANY($2::uuid[]) FOR KEY SHARE OF ct
+		ON CONFLICT (campaign_id, contact_id) DO NOTHING`
+	if _, err := pool.Exec(ctx, enroll, campaign, ids[:10]); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, enroll, campaign, ids[10:]); err != nil {
+		t.Fatal(err)
+	}
+	waiting, done := blocked(func() error {
+		_, err := pool.Exec(ctx, `DELETE FROM contacts WHERE id = ANY($1::uuid[])`, ids)
+		return err
+	})
+	if !waiting {
+		t.Fatalf("contacts were deleted while their enrolment was in flight (%v)", <-done)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM contact_labels) + (SELECT count(*) FROM contact_field_values) + (SELECT count(*) FROM contact_emails)
+		     + (SELECT count(*) FROM interactions) + (SELECT count(*) FROM campaign_participants) + (SELECT count(*) FROM contacts)`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d rows outlived their contacts", left)
+	}
+}

@@ -133,7 +133,8 @@ func TestWebhookCrashRecovery(t *testing.T) {
 			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]string{"id": uuid.NewString()}}
 		}
 		if err := postgres.InTx(context.Background(), pool, func(tx pgx.Tx) error {
-			return events.Append(context.Background(), tx, time.Now(), evs...)
+			_, err := events.Append(context.Background(), tx, time.Now(), evs...)
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}

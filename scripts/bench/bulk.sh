@@ -2,10 +2,12 @@
 # Times the four bulk operations on 10,000 contacts over HTTP against a
 # running contactbook, the way a client sees them (curl's total time: body
 # upload, the whole request, the answer). Each operation runs RUNS times
-# (default 5) with a pause between requests so the webhook dispatcher has
-# fanned out the previous request's 10,000 events. Prints one line per
-# request, "BULK <operation> <seconds>", and fails on any answer other than
-# 200 with the expected count.
+# (default 5); between requests it waits until the webhook engine has
+# delivered the previous request's events (if a webhook wants them), then
+# pauses PAUSE seconds (default 1). Prints one line per
+# request, "BULK <operation><SUFFIX> <seconds>", and fails on any answer
+# other than 200 with the expected count. OPS (default all four) picks
+# operations: add, remove, update, delete.
 #   BASE_URL=... KEY=cbk_... BOOK_ID=<uuid> DATABASE_URL=... scripts/bench/bulk.sh
 # The book should hold 100,000 contacts (prepare.sh). Labels, the custom
 # field and the contacts to delete are set up with psql; only the measured
@@ -14,6 +16,10 @@ set -euo pipefail
 : "${BASE_URL:?}" "${KEY:?}" "${BOOK_ID:?}" "${DATABASE_URL:?}"
 RUNS=${RUNS:-5}
 PAUSE=${PAUSE:-1}
+OPS=${OPS:-add remove update delete}
+SUFFIX=${SUFFIX:-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,7 +37,8 @@ post() {
 		echo "bulk.sh: $1 answered $code: $(cat "$tmp/answer.json")" >&2
 		exit 1
 	fi
-	echo "BULK $1 $secs"
+	echo "BULK $1$SUFFIX $secs"
+	drain "$DATABASE_URL"
 	sleep "$PAUSE"
 }
 
@@ -43,9 +50,16 @@ for run in $(seq 1 "$RUNS"); do
 	label=$(sql -c "INSERT INTO labels (book_id, name) VALUES ('$BOOK_ID', 'bench $run $RANDOM') RETURNING id")
 	printf '{"contact_ids":%s,"label_id":"%s"}' "$ids" "$label" >"$tmp/label.json"
 	printf '{"contact_ids":%s,"field_definition_id":"%s","value":"tier %s %s"}' "$ids" "$field" "$run" "$RANDOM" >"$tmp/field.json"
-	post bulk-add-label "$tmp/label.json" added
-	post bulk-remove-label "$tmp/label.json" removed
-	post bulk-update-field "$tmp/field.json" updated
+	if [[ " $OPS " == *" add "* || " $OPS " == *" remove "* ]]; then
+		post bulk-add-label "$tmp/label.json" added
+	fi
+	if [[ " $OPS " == *" remove "* ]]; then
+		post bulk-remove-label "$tmp/label.json" removed
+	fi
+	if [[ " $OPS " == *" update "* ]]; then
+		post bulk-update-field "$tmp/field.json" updated
+	fi
+	[[ " $OPS " == *" delete "* ]] || continue
 
 	# 10,000 new contacts to delete, each with a label and a custom value
 	# for the delete to cascade to.

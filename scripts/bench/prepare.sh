@@ -2,7 +2,7 @@
 # Prepares a running contactbook for scripts/bench/contacts.sh: signs up a
 # user, creates a book and a team API key through the API, seeds the book
 # with 100,000 contacts (seed.sql) and prints the variables contacts.sh
-# reads, ready for eval:
+# reads (and the user's TOKEN and TEAM_ID, for webhooks), ready for eval:
 #   eval "$(BASE_URL=http://localhost:8080 DATABASE_URL=postgres://... scripts/bench/prepare.sh)"
 # Needs curl and psql.
 set -euo pipefail
@@ -21,4 +21,4 @@ team=$(grep -o '"team":{"id":"[^"]*"' <<<"$signup" | cut -d '"' -f 6)
 book=$(post -H "Authorization: Bearer $token" "$BASE_URL/api/books" -d "{\"team_id\":\"$team\",\"name\":\"Bench\"}" | field id)
 key=$(post -H "Authorization: Bearer $token" "$BASE_URL/api/teams/$team/api-keys" -d '{"name":"bench"}' | field key)
 psql "$DATABASE_URL" -q -v book_id="$book" -v count="$COUNT" -f "$here/seed.sql" >&2
-printf 'export BASE_URL=%q KEY=%q BOOK_ID=%q\n' "$BASE_URL" "$key" "$book"
+printf 'export BASE_URL=%q KEY=%q BOOK_ID=%q TOKEN=%q TEAM_ID=%q\n' "$BASE_URL" "$key" "$book" "$token" "$team"

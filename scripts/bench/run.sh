@@ -7,18 +7,22 @@
 #    participants, webhook fan-out throughput and latency, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it).
 #  - HTTP load against the running binary with wrk (installed from the OS
-#    packages when missing): GET a contact, list 50 with total, list with
-#    q, and create, 20 connections for 10 s each, on a fresh database seeded with 100,000
-#    contacts; then each bulk operation on 10,000 of them, five times, with
-#    curl (bulk.sh).
+#    packages when missing), on a fresh database seeded with 100,000
+#    contacts: GET a contact, list 50 with total at offsets 0, 50,000 and
+#    99,950, list with q (20 connections, 10 s each); each bulk operation
+#    on 10,000 contacts, five times, with curl (bulk.sh), without a webhook
+#    and with one subscribed to the events (delivered to a local sink);
+#    creates with 16 connections, without and with a contact.created
+#    webhook.
 #  - A calibration of the machine: pgbench's primary-key selects.
 # Raw output goes to docs/bench-raw.txt (ignored by git).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
+# shellcheck source=lib.sh
+. scripts/bench/lib.sh
 raw=docs/bench-raw.txt
 : >"$raw"
-log() { printf '== %s\n' "$*" >&2; }
 
 DATABASE_URL=$(scripts/devdb.sh contactbook_test)
 export DATABASE_URL
@@ -27,122 +31,109 @@ gobench() { # package, regexp, benchtime
 	log "go test -bench '$2' -benchtime $3 $1"
 	go test -run '^$' -bench "$2" -benchtime "$3" -timeout 20m "$1" | tee -a "$raw" >&2
 }
-gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
-gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
-gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
-gobench ./internal/webhooks/ 'BenchmarkWebhookDelivery' 10000x
-gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
-gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
-gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
-
-# HTTP load against the real binary.
-if ! command -v wrk >/dev/null; then
-	log "installing wrk"
-	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >&2
+# GO_BENCH=0 leaves the Go benchmarks out (their rows then read n/a).
+if [ "${GO_BENCH:-1}" != 0 ]; then
+	gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
+	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
+	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
+	gobench ./internal/webhooks/ 'BenchmarkWebhookDelivery' 10000x
+	gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
+	gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
+	gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
 fi
-db="contactbook_bench_$$"
-url=$(DATABASE_URL='' scripts/devdb.sh "$db")
-admin=${url%/*}/postgres${url##*/"$db"}
-go build -o bin/contactbook ./cmd/contactbook
-port=18099
-DATABASE_URL="$url" HTTP_ADDR="127.0.0.1:$port" LOG_LEVEL=warn JWT_SECRET=bench-secret-0123456789 \
-	CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >docs/bench-server.txt 2>&1 &
-server=$!
+
+# HTTP load against the real binary, on a fresh database.
+need_wrk
+url=$(new_db "contactbook_bench_$$")
 cleanup() {
-	kill "$server" 2>/dev/null || true
-	wait "$server" 2>/dev/null || true
-	psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP DATABASE IF EXISTS ${db}_pgbench WITH (FORCE)" >/dev/null 2>&1 || true
+	kill "${CB_PID:-}" "${SINK_PID:-}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	drop_db "$url"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-	curl -fs "http://127.0.0.1:$port/readyz" >/dev/null && break
-	sleep 0.1
-done
-log "seeding 100,000 contacts"
-eval "$(BASE_URL="http://127.0.0.1:$port" DATABASE_URL="$url" scripts/bench/prepare.sh)"
-psql "$url" -qc "ANALYZE" >/dev/null
+start_sink 18098
+start_contactbook "$url" 18099
+auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
 cid=$(psql "$url" -tAc "SELECT id FROM contacts WHERE book_id = '$BOOK_ID' ORDER BY id LIMIT 1 OFFSET 50000")
-wrkrun() { # name, path, [wrk options]: fails when any answer is not 2xx
-	local out
-	log "wrk $1"
-	out=$(wrk -t2 -c20 -d10s --latency -H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID" "${@:3}" "http://127.0.0.1:$port$2")
-	printf 'WRK %s\n%s\n' "$1" "$out" | tee -a "$raw" >&2
-	if grep -q 'Non-2xx' <<<"$out"; then
-		log "wrk $1: answers other than 2xx; the figures would be meaningless"
-		exit 1
-	fi
-}
-wrkrun get_by_id "/api/v1/contacts/$cid"
-wrkrun list_total "/api/v1/contacts?limit=50"
-wrkrun list_q "/api/v1/contacts?q=person4242&limit=50"
-log "bulk operations over HTTP"
+wrk_run get_by_id 20 "$CB_URL/api/v1/contacts/$cid" "${auth[@]}"
+for off in 0 50000 99950; do
+	wrk_run "list_total_$off" 20 "$CB_URL/api/v1/contacts?limit=50&offset=$off" "${auth[@]}"
+done
+wrk_run list_q 20 "$CB_URL/api/v1/contacts?q=person42&limit=50" "${auth[@]}"
+log "bulk operations over HTTP, no webhook"
 DATABASE_URL="$url" scripts/bench/bulk.sh | tee -a "$raw" >&2
-# Last: it adds contacts to the book.
-wrkrun create /api/v1/contacts -s scripts/bench/create.lua
+log "bulk operations over HTTP, a webhook subscribed to contact.updated and contact.deleted"
+hook=$(webhook_on contact.updated contact.deleted)
+DATABASE_URL="$url" PAUSE=3 SUFFIX=+webhook scripts/bench/bulk.sh | tee -a "$raw" >&2
+webhook_off "$hook" "$url"
+# Last: they add contacts to the book.
+wrk_run create 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create.lua
+hook=$(webhook_on contact.created)
+wrk_run create_webhook 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create.lua
+webhook_off "$hook" "$url"
 
 # Calibration: what PostgreSQL alone does on this machine (primary-key
 # selects, pgbench -S, 20 clients), so figures from different machines can
 # be compared.
-if command -v pgbench >/dev/null; then
-	log "pgbench calibration"
-	psql "$admin" -qc "CREATE DATABASE ${db}_pgbench" >/dev/null
-	pgurl=${url%/*}/${db}_pgbench${url##*/"$db"}
-	pgbench -q -i -s 10 "$pgurl" >/dev/null 2>&1
-	echo "PGBENCH $(pgbench -n -S -c 20 -j 2 -T 5 "$pgurl" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }')" | tee -a "$raw" >&2
-	psql "$admin" -qc "DROP DATABASE ${db}_pgbench" >/dev/null
-else
-	log "pgbench not installed: no calibration figure"
-fi
+calibrate "$(admin_url "$url")"
+load=$(cut -d ' ' -f 1-3 /proc/loadavg)
 
 # The table.
 metric() { # benchmark name (regexp), unit -> the value printed before the unit
 	awk -v b="$1" -v u="$2" '$1 ~ b { for (i = 2; i <= NF; i++) if ($i == u) { print $(i-1); exit } }' "$raw"
 }
 ms() { awk -v v="$(metric "$1" ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.3g ms", v / 1e6 }'; }
-secs() { awk -v v="$(metric "$1" ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f s", v / 1e9 }'; }
-num() { awk -v v="$(metric "$1" "$2")" 'BEGIN { if (v == "") print "n/a"; else printf "%\047.0f", v }'; }
-wrkrps() { awk -v n="WRK $1" '$0 == n { on = 1 } on && /^Requests\/sec/ { printf "%\047.0f", $2; exit }' "$raw"; }
-wrkp99() { awk -v n="WRK $1" '$0 == n { on = 1 } on && $1 == "99%" { print $2; exit }' "$raw"; }
+secs() { awk -v v="$(metric "$1" ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.3f s", v / 1e9 }'; }
+num() { fmt_int "$(metric "$1" "$2")"; }
 met() { # measured, target, lower-is-better(1/0) -> yes/no
 	awk -v m="$1" -v t="$2" -v low="$3" 'BEGIN { gsub(/[^0-9.]/, "", m); if (m == "") { print "n/a"; exit } print ((low ? m + 0 <= t : m + 0 >= t) ? "yes" : "no") }'
 }
-median() { # operation -> median seconds of its BULK lines
-	awk -v op="$1" '$1 == "BULK" && $2 == op { print $3 }' "$raw" | sort -n |
-		awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else printf "%.2f s", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-bulk() { # sub-benchmark, operation, label -> table row; met on the HTTP figure
+wrkrow() { # wrk run, label, target text, target number (req/s)
 	local v
-	v=$(median "$2")
-	printf '| %s | <= 0.5 s | %s over HTTP, median of %s (Go benchmark: %s) | %s |\n' "$3" "$v" \
-		"$(grep -c "^BULK $2 " "$raw")" "$(secs "BenchmarkContact100k/$1")" "$(met "$v" 0.5 1)"
+	v=$(wrk_rps "$1")
+	printf '| %s | %s | %s req/s (p99 %s) | %s |\n' "$2" "$3" "$(fmt_int "$v")" "$(wrk_p99 "$1")" "$([ -n "$4" ] && met "$v" "$4" 0)"
 }
-getrps=$(wrkrps get_by_id)
-listrps=$(wrkrps list_total)
+bulk() { # sub-benchmark, operation, label, target (s) -> table row; met on the HTTP figure
+	local v
+	v=$(median_secs "$2")
+	printf '| %s | <= %s s | %s s over HTTP, median of %s (Go benchmark: %s) | %s |\n' "$3" "$4" "${v:-n/a}" \
+		"$(grep -c "^BULK $2 " "$raw")" "$(secs "BenchmarkContact100k/$1-")" "$(met "$v" "$4" 1)"
+}
+pgb=$(awk '$1 == "PGBENCH" { v = $2 } END { print v }' "$raw")
+getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend emails/s)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
 p99=$(metric BenchmarkWebhookLatency p99-ms)
-personalize=$(awk -v v="$(metric BenchmarkPersonalize ns/op)" 'BEGIN { printf "%.2f us", v / 1000 }')
+personalize=$(awk -v v="$(metric BenchmarkPersonalize ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f us", v / 1000 }')
 # The slowest of the adversarial template shapes at 1 MB.
 adversarial=$(awk '$1 ~ /^BenchmarkAdversarialCompile\/.*\/1000KB/ { for (i = 2; i <= NF; i++) if ($i == "ns/op" && $(i-1) > max) { max = $(i-1); name = $1 } }
 	END { if (name == "") print "n/a"; else { sub(/^BenchmarkAdversarialCompile\//, "", name); sub(/\/1000KB.*/, "", name); printf "%.1f ms (%s)", max / 1e6, name } }' "$raw")
 table=$(
 	cat <<TABLE
-Machine: $(nproc) cores ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); $(go version | awk '{ print $3 }'); PostgreSQL $(psql "$admin" -tAc 'SHOW server_version' | awk '{ print $1 }'), on the same machine, answering $(awk '$1 == "PGBENCH" { v = $2 } END { if (v == "") print "n/a"; else printf "%\047.0f", v }' "$raw") primary-key selects/s alone (pgbench -S, 20 clients). Date: $(date -u +%Y-%m-%d). Produced by \`make bench\`.
+Machine: $(machine "$(admin_url "$url")"), answering $(fmt_int "$pgb") primary-key selects/s alone (pgbench -S, 20 clients). Load average at the end: $load (other work on the machine makes every figure lower). Date: $(date -u +%Y-%m-%d). Produced by \`make bench\`.
 
 | Benchmark | Target | Measured | Met |
 |---|---|---|---|
-| GET /api/v1/contacts/{id}, wrk, 20 connections | >= 8,000 req/s | $getrps req/s (p99 $(wrkp99 get_by_id)) | $(met "$getrps" 8000 0) |
-| GET /api/v1/contacts?limit=50 with total, wrk, 20 connections | >= 500 req/s | $listrps req/s (p99 $(wrkp99 list_total)) | $(met "$listrps" 500 0) |
-| GET /api/v1/contacts?q=person4242 (trigram), wrk, 20 connections | | $(wrkrps list_q) req/s (p99 $(wrkp99 list_q)) | |
-| POST /api/v1/contacts, wrk, 20 connections | | $(wrkrps create) req/s (p99 $(wrkp99 create)) | |
-$(bulk BulkAddLabel10k bulk-add-label "bulk-add-label, 10,000 contacts")
-$(bulk BulkRemoveLabel10k bulk-remove-label "bulk-remove-label, 10,000 contacts")
-$(bulk BulkUpdateField10k bulk-update-field "bulk-update-field, 10,000 contacts")
-$(bulk BulkDelete10k bulk-delete "bulk-delete, 10,000 contacts")
+| GET /api/v1/contacts/{id}, wrk, 20 connections | >= 40 % of pgbench -S | $(fmt_int "$getrps") req/s (p99 $(wrk_p99 get_by_id)), $(awk -v a="$getrps" -v b="$pgb" 'BEGIN { if (b > 0) printf "%.0f %%", 100 * a / b; else print "n/a" }') of pgbench -S | $(met "$(awk -v a="$getrps" -v b="$pgb" 'BEGIN { if (b > 0) print 100 * a / b }')" 40 0) |
+$(wrkrow list_total_0 "GET /api/v1/contacts?limit=50, with total, wrk, 20 connections" ">= 300 req/s" 300)
+$(wrkrow list_total_50000 "... &offset=50000, with total" ">= 300 req/s" 300)
+$(wrkrow list_total_99950 "... &offset=99950, with total" ">= 300 req/s" 300)
+$(wrkrow list_q "GET /api/v1/contacts?q=person42 (1,111 matches, trigram), with total" "" "")
+$(wrkrow create "POST /api/v1/contacts, wrk, 16 connections, no webhook" ">= 2,840/s" 2840)
+$(wrkrow create_webhook "POST /api/v1/contacts, 16 connections, a webhook on contact.created" ">= 2,840/s" 2840)
+$(bulk BulkAddLabel10k bulk-add-label "bulk-add-label, 10,000 contacts, no webhook" 0.11)
+$(bulk BulkRemoveLabel10k bulk-remove-label "bulk-remove-label, 10,000 contacts, no webhook" 0.11)
+$(bulk BulkUpdateField10k bulk-update-field "bulk-update-field, 10,000 contacts, no webhook" 0.11)
+$(bulk BulkDelete10k bulk-delete "bulk-delete, 10,000 contacts, no webhook" 0.08)
+$(bulk BulkAddLabel10kWithWebhook bulk-add-label+webhook "bulk-add-label, 10,000 contacts, webhook (10,000 events)" 0.22)
+$(bulk BulkRemoveLabel10kWithWebhook bulk-remove-label+webhook "bulk-remove-label, webhook (10,000 events)" 0.22)
+$(bulk BulkUpdateField10kWithWebhook bulk-update-field+webhook "bulk-update-field, webhook (10,000 events)" 0.22)
+$(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,000 events)" 0.165)
 | GET contact by id, 1 client (Go) | | $(ms 'BenchmarkContact100k/GetByID') | |
 | list 50 with total, 1 client (Go) | | $(ms 'BenchmarkContact100k/List50WithTotal') | |
+| list 50 at offset 50,000 / 99,950 / by cursor 50,000 deep, 1 client (Go) | | $(ms 'BenchmarkContact100k/List50Offset50000WithTotal') / $(ms 'BenchmarkContact100k/List50Offset99950WithTotal') / $(ms 'BenchmarkContact100k/List50Cursor50000WithTotal') | |
 | list with q (trigram), 1 client (Go) | | $(ms 'BenchmarkContact100k/ListQ-') | |
-| create contact, 1 client (Go) | | $(ms 'BenchmarkContact100k/Create') | |
+| create contact, 1 client (Go), no webhook / webhook | | $(ms 'BenchmarkContact100k/Create-') / $(ms 'BenchmarkContact100k/CreateWithWebhook') | |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
@@ -150,11 +141,6 @@ $(bulk BulkDelete10k bulk-delete "bulk-delete, 10,000 contacts")
 | mail merge, compile of a 1 MB adversarial template, slowest of 10 shapes | <= 100 ms | $adversarial | $(met "${adversarial%% *}" 100 1) |
 TABLE
 )
-BENCH_TABLE="$table" awk '
-	/<!-- bench:start -->/ { print; print ENVIRON["BENCH_TABLE"]; skip = 1; next }
-	/<!-- bench:end -->/ { skip = 0 }
-	!skip { print }
-' docs/benchmarks.md >docs/benchmarks.md.new
-mv docs/benchmarks.md.new docs/benchmarks.md
+replace_section docs/benchmarks.md bench "$table"
 log "wrote the table to docs/benchmarks.md"
 printf '%s\n' "$table"

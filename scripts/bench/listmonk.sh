@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# make bench-listmonk LISTMONK=<path>: contactbook beside listmonk (the
+# open-source mailing-list manager, Go and PostgreSQL), the same figures
+# one right after the other on the same machine, written with their ratios
+# to docs/benchmarks.md (between the listmonk:start and listmonk:end
+# markers).
+#
+#   scripts/bench/listmonk.sh /path/to/listmonk-checkout
+#
+# The checkout is only read: listmonk is built from it into a temporary
+# directory (go build, modules from the Go proxy or cache), with an empty
+# placeholder for its admin frontend (the API needs none), and run from the
+# checkout's directory (it reads its SQL queries, schema, i18n and static
+# files there). Nothing is downloaded but Go modules; nothing of listmonk
+# is kept.
+#
+# Each product gets a fresh database on the local PostgreSQL with 100,000
+# contacts / subscribers of the same names and emails (contact g is
+# "<first> Person<g>", user<g>@example.com). Figures, each contactbook
+# first, then listmonk:
+#  - GET one by id, wrk, 20 connections, 10 s;
+#  - list 50 with total at offsets 0, 50,000 and 99,950 (listmonk: page
+#    1, 1,001 and 2,000 of 50), and search ("person42", 1,111 matches);
+#  - add 10,000 to a label / list and delete 10,000 (fresh ones each time),
+#    five times each, curl's total time, median; contactbook without a
+#    webhook and with one subscribed to the events (listmonk sends none);
+#  - creates, wrk, 16 connections, 10 s; contactbook without and with a
+#    contact.created webhook (delivered to a local sink);
+#  - pgbench -S (20 clients) as the machine's calibration.
+# CSV import is not compared: contactbook has no import endpoint.
+set -euo pipefail
+lm_src=$(cd "${1:?usage: listmonk.sh LISTMONK_CHECKOUT}" && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+# shellcheck source=lib.sh
+. scripts/bench/lib.sh
+raw=docs/bench-listmonk-raw.txt
+: >"$raw"
+need_wrk
+tmp=$(mktemp -d)
+cb_db=$(new_db "contactbook_vs_lm_$$")
+lm_db=$(new_db "listmonk_vs_cb_$$")
+cleanup() {
+	kill "${CB_PID:-}" "${LM_PID:-}" "${SINK_PID:-}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	drop_db "$cb_db"
+	drop_db "$lm_db"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+log "building listmonk from $lm_src"
+mkdir -p "$tmp/dist"
+echo '<!doctype html><title>listmonk</title>' >"$tmp/dist/index.html"
+(cd "$lm_src" && CGO_ENABLED=0 go build -o "$tmp/listmonk" \
+	-ldflags "-X 'main.buildString=bench' -X 'main.versionString=bench' -X 'main.frontendDir=$tmp/dist'" ./cmd)
+lm_port=18100
+lm_name=${lm_db##*/}
+lm_name=${lm_name%%\?*}
+cat >"$tmp/config.toml" <<TOML
+[app]
+address = "127.0.0.1:$lm_port"
+[db]
+host = "127.0.0.1"
+port = 5432
+user = "postgres"
+password = "unused-trust"
+database = "$lm_name"
+ssl_mode = "disable"
+max_open = 25
+max_idle = 25
+max_lifetime = "300s"
+params = ""
+TOML
+lmsql() { psql "$lm_db" -qtAX -v ON_ERROR_STOP=1 "$@"; }
+lm_token=$(cd "$lm_src" && LISTMONK_ADMIN_USER=admin LISTMONK_ADMIN_PASSWORD=bench-password LISTMONK_ADMIN_API_USER=bench \
+	"$tmp/listmonk" --install --idempotent --yes --config "$tmp/config.toml" 2>&1 >/dev/null |
+	sed -n 's/^export LISTMONK_ADMIN_API_TOKEN="\(.*\)"$/\1/p')
+[ -n "$lm_token" ] || { log "listmonk install gave no API token"; exit 1; }
+log "seeding listmonk with 100,000 subscribers"
+lmsql -c "INSERT INTO subscribers (uuid, email, name, attribs, status, created_at, updated_at)
+	SELECT gen_random_uuid(), 'user' || g || '@example.com',
+	       (ARRAY['Ada','Grace','Alan','Edsger','Barbara','Donald','Ken','Dennis','Margaret','Linus'])[1 + g % 10] || ' Person' || g,
+	       '{}', 'enabled', timestamptz '2025-01-01' + g * interval '1 minute', timestamptz '2025-01-01' + g * interval '1 minute'
+	FROM generate_series(1, 100000) g" -c "VACUUM ANALYZE"
+(cd "$lm_src" && exec "$tmp/listmonk" --config "$tmp/config.toml") >"$tmp/listmonk.log" 2>&1 &
+LM_PID=$!
+LM_URL="http://127.0.0.1:$lm_port"
+lm_auth=(-H "Authorization: token bench:$lm_token")
+wait_ready "$LM_URL/health"
+
+start_sink 18098
+start_contactbook "$cb_db" 18099
+cb_auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
+
+# Reads.
+cid=$(psql "$cb_db" -tAc "SELECT id FROM contacts WHERE book_id = '$BOOK_ID' ORDER BY created_at LIMIT 1 OFFSET 50000")
+sid=$(lmsql -c "SELECT id FROM subscribers ORDER BY id LIMIT 1 OFFSET 50000")
+wrk_run cb_get 20 "$CB_URL/api/v1/contacts/$cid" "${cb_auth[@]}"
+wrk_run lm_get 20 "$LM_URL/api/subscribers/$sid" "${lm_auth[@]}"
+for off in 0 50000 99950; do
+	wrk_run "cb_list_$off" 20 "$CB_URL/api/v1/contacts?limit=50&offset=$off" "${cb_auth[@]}"
+	wrk_run "lm_list_$off" 20 "$LM_URL/api/subscribers?per_page=50&page=$((off / 50 + 1))" "${lm_auth[@]}"
+done
+wrk_run cb_search 20 "$CB_URL/api/v1/contacts?limit=50&q=person42" "${cb_auth[@]}"
+wrk_run lm_search 20 "$LM_URL/api/subscribers?per_page=50&search=person42" "${lm_auth[@]}"
+
+# Bulk changes: contactbook's through bulk.sh, listmonk's here.
+RUNS=${RUNS:-5}
+log "contactbook bulk add and delete, no webhook"
+DATABASE_URL="$cb_db" OPS="add delete" RUNS=$RUNS scripts/bench/bulk.sh | tee -a "$raw" >&2
+log "contactbook bulk add and delete, a webhook on contact.updated and contact.deleted"
+hook=$(webhook_on contact.updated contact.deleted)
+DATABASE_URL="$cb_db" OPS="add delete" RUNS=$RUNS PAUSE=3 SUFFIX=+webhook scripts/bench/bulk.sh | tee -a "$raw" >&2
+webhook_off "$hook" "$cb_db"
+
+log "listmonk: add 10,000 subscribers to a list, delete 10,000"
+lm_ids=$(lmsql -c "SELECT json_agg(id) FROM (SELECT id FROM subscribers ORDER BY id LIMIT 10000 OFFSET 20000) s")
+lm_time() { # name, curl arguments...: one timed request, which must answer 200
+	local out code secs
+	out=$(curl -sS -o "$tmp/answer.json" -w '%{http_code} %{time_total}' "${lm_auth[@]}" "${@:2}")
+	read -r code secs <<<"$out"
+	if [ "$code" != 200 ]; then
+		log "listmonk $1 answered $code: $(head -c 300 "$tmp/answer.json")"
+		exit 1
+	fi
+	echo "BULK $1 $secs" | tee -a "$raw" >&2
+	sleep 1
+}
+for run in $(seq 1 "$RUNS"); do
+	list=$(curl -fsS "${lm_auth[@]}" -H 'Content-Type: application/json' \
+		-d "{\"name\":\"bench $run $RANDOM\",\"type\":\"private\",\"optin\":\"single\"}" "$LM_URL/api/lists" |
+		grep -o '"id":[0-9]*' | head -n 1 | cut -d: -f2)
+	printf '{"ids":%s,"action":"add","target_list_ids":[%s],"status":"confirmed"}' "$lm_ids" "$list" >"$tmp/add.json"
+	lm_time lm-add -X PUT -H 'Content-Type: application/json' --data-binary "@$tmp/add.json" "$LM_URL/api/subscribers/lists"
+	# 10,000 new subscribers on that list, to delete.
+	doomed=$(lmsql -c "WITH s AS (
+			INSERT INTO subscribers (uuid, email, name, attribs, status)
+			SELECT gen_random_uuid(), 'doomed' || $run || '-' || g || '@example.com', 'Doomed Person' || g, '{}', 'enabled'
+			FROM generate_series(1, 10000) g RETURNING id
+		), l AS (
+			INSERT INTO subscriber_lists (subscriber_id, list_id, status) SELECT id, $list, 'confirmed' FROM s
+		)
+		SELECT string_agg('id=' || id, '&') FROM s")
+	lmsql -c "ANALYZE subscribers" >/dev/null
+	lm_time lm-delete -X DELETE "$LM_URL/api/subscribers?$doomed"
+done
+
+# Creates, last (they add contacts); contactbook's with a webhook after
+# listmonk's, and its deliveries drained before the calibration.
+wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
+export CREATE_BODY=listmonk
+wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
+unset CREATE_BODY
+hook=$(webhook_on contact.created)
+wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
+webhook_off "$hook" "$cb_db"
+
+calibrate "$(admin_url "$cb_db")"
+load=$(cut -d ' ' -f 1-3 /proc/loadavg)
+
+# The table.
+pgb=$(awk '$1 == "PGBENCH" { v = $2 } END { print v }' "$raw")
+pct() { awk -v a="$1" -v b="$pgb" 'BEGIN { if (a != "" && b > 0) printf "%.0f %%", 100 * a / b; else print "n/a" }'; }
+rps_row() { # label, contactbook run, listmonk run
+	local a b
+	a=$(wrk_rps "$2")
+	b=$(wrk_rps "$3")
+	printf '| %s | %s req/s (p99 %s) | %s req/s (p99 %s) | %s | %s |\n' "$1" "$(fmt_int "$a")" "$(wrk_p99 "$2")" \
+		"$(fmt_int "$b")" "$(wrk_p99 "$3")" "$(ratio "$a" "$b")" "$(pct "$a")"
+}
+secs_row() { # label, contactbook operation, listmonk operation
+	local a b
+	a=$(median_secs "$2")
+	b=$(median_secs "$3")
+	printf '| %s | %s s | %s s | %s (%s× the speed) | |\n' "$1" "${a:-n/a}" "${b:-n/a}" "$(ratio "$a" "$b")" "$(ratio "$a" "$b" 1)"
+}
+table=$(
+	cat <<TABLE
+Machine: $(machine "$(admin_url "$cb_db")"), answering $(fmt_int "$pgb") primary-key selects/s alone (pgbench -S, 20 clients). Load average at the end: $load. listmonk built from $(git -C "$lm_src" log -1 --format='%h (%cs)' 2>/dev/null || echo 'the given checkout'). Date: $(date -u +%Y-%m-%d). Produced by \`make bench-listmonk\`.
+
+| Figure | contactbook | listmonk | contactbook ÷ listmonk | contactbook ÷ pgbench -S |
+|---|---|---|---|---|
+$(rps_row "GET one by id, 20 connections" cb_get lm_get)
+$(rps_row "list 50 with total, offset 0" cb_list_0 lm_list_0)
+$(rps_row "list 50 with total, offset 50,000" cb_list_50000 lm_list_50000)
+$(rps_row "list 50 with total, offset 99,950" cb_list_99950 lm_list_99950)
+$(rps_row "search \"person42\" (1,111 matches), 50 with total" cb_search lm_search)
+$(rps_row "create, 16 connections, no webhook" cb_create lm_create)
+$(rps_row "create, 16 connections, contactbook with a contact.created webhook" cb_create_webhook lm_create)
+$(secs_row "add 10,000 to a label / list, median of $RUNS, no webhook" bulk-add-label lm-add)
+$(secs_row "add 10,000, contactbook with a webhook (10,000 events)" bulk-add-label+webhook lm-add)
+$(secs_row "delete 10,000, median of $RUNS, no webhook" bulk-delete lm-delete)
+$(secs_row "delete 10,000, contactbook with a webhook (10,000 events)" bulk-delete+webhook lm-delete)
+TABLE
+)
+replace_section docs/benchmarks.md listmonk "$table"
+log "wrote the comparison to docs/benchmarks.md"
+printf '%s\n' "$table"
