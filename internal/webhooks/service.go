@@ -129,7 +129,15 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	if err := admin(ctx, actor, teamID); err != nil {
 		return err
 	}
-	return s.st.deleteWebhook(ctx, s.db, teamID, id)
+	// A completing attempt locks its delivery row, then (its log row's
+	// foreign key, checked at the end of its statement) the webhook row.
+	// The delete takes them in the same order, or the two deadlock.
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.st.lockPendingDeliveries(ctx, tx, teamID, id); err != nil {
+			return err
+		}
+		return s.st.deleteWebhook(ctx, tx, teamID, id)
+	})
 }
 
 // Deliveries returns the webhook's delivery log, newest attempt first.

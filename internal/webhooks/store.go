@@ -71,6 +71,17 @@ func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.U
 	return postgres.Translate(err)
 }
 
+// lockPendingDeliveries takes the row locks of the webhook's unfinished
+// deliveries, waiting for attempts that are completing them.
+func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+	_, err := db.Exec(ctx, `
+		SELECT 1 FROM webhook_deliveries d
+		WHERE d.webhook_id = $2 AND d.status = 'pending'
+		  AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = $2 AND w.team_id = $1)
+		ORDER BY d.id FOR UPDATE OF d`, teamID, id)
+	return postgres.Translate(err)
+}
+
 func (store) deleteWebhook(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM webhooks WHERE team_id = $1 AND id = $2`, teamID, id)
 	if err != nil {
