@@ -31,11 +31,8 @@ func TestRootRedirectsToDashboard(t *testing.T) {
 			t.Fatalf("%s /: %d, Location %q; want 302 to /app/", method, res.StatusCode, res.Header.Get("Location"))
 		}
 	}
-	// Followed, the redirect ends on the dashboard's page.
-	r := env.Anonymous().Get("/").Expect(http.StatusOK)
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
-		t.Fatalf("GET / followed: %s", r.Header.Get("Content-Type"))
-	}
+	// What /app/ serves is TestDashboardServing's (through the
+	// router alone: the contract check here would take /app/ for /app).
 }
 
 // TestHeadAnswersAsGet: HEAD on any GET route answers what GET answers,
