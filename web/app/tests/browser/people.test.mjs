@@ -78,7 +78,13 @@ export default () =>
       const existing = await env.signup('Erin');
       const token = await env.invite(owner, existing.email, 'viewer');
       const page = await env.page(t);
+      // Signed in as someone else, the screen says so and offers to log out first.
+      await login(page, owner);
       await page.goto(`/app/invitations/accept?token=${encodeURIComponent(token)}`);
+      await page.getByText(`You are logged in as ${owner.email}, but the invitation is for ${existing.email}.`).waitFor();
+      await screen(page, 'invitation-other-account');
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.getByRole('button', { name: 'Log in and join' }).waitFor();
       await page.getByRole('heading', { name: "Join Otto's team" }).waitFor();
       assert.equal(await page.getByLabel('Email').inputValue(), existing.email);
       await page.getByLabel('Password').fill('not the password');
@@ -93,6 +99,21 @@ export default () =>
       assert.equal(await switcher.locator('option:checked').innerText(), "Otto's team");
       assert.deepEqual((await switcher.locator('option').allTextContents()).sort(), ["Erin's team", "Otto's team"]);
       assert.equal(env.db(`SELECT role FROM team_members WHERE user_id = '${existing.userId}' AND team_id = '${owner.teamId}'`), 'viewer');
+      await page.done();
+    });
+
+    test('signed in as the invited address, joining is one button', async (t) => {
+      const owner = await env.signup('Ivy');
+      const user = await env.signup('Jon');
+      const token = await env.invite(owner, user.email, 'member');
+      const page = await env.page(t);
+      await login(page, user);
+      await page.goto(`/app/invitations/accept?token=${encodeURIComponent(token)}`);
+      await page.getByText(`You are logged in as ${user.email}.`).waitFor();
+      await page.getByRole('button', { name: "Join Ivy's team" }).click();
+      await page.getByRole('heading', { name: 'Books' }).waitFor();
+      assert.equal(await page.getByRole('combobox', { name: 'Team' }).locator('option:checked').innerText(), "Ivy's team");
+      assert.equal(env.db(`SELECT role FROM team_members WHERE user_id = '${user.userId}' AND team_id = '${owner.teamId}'`), 'member');
       await page.done();
     });
 
