@@ -1,16 +1,22 @@
-// The app: the public screens (log in, sign up) for visitors, the workspace
-// shell with its screens for signed-in people. Every screen is its own
-// chunk, loaded when first opened, so the first load stays small.
+// The app: the public screens (log in, sign up, password reset, accepting
+// an invitation) for visitors, the workspace shell with its screens for
+// signed-in people. Every screen is its own chunk, loaded when first
+// opened, so the first load stays small.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso/router';
 import lazy, { ErrorBoundary } from 'preact-iso/lazy';
-import { forget, onChange, signedIn } from './api/session';
+import { logOut } from './api/client';
+import { onChange, signedIn } from './api/session';
 import { WorkspaceProvider, lastBook, rememberBook, useWorkspace } from './lib/workspace';
-import { markNavigation } from './ui/Page';
+import { Notice, markNavigation } from './ui/Page';
 import { roleNames } from './lib/roles';
 
 const Login = lazy(() => import('./screens/Auth').then((m) => m.Login));
 const Signup = lazy(() => import('./screens/Auth').then((m) => m.Signup));
+const ForgotPassword = lazy(() => import('./screens/Password').then((m) => m.ForgotPassword));
+const ResetPassword = lazy(() => import('./screens/Password').then((m) => m.ResetPassword));
+const ChangePassword = lazy(() => import('./screens/Password').then((m) => m.ChangePassword));
+const AcceptInvitation = lazy(() => import('./screens/Invitation'));
 const Books = lazy(() => import('./screens/Books'));
 const Contacts = lazy(() => import('./screens/Contacts'));
 const ContactPage = lazy(() => import('./screens/ContactPage'));
@@ -19,19 +25,32 @@ const BookSettings = lazy(() => import('./screens/BookSettings'));
 const Team = lazy(() => import('./screens/Team'));
 const NotFound = lazy(() => import('./screens/NotFound'));
 
+// Screens for visitors only: a signed-in person who opens one goes on.
+const visitorOnly = ['/app/login', '/app/signup'];
+// Screens reached from an emailed link (or on the way to one): they work
+// whether or not this browser is signed in.
+const anyone = ['/app/forgot-password', '/app/reset-password', '/app/invitations/accept'];
+
 export function App() {
-  const [authed, setAuthed] = useState(signedIn());
-  useEffect(() => onChange(() => setAuthed(signedIn())), []);
   return (
     <LocationProvider scope="/app/">
-      <ErrorBoundary>{authed ? <Signed /> : <Visitor />}</ErrorBoundary>
+      <ErrorBoundary>
+        <Root />
+      </ErrorBoundary>
     </LocationProvider>
   );
 }
 
+function Root() {
+  const [authed, setAuthed] = useState(signedIn());
+  useEffect(() => onChange(() => setAuthed(signedIn())), []);
+  const { path } = useLocation();
+  return authed && !anyone.includes(path) ? <Signed /> : <Visitor />;
+}
+
 function Visitor() {
   const { path, url, route } = useLocation();
-  const open = path === '/app/login' || path === '/app/signup';
+  const open = visitorOnly.includes(path) || anyone.includes(path);
   useEffect(() => {
     // Anything else needs a session: log in first, then come back.
     if (!open) route(`/app/login${path === '/app/' || path === '/app' ? '' : '?next=' + encodeURIComponent(url)}`, true);
@@ -41,6 +60,9 @@ function Visitor() {
       <Router onRouteChange={markNavigation}>
         <Route path="/app/login" component={Login} />
         <Route path="/app/signup" component={Signup} />
+        <Route path="/app/forgot-password" component={ForgotPassword} />
+        <Route path="/app/reset-password" component={ResetPassword} />
+        <Route path="/app/invitations/accept" component={AcceptInvitation} />
         <Route default component={Blank} />
       </Router>
     </main>
@@ -55,7 +77,7 @@ function Signed() {
   const { path, query, route } = useLocation();
   useEffect(() => {
     // A signed-in person who opens the login page (a bookmark) goes on.
-    if (path === '/app/login' || path === '/app/signup') route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
+    if (visitorOnly.includes(path)) route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
   }, [path]);
   return (
     <WorkspaceProvider
@@ -205,6 +227,8 @@ function UserMenu() {
   const w = useWorkspace();
   const { route } = useLocation();
   const [open, setOpen] = useState(false);
+  const [changing, setChanging] = useState(false);
+  const [notice, setNotice] = useState('');
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!open) return;
@@ -243,14 +267,39 @@ function UserMenu() {
         </p>
         <button
           type="button"
+          class="secondary"
           onClick={() => {
-            forget();
-            route('/app/login', true);
+            setOpen(false);
+            setNotice('');
+            setChanging(true);
+          }}
+        >
+          Change password
+        </button>
+        <button
+          type="button"
+          onClick={async () => {
+            try {
+              await logOut();
+              route('/app/login', true);
+            } catch (e) {
+              setNotice(`You are still logged in: ${e instanceof Error ? e.message : String(e)}`);
+            }
           }}
         >
           Log out
         </button>
       </div>
+      <Notice message={notice} />
+      {changing && (
+        <ChangePassword
+          onClose={() => setChanging(false)}
+          onChanged={() => {
+            setChanging(false);
+            setNotice('Password changed. Your other sessions have ended.');
+          }}
+        />
+      )}
     </div>
   );
 }

@@ -3,7 +3,7 @@
 // have fails the type check of the build.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';
-import { authorize } from './session';
+import { authorize, forget } from './session';
 
 export type Schemas = components['schemas'];
 export type Contact = Schemas['Contact'];
@@ -11,6 +11,7 @@ export type Book = Schemas['Book'];
 export type Label = Schemas['Label'];
 export type FieldDefinition = Schemas['FieldDefinition'];
 export type Member = Schemas['Member'];
+export type Invitation = Schemas['Invitation'];
 export type ApiKey = Schemas['ApiKey'];
 export type Role = Schemas['Role'];
 export type TeamMembership = Schemas['TeamMembership'];
@@ -19,8 +20,14 @@ export type User = Schemas['User'];
 export const api = createClient<paths>({ baseUrl: '' });
 api.use(authorize);
 
-/** ApiError is a failed call: the API's error code and its sentence for people. */
+/**
+ * ApiError is a failed call: the API's error code and its sentence for
+ * people. field, when a screen sets it, names the form field the error
+ * belongs to where the message does not quote one.
+ */
 export class ApiError extends Error {
+  field?: string;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -55,4 +62,18 @@ export function inBook(bookId: string) {
 /** isAbort tells a cancelled request (a newer one replaced it) from a failure. */
 export function isAbort(e: unknown): boolean {
   return e instanceof DOMException && e.name === 'AbortError';
+}
+
+/**
+ * logOut ends the session on the server (its token stops working at once;
+ * the answer clears the cookies) and then in the app. A session the server
+ * already ended (401) is simply forgotten.
+ */
+export async function logOut(): Promise<void> {
+  try {
+    await ok(api.POST('/api/auth/logout'));
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 401)) throw e;
+  }
+  forget();
 }

@@ -15,9 +15,89 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401.
+         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a success clears the email's count. A token is valid until it expires or its session ends (logout, password change or reset).
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log out
+         * @description Ends the session of the token (or cookie) used: it stops working on every instance within a second. Clears the session cookies.
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Checks the current password (wrong: 403), sets the new one (8 to 72 characters), ends every session of the account, the caller's included, and answers a new token that replaces it. A cookie session gets its new cookies. The account's address receives a notice.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link
+         * @description Emails a link to /app/reset-password?token=... when an account uses the address; the answer is the same whether or not it does. At most 3 requests per email an hour are acted on (the answer stays the same). A new link replaces the previous one; a link expires after an hour and works once.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description Sets the password (8 to 72 characters) of the link's account, ends every earlier session of it and answers a new one. Unknown, used, replaced or expired token: 404.
+         */
+        post: operations["confirmPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -776,6 +856,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Joins the team with the invitation's role; emits member.joined. Either logged in (token or cookie) as the account with the invited address (another address: 403), or with name and password to create that account, which gets no team of its own (an account with the address exists: 409, log in first). Unknown, used, replaced, revoked or expired token: 404.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up an invitation
+         * @description What the emailed link invites to. Unknown, used, replaced, revoked or expired: 404.
+         */
+        get: operations["lookupInvitation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/me": {
         parameters: {
             query?: never;
@@ -944,6 +1064,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending invitations
+         * @description Invitations neither accepted, revoked nor expired, newest first. Role: admin.
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Invite someone to the team
+         * @description Emails a link to /app/invitations/accept?token=... to the address; the token is never in an answer. Inviting an address with a pending invitation replaces it (the old link stops working) and answers 201 too. Already a member: 409. The link expires after 7 days and works once. Role: admin; owner to invite an owner.
+         */
+        post: operations["invite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Deletes a pending invitation; its link stops working. Role: admin.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{team_id}/members": {
         parameters: {
             query?: never;
@@ -957,11 +1121,7 @@ export interface paths {
          */
         get: operations["listMembers"];
         put?: never;
-        /**
-         * Add a member
-         * @description Adds a signed-up user (by email) to the team with a role; only an owner may grant owner. Unknown email: 404; already a member: 409. Emits member.joined. Role: admin.
-         */
-        post: operations["addMember"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1645,7 +1805,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Prometheus text exposition: requests by route and status, latency, database pool, webhook deliveries and queue depth, campaign emails, scheduler runs.
+         * @description Prometheus text exposition: requests by route and status, latency, database pool, webhook deliveries and queue depth, campaign emails, scheduler runs. Off the public port by default: the operator serves it on a listener of its own (METRICS_ADDR) and/or here to holders of the metrics token (METRICS_TOKEN), sent as Authorization: Bearer <token>. Without a token configured, this path answers 404 like any unknown one.
          */
         get: operations["metrics"];
         put?: never;
@@ -1891,15 +2051,15 @@ export interface components {
             created_at: string;
         };
         /**
-         * @description A login token and when it expires.
+         * @description A login token and when it expires. With ?session=cookie the token is set as the HttpOnly cb_session cookie instead and left out of the body.
          * @example {
          *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
          *       "expires_at": "2026-03-03T09:00:00Z"
          *     }
          */
         Session: {
-            /** @description HS256 JWT to send as Authorization: Bearer <token> on /api. */
-            token: string;
+            /** @description HS256 JWT to send as Authorization: Bearer <token> on /api; absent in cookie mode. */
+            token?: string;
             /** Format: date-time */
             expires_at: string;
         };
@@ -1933,7 +2093,8 @@ export interface components {
          *     }
          */
         SignupResult: {
-            token: string;
+            /** @description Login token; absent in cookie mode (?session=cookie). */
+            token?: string;
             /** Format: date-time */
             expires_at: string;
             user: components["schemas"]["User"];
@@ -2129,7 +2290,7 @@ export interface components {
             name: string;
             /** @description Hex colour #RRGGBB. */
             color: string;
-            /** @description Position in the book's label list. */
+            /** @description Position in the book's label list, 0 to 1,000,000. New labels are appended after the last one; once a label holds 1,000,000, new labels get 1,000,000 too, and labels of equal position sort by name. */
             sort_order: number;
             /** Format: date-time */
             created_at: string;
@@ -2545,7 +2706,7 @@ export interface components {
             name?: string;
         };
         /**
-         * @description An email template of a book. Merge fields: first_name, last_name, full_name, company, job_title, email, phone, website, birthday, book_name, unsubscribe_url, custom.<key>; a fallback is written {{first_name | default: "there"}}.
+         * @description An email template of a book. Merge fields: first_name, last_name, full_name, company, job_title, email, phone, website, birthday, book_name, unsubscribe_url, custom.<key> (a custom field the book defines); a fallback is written {{first_name | default: "there"}}. A field without a value for the contact renders empty (or its fallback); anything between double braces that is not a merge field, custom.<key> of a key the book does not define included, stays visible as written.
          * @example {
          *       "id": "2b8d4f6a-9c1e-4a3b-8d5f-7e0a1c2b3d49",
          *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
@@ -2586,6 +2747,7 @@ export interface components {
          */
         TemplateCreate: {
             name: string;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             subject?: string;
             body_html?: string;
         };
@@ -2597,6 +2759,7 @@ export interface components {
          */
         TemplatePatch: {
             name?: string;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             subject?: string;
             body_html?: string;
         };
@@ -2814,8 +2977,9 @@ export interface components {
             fixed_date?: string;
             /** Format: uuid */
             email_template_id?: string;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_name?: string;
-            /** @description A valid email address, or empty for the book's sender. */
+            /** @description A valid email address, or empty for the book's sender. No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string;
@@ -2840,7 +3004,9 @@ export interface components {
             fixed_date?: string | null;
             /** Format: uuid */
             email_template_id?: string | null;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_name?: string;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string | null;
@@ -3133,10 +3299,11 @@ export interface components {
          *     }
          */
         EmailSettingsInput: {
-            /** @description Display name on sent emails. */
+            /** @description Display name on sent emails. No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_name?: string;
-            /** @description From address; must be verified with the email delivery provider. */
+            /** @description From address; must be verified with the email delivery provider. No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             sender_email?: string;
+            /** @description No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             reply_to_email?: string;
             /** @description Used in the email footer. */
             company_name?: string;
@@ -3146,7 +3313,7 @@ export interface components {
             state?: string;
             postal_code?: string;
             country?: string;
-            /** @description Absent, null or equal to the masked value keeps the stored key; an empty string removes it. */
+            /** @description Absent, null or equal to the masked value keeps the stored key; an empty string removes it. No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             mailer_api_key?: string | null;
         };
         /**
@@ -3274,7 +3441,7 @@ export interface components {
             team_id: string;
             /**
              * Format: uri
-             * @description HTTPS endpoint receiving events.
+             * @description HTTPS endpoint receiving events. A password in its user info (https://user:password@host/...) is shown masked, as https://user:xxxxx@host/...; deliveries send the real one as Basic authentication.
              */
             url: string;
             /** @description Subscribed event types. */
@@ -3325,7 +3492,7 @@ export interface components {
         WebhookCreate: {
             /**
              * Format: uri
-             * @description https:// URL of a public host (http:// and loopback only when the server allows insecure webhooks).
+             * @description https:// URL of a public host (http:// and loopback only when the server allows insecure webhooks). It may carry user:password@ for Basic authentication; answers show the password masked.
              */
             url: string;
             /** @description At least one event type; duplicates are dropped. */
@@ -3338,7 +3505,10 @@ export interface components {
          *     }
          */
         WebhookPatch: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Sending the URL back as shown, with the masked password xxxxx and the same user, keeps the stored password.
+             */
             url?: string;
             events?: components["schemas"]["EventType"][];
             active?: boolean;
@@ -3474,9 +3644,85 @@ export interface components {
             /** @enum {string} */
             status: "ready";
         };
+        /**
+         * @description A pending invitation. Its token is only in the emailed link.
+         * @example {
+         *       "id": "3c9e1a7b-5d2f-4b8e-9a61-7f3c2d1e0b94",
+         *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+         *       "email": "bob@example.com",
+         *       "role": "member",
+         *       "invited_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "expires_at": "2026-03-09T09:00:00Z"
+         *     }
+         */
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            team_id: string;
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["Role"];
+            /**
+             * Format: uuid
+             * @description The inviting user.
+             */
+            invited_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Seven days after it was sent.
+             */
+            expires_at: string;
+        };
+        /**
+         * @description What the holder of an invitation link may see.
+         * @example {
+         *       "team": {
+         *         "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+         *         "name": "Acme Sales"
+         *       },
+         *       "email": "bob@example.com",
+         *       "role": "member",
+         *       "expires_at": "2026-03-09T09:00:00Z",
+         *       "account_exists": false
+         *     }
+         */
+        InvitationView: {
+            team: components["schemas"]["TeamBrief"];
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["Role"];
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Whether an account uses the invited address: log in to accept, else create the account with name and password. */
+            account_exists: boolean;
+        };
+        /**
+         * @description The accepting account's new session and the team it joined.
+         * @example {
+         *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+         *       "expires_at": "2026-03-03T09:00:00Z",
+         *       "team": {
+         *         "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+         *         "name": "Acme Sales"
+         *       },
+         *       "role": "member"
+         *     }
+         */
+        Accepted: {
+            /** @description Login token of the accepting account; absent in cookie mode. */
+            token?: string;
+            /** Format: date-time */
+            expires_at: string;
+            team: components["schemas"]["TeamBrief"];
+            role: components["schemas"]["Role"];
+        };
     };
     responses: {
-        /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). */
+        /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -3649,18 +3895,27 @@ export interface components {
          * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
          */
         XBookIDOptional: string;
-        /** @description Page size, default 50, at most 200: larger values are clamped to 200; 0 means the default. */
+        /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
         ContactsLimit: number;
-        /** @description Page size, default 50, at most 100: larger values are clamped to 100; 0 means the default. */
+        /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
         PageLimit: number;
-        /** @description Page size, default 50, at most 200: larger values are clamped to 200; 0 means the default. */
+        /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
         DeliveriesLimit: number;
-        /** @description Items to skip, default 0. */
+        /** @description Items to skip, default 0, at most 2147483647. */
         Offset: number;
         /** @description 1-based page number, default 1. */
         Page: number;
         /** @description Team to work in; optional when the user belongs to exactly one team. Ignored for API keys (the key's team is used). */
         TeamIDQuery: string;
+        /**
+         * @description Invitation id.
+         * @example 3c9e1a7b-5d2f-4b8e-9a61-7f3c2d1e0b94
+         */
+        InvitationID: string;
+        /** @description The token of the emailed link (its token query parameter). */
+        InvitationToken: string;
+        /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+        SessionMode: "cookie";
     };
     requestBodies: never;
     headers: never;
@@ -3670,7 +3925,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     login: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3713,12 +3971,185 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery",
+                 *       "new_password": "battery staple horse"
+                 *     }
+                 */
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Password changed; the new session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+                     *         "expires_at": "2026-03-03T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ann@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "If an account uses this email, a link to choose a new password is on its way. It works once, within an hour."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "q3VwLk1n0x9ZcJtR2bYhW8eD5aF4sG7uI6oP1lK0mNv",
+                 *       "password": "battery staple horse"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Password set; the new session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+                     *         "expires_at": "2026-03-03T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
     signup: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3736,6 +4167,7 @@ export interface operations {
                 "application/json": {
                     /** Format: email */
                     email: string;
+                    /** @description 8 to 72 characters (Unicode characters, not bytes); every character counts. */
                     password: string;
                     name: string;
                     team_name: string;
@@ -4560,7 +4992,7 @@ export interface operations {
                 result?: "success" | "failed";
                 /** @description 1-based page number, default 1. */
                 page?: components["parameters"]["Page"];
-                /** @description Page size, default 50, at most 100: larger values are clamped to 100; 0 means the default. */
+                /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
                 limit?: components["parameters"]["PageLimit"];
             };
             header?: {
@@ -5237,7 +5669,7 @@ export interface operations {
             query?: {
                 /** @description 1-based page number, default 1. */
                 page?: components["parameters"]["Page"];
-                /** @description Page size, default 50, at most 100: larger values are clamped to 100; 0 means the default. */
+                /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
                 limit?: components["parameters"]["PageLimit"];
             };
             header?: {
@@ -5872,9 +6304,9 @@ export interface operations {
     listContactsInternal: {
         parameters: {
             query?: {
-                /** @description Page size, default 50, at most 200: larger values are clamped to 200; 0 means the default. */
+                /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
                 limit?: components["parameters"]["ContactsLimit"];
-                /** @description Items to skip, default 0. */
+                /** @description Items to skip, default 0, at most 2147483647. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Case-insensitive match on names, company and email addresses. */
                 q?: string;
@@ -6735,6 +7167,109 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    acceptInvitation: {
+        parameters: {
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "q3VwLk1n0x9ZcJtR2bYhW8eD5aF4sG7uI6oP1lK0mNv",
+                 *       "name": "Bob Stone",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    /** @description With password, when not logged in. */
+                    name?: string;
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Joined. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+                     *         "expires_at": "2026-03-03T09:00:00Z",
+                     *         "team": {
+                     *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *           "name": "Acme Sales"
+                     *         },
+                     *         "role": "member"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Accepted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    lookupInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of the emailed link (its token query parameter). */
+                token: components["parameters"]["InvitationToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team": {
+                     *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *           "name": "Acme Sales"
+                     *         },
+                     *         "email": "bob@example.com",
+                     *         "role": "member",
+                     *         "expires_at": "2026-03-09T09:00:00Z",
+                     *         "account_exists": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["InvitationView"];
+                    };
+                };
+            };
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -6774,6 +7309,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["ServerError"];
         };
@@ -6805,6 +7341,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     createCampaignCheckout: {
@@ -7210,6 +7747,151 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3c9e1a7b-5d2f-4b8e-9a61-7f3c2d1e0b94",
+                     *           "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *           "email": "bob@example.com",
+                     *           "role": "member",
+                     *           "invited_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "expires_at": "2026-03-09T09:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    invite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "bob@example.com",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    role: components["schemas"]["Role"];
+                };
+            };
+        };
+        responses: {
+            /** @description Invitation sent. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3c9e1a7b-5d2f-4b8e-9a61-7f3c2d1e0b94",
+                     *         "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *         "email": "bob@example.com",
+                     *         "role": "member",
+                     *         "invited_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "expires_at": "2026-03-09T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+                /**
+                 * @description Invitation id.
+                 * @example 3c9e1a7b-5d2f-4b8e-9a61-7f3c2d1e0b94
+                 */
+                id: components["parameters"]["InvitationID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listMembers: {
         parameters: {
             query?: never;
@@ -7252,67 +7934,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            500: components["responses"]["ServerError"];
-        };
-    };
-    addMember: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description Team id.
-                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
-                 */
-                team_id: components["parameters"]["TeamID"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "email": "bob@example.com",
-                 *       "role": "member"
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: email */
-                    email: string;
-                    role: components["schemas"]["Role"];
-                };
-            };
-        };
-        responses: {
-            /** @description Member added. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "user_id": "6a1d3b9f-4c7e-4fa2-8d38-9e5b2c7f1a46",
-                     *         "email": "bob@example.com",
-                     *         "name": "Bob Stone",
-                     *         "role": "member",
-                     *         "joined_at": "2026-03-02T09:15:00Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Member"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7623,7 +8244,7 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description Page size, default 50, at most 200: larger values are clamped to 200; 0 means the default. */
+                /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
                 limit?: components["parameters"]["DeliveriesLimit"];
             };
             header?: never;
@@ -7707,6 +8328,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description An HTML page saying the link is not valid (unknown or missing token). */
             404: {
                 headers: {
@@ -8620,9 +9242,9 @@ export interface operations {
     listContacts: {
         parameters: {
             query?: {
-                /** @description Page size, default 50, at most 200: larger values are clamped to 200; 0 means the default. */
+                /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
                 limit?: components["parameters"]["ContactsLimit"];
-                /** @description Items to skip, default 0. */
+                /** @description Items to skip, default 0, at most 2147483647. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Case-insensitive match on names, company and email addresses. */
                 q?: string;
@@ -9405,6 +10027,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     billingSuccessPage: {
@@ -9428,6 +10051,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getRoot: {
@@ -9534,6 +10158,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     healthz: {
@@ -9559,6 +10184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getImage: {
@@ -9597,6 +10223,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -9624,6 +10251,8 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     readyz: {
@@ -9649,6 +10278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,51 +1,52 @@
 // The one place that knows how the dashboard proves who it is to /api.
 //
-// Today the API hands out a Bearer token at login and sign-up; it is kept in
-// memory and in sessionStorage (so a reload of the tab stays signed in, and
-// closing the tab signs out) and sent as the Authorization header. When the
-// server sets an HttpOnly session cookie instead, only this module changes:
-// `remember` stops storing anything, `authorize` adds the CSRF header
-// instead of the Bearer token, and `signedIn` asks the server.
+// The session is the server's cookie session: every call that logs someone
+// in (log in, sign up, accept an invitation, confirm a reset, change the
+// password) asks for it with `?session=cookie`, so the login token lands in
+// the HttpOnly, SameSite=Strict `cb_session` cookie and never in the answer:
+// no script of the page, an injected one included, can read it. The browser
+// sends that cookie by itself. Writes must also carry the readable `cb_csrf`
+// cookie's value in the X-CSRF-Token header (a signed double submit), which
+// the middleware below adds to every call. The `cb_csrf` cookie expires
+// with the session, so its presence is also how the app knows, after a
+// reload, that it has a session worth trying.
 import type { Middleware } from 'openapi-fetch';
 
-const storageKey = 'contactbook.session';
+const csrfCookie = 'cb_csrf';
+const csrfHeader = 'X-CSRF-Token';
 
-interface Stored {
-  token: string;
-  expiresAt: string;
-}
+/** cookieSession is the query of every call that logs someone in: answer with the cookie session. */
+export const cookieSession = { query: { session: 'cookie' as const } };
 
-let current: Stored | null = load();
 const listeners = new Set<() => void>();
 
-function load(): Stored | null {
-  try {
-    const raw = sessionStorage.getItem(storageKey);
-    if (!raw) return null;
-    const s = JSON.parse(raw) as Stored;
-    return Date.parse(s.expiresAt) > Date.now() ? s : null;
-  } catch {
-    return null;
+function csrfToken(): string | null {
+  for (const part of document.cookie.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === csrfCookie) return decodeURIComponent(value.join('='));
   }
+  return null;
 }
 
-/** remember keeps the session a login or sign-up answered with. */
-export function remember(token: string, expiresAt: string): void {
-  current = { token, expiresAt };
-  sessionStorage.setItem(storageKey, JSON.stringify(current));
+/** started tells the app that a call made with cookieSession succeeded: it is signed in. */
+export function started(): void {
   listeners.forEach((l) => l());
 }
 
-/** forget ends the session on this side (log out, or the server refused it). */
+/**
+ * forget ends the session on this side: after logging out (the server has
+ * already cleared its cookies) or when the server refused the session.
+ * The HttpOnly cookie is out of a script's reach; the server ignores it
+ * once its session ended, and the next login replaces it.
+ */
 export function forget(): void {
-  current = null;
-  sessionStorage.removeItem(storageKey);
+  document.cookie = `${csrfCookie}=; Path=/; Max-Age=0; SameSite=Strict`;
   listeners.forEach((l) => l());
 }
 
 /** signedIn says whether there is a session worth trying. */
 export function signedIn(): boolean {
-  return current !== null && Date.parse(current.expiresAt) > Date.now();
+  return csrfToken() !== null;
 }
 
 /** onChange calls fn whenever the session starts or ends; returns the unsubscribe. */
@@ -54,14 +55,16 @@ export function onChange(fn: () => void): () => void {
   return () => listeners.delete(fn);
 }
 
-/** authorize is the client middleware: credentials out, a refused session ends it. */
+/** authorize is the client middleware: the CSRF header out, a refused session ends it. */
 export const authorize: Middleware = {
   onRequest({ request }) {
-    if (current) request.headers.set('Authorization', `Bearer ${current.token}`);
+    const token = csrfToken();
+    if (token && request.method !== 'GET' && request.method !== 'HEAD') request.headers.set(csrfHeader, token);
     return request;
   },
   onResponse({ request, response }) {
-    if (response.status === 401 && request.headers.has('Authorization')) forget();
+    // A wrong password at login is a 401 too, but says nothing of the session.
+    if (response.status === 401 && signedIn() && new URL(request.url).pathname !== '/api/auth/login') forget();
     return response;
   },
 };

@@ -22,7 +22,7 @@ export function placeError(err: unknown, fields: readonly string[]): { fields: F
   if (!(err instanceof ApiError)) {
     return { fields: {}, form: 'The server could not be reached. Check your connection and try again.' };
   }
-  const f = fieldOf(err.message);
+  const f = err.field ?? fieldOf(err.message);
   if (f && fields.includes(f)) return { fields: { [f]: err.message.replace(/`/g, '') }, form: '' };
   return { fields: {}, form: err.message };
 }

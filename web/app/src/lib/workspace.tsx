@@ -29,6 +29,11 @@ export function useWorkspace(): Workspace {
 const teamKey = 'contactbook.team';
 const bookKey = (team: string) => `contactbook.book.${team}`;
 
+/** chooseTeam makes a team the one the workspace opens next (a team just joined). */
+export function chooseTeam(teamId: string): void {
+  localStorage.setItem(teamKey, teamId);
+}
+
 /** lastBook is the book last opened in a team, to come back to it. */
 export function lastBook(teamId: string): string | null {
   return localStorage.getItem(bookKey(teamId));
@@ -79,7 +84,7 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
   const books = team && loaded?.team === team.id ? loaded.list : null;
 
   const setTeam = useCallback((id: string) => {
-    localStorage.setItem(teamKey, id);
+    chooseTeam(id);
     setTeamId(id);
   }, []);
 

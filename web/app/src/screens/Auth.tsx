@@ -1,17 +1,20 @@
 // Log in and sign up: the two screens a visitor sees.
 import { useLocation } from 'preact-iso/router';
 import { api, ok } from '../api/client';
-import { remember } from '../api/session';
+import { cookieSession, started } from '../api/session';
 import { checkEmail, checkPassword, checkRequired } from '../lib/form';
 import { useForm } from '../lib/useForm';
 import { Field, FormError } from '../ui/Field';
 import { Page } from '../ui/Page';
 
-/** useEnter starts the session an answer carries and goes where the visitor was headed. */
-function useEnter() {
+/**
+ * useEnter is called once a call made with cookieSession succeeded: the
+ * session has started; go where the visitor was headed.
+ */
+export function useEnter() {
   const { query, route } = useLocation();
-  return (session: { token: string; expires_at: string }) => {
-    remember(session.token, session.expires_at);
+  return () => {
+    started();
     route(query.next?.startsWith('/app/') ? query.next : '/app/', true);
   };
 }
@@ -26,7 +29,8 @@ export function Login() {
         onSubmit={(e) => {
           e.preventDefault();
           void f.submit({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' }, async () => {
-            enter((await ok(api.POST('/api/auth/login', { body: f.values }))).data);
+            await ok(api.POST('/api/auth/login', { params: cookieSession, body: f.values }));
+            enter();
           });
         }}
       >
@@ -37,6 +41,9 @@ export function Login() {
           Log in
         </button>
       </form>
+      <p>
+        <a href="/app/forgot-password">Forgot your password?</a>
+      </p>
       <p>
         New here? <a href="/app/signup">Create an account</a>
       </p>
@@ -61,7 +68,8 @@ export function Signup() {
               team_name: checkRequired(f.values.team_name, 'a name for your team'),
             },
             async () => {
-              enter((await ok(api.POST('/api/auth/signup', { body: f.values }))).data);
+              await ok(api.POST('/api/auth/signup', { params: cookieSession, body: f.values }));
+              enter();
             },
           );
         }}

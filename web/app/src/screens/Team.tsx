@@ -1,8 +1,9 @@
-// The team: its name and Campaigns add-on, its members and their roles, and
-// its API keys (a new key is shown once, with a copy button).
+// The team: its name and Campaigns add-on, its members and their roles,
+// invitations (send, resend, revoke), and its API keys (a new key is shown
+// once, with a copy button).
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type ApiKey, type Member, type Role, type Schemas } from '../api/client';
-import { checkRequired } from '../lib/form';
+import { api, ok, type ApiKey, type Invitation, type Member, type Role, type Schemas } from '../api/client';
+import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs, roleNames, roles } from '../lib/roles';
 import { useForm } from '../lib/useForm';
 import { useWorkspace } from '../lib/workspace';
@@ -22,6 +23,8 @@ export default function Team() {
       <Notice message={notice} />
       <TeamSettings onNotice={setNotice} />
       <Members onNotice={setNotice} />
+      <h2>Invitations</h2>
+      {isAdmin ? <Invitations onNotice={setNotice} /> : <p>{needs('admin')} Invitations bring new people into the team.</p>}
       <h2>API keys</h2>
       {isAdmin ? <ApiKeys onNotice={setNotice} /> : <p>{needs('admin')} API keys let programs use the API on the team's behalf.</p>}
     </Page>
@@ -165,11 +168,7 @@ function Members({ onNotice }: { onNotice: (m: string) => void }) {
                     void load();
                   }}
                 >
-                  {roles
-                    .filter((r) => r !== 'owner' || w.role === 'owner')
-                    .map((r) => (
-                      <option value={r}>{roleNames[r]}</option>
-                    ))}
+                  <RoleOptions />
                 </select>
               ) : (
                 roleNames[m.role]
@@ -209,6 +208,134 @@ function Members({ onNotice }: { onNotice: (m: string) => void }) {
         </Confirm>
       )}
     </>
+  );
+}
+
+/** RoleOptions are the roles the signed-in person may hand out: only owners make owners. */
+function RoleOptions() {
+  const w = useWorkspace();
+  return (
+    <>
+      {roles
+        .filter((r) => r !== 'owner' || w.role === 'owner')
+        .map((r) => (
+          <option value={r}>{roleNames[r]}</option>
+        ))}
+    </>
+  );
+}
+
+function Invitations({ onNotice }: { onNotice: (m: string) => void }) {
+  const w = useWorkspace();
+  const [invitations, setInvitations] = useState<Invitation[] | null>(null);
+  const [error, setError] = useState('');
+  const [inviting, setInviting] = useState(false);
+  const [revoking, setRevoking] = useState<Invitation | null>(null);
+  const path = { params: { path: { team_id: w.team.id } } };
+  const load = () =>
+    ok(api.GET('/api/teams/{team_id}/invitations', path))
+      .then((r) => setInvitations(r.data))
+      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+  useEffect(() => void load(), [w.team.id]);
+  const send = async (email: string, role: Role) => {
+    await ok(api.POST('/api/teams/{team_id}/invitations', { ...path, body: { email, role } }));
+    void load();
+  };
+  return (
+    <>
+      <button type="button" onClick={() => setInviting(true)}>
+        Invite someone
+      </button>
+      <DataTable<Invitation>
+        caption="Pending invitations"
+        rows={invitations}
+        error={error}
+        rowKey={(i) => i.id}
+        empty="No pending invitations."
+        columns={[
+          { key: 'email', header: 'Email', cell: (i) => i.email },
+          { key: 'role', header: 'Role', cell: (i) => roleNames[i.role] },
+          { key: 'sent', header: 'Sent', cell: (i) => new Date(i.created_at).toLocaleString() },
+          { key: 'expires', header: 'Expires', cell: (i) => new Date(i.expires_at).toLocaleDateString() },
+          {
+            key: 'actions',
+            header: 'Actions',
+            cell: (i) => (
+              <>
+                {/* Re-inviting needs the right to invite with that role: only owners resend an owner's invitation. */}
+                {(i.role !== 'owner' || w.role === 'owner') && (
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={async () => {
+                      try {
+                        await send(i.email, i.role);
+                        onNotice(`A new invitation went to ${i.email}; the earlier link no longer works.`);
+                      } catch (e) {
+                        onNotice(e instanceof Error ? e.message : String(e));
+                      }
+                    }}
+                  >
+                    Resend<span class="visually-hidden"> to {i.email}</span>
+                  </button>
+                )}{' '}
+                <button type="button" class="link danger" onClick={() => setRevoking(i)}>
+                  Revoke<span class="visually-hidden"> invitation of {i.email}</span>
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
+      {inviting && (
+        <Invite
+          onClose={() => setInviting(false)}
+          send={send}
+          onSent={(email) => {
+            setInviting(false);
+            onNotice(`Invitation sent to ${email}.`);
+          }}
+        />
+      )}
+      {revoking && (
+        <Confirm
+          title={`Revoke the invitation of ${revoking.email}?`}
+          button="Revoke invitation"
+          run={() => ok(api.DELETE('/api/teams/{team_id}/invitations/{id}', { params: { path: { team_id: w.team.id, id: revoking.id } } }))}
+          onClose={() => setRevoking(null)}
+          onDone={() => {
+            onNotice(`The invitation of ${revoking.email} was revoked.`);
+            setRevoking(null);
+            void load();
+          }}
+        >
+          <p>The link in the email stops working at once.</p>
+        </Confirm>
+      )}
+    </>
+  );
+}
+
+function Invite({ onClose, send, onSent }: { onClose: () => void; send: (email: string, role: Role) => Promise<void>; onSent: (email: string) => void }) {
+  const f = useForm({ email: '', role: 'member' as Role });
+  return (
+    <FormDialog
+      title="Invite someone"
+      submit="Send invitation"
+      form={f}
+      checks={() => ({ email: checkEmail(f.values.email) })}
+      send={async () => {
+        const email = f.values.email.trim();
+        await send(email, f.values.role);
+        onSent(email);
+      }}
+      onClose={onClose}
+    >
+      <Field label="Email" type="email" autocomplete="off" required hint="The link in the email is valid for 7 days." {...f.bind('email')} />
+      <Field label="Role" as="select" {...f.bind('role')}>
+        <RoleOptions />
+      </Field>
+    </FormDialog>
   );
 }
 

@@ -103,7 +103,7 @@ export default () =>
       const bob = await env.signup('Bob');
       await env.api('POST', '/api/books', { token: ann.token, body: { team_id: ann.teamId, name: 'Ann book' } });
       await env.api('POST', '/api/books', { token: bob.token, body: { team_id: bob.teamId, name: 'Bob book' } });
-      env.db(`INSERT INTO team_members (team_id, user_id, role) VALUES ('${bob.teamId}', '${ann.userId}', 'viewer')`);
+      await env.join(bob, ann, 'viewer');
       const page = await env.page(t);
       await login(page, ann);
       const switcher = page.getByRole('combobox', { name: 'Team' });

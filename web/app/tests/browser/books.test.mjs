@@ -80,8 +80,8 @@ export default () =>
     test('a member may create and edit but not delete; a viewer only reads', async (t) => {
       const owner = await env.signup('Owner');
       await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Shared' } });
-      const member = await env.member(owner.teamId, 'member');
-      const viewer = await env.member(owner.teamId, 'viewer');
+      const member = await env.member(owner, 'member');
+      const viewer = await env.member(owner, 'viewer');
 
       const page = await env.page(t);
       await login(page, member, '/app/books');

@@ -121,7 +121,7 @@ export default () =>
     });
 
     test('a viewer reads a contact but has no control to change it', async (t) => {
-      const viewer = await env.member(owner.teamId, 'viewer');
+      const viewer = await env.member(owner, 'viewer');
       const id = env.db(`SELECT id FROM contacts WHERE first_name = 'Maria'`);
       const page = await env.page(t);
       await login(page, viewer, `/app/contacts/${id}`);

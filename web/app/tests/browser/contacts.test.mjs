@@ -153,7 +153,7 @@ export default () =>
 
     test('a viewer sees the table without any write control; a member can select and star', async (t) => {
       seedContacts(env, book, 5, 'Viewer');
-      const viewer = await env.member(owner.teamId, 'viewer');
+      const viewer = await env.member(owner, 'viewer');
       const page = await env.page(t);
       await login(page, viewer);
       await page.getByText('5 contacts').waitFor();
@@ -163,7 +163,7 @@ export default () =>
       await screen(page, 'contacts-viewer');
       await page.done();
 
-      const member = await env.member(owner.teamId, 'member');
+      const member = await env.member(owner, 'member');
       const mpage = await env.page(t);
       await login(mpage, member);
       await mpage.getByText('5 contacts').waitFor();

@@ -1,10 +1,12 @@
 // The browser suite's harness: the real binary on a fresh database of the
-// local PostgreSQL, headless Debian chromium driven by playwright-core,
-// axe-core on every screen, a screenshot of every screen under
-// .data/screenshots/, and a check that nothing broke the CSP.
+// local PostgreSQL, its account emails sent to a fake SendGrid, headless
+// Debian chromium driven by playwright-core, axe-core on every screen, a
+// screenshot of every screen under .data/screenshots/, and a check that
+// nothing broke the CSP.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHTTPServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,6 +33,41 @@ function freePort() {
 /** psql runs SQL against a database URL and returns the unaligned output. */
 export function psql(url, sql) {
   return execFileSync('psql', [url, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' }).trim();
+}
+
+const mailerKey = 'SG.browser-tests';
+
+/**
+ * fakeSendGrid is a SendGrid v3 `/v3/mail/send` endpoint: it records every
+ * message (recipient, subject, text and HTML parts) and answers 202, as
+ * SendGrid does. A request without the configured key is answered 401.
+ */
+async function fakeSendGrid() {
+  const messages = [];
+  const server = createHTTPServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v3/mail/send') {
+        res.writeHead(404).end();
+        return;
+      }
+      if (req.headers.authorization !== `Bearer ${mailerKey}`) {
+        res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"errors":[{"message":"The provided authorization grant is invalid"}]}');
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const part = (type) => body.content?.find((c) => c.type === type)?.value ?? '';
+      for (const p of body.personalizations ?? []) {
+        for (const to of p.to ?? []) {
+          messages.push({ to: to.email.toLowerCase(), subject: p.subject ?? body.subject, text: part('text/plain'), html: part('text/html'), from: body.from?.email, taken: false });
+        }
+      }
+      res.writeHead(202, { 'X-Message-Id': `fake-${messages.length}` }).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { messages, url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 let shared = null;
@@ -60,6 +97,7 @@ async function launch() {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const tmp = mkdtempSync(join(tmpdir(), 'contactbook-web-'));
+  const sendgrid = await fakeSendGrid();
   const proc = spawn(bin, ['serve'], {
     env: {
       PATH: process.env.PATH,
@@ -71,6 +109,10 @@ async function launch() {
       AUTO_MIGRATE: 'true',
       WEBHOOK_ALLOW_INSECURE: 'true',
       IMAGES_DIR: tmp,
+      MAILER_BASE_URL: sendgrid.url,
+      SYSTEM_MAILER_API_KEY: mailerKey,
+      SYSTEM_SENDER_EMAIL: 'accounts@contactbook.test',
+      SYSTEM_SENDER_NAME: 'contactbook',
       LOG_LEVEL: 'error',
       LOG_FORMAT: 'text',
     },
@@ -109,6 +151,7 @@ async function launch() {
       await browser.close();
       proc.kill('SIGTERM');
       await exited;
+      await sendgrid.close();
       psql(admin.href, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(tmp, { recursive: true, force: true });
     },
@@ -133,13 +176,52 @@ async function launch() {
       return { email, password, name, token: r.data.token, userId: r.data.user.id, teamId: r.data.team.id };
     },
     /**
-     * member makes an account with the role in the team and no team of its
-     * own, like a person who joined by invitation (directly in the database).
+     * link waits for an email to `to` (case-insensitive) that the fake
+     * SendGrid received and not handed out before, holding a link to the
+     * app's `path`; it returns that link, checked to be in both the text
+     * and the HTML part. It gives up after waitMs.
      */
-    async member(teamId, role, name = role) {
-      const u = await env.signup(name);
-      env.db(`DELETE FROM teams WHERE id = '${u.teamId}'; INSERT INTO team_members (team_id, user_id, role) VALUES ('${teamId}', '${u.userId}', '${role}')`);
-      return { ...u, teamId };
+    async link(to, path, waitMs = 10000) {
+      const pattern = new RegExp(`${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${path}\\?token=[A-Za-z0-9_%-]+`);
+      for (const end = Date.now() + waitMs; Date.now() < end; ) {
+        const m = sendgrid.messages.find((m) => !m.taken && m.to === to.toLowerCase() && pattern.test(m.text));
+        if (m) {
+          m.taken = true;
+          const link = pattern.exec(m.text)[0];
+          assert.ok(m.html.includes(link), `the HTML part holds the link ${link}`);
+          assert.equal(m.from, 'accounts@contactbook.test');
+          return link;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no email to ${to} with a link to ${path} arrived`);
+    },
+    /**
+     * invite has inviter (signed up through the API) invite the address
+     * with the role; it returns the invitation token from the email.
+     */
+    async invite(inviter, email, role) {
+      await env.api('POST', `/api/teams/${inviter.teamId}/invitations`, { token: inviter.token, body: { email, role } });
+      return new URL(await env.link(email, '/app/invitations/accept')).searchParams.get('token');
+    },
+    /** join has an existing account (user) accept inviter's invitation with the role. */
+    async join(inviter, user, role) {
+      const token = await env.invite(inviter, user.email, role);
+      await env.api('POST', '/api/invitations/accept', { token: user.token, body: { token } });
+    },
+    /**
+     * member brings a new person into inviter's team with the role, the way
+     * people join: an invitation, its link from the email, and an account
+     * created from it (no team of its own).
+     */
+    async member(inviter, role, name = role) {
+      const n = `${name}-${Math.random().toString(36).slice(2, 8)}`;
+      const email = `${n}@example.com`;
+      const password = 'correct horse battery';
+      const token = await env.invite(inviter, email, role);
+      const r = await env.api('POST', '/api/invitations/accept', { body: { token, name, password } });
+      const me = await env.api('GET', '/api/me', { token: r.data.token });
+      return { email, password, name, token: r.data.token, userId: me.data.user.id, teamId: inviter.teamId };
     },
     /**
      * page opens a fresh browser context (its own storage) and a page in

@@ -79,7 +79,7 @@ export default () =>
     });
 
     test('a viewer sees labels and fields without write controls', async (t) => {
-      const viewer = await env.member(owner.teamId, 'viewer');
+      const viewer = await env.member(owner, 'viewer');
       const page = await env.page(t);
       await login(page, viewer, `/app/books/${book}/labels`);
       await page.getByRole('heading', { name: 'Labels and fields of Tagged' }).waitFor();

@@ -1,24 +1,28 @@
-// Team: name and add-on, members and roles, API keys shown once; what each
-// role may do.
+// Team: name and add-on, members and roles, invitations, API keys shown
+// once; what each role may do.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
 export default () =>
   describe('Team', { concurrency: 1 }, () => {
-    let env, owner, admin, member, viewer;
+    let env, owner, admin, member, viewer, ownerInvite;
     before(async () => {
       env = await start();
       owner = await env.signup('Owner');
-      admin = await env.member(owner.teamId, 'admin', 'Adele');
-      member = await env.member(owner.teamId, 'member', 'Mick');
-      viewer = await env.member(owner.teamId, 'viewer', 'Vera');
+      admin = await env.member(owner, 'admin', 'Adele');
+      member = await env.member(owner, 'member', 'Mick');
+      viewer = await env.member(owner, 'viewer', 'Vera');
+      ownerInvite = `co-owner-${Date.now()}@example.com`;
+      await env.invite(owner, ownerInvite, 'owner');
     });
 
     test('an owner changes roles, starts the trial, and creates an API key shown once', async (t) => {
       const page = await env.page(t);
       await login(page, owner, '/app/team');
       await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
+      // An owner may resend an owner's invitation.
+      await page.getByRole('button', { name: `Resend to ${ownerInvite}` }).waitFor();
       await screen(page, 'team-owner');
 
       await page.getByRole('combobox', { name: /^Role of Mick/ }).selectOption('admin');
@@ -64,18 +68,25 @@ export default () =>
       assert.deepEqual(options, ['Viewer', 'Member', 'Admin']);
       // The owner's row has no control for an admin.
       assert.equal(await page.getByRole('combobox', { name: /^Role of Owner/ }).count(), 0);
+      // An admin invites, but not owners; an owner's pending invitation can be revoked, not resent.
+      await page.getByRole('button', { name: `Revoke invitation of ${ownerInvite}` }).waitFor();
+      assert.equal(await page.getByRole('button', { name: `Resend to ${ownerInvite}` }).count(), 0);
+      await page.getByRole('button', { name: 'Invite someone' }).click();
+      const invite = page.getByRole('dialog', { name: 'Invite someone' });
+      assert.deepEqual(await invite.getByLabel('Role').locator('option').allTextContents(), ['Viewer', 'Member', 'Admin']);
       await screen(page, 'team-admin');
+      await invite.getByRole('button', { name: 'Cancel' }).click();
 
       await page.getByRole('button', { name: /^Remove Vera/ }).click();
       await page.getByRole('dialog', { name: /^Remove Vera/ }).getByRole('button', { name: 'Remove member' }).click();
       await page.getByText(/Vera was removed from the team\./).waitFor();
       assert.equal(env.db(`SELECT count(*) FROM team_members WHERE user_id = '${viewer.userId}'`), '0');
-      env.db(`INSERT INTO team_members (team_id, user_id, role) VALUES ('${owner.teamId}', '${viewer.userId}', 'viewer')`);
+      await env.join(owner, viewer, 'viewer');
       await page.done();
     });
 
     test('members and viewers see the team without controls, and why', async (t) => {
-      env.db(`UPDATE team_members SET role = 'member' WHERE user_id = '${member.userId}'`);
+      await env.api('PATCH', `/api/teams/${owner.teamId}/members/${member.userId}`, { token: owner.token, body: { role: 'member' } });
       for (const [who, name] of [
         [member, 'team-member'],
         [viewer, 'team-viewer'],
@@ -84,8 +95,10 @@ export default () =>
         await login(page, who, '/app/team');
         await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
         await page.getByText('Needs the admin role or higher. API keys let programs use the API on the team\'s behalf.').waitFor();
+        await page.getByText('Needs the admin role or higher. Invitations bring new people into the team.').waitFor();
+        assert.equal(await page.getByRole('table', { name: 'Pending invitations' }).count(), 0);
         assert.equal(await page.getByRole('combobox').count(), 0);
-        assert.equal(await page.getByRole('button', { name: /^(Remove|Rename|New API key|Start)/ }).count(), 0);
+        assert.equal(await page.getByRole('button', { name: /^(Remove|Rename|New API key|Start|Invite|Resend|Revoke)/ }).count(), 0);
         await screen(page, name);
         await page.done();
       }
