@@ -147,6 +147,7 @@ func (s *Server) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, err := s.authenticateUser(r)
 		if err != nil {
+			s.dropDeadSession(w, r, err)
 			writeError(w, r, s.log, err)
 			return
 		}

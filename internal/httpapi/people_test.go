@@ -691,3 +691,37 @@ func TestAccountEmailsWithoutKeyAreLogged(t *testing.T) {
 	// The logged link works.
 	env.Anonymous().Get("/api/invitations/" + m[2]).Expect(http.StatusOK)
 }
+
+// TestDeadSessionCookie: a browser still carrying the cookie of a session
+// that ended (logged out elsewhere, password changed) is told so once and
+// loses the cookie, since its scripts cannot remove an HttpOnly cookie;
+// public endpoints that also serve logged-in people treat it as anonymous.
+func TestDeadSessionCookie(t *testing.T) {
+	t.Parallel()
+	env, mail := newPeopleEnv(t, nil)
+	owner := env.Signup("owner")
+	anon := env.Anonymous()
+
+	login := anon.Post("/api/auth/login?session=cookie", map[string]string{"email": owner.Email, "password": "correct horse battery"}).Expect(http.StatusOK)
+	set := cookies(t, login)
+	jar := "cb_session=" + set["cb_session"].Value + "; cb_csrf=" + set["cb_csrf"].Value
+	anon.Post("/api/auth/logout", nil, "Cookie", jar, "X-CSRF-Token", set["cb_csrf"].Value).Expect(http.StatusNoContent)
+
+	refused := anon.Get("/api/me", "Cookie", jar).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	if c := cookies(t, refused)["cb_session"]; c == nil || c.MaxAge >= 0 || c.Value != "" {
+		t.Fatalf("a dead session cookie is not cleared: %v", refused.Header.Values("Set-Cookie"))
+	}
+	// A bearer token that stopped working clears nothing (it is no cookie).
+	if got := anon.Get("/api/me", "Authorization", "Bearer "+login.String("data.token")).Header.Values("Set-Cookie"); len(got) != 0 {
+		t.Fatalf("bearer 401 set cookies: %v", got)
+	}
+
+	// Creating an account from an invitation works with the dead cookie.
+	owner.Post(invitationsPath(owner.TeamID), map[string]string{"email": "bob@example.com", "role": "member"}).Expect(http.StatusCreated)
+	token := linkToken(t, mailTo(t, mail, "bob@example.com", 1), "/app/invitations/accept")
+	accepted := anon.Post("/api/invitations/accept?session=cookie", map[string]string{"token": token, "name": "Bob", "password": "long enough"},
+		"Cookie", jar, "X-CSRF-Token", set["cb_csrf"].Value).Expect(http.StatusOK)
+	if accepted.String("data.team.id") != owner.TeamID || cookies(t, accepted)["cb_session"].Value == "" {
+		t.Fatalf("accept with a dead cookie: %s %v", accepted.Body, accepted.Header.Values("Set-Cookie"))
+	}
+}

@@ -103,11 +103,32 @@ func (s *Server) optionalUser(next http.Handler) http.Handler {
 		}
 		ctx, err := s.authenticateUser(r)
 		if err != nil {
+			if s.dropDeadSession(w, r, err) {
+				// A session cookie that no longer works is no identity:
+				// the endpoint serves the request as anonymous.
+				next.ServeHTTP(w, r)
+				return
+			}
 			writeError(w, r, s.log, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// dropDeadSession clears the cookies of a session that no longer works
+// (logged out, ended by a password change elsewhere, expired): a page
+// cannot remove an HttpOnly cookie itself, and every later request would
+// carry it. It reports whether it did.
+func (s *Server) dropDeadSession(w http.ResponseWriter, r *http.Request, err error) bool {
+	if r.Header.Get("Authorization") != "" || apperr.CodeOf(err) != apperr.Unauthorized {
+		return false
+	}
+	if c, cerr := r.Cookie(sessionCookie); cerr != nil || c.Value == "" {
+		return false
+	}
+	s.endSession(w, r)
+	return true
 }
 
 // optionalActor is the request's actor, nil when it has none.
