@@ -61,6 +61,8 @@ type App struct {
 	Billing *billing.Service
 
 	Campaigns *campaigns.Service
+	// CampaignRunner processes campaigns in the background.
+	CampaignRunner *campaigns.Runner
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker

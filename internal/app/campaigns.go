@@ -7,10 +7,11 @@ import (
 	"github.com/contactbook/contactbook/internal/mailer"
 )
 
-// wireCampaigns builds the campaigns service (sending through the
-// provider at MAILER_BASE_URL) and its scheduler worker.
+// wireCampaigns builds the campaigns runner (sending through the provider
+// at MAILER_BASE_URL) with its scheduler, and the request service that
+// hands runs to the runner.
 func (a *App) wireCampaigns(now func() time.Time) {
-	a.Campaigns = campaigns.NewService(campaigns.Deps{
+	d := campaigns.Deps{
 		DB:            a.Pool,
 		Accounts:      a.Accounts,
 		Books:         a.Books,
@@ -21,6 +22,9 @@ func (a *App) wireCampaigns(now func() time.Time) {
 		PublicBaseURL: a.Config.PublicBaseURL,
 		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
-	})
-	a.Workers = append(a.Workers, campaigns.NewScheduler(a.Campaigns, a.Config.CampaignSchedule, a.Log))
+	}
+	a.CampaignRunner = campaigns.NewRunner(d)
+	d.Runs = a.CampaignRunner
+	a.Campaigns = campaigns.NewService(d)
+	a.Workers = append(a.Workers, a.CampaignRunner, campaigns.NewScheduler(a.CampaignRunner, a.Config.CampaignSchedule, a.Log))
 }

@@ -129,17 +129,17 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	srv := httptest.NewServer(handler)
 	// The account email worker runs as in production: it sends (or, with
-	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue.
-	mailCtx, stopMail := context.WithCancel(context.Background())
-	mailDone := make(chan struct{})
-	go func() {
-		defer close(mailDone)
-		_ = a.AccountMail.Run(mailCtx)
-	}()
+	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue. The
+	// campaign runner takes the runs that requests ask for; the scheduler
+	// stays off, tests process campaigns when they mean to.
+	workCtx, stopWork := context.WithCancel(context.Background())
+	var workers sync.WaitGroup
+	workers.Go(func() { _ = a.AccountMail.Run(workCtx) })
+	workers.Go(func() { _ = a.CampaignRunner.Run(workCtx) })
 	t.Cleanup(func() {
 		srv.Close()
-		stopMail()
-		<-mailDone
+		stopWork()
+		workers.Wait()
 		a.Close()
 	})
 	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf, logw: logw}

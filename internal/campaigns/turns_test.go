@@ -67,10 +67,10 @@ func recipientsBefore(mail *mailertest.Server, key string) int {
 	return -1
 }
 
-// serviceWith is a campaigns service of env with its own sender and
+// runnerWith is a campaigns runner of env with its own sender and
 // processing options.
-func serviceWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
-	return campaigns.NewService(campaigns.Deps{
+func runnerWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Runner {
+	return campaigns.NewRunner(campaigns.Deps{
 		DB: env.App.Pool, Accounts: env.App.Accounts, Books: env.App.Books, Sender: sender, Now: env.Clock.Now,
 		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
 		Processing: o,
@@ -90,7 +90,7 @@ func TestScheduleLargeCampaignTakesTurns(t *testing.T) {
 	large.campaign(t, "second", 1)
 	newTeam(t, env, "small", "SG.small").campaign(t, "small", 1)
 
-	svc := serviceWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
+	svc := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestScheduleSlowCampaignTakesTurns(t *testing.T) {
 	newTeam(t, env, "quick", "SG.quick").campaign(t, "quick", 1)
 
 	sender := slowSender{Sender: mailer.NewSender(mail.URL, nil), key: "SG.slow", delay: 50 * time.Millisecond}
-	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
+	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestScheduleNewCampaignJoinsTheRounds(t *testing.T) {
 	lateTeam := newTeam(t, env, "late", "SG.late")
 	sender := &hookSender{Sender: mailer.NewSender(mail.URL, nil)}
 	sender.first = func() { lateTeam.campaign(t, "late", 1) }
-	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})
+	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (Unsubscrib
 	}
 	return UnsubscribeInfo{
 		ContactName: t.ContactName, Email: MaskEmail(t.Email), Campaigns: list,
-		CurrentCampaignID: t.CampaignID, ConfirmURL: s.baseURL + "/api/unsubscribe/confirm",
+		CurrentCampaignID: t.CampaignID, ConfirmURL: s.links.confirmURL(),
 	}, nil
 }
 

@@ -122,7 +122,7 @@ func (c *campEnv) enroll(campaignID string, contactIDs ...string) int {
 // scheduler do.
 func (c *campEnv) process(campaignID string) campaigns.RunResult {
 	c.t.Helper()
-	res, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(c.t, campaignID))
+	res, err := c.env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(c.t, campaignID))
 	if err != nil {
 		c.t.Fatalf("process campaign: %v", err)
 	}
