@@ -15,6 +15,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
@@ -102,15 +103,16 @@ func newShared(d Deps) shared {
 // unsubscribe page. Background processing is the Runner's.
 type Service struct {
 	shared
-	books  BookAccess
-	images ImageStore
-	runs   RunQueue
+	books      BookAccess
+	images     ImageStore
+	runs       RunQueue
+	suppressor suppression.Suppressor
 }
 
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, books: d.Books, runs: d.Runs,
+	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now),
 		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // store is the campaigns SQL.
@@ -269,7 +270,7 @@ func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, boo
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contacts ct
-		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
 	return tag.RowsAffected(), postgres.Translate(err)
 }
@@ -278,7 +279,7 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contact_labels cl JOIN contacts ct ON ct.id = cl.contact_id
-		WHERE cl.label_id = $3 AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
 	return tag.RowsAffected(), postgres.Translate(err)
 }
