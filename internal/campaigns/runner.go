@@ -12,19 +12,16 @@ import (
 )
 
 // Runner owns background processing: the runs that requests ask for and
-// the scheduler's passes over every runnable campaign. It keeps no
-// context of its own: a run lives as long as the ctx handed to Run.
+// the scheduler's passes over every runnable campaign, both worked as
+// jobs (jobs.go). It keeps no context of its own: a pass lives as long as
+// the ctx it is given.
 type Runner struct {
 	shared
 	opts     ProcessingOptions
 	observer Observer
 
-	requests chan uuid.UUID
-	// pending counts the runs queued or in progress (Wait).
-	pending sync.WaitGroup
-	mu      sync.Mutex
-	// open is true until Run returns: requests queue for Run until then.
-	open    bool
+	mu sync.Mutex
+	// running holds the campaigns this runner is processing.
 	running map[uuid.UUID]bool
 	// served orders the scheduler's turns: at[id] is the sequence number
 	// of the last turn a campaign or a team got (0: none yet).
@@ -39,73 +36,33 @@ func NewRunner(d Deps) *Runner {
 	if d.Observer == nil {
 		d.Observer = noObserver{}
 	}
-	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer,
-		requests: make(chan uuid.UUID), open: true, running: map[uuid.UUID]bool{}}
+	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer, running: map[uuid.UUID]bool{}}
 	rn.served.at = map[uuid.UUID]uint64{}
 	return rn
 }
 
-// errRunnerStopped answers a run asked for while the runner is not
-// taking requests (the process is shutting down).
-var errRunnerStopped = apperr.New(apperr.Unavailable, "Campaign processing is stopping; try again shortly.")
-
-// Enqueue hands a run of the campaign to Run; queued is false when this
-// runner is already running or about to run it.
-func (rn *Runner) Enqueue(ctx context.Context, campaignID uuid.UUID) (queued bool, err error) {
+// runOnce makes one unbounded pass over the campaign for a run that a
+// request asked for, unless this runner is processing it already.
+func (rn *Runner) runOnce(ctx context.Context, campaignID uuid.UUID) error {
 	rn.mu.Lock()
-	switch {
-	case !rn.open:
-		rn.mu.Unlock()
-		return false, errRunnerStopped
-	case rn.running[campaignID]:
-		rn.mu.Unlock()
-		return false, nil
-	}
+	busy := rn.running[campaignID]
 	rn.running[campaignID] = true
-	rn.pending.Add(1)
 	rn.mu.Unlock()
-	select {
-	case rn.requests <- campaignID:
-		return true, nil
-	case <-ctx.Done():
-		rn.finish(campaignID)
-		return false, ctx.Err()
+	if busy {
+		return nil
 	}
+	defer func() {
+		rn.mu.Lock()
+		delete(rn.running, campaignID)
+		rn.mu.Unlock()
+	}()
+	_, err := rn.processLogged(ctx, campaignID, "manual", nil)
+	return err
 }
 
-// Run takes requests until ctx ends, each run in a goroutine of its own
-// with ctx, then waits for the runs in flight: they claim nothing new
-// once ctx ends, and send and record the chunks they hold.
-func (rn *Runner) Run(ctx context.Context) error {
-	var runs sync.WaitGroup
-	defer runs.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			rn.mu.Lock()
-			rn.open = false
-			rn.mu.Unlock()
-			return nil
-		case id := <-rn.requests:
-			runs.Go(func() {
-				defer rn.finish(id)
-				rn.processLogged(ctx, id, "manual", nil)
-			})
-		}
-	}
-}
-
-func (rn *Runner) finish(campaignID uuid.UUID) {
-	rn.mu.Lock()
-	delete(rn.running, campaignID)
-	rn.mu.Unlock()
-	rn.pending.Done()
-}
-
-// Wait blocks until every run queued so far has finished.
-func (rn *Runner) Wait() { rn.pending.Wait() }
-
-func (rn *Runner) processLogged(ctx context.Context, campaignID uuid.UUID, trigger string, t *turn) (unfinished bool) {
+// processLogged makes one pass, reports it to the observer and the log,
+// and tells whether a turn cut it short.
+func (rn *Runner) processLogged(ctx context.Context, campaignID uuid.UUID, trigger string, t *turn) (unfinished bool, err error) {
 	res, err := rn.processCampaign(ctx, campaignID, t)
 	rn.observer.CampaignRun(trigger, err)
 	for outcome, n := range map[string]int{"sent": res.Sent, "failed": res.Failed, "retry": res.Retrying, "triggered": res.Triggered} {
@@ -123,7 +80,7 @@ func (rn *Runner) processLogged(ctx context.Context, campaignID uuid.UUID, trigg
 			"retrying", res.Retrying, "triggered", res.Triggered, "completed", res.Completed, "reaped", res.Reaped,
 			"turn_over", t.unfinished())
 	}
-	return err == nil && t.unfinished()
+	return err == nil && t.unfinished(), err
 }
 
 // ProcessDue processes every active campaign of every team with the paid
@@ -164,7 +121,7 @@ func (rn *Runner) ProcessDue(ctx context.Context) error {
 				continue
 			}
 			t := newTurn(rn.opts.TurnParticipants, rn.opts.TurnTime)
-			if !rn.processLogged(ctx, c.id, "schedule", t) {
+			if unfinished, _ := rn.processLogged(ctx, c.id, "schedule", t); !unfinished {
 				done[c.id] = true
 			}
 			rn.mu.Lock()

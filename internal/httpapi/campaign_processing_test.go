@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -632,7 +633,7 @@ func TestCampaignRunEndpoint(t *testing.T) {
 	if r.String("data.message") == "" {
 		t.Fatalf("run answer: %s", r.Body)
 	}
-	c.env.App.CampaignRunner.Wait()
+	c.env.WaitJobs()
 	if c.mail.RecipientCount() != 2 || c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != 2 {
 		t.Fatalf("run sent %d", c.mail.RecipientCount())
 	}
@@ -685,42 +686,47 @@ func TestScheduleProcessDueOnlyPaidActive(t *testing.T) {
 	}
 }
 
-// TestScheduleWorker runs the cron worker for real on a one-second
-// schedule and stops it.
+// TestScheduleWorker runs the scheduler's periodic job for real on a
+// one-second CAMPAIGN_SCHEDULE.
 func TestScheduleWorker(t *testing.T) {
 	t.Parallel()
-	c := newCampEnv(t, "active")
+	c := newCampEnv(t, "active", apptest.Options{PeriodicJobs: true, Env: map[string]string{"CAMPAIGN_SCHEDULE": "@every 1s"}})
 	c.configure()
 	tpl := c.template("T", "S", "<p>x</p>")
 	cid := c.campaign("C", "active")
 	c.emailStep(cid, tpl, nil)
 	c.enroll(cid, c.contacts(2)...)
 
-	w := campaigns.NewScheduler(c.env.App.CampaignRunner, "@every 1s", slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for c.mail.RecipientCount() < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("worker: %v", err)
 	}
 	if c.mail.RecipientCount() != 2 {
 		t.Fatalf("the scheduler sent %d emails", c.mail.RecipientCount())
 	}
-	// A stopped scheduler leaves runs on request working.
+	// The ticks are jobs on record (River marks them completed shortly
+	// after their work).
+	ticks := func() int {
+		return c.count(`SELECT count(*) FROM river_job WHERE kind = 'campaign_schedule' AND state = 'completed'`)
+	}
+	for ticks() < 1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ticks() < 1 {
+		t.Fatal("no completed scheduler tick recorded")
+	}
+	// Runs on request go on beside the ticks.
 	c.enroll(cid, c.contact("Late", "late@example.com"))
 	if msg := c.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK).String("data.message"); msg != "Campaign processing started." {
-		t.Fatalf("run after the scheduler stopped: %q", msg)
+		t.Fatalf("run beside the scheduler: %q", msg)
 	}
-	c.env.App.CampaignRunner.Wait()
+	for c.mail.RecipientCount() < 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if c.mail.RecipientCount() != 3 {
-		t.Fatalf("the run after the scheduler stopped sent %d emails in all", c.mail.RecipientCount())
+		t.Fatalf("%d emails in all, want 3", c.mail.RecipientCount())
 	}
-	if err := campaigns.NewScheduler(c.env.App.CampaignRunner, "not a schedule", slog.New(slog.DiscardHandler)).Run(context.Background()); err == nil {
+	if _, err := campaigns.Schedule("not a schedule"); err == nil {
 		t.Fatal("a bad schedule must fail")
 	}
 }
