@@ -162,8 +162,8 @@ func (store) campaignInBook(ctx context.Context, db postgres.DB, bookID, id uuid
 }
 
 // lockCampaignStatus locks the campaign row (share) and returns its status.
-func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
-	var status string
+func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUID) (Status, error) {
+	var status Status
 	err := db.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&status)
 	return status, notFound(err, errCampaignNotFound)
 }
@@ -313,8 +313,8 @@ func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.U
 	return out, err
 }
 
-func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) (string, error) {
-	var status string
+func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) (ParticipantStatus, error) {
+	var status ParticipantStatus
 	err := db.QueryRow(ctx, `SELECT status FROM campaign_participants WHERE campaign_id = $1 AND id = $2`, campaignID, id).Scan(&status)
 	return status, notFound(err, errParticipantMissing)
 }
