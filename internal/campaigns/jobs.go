@@ -85,18 +85,24 @@ type runWorker struct {
 	rn *Runner
 }
 
-// Work makes the pass. A campaign that may not run (no longer active, no
-// paid add-on, deleted) cancels the job; other errors retry it with
-// backoff, as does a pass cut short by shutdown.
+// Work makes one turn of the run (at most TurnParticipants participants,
+// no new claim after TurnTime). A run its turn cut short, or that shutdown
+// interrupted, is snoozed: the same job, still unique, is available again
+// at once (to any instance) without spending an attempt, so other jobs get
+// their turn in between and no attempt runs for long. That keeps River's
+// rescue of the jobs of a dead instance (jobs.Config.RescueAfter) from
+// ever catching a live one. A campaign that may not run (no longer
+// active, no paid add-on, deleted) cancels the job; other errors retry it
+// with backoff.
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	err := w.rn.runOnce(ctx, job.Args.CampaignID)
+	unfinished, err := w.rn.runTurn(ctx, job.Args.CampaignID)
 	switch {
 	case apperr.Is(err, apperr.InvalidStatus) || apperr.Is(err, apperr.AddonRequired) || apperr.Is(err, apperr.NotFound):
 		return river.JobCancel(err)
-	case err != nil:
-		return err
+	case ctx.Err() != nil || unfinished:
+		return river.JobSnooze(0)
 	}
-	return ctx.Err()
+	return err
 }
 
 type scheduleWorker struct {

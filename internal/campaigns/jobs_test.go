@@ -14,6 +14,8 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
@@ -101,5 +103,47 @@ func TestRunSurvivesRestart(t *testing.T) {
 	}
 	if n := restarted.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'completed' AND attempt = 1`); n != 1 {
 		t.Fatalf("%d completed run jobs, want 1", n)
+	}
+}
+
+// A run larger than a turn is worked in turns: the job is snoozed after
+// each (same job, no attempt spent) and completes when the campaign has
+// no due work left.
+func TestRunWorksInTurns(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{WithoutJobs: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	tm := newTeam(t, env, "turns", "SG.turns")
+	cid := tm.campaign(t, "c", 7)
+	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+
+	workers := river.NewWorkers()
+	rn := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnParticipants: 2})
+	if err := campaigns.AddWorkers(workers, rn); err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(env.App.Pool, jobs.Config{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	env.WaitJobs()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if mail.RecipientCount() != 7 {
+		t.Fatalf("the run sent %d emails, want 7", mail.RecipientCount())
+	}
+	var attempt, snoozes int
+	if err := env.App.Pool.QueryRow(context.Background(), `
+		SELECT attempt, coalesce((metadata ->> 'snoozes')::int, 0) FROM river_job
+		WHERE kind = 'campaign_run' AND state = 'completed'`).Scan(&attempt, &snoozes); err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 1 || snoozes < 3 {
+		t.Fatalf("the run took attempt %d with %d snoozes, want attempt 1 and one snooze per turn cut short", attempt, snoozes)
 	}
 }

@@ -41,23 +41,24 @@ func NewRunner(d Deps) *Runner {
 	return rn
 }
 
-// runOnce makes one unbounded pass over the campaign for a run that a
-// request asked for, unless this runner is processing it already.
-func (rn *Runner) runOnce(ctx context.Context, campaignID uuid.UUID) error {
+// runTurn makes one turn of a run that a request asked for: a pass over
+// the campaign bounded like a scheduler's turn, unless this runner is
+// processing the campaign already. unfinished is true when the turn cut
+// the pass short.
+func (rn *Runner) runTurn(ctx context.Context, campaignID uuid.UUID) (unfinished bool, err error) {
 	rn.mu.Lock()
 	busy := rn.running[campaignID]
 	rn.running[campaignID] = true
 	rn.mu.Unlock()
 	if busy {
-		return nil
+		return false, nil
 	}
 	defer func() {
 		rn.mu.Lock()
 		delete(rn.running, campaignID)
 		rn.mu.Unlock()
 	}()
-	_, err := rn.processLogged(ctx, campaignID, "manual", nil)
-	return err
+	return rn.processLogged(ctx, campaignID, "manual", newTurn(rn.opts.TurnParticipants, rn.opts.TurnTime))
 }
 
 // processLogged makes one pass, reports it to the observer and the log,

@@ -31,6 +31,11 @@ type Config struct {
 	// StopGrace bounds how long Run waits at shutdown for the cancelled
 	// jobs to settle what they hold (default 20 s).
 	StopGrace time.Duration
+	// RescueAfter is how long a job may stay running before it is taken
+	// for one whose instance died and is made available again (default 1
+	// min). Workers keep every attempt well below it (a campaign run
+	// works in turns of at most 10 s plus the chunks in flight).
+	RescueAfter time.Duration
 	// PollInterval is how often an idle instance looks for jobs that no
 	// notification announced, such as retries come due (default 1 s).
 	PollInterval time.Duration
@@ -55,6 +60,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = time.Minute
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
 		Workers:           cfg.Workers,
@@ -62,8 +70,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 		FetchPollInterval: cfg.PollInterval,
 		// The workers set their own timeouts; campaign passes run as long
 		// as they have work.
-		JobTimeout: -1,
-		Logger:     cfg.Log,
+		JobTimeout:           -1,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		Logger:               cfg.Log,
 	})
 	if err != nil {
 		return nil, err
