@@ -64,7 +64,9 @@ export const authorize: Middleware = {
   },
   onResponse({ request, response }) {
     // A wrong password at login is a 401 too, but says nothing of the session.
-    if (response.status === 401 && signedIn() && new URL(request.url).pathname !== '/api/auth/login') forget();
+    // signedIn() is no test here: the server clears the cookies of a session
+    // it refused in that very answer.
+    if (response.status === 401 && new URL(request.url).pathname !== '/api/auth/login') forget();
     return response;
   },
 };
