@@ -23,15 +23,12 @@ type User struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// AddonState is the state of a team's Campaigns add-on.
-type AddonState string
-
-// Add-on states.
+// Add-on states of a team's Campaigns add-on.
 const (
-	AddonNone     AddonState = "none"
-	AddonTrial    AddonState = "trial"
-	AddonActive   AddonState = "active"
-	AddonCanceled AddonState = "canceled"
+	AddonNone     = "none"
+	AddonTrial    = "trial"
+	AddonActive   = "active"
+	AddonCanceled = "canceled"
 )
 
 // TrialLength is how long the one free trial lasts.
@@ -41,14 +38,14 @@ const TrialLength = 14 * 24 * time.Hour
 type Team struct {
 	ID            uuid.UUID  `json:"id"`
 	Name          string     `json:"name"`
-	CampaignAddon AddonState `json:"campaign_addon"`
+	CampaignAddon string     `json:"campaign_addon"`
 	TrialEndsAt   *time.Time `json:"trial_ends_at"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 // effectiveAddon treats a trial past its end as no add-on.
-func effectiveAddon(state AddonState, trialEnds *time.Time, now time.Time) AddonState {
+func effectiveAddon(state string, trialEnds *time.Time, now time.Time) string {
 	if state == AddonTrial && trialEnds != nil && !now.Before(*trialEnds) {
 		return AddonNone
 	}
@@ -57,7 +54,7 @@ func effectiveAddon(state AddonState, trialEnds *time.Time, now time.Time) Addon
 
 // Addon is a team's add-on state as the campaign rules need it.
 type Addon struct {
-	State AddonState
+	State string
 }
 
 // Enabled reports whether campaign features are open (trial or paid).

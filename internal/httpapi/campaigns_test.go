@@ -695,7 +695,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 			}
 		}
 	}
-	c.env.WaitJobs()
+	c.env.App.Campaigns.Wait()
 
 	// An API key is a member of its team on the public API.
 	c.owner.SetAddon("trial")
