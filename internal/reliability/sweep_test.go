@@ -20,7 +20,7 @@ import (
 // tenant is a team with one of everything, for the cross-tenant sweep.
 type tenant struct {
 	*team
-	label, field, contact, template, campaign, step, participant, webhook, keyID, member string
+	label, field, contact, template, campaign, step, participant, webhook, keyID, member, invitation string
 }
 
 func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *tenant {
@@ -61,6 +61,9 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 	}
 	m.owner.must(t, http.StatusOK, "POST", "/api/invitations/accept", map[string]string{"token": token})
 	tn.member = m.userID
+	// A pending invitation, for the routes that address one.
+	tn.invitation = o.must(t, http.StatusCreated, "POST", "/api/teams/"+tn.teamID+"/invitations",
+		map[string]string{"email": unique("pending") + "@example.com", "role": "viewer"}).str("data.id")
 	return tn
 }
 
@@ -86,6 +89,7 @@ func fingerprint(t *testing.T, pool *pgxpool.Pool, tn *tenant) string {
 		  (SELECT string_agg(url || ':' || active::text, ',' ORDER BY id) FROM webhooks WHERE team_id = $1),
 		  (SELECT count(*) FROM api_keys WHERE team_id = $1),
 		  (SELECT string_agg(user_id::text || ':' || role, ',' ORDER BY user_id) FROM team_members WHERE team_id = $1),
+		  (SELECT string_agg(id::text || ':' || email, ',' ORDER BY id) FROM invitations WHERE team_id = $1),
 		  (SELECT campaign_addon FROM teams WHERE id = $1))`, tn.teamID).Scan(&s)
 	if err != nil {
 		t.Fatalf("fingerprint: %v", err)
@@ -109,7 +113,12 @@ func TestCrossTenantSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	skipPrefix := []string{"/healthz", "/readyz", "/metrics", "/docs", "/api/openapi.json", "/api/unsubscribe",
-		"/api/payments/webhook", "/images/", "/billing/", "/api/auth/"}
+		"/api/payments/webhook", "/images/", "/billing/", "/api/auth/",
+		// Authorised by the emailed token alone, not by a team: nothing of
+		// team B is reachable through them without B's token.
+		"/api/invitations/",
+		// The dashboard's files, the same for everyone.
+		"/app"}
 	// Routes whose 2xx answer is right for an outsider: they only show the
 	// caller's own data and take no foreign id.
 	ownOnly := map[string]bool{"getMe": true, "listBooks": true, "listBooksInternal": true}
@@ -135,7 +144,7 @@ func TestCrossTenantSweep(t *testing.T) {
 			"sender_name": "X", "sender_email": "x@acme.example", "reply_to_email": "x@acme.example",
 			"company_name": "X", "address_line1": "1 Main St", "city": "Springfield", "state": "IL",
 			"postal_code": "62701", "country": "USA", "mailer_api_key": "SG.sweep-0123456789"},
-		"renameTeam": map[string]any{"name": "x"}, "addMember": map[string]any{"email": a.email, "role": "viewer"},
+		"renameTeam": map[string]any{"name": "x"}, "invite": map[string]any{"email": a.email, "role": "viewer"},
 		"changeMemberRole": map[string]any{"role": "viewer"}, "createApiKey": map[string]any{"name": "x"},
 		"createWebhook":          map[string]any{"url": "http://127.0.0.1:9/x", "events": []string{"contact.created"}},
 		"updateWebhook":          map[string]any{"active": false},
@@ -161,6 +170,9 @@ func TestCrossTenantSweep(t *testing.T) {
 		case "pid":
 			return b.participant
 		}
+		if strings.Contains(path, "/invitations/") {
+			return b.invitation
+		}
 		switch {
 		case strings.Contains(path, "/books/"):
 			return b.book
@@ -178,7 +190,7 @@ func TestCrossTenantSweep(t *testing.T) {
 	type call struct{ path, method, op string }
 	var calls []call
 	for path, item := range doc.Paths.Map() {
-		skip := path == "/" // redirects to /docs, the same for everyone
+		skip := path == "/" // redirects to the dashboard, the same for everyone
 		for _, p := range skipPrefix {
 			skip = skip || strings.HasPrefix(path, p)
 		}
