@@ -63,8 +63,8 @@ func (s *Service) Logout(ctx context.Context, actor *auth.Actor) error {
 }
 
 // sessionCacheTTL bounds how long an ended session may still be accepted
-// by an instance other than the one that ended it; decisions.md asks for
-// less than a second.
+// by an instance other than the one that ended it: a logged-out or
+// revoked token must stop working everywhere within a second.
 const sessionCacheTTL = 500 * time.Millisecond
 
 type openSession struct {
