@@ -12,9 +12,9 @@ import (
 
 // Login and reset throttles (docs/design.md, "People"), counted in
 // auth_throttles so that they hold across instances. A window opens with
-// the first attempt of a key and lasts its full length; the counter is taken before the password
-// is checked (so concurrent guesses cannot slip past the limit), and a
-// successful login gives the attempt back.
+// the first attempt of a key and lasts its full length; the counter is
+// taken before the password is checked (so concurrent guesses cannot slip
+// past the limit), and a successful login gives the attempt back.
 const (
 	loginWindow      = 15 * time.Minute
 	loginPerEmail    = 5
