@@ -4,7 +4,8 @@ import { api, ok } from '../api/client';
 import { cookieSession, started } from '../api/session';
 import { checkEmail, checkPassword, checkRequired } from '../lib/form';
 import { useForm } from '../lib/useForm';
-import { Field, FormError } from '../ui/Field';
+import { Field } from '../ui/Field';
+import { Form } from '../ui/Form';
 import { Page } from '../ui/Page';
 
 /**
@@ -24,23 +25,18 @@ export function Login() {
   const f = useForm({ email: '', password: '' });
   return (
     <Page title="Log in" narrow>
-      <form
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void f.submit({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' }, async () => {
-            await ok(api.POST('/api/auth/login', { params: cookieSession, body: f.values }));
-            enter();
-          });
+      <Form
+        form={f}
+        submit="Log in"
+        checks={() => ({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' })}
+        send={async () => {
+          await ok(api.POST('/api/auth/login', { params: cookieSession, body: f.values }));
+          enter();
         }}
       >
         <Field label="Email" type="email" autocomplete="username" required {...f.bind('email')} />
         <Field label="Password" type="password" autocomplete="current-password" required {...f.bind('password')} />
-        <FormError message={f.formError} />
-        <button type="submit" disabled={f.busy}>
-          Log in
-        </button>
-      </form>
+      </Form>
       <p>
         <a href="/app/forgot-password">Forgot your password?</a>
       </p>
@@ -56,33 +52,25 @@ export function Signup() {
   const f = useForm({ name: '', email: '', password: '', team_name: '' });
   return (
     <Page title="Sign up" narrow>
-      <form
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void f.submit(
-            {
-              name: checkRequired(f.values.name, 'your name'),
-              email: checkEmail(f.values.email),
-              password: checkPassword(f.values.password),
-              team_name: checkRequired(f.values.team_name, 'a name for your team'),
-            },
-            async () => {
-              await ok(api.POST('/api/auth/signup', { params: cookieSession, body: f.values }));
-              enter();
-            },
-          );
+      <Form
+        form={f}
+        submit="Sign up"
+        checks={() => ({
+          name: checkRequired(f.values.name, 'your name'),
+          email: checkEmail(f.values.email),
+          password: checkPassword(f.values.password),
+          team_name: checkRequired(f.values.team_name, 'a name for your team'),
+        })}
+        send={async () => {
+          await ok(api.POST('/api/auth/signup', { params: cookieSession, body: f.values }));
+          enter();
         }}
       >
         <Field label="Name" autocomplete="name" required {...f.bind('name')} />
         <Field label="Email" type="email" autocomplete="email" required {...f.bind('email')} />
         <Field label="Password" type="password" autocomplete="new-password" required hint="8 to 72 characters." {...f.bind('password')} />
         <Field label="Team name" autocomplete="organization" required hint="You will be its owner." {...f.bind('team_name')} />
-        <FormError message={f.formError} />
-        <button type="submit" disabled={f.busy}>
-          Sign up
-        </button>
-      </form>
+      </Form>
       <p>
         Already have an account? <a href="/app/login">Log in</a>
       </p>

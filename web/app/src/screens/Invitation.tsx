@@ -10,6 +10,7 @@ import { roleNames } from '../lib/roles';
 import { useForm } from '../lib/useForm';
 import { chooseTeam } from '../lib/workspace';
 import { Field, FormError } from '../ui/Field';
+import { Form } from '../ui/Form';
 import { Page } from '../ui/Page';
 
 interface Invite {
@@ -120,19 +121,9 @@ function JoinAsMe({ token, invite }: { token: string; invite: Invite }) {
   const joined = useJoined();
   const f = useForm({});
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void f.submit({}, async () => joined((await accept({ token })).data.team.id));
-      }}
-    >
+    <Form form={f} submit={<>Join {invite.team.name}</>} send={async () => joined((await accept({ token })).data.team.id)}>
       <p>You are logged in as {invite.email}.</p>
-      <FormError message={f.formError} />
-      <button type="submit" disabled={f.busy}>
-        Join {invite.team.name}
-      </button>
-    </form>
+    </Form>
   );
 }
 
@@ -165,11 +156,12 @@ function LogInAndJoin({ token, invite }: { token: string; invite: Invite }) {
   const joined = useJoined();
   const f = useForm({ password: '' });
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void f.submit({ password: f.values.password ? '' : 'Enter your password.' }, async () => {
+    <>
+      <Form
+        form={f}
+        submit="Log in and join"
+        checks={() => ({ password: f.values.password ? '' : 'Enter your password.' })}
+        send={async () => {
           try {
             await ok(api.POST('/api/auth/login', { params: cookieSession, body: { email: invite.email, password: f.values.password } }));
           } catch (err) {
@@ -177,20 +169,16 @@ function LogInAndJoin({ token, invite }: { token: string; invite: Invite }) {
             throw err;
           }
           joined((await accept({ token })).data.team.id);
-        });
-      }}
-    >
-      <p>{invite.email} already has an account: log in as it to join.</p>
-      <Field label="Email" type="email" autocomplete="username" value={invite.email} readOnly />
-      <Field label="Password" type="password" autocomplete="current-password" required {...f.bind('password')} />
-      <FormError message={f.formError} />
-      <button type="submit" disabled={f.busy}>
-        Log in and join
-      </button>
+        }}
+      >
+        <p>{invite.email} already has an account: log in as it to join.</p>
+        <Field label="Email" type="email" autocomplete="username" value={invite.email} readOnly />
+        <Field label="Password" type="password" autocomplete="current-password" required {...f.bind('password')} />
+      </Form>
       <p>
         <a href="/app/forgot-password">Forgot your password?</a>
       </p>
-    </form>
+    </>
   );
 }
 
@@ -198,23 +186,16 @@ function CreateAndJoin({ token, invite }: { token: string; invite: Invite }) {
   const joined = useJoined();
   const f = useForm({ name: '', password: '' });
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void f.submit({ name: checkRequired(f.values.name, 'your name'), password: checkPassword(f.values.password) }, async () =>
-          joined((await accept({ token, ...f.values })).data.team.id),
-        );
-      }}
+    <Form
+      form={f}
+      submit="Create account and join"
+      checks={() => ({ name: checkRequired(f.values.name, 'your name'), password: checkPassword(f.values.password) })}
+      send={async () => joined((await accept({ token, ...f.values })).data.team.id)}
     >
       <p>Create the account of {invite.email} to join.</p>
       <Field label="Email" type="email" autocomplete="username" value={invite.email} readOnly />
       <Field label="Name" autocomplete="name" required {...f.bind('name')} />
       <Field label="Password" type="password" autocomplete="new-password" required hint="8 to 72 characters." {...f.bind('password')} />
-      <FormError message={f.formError} />
-      <button type="submit" disabled={f.busy}>
-        Create account and join
-      </button>
-    </form>
+    </Form>
   );
 }

@@ -6,7 +6,8 @@ import { api, ApiError, ok } from '../api/client';
 import { cookieSession } from '../api/session';
 import { checkEmail, checkPassword } from '../lib/form';
 import { useForm } from '../lib/useForm';
-import { Field, FormError } from '../ui/Field';
+import { Field } from '../ui/Field';
+import { Form } from '../ui/Form';
 import { FormDialog } from '../ui/FormDialog';
 import { Page } from '../ui/Page';
 import { useEnter } from './Auth';
@@ -19,24 +20,19 @@ export function ForgotPassword() {
       {sent ? (
         <p role="status">{sent}</p>
       ) : (
-        <form
-          noValidate
-          onSubmit={(e) => {
-            e.preventDefault();
-            void f.submit({ email: checkEmail(f.values.email) }, async () => {
-              await ok(api.POST('/api/auth/password-reset', { body: f.values }));
-              // The API answers the same whether or not the account exists, and so does the app.
-              setSent(`If an account uses ${f.values.email.trim()}, a link to set a new password is on its way. It works for an hour.`);
-            });
+        <Form
+          form={f}
+          submit="Send the link"
+          checks={() => ({ email: checkEmail(f.values.email) })}
+          send={async () => {
+            await ok(api.POST('/api/auth/password-reset', { body: f.values }));
+            // The API answers the same whether or not the account exists, and so does the app.
+            setSent(`If an account uses ${f.values.email.trim()}, a link to set a new password is on its way. It works for an hour.`);
           }}
         >
           <p>Enter the address you log in with; we email you a link to set a new password.</p>
           <Field label="Email" type="email" autocomplete="username" required {...f.bind('email')} />
-          <FormError message={f.formError} />
-          <button type="submit" disabled={f.busy}>
-            Send the link
-          </button>
-        </form>
+        </Form>
       )}
       <p>
         <a href="/app/login">Back to log in</a>
@@ -62,31 +58,26 @@ export function ResetPassword() {
   }
   return (
     <Page title="Set a new password" narrow>
-      <form
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void f.submit({ password: checkPassword(f.values.password) }, async () => {
-            try {
-              await ok(api.POST('/api/auth/password-reset/confirm', { params: cookieSession, body: { token: query.token, password: f.values.password } }));
-            } catch (err) {
-              if (err instanceof ApiError && err.status === 404) {
-                setGone(true);
-                return;
-              }
-              throw err;
+      <Form
+        form={f}
+        submit="Set password"
+        checks={() => ({ password: checkPassword(f.values.password) })}
+        send={async () => {
+          try {
+            await ok(api.POST('/api/auth/password-reset/confirm', { params: cookieSession, body: { token: query.token, password: f.values.password } }));
+          } catch (err) {
+            if (err instanceof ApiError && err.status === 404) {
+              setGone(true);
+              return;
             }
-            enter();
-          });
+            throw err;
+          }
+          enter();
         }}
       >
         <p>Every session of your account ends, on every device; you stay logged in here.</p>
         <Field label="New password" type="password" autocomplete="new-password" required hint="8 to 72 characters." {...f.bind('password')} />
-        <FormError message={f.formError} />
-        <button type="submit" disabled={f.busy}>
-          Set password
-        </button>
-      </form>
+      </Form>
     </Page>
   );
 }
