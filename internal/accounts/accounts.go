@@ -23,12 +23,15 @@ type User struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Add-on states of a team's Campaigns add-on.
+// AddonState is the state of a team's Campaigns add-on.
+type AddonState string
+
+// Add-on states.
 const (
-	AddonNone     = "none"
-	AddonTrial    = "trial"
-	AddonActive   = "active"
-	AddonCanceled = "canceled"
+	AddonNone     AddonState = "none"
+	AddonTrial    AddonState = "trial"
+	AddonActive   AddonState = "active"
+	AddonCanceled AddonState = "canceled"
 )
 
 // TrialLength is how long the one free trial lasts.
@@ -38,14 +41,14 @@ const TrialLength = 14 * 24 * time.Hour
 type Team struct {
 	ID            uuid.UUID  `json:"id"`
 	Name          string     `json:"name"`
-	CampaignAddon string     `json:"campaign_addon"`
+	CampaignAddon AddonState `json:"campaign_addon"`
 	TrialEndsAt   *time.Time `json:"trial_ends_at"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 // effectiveAddon treats a trial past its end as no add-on.
-func effectiveAddon(state string, trialEnds *time.Time, now time.Time) string {
+func effectiveAddon(state AddonState, trialEnds *time.Time, now time.Time) AddonState {
 	if state == AddonTrial && trialEnds != nil && !now.Before(*trialEnds) {
 		return AddonNone
 	}
@@ -54,7 +57,7 @@ func effectiveAddon(state string, trialEnds *time.Time, now time.Time) string {
 
 // Addon is a team's add-on state as the campaign rules need it.
 type Addon struct {
-	State string
+	State AddonState
 }
 
 // Enabled reports whether campaign features are open (trial or paid).

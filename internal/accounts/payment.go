@@ -17,7 +17,7 @@ type PaymentUpdate struct {
 	// State is AddonActive or AddonCanceled; empty records the provider
 	// ids without changing the add-on (a checkout whose payment is still
 	// pending).
-	State          string
+	State          AddonState
 	CustomerID     string // empty keeps the stored one
 	SubscriptionID string // empty keeps the stored one
 	// At is when the provider says the change happened. The provider does

@@ -189,7 +189,7 @@ func (s *Service) StartTrial(ctx context.Context, actor *auth.Actor, teamID uuid
 }
 
 // SetAddon sets the add-on state: operators (CLI) and the payment webhook.
-func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state string) (Team, error) {
+func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonState) (Team, error) {
 	switch state {
 	case AddonNone, AddonTrial, AddonActive, AddonCanceled:
 	default:

@@ -80,7 +80,7 @@ func (store) renameTeam(ctx context.Context, db postgres.DB, id uuid.UUID, name 
 		UPDATE teams SET name = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, name))
 }
 
-func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state string) (Team, error) {
+func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state AddonState) (Team, error) {
 	return scanTeam(db.QueryRow(ctx, `
 		UPDATE teams SET campaign_addon = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, state))
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -61,6 +62,12 @@ type App struct {
 	Billing *billing.Service
 
 	Campaigns *campaigns.Service
+	// CampaignRunner processes campaigns in the background, as jobs.
+	CampaignRunner *campaigns.Runner
+
+	// Jobs is the durable job queue (River) and this instance's share of
+	// its work.
+	Jobs *jobs.Queue
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker
@@ -69,6 +76,9 @@ type App struct {
 // Options adjust the wiring; tests use them to inject a clock.
 type Options struct {
 	Now func() time.Time
+	// WithoutPeriodicJobs leaves the scheduler's ticks and the hourly
+	// prune out; tests run that work when they mean to.
+	WithoutPeriodicJobs bool
 }
 
 // Build connects to the database, migrates it when configured to, and
@@ -99,7 +109,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
 	})
-	a.Workers = append(a.Workers, a.WebhookEngine, webhooks.NewRetention(pool, cfg.EventRetention, now, log))
+	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
 	a.AccountMail = accountmail.NewWorker(pool, accountmail.WorkerConfig{
@@ -115,7 +125,10 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
-	a.wireCampaigns(now)
+	if err := a.wireJobs(now, opts); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	a.Handler = httpapi.New(httpapi.Deps{
 		Log:      log,
 		Tokens:   tokens,

@@ -3,14 +3,20 @@ package app
 import (
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
-// wireCampaigns builds the campaigns service (sending through the
-// provider at MAILER_BASE_URL) and its scheduler worker.
-func (a *App) wireCampaigns(now func() time.Time) {
-	a.Campaigns = campaigns.NewService(campaigns.Deps{
+// wireJobs builds the durable background work: the campaigns runner
+// (sending through the provider at MAILER_BASE_URL) with the scheduler's
+// periodic ticks, the hourly webhook history prune, the job queue that
+// runs them, and the campaigns request service that queues runs on it.
+func (a *App) wireJobs(now func() time.Time, opts Options) error {
+	d := campaigns.Deps{
 		DB:            a.Pool,
 		Accounts:      a.Accounts,
 		Books:         a.Books,
@@ -21,6 +27,33 @@ func (a *App) wireCampaigns(now func() time.Time) {
 		PublicBaseURL: a.Config.PublicBaseURL,
 		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
-	})
-	a.Workers = append(a.Workers, campaigns.NewScheduler(a.Campaigns, a.Config.CampaignSchedule, a.Log))
+	}
+	a.CampaignRunner = campaigns.NewRunner(d)
+	workers := river.NewWorkers()
+	if err := campaigns.AddWorkers(workers, a.CampaignRunner); err != nil {
+		return err
+	}
+	var periodic []*river.PeriodicJob
+	schedule, err := campaigns.Schedule(a.Config.CampaignSchedule)
+	if err != nil {
+		return err
+	}
+	prune, err := webhooks.NewRetention(a.Pool, a.Config.EventRetention, now, a.Log).Jobs(workers)
+	if err != nil {
+		return err
+	}
+	if !opts.WithoutPeriodicJobs {
+		periodic = append(periodic, schedule)
+		if prune != nil {
+			periodic = append(periodic, prune)
+		}
+	}
+	a.Jobs, err = jobs.New(a.Pool, jobs.Config{Workers: workers, Periodic: periodic, Log: a.Log})
+	if err != nil {
+		return err
+	}
+	a.Workers = append(a.Workers, a.Jobs)
+	d.Runs = campaigns.NewRuns(a.Jobs.Client())
+	a.Campaigns = campaigns.NewService(d)
+	return nil
 }

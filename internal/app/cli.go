@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -200,7 +201,7 @@ func addonCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc
 			return err
 		}
 		defer a.Close()
-		t, err := a.Accounts.SetAddon(ctx, teamID, *status)
+		t, err := a.Accounts.SetAddon(ctx, teamID, accounts.AddonState(*status))
 		if err != nil {
 			return err
 		}

@@ -78,6 +78,13 @@ type Options struct {
 	// DBURL: two instances of the service on one database) instead of a
 	// fresh one.
 	DatabaseURL string
+	// PeriodicJobs enqueues the periodic jobs (the campaign scheduler on
+	// CAMPAIGN_SCHEDULE, the hourly prune) as in production; without it
+	// tests run that work when they mean to.
+	PeriodicJobs bool
+	// WithoutJobs works no jobs: requests queue them, as on an instance
+	// that has stopped before working them.
+	WithoutJobs bool
 }
 
 // New starts the service on a fresh database; it stops with the test.
@@ -118,7 +125,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	logBuf := &bytes.Buffer{}
 	logw := &lockedWriter{w: logBuf}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := app.Build(context.Background(), cfg, log, app.Options{Now: now})
+	a, err := app.Build(context.Background(), cfg, log, app.Options{Now: now, WithoutPeriodicJobs: !o.PeriodicJobs})
 	if err != nil {
 		t.Fatalf("apptest: build: %v", err)
 	}
@@ -129,17 +136,18 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	srv := httptest.NewServer(handler)
 	// The account email worker runs as in production: it sends (or, with
-	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue.
-	mailCtx, stopMail := context.WithCancel(context.Background())
-	mailDone := make(chan struct{})
-	go func() {
-		defer close(mailDone)
-		_ = a.AccountMail.Run(mailCtx)
-	}()
+	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue. The job
+	// queue works the campaign runs that requests ask for.
+	workCtx, stopWork := context.WithCancel(context.Background())
+	var workers sync.WaitGroup
+	workers.Go(func() { _ = a.AccountMail.Run(workCtx) })
+	if !o.WithoutJobs {
+		workers.Go(func() { _ = a.Jobs.Run(workCtx) })
+	}
 	t.Cleanup(func() {
 		srv.Close()
-		stopMail()
-		<-mailDone
+		stopWork()
+		workers.Wait()
 		a.Close()
 	})
 	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf, logw: logw}
@@ -420,6 +428,27 @@ type User struct {
 	ID     string
 	Email  string
 	TeamID string
+}
+
+// WaitJobs waits until no job of the queue is queued or running (the
+// test's database holds only its own jobs); it fails the test after 30 s.
+func (e *Env) WaitJobs() {
+	e.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := e.App.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`).Scan(&n); err != nil {
+			e.T.Fatalf("apptest: jobs: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("apptest: %d jobs still queued or running after 30 s", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Signup creates a user (owner of a new team) and returns a client that

@@ -127,7 +127,7 @@ func (o *objectID) UnmarshalJSON(b []byte) error {
 //     it then.
 //   - incomplete: the first payment is still pending; the checkout event
 //     has not activated anything yet, so there is nothing to change.
-func addonForStatus(status string) string {
+func addonForStatus(status string) accounts.AddonState {
 	switch status {
 	case "active", "trialing":
 		return accounts.AddonActive

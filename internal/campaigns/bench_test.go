@@ -79,7 +79,7 @@ func BenchmarkCampaignSend(b *testing.B) {
 		dbBefore := backendCPU(b, env)
 		goBefore := processCPU()
 		start := time.Now()
-		res, err := env.App.Campaigns.ProcessCampaign(ctx, uuid.MustParse(cid))
+		res, err := env.App.CampaignRunner.ProcessCampaign(ctx, uuid.MustParse(cid))
 		elapsed := time.Since(start)
 		goCPU := processCPU() - goBefore
 		dbCPU := backendCPU(b, env) - dbBefore

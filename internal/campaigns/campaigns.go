@@ -19,12 +19,15 @@ import (
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
+// Status is a campaign's status.
+type Status string
+
 // Campaign statuses.
 const (
-	StatusDraft    = "draft"
-	StatusActive   = "active"
-	StatusPaused   = "paused"
-	StatusArchived = "archived"
+	StatusDraft    Status = "draft"
+	StatusActive   Status = "active"
+	StatusPaused   Status = "paused"
+	StatusArchived Status = "archived"
 )
 
 // Step types and schedule types.
@@ -37,11 +40,14 @@ const (
 	ScheduleFixedDate = "fixed_date"
 )
 
+// ParticipantStatus is where a participant stands in its campaign.
+type ParticipantStatus string
+
 // Participant statuses.
 const (
-	ParticipantActive    = "active"
-	ParticipantCompleted = "completed"
-	ParticipantRemoved   = "removed"
+	ParticipantActive    ParticipantStatus = "active"
+	ParticipantCompleted ParticipantStatus = "completed"
+	ParticipantRemoved   ParticipantStatus = "removed"
 )
 
 // Completion results.
@@ -103,7 +109,7 @@ type Campaign struct {
 	BookID      uuid.UUID  `json:"book_id"`
 	Name        string     `json:"name" validate:"required,max=200"`
 	Description string     `json:"description" validate:"max=5000"`
-	Status      string     `json:"status" validate:"oneof=draft active paused archived"`
+	Status      Status     `json:"status" validate:"oneof=draft active paused archived"`
 	CreatedBy   *uuid.UUID `json:"created_by"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
@@ -132,7 +138,7 @@ type CampaignInput struct {
 type CampaignPatch struct {
 	Name        optional.Value[string] `json:"name"`
 	Description optional.Value[string] `json:"description"`
-	Status      optional.Value[string] `json:"status"`
+	Status      optional.Value[Status] `json:"status"`
 }
 
 // Step is one step of a campaign.
@@ -203,15 +209,15 @@ type EnrollLabelInput struct {
 
 // Participant is a contact enrolled in a campaign, as listed.
 type Participant struct {
-	ID           uuid.UUID  `json:"id"`
-	CampaignID   uuid.UUID  `json:"campaign_id"`
-	ContactID    uuid.UUID  `json:"contact_id"`
-	Status       string     `json:"status"`
-	EnrolledAt   time.Time  `json:"enrolled_at"`
-	EnrolledBy   *uuid.UUID `json:"enrolled_by"`
-	CompletedAt  *time.Time `json:"completed_at"`
-	ContactName  string     `json:"contact_name"`
-	ContactEmail string     `json:"contact_email"`
+	ID           uuid.UUID         `json:"id"`
+	CampaignID   uuid.UUID         `json:"campaign_id"`
+	ContactID    uuid.UUID         `json:"contact_id"`
+	Status       ParticipantStatus `json:"status"`
+	EnrolledAt   time.Time         `json:"enrolled_at"`
+	EnrolledBy   *uuid.UUID        `json:"enrolled_by"`
+	CompletedAt  *time.Time        `json:"completed_at"`
+	ContactName  string            `json:"contact_name"`
+	ContactEmail string            `json:"contact_email"`
 }
 
 // HistoryItem is one completion record of a participant.
@@ -228,14 +234,14 @@ type HistoryItem struct {
 
 // ContactCampaign is one campaign a contact is or was enrolled in.
 type ContactCampaign struct {
-	ID                uuid.UUID  `json:"id"`
-	CampaignID        uuid.UUID  `json:"campaign_id"`
-	CampaignName      string     `json:"campaign_name"`
-	Description       string     `json:"description"`
-	CampaignStatus    string     `json:"campaign_status"`
-	ParticipantStatus string     `json:"participant_status"`
-	EnrolledAt        time.Time  `json:"enrolled_at"`
-	CompletedAt       *time.Time `json:"completed_at"`
+	ID                uuid.UUID         `json:"id"`
+	CampaignID        uuid.UUID         `json:"campaign_id"`
+	CampaignName      string            `json:"campaign_name"`
+	Description       string            `json:"description"`
+	CampaignStatus    Status            `json:"campaign_status"`
+	ParticipantStatus ParticipantStatus `json:"participant_status"`
+	EnrolledAt        time.Time         `json:"enrolled_at"`
+	CompletedAt       *time.Time        `json:"completed_at"`
 }
 
 // Stats summarises a campaign.

@@ -122,7 +122,7 @@ func TestSendTestRequestGone(t *testing.T) {
 				db = gone
 			}
 			sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
-			svc := serviceOn(env, db, sender, campaigns.ProcessingOptions{})
+			svc := serviceOn(env, db, sender)
 
 			err := svc.SendTest(reqCtx, actor, book, tpl, campaigns.SendTestInput{Email: "me@example.com"})
 			if tc.goneAfter != "" && !gone.fired.Load() {
@@ -174,7 +174,7 @@ func TestCampaignPassEndedWhileRendering(t *testing.T) {
 			defer end()
 			db := &cancelAfter{Pool: env.App.Pool, match: "INSERT INTO campaign_claims", cancel: end}
 			sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
-			svc := serviceOn(env, db, sender, campaigns.ProcessingOptions{ChunkSize: 2, Senders: 1})
+			svc := runnerOn(env, db, sender, campaigns.ProcessingOptions{ChunkSize: 2, Senders: 1})
 			res, _ := svc.ProcessCampaign(passCtx, cid) // its final sweep fails on the ended context
 			if !db.fired.Load() {
 				t.Fatal("no claim was seen: the test no longer ends the pass where it means to")
@@ -190,7 +190,7 @@ func TestCampaignPassEndedWhileRendering(t *testing.T) {
 				t.Fatalf("%d claims left", n)
 			}
 
-			res, err := env.App.Campaigns.ProcessCampaign(context.Background(), cid)
+			res, err := env.App.CampaignRunner.ProcessCampaign(context.Background(), cid)
 			if err != nil || res.Sent != participants || res.Reaped != 0 || mail.RequestCount() != tc.requests {
 				t.Fatalf("next pass: %+v %v, %d provider requests, want %d", res, err, mail.RequestCount(), tc.requests)
 			}
@@ -203,7 +203,7 @@ func TestCampaignPassEndedWhileRendering(t *testing.T) {
 					t.Fatalf("%s got %d emails; provider saw %v", addr, seen[addr], seen)
 				}
 			}
-			if res, err := env.App.Campaigns.ProcessCampaign(context.Background(), cid); err != nil || res.Sent != 0 || mail.RecipientCount() != participants {
+			if res, err := env.App.CampaignRunner.ProcessCampaign(context.Background(), cid); err != nil || res.Sent != 0 || mail.RecipientCount() != participants {
 				t.Fatalf("third pass: %+v %v, provider got %d", res, err, mail.RecipientCount())
 			}
 		})

@@ -78,17 +78,29 @@ func (s *Service) SaveImage(ctx context.Context, actor *auth.Actor, bookID uuid.
 	if !ok {
 		return "", apperr.New(apperr.UnsupportedMediaType, "The file is not a JPG, PNG, GIF or WebP image.")
 	}
-	name, err := s.writeImage(data, ext)
+	name, err := s.images.write(data, ext)
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.Internal, "store image")
 	}
-	return s.baseURL + "/images/" + name, nil
+	return s.images.url(name), nil
 }
+
+// OpenImage opens a stored image by name for serving.
+func (s *Service) OpenImage(name string) (Image, error) { return s.images.Open(name) }
+
+// ImageStore keeps uploaded campaign images as files in one directory,
+// served at {PUBLIC_BASE_URL}/images/{name}.
+type ImageStore struct {
+	dir     string
+	baseURL string
+}
+
+func (is ImageStore) url(name string) string { return is.baseURL + "/images/" + name }
 
 // writeImage writes the file under a fresh random name: first to a
 // temporary file, then renamed, so a reader never sees half an image.
-func (s *Service) writeImage(data []byte, ext string) (string, error) {
-	if err := os.MkdirAll(s.imagesDir, 0o755); err != nil {
+func (is ImageStore) write(data []byte, ext string) (string, error) {
+	if err := os.MkdirAll(is.dir, 0o755); err != nil {
 		return "", err
 	}
 	var rnd [16]byte
@@ -96,7 +108,7 @@ func (s *Service) writeImage(data []byte, ext string) (string, error) {
 		return "", err
 	}
 	name := hex.EncodeToString(rnd[:]) + ext
-	tmp, err := os.CreateTemp(s.imagesDir, ".upload-*")
+	tmp, err := os.CreateTemp(is.dir, ".upload-*")
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +124,7 @@ func (s *Service) writeImage(data []byte, ext string) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	return name, os.Rename(tmp.Name(), filepath.Join(s.imagesDir, name))
+	return name, os.Rename(tmp.Name(), filepath.Join(is.dir, name))
 }
 
 // Image is a stored image opened for serving.
@@ -122,15 +134,15 @@ type Image struct {
 	ModTime     time.Time
 }
 
-// OpenImage opens a stored image by name; NOT_FOUND for anything that is
+// Open opens a stored image by name; NOT_FOUND for anything that is
 // not the name of a stored image. The content type is detected from the
 // content again, not taken from the extension.
-func (s *Service) OpenImage(name string) (Image, error) {
+func (is ImageStore) Open(name string) (Image, error) {
 	notFound := apperr.NotFoundf("No image with this name.")
 	if !imageName.MatchString(name) {
 		return Image{}, notFound
 	}
-	f, err := os.Open(filepath.Join(s.imagesDir, name))
+	f, err := os.Open(filepath.Join(is.dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Image{}, notFound
 	}

@@ -60,7 +60,7 @@ func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
 	}
 
 	gate := &gateSender{Sender: mailer.NewSender(mail.URL, nil), started: make(chan struct{}), release: make(chan struct{})}
-	svc := serviceWith(env, gate, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1})
+	svc := runnerWith(env, gate, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1})
 	passCtx, stop := context.WithCancel(ctx)
 	done := make(chan campaigns.RunResult)
 	go func() {
@@ -83,7 +83,7 @@ func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
 	if n := env.QueryInt(`SELECT count(*) FROM campaign_claims`); n != 0 {
 		t.Fatalf("%d claims left", n)
 	}
-	res, err := env.App.Campaigns.ProcessCampaign(ctx, uuid.MustParse(cid))
+	res, err := env.App.CampaignRunner.ProcessCampaign(ctx, uuid.MustParse(cid))
 	if err != nil || res.Sent != 4 || res.Reaped != 0 || mail.RecipientCount() != 5 {
 		t.Fatalf("next pass: %+v %v, provider got %d", res, err, mail.RecipientCount())
 	}

@@ -63,7 +63,7 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 			v.Custom[key] = mailmerge.PlaceholderURL(key)
 		}
 	}
-	v.UnsubscribeURL = s.unsubscribePageURL("test-email")
+	v.UnsubscribeURL = s.links.unsubscribePageURL("test-email")
 	subject, html := tpl.Render(v, footerOf(settings.Settings))
 	if err := ctx.Err(); err != nil {
 		return err // the request is gone: nobody waits for this email

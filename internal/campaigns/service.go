@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,6 +15,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
@@ -29,7 +29,7 @@ type BookAccess interface {
 	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
 }
 
-// Deps are what the service needs.
+// Deps are what the request service and the runner are built from.
 type Deps struct {
 	DB       postgres.Pool
 	Accounts AddonSource
@@ -44,10 +44,18 @@ type Deps struct {
 	PublicBaseURL string
 	// ImagesDir is where uploaded campaign images are stored.
 	ImagesDir string
-	// Processing tunes the processor; zero values take the defaults.
+	// Processing tunes the runner; zero values take the defaults.
 	Processing ProcessingOptions
 	// Observer hears about processing passes (metrics); optional.
 	Observer Observer
+	// Runs takes the service's requests to run a campaign (the runner).
+	Runs RunQueue
+}
+
+// RunQueue takes a request to process a campaign in the background;
+// queued is false when a run of the campaign is already queued or running.
+type RunQueue interface {
+	Enqueue(ctx context.Context, campaignID uuid.UUID) (queued bool, err error)
 }
 
 // Observer hears about processing: each pass by trigger ("schedule" or
@@ -57,61 +65,55 @@ type Observer interface {
 	CampaignEmails(outcome string, n int)
 }
 
-// noObserver is the Observer of a service built without one.
+// noObserver is the Observer of a runner built without one.
 type noObserver struct{}
 
 func (noObserver) CampaignRun(string, error)  {}
 func (noObserver) CampaignEmails(string, int) {}
 
-// Service holds the campaign rules.
-type Service struct {
-	observer  Observer
-	db        postgres.Pool
-	accounts  AddonSource
-	books     BookAccess
-	sender    mailer.Sender
-	now       func() time.Time
-	log       *slog.Logger
-	key       []byte
-	baseURL   string
-	imagesDir string
-	opts      ProcessingOptions
-	st        store
-
-	// Background runs started by Run and the scheduler: their context
-	// outlives requests and ends with Shutdown.
-	bgCtx    context.Context
-	bgCancel context.CancelFunc
-	bgWG     sync.WaitGroup
-	mu       sync.Mutex
-	running  map[uuid.UUID]bool
-	// served orders the scheduler's turns: at[id] is the sequence number
-	// of the last turn a campaign or a team got (0: none yet).
-	served struct {
-		seq uint64
-		at  map[uuid.UUID]uint64
-	}
+// shared is what the request service and the runner both read: the
+// database, the clock, the add-on state, the provider, the books' mailer
+// settings with their sealed keys, and the public links.
+type shared struct {
+	db       postgres.Pool
+	st       store
+	accounts AddonSource
+	sender   mailer.Sender
+	now      func() time.Time
+	log      *slog.Logger
+	keys     KeyBox
+	links    links
 }
 
-// NewService wires the service.
-func NewService(d Deps) *Service {
+func newShared(d Deps) shared {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if d.Observer == nil {
-		d.Observer = noObserver{}
+	return shared{
+		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
+		keys: KeyBox{key: d.SettingsKey}, links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{observer: d.Observer,
-		db: d.DB, accounts: d.Accounts, books: d.Books, sender: d.Sender, now: d.Now, log: d.Log,
-		key: d.SettingsKey, baseURL: strings.TrimRight(d.PublicBaseURL, "/"), imagesDir: d.ImagesDir,
-		opts: d.Processing.withDefaults(), bgCtx: ctx, bgCancel: cancel, running: map[uuid.UUID]bool{},
-	}
-	s.served.at = map[uuid.UUID]uint64{}
-	return s
+}
+
+// Service holds the campaign rules of requests: templates, campaigns,
+// steps, participants, settings, statistics, test sends, images and the
+// unsubscribe page. Background processing is the Runner's.
+type Service struct {
+	shared
+	books      BookAccess
+	images     ImageStore
+	runs       RunQueue
+	suppressor suppression.Suppressor
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	sh := newShared(d)
+	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now),
+		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.
@@ -188,6 +190,27 @@ func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.
 		return err
 	}
 	return actor.Require(ctx, teamID, min, notFound)
+}
+
+// Run asks for an active campaign to be processed in the background
+// (member, paid add-on). started is false when a run of the campaign is
+// already queued or running: nothing new is started.
+func (s *Service) Run(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID) (started bool, err error) {
+	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+	if err != nil {
+		return false, err
+	}
+	addon, err := s.accounts.Addon(ctx, sc.teamID)
+	if err != nil {
+		return false, err
+	}
+	if !addon.Paid() {
+		return false, errPaidRequired
+	}
+	if sc.campaign.Status != StatusActive {
+		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", sc.campaign.Status)
+	}
+	return s.runs.Enqueue(ctx, campaignID)
 }
 
 // --- templates ---

@@ -2,11 +2,7 @@ package campaigns
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -95,47 +91,10 @@ func MaskKey(key string) string {
 	return "****" + string(r[len(r)-4:])
 }
 
-// sealKey encrypts a provider key with AES-256-GCM; the book id is the
-// additional data, so a sealed key copied to another book does not open.
-func sealKey(key []byte, bookID uuid.UUID, plain string) ([]byte, error) {
-	aead, err := newAEAD(key)
-	if err != nil {
-		return nil, err
-	}
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return aead.Seal(nonce, nonce, []byte(plain), bookID[:]), nil
-}
-
-func openKey(key []byte, bookID uuid.UUID, sealed []byte) (string, error) {
-	aead, err := newAEAD(key)
-	if err != nil {
-		return "", err
-	}
-	if len(sealed) < aead.NonceSize() {
-		return "", errors.New("sealed key too short")
-	}
-	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], bookID[:])
-	return string(plain), err
-}
-
-func newAEAD(key []byte) (cipher.AEAD, error) {
-	if len(key) != 32 {
-		return nil, fmt.Errorf("settings key must be 32 bytes, got %d", len(key))
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
-}
-
 // loadSettings reads and decrypts a book's settings; ok is false when the
 // book has none. A key that no longer decrypts (the settings key changed)
 // is logged and treated as absent, so the owner can save a new one.
-func (s *Service) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (storedSettings, bool, error) {
+func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (storedSettings, bool, error) {
 	row, sealed, err := s.st.settings(ctx, db, bookID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return storedSettings{}, false, nil
@@ -145,7 +104,7 @@ func (s *Service) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.
 	}
 	out := storedSettings{Settings: row}
 	if len(sealed) > 0 {
-		key, err := openKey(s.key, bookID, sealed)
+		key, err := s.keys.open(bookID, sealed)
 		if err != nil {
 			s.log.ErrorContext(ctx, "mailer api key does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "err", err)
 		} else {
@@ -193,7 +152,7 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 		}
 		var sealed []byte
 		if apiKey != "" {
-			if sealed, err = sealKey(s.key, bookID, apiKey); err != nil {
+			if sealed, err = s.keys.seal(bookID, apiKey); err != nil {
 				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
 			}
 		}

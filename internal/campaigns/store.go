@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // store is the campaigns SQL.
@@ -161,8 +162,8 @@ func (store) campaignInBook(ctx context.Context, db postgres.DB, bookID, id uuid
 }
 
 // lockCampaignStatus locks the campaign row (share) and returns its status.
-func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
-	var status string
+func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUID) (Status, error) {
+	var status Status
 	err := db.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1 FOR SHARE`, id).Scan(&status)
 	return status, notFound(err, errCampaignNotFound)
 }
@@ -269,7 +270,7 @@ func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, boo
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contacts ct
-		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
 	return tag.RowsAffected(), postgres.Translate(err)
@@ -279,7 +280,7 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contact_labels cl JOIN contacts ct ON ct.id = cl.contact_id
-		WHERE cl.label_id = $3 AND ct.book_id = $2 AND ct.suppressed_at IS NULL
+		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
 	return tag.RowsAffected(), postgres.Translate(err)
@@ -314,8 +315,8 @@ func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.U
 	return out, err
 }
 
-func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) (string, error) {
-	var status string
+func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) (ParticipantStatus, error) {
+	var status ParticipantStatus
 	err := db.QueryRow(ctx, `SELECT status FROM campaign_participants WHERE campaign_id = $1 AND id = $2`, campaignID, id).Scan(&status)
 	return status, notFound(err, errParticipantMissing)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // claimParams is one claim: up to Limit due participants of a step.
@@ -100,7 +101,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 			       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), '') AS birthday,
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
-			       ct.suppressed_at IS NOT NULL AS suppressed,
+			       `+suppression.ContactSuppressed+` AS suppressed,
 			       CASE WHEN cardinality($12::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
@@ -351,7 +352,7 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 	_, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
 		SELECT $1, ct.id, $3 FROM contacts ct
-		WHERE ct.id = ANY($2::uuid[]) AND ct.suppressed_at IS NULL
+		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, targetID, contactIDs, now)
 	return postgres.Translate(err)
 }

@@ -69,19 +69,29 @@ func recipientsBefore(mail *mailertest.Server, key string) int {
 	return -1
 }
 
-// serviceWith is a campaigns service of env with its own sender and
+// runnerWith is a campaigns runner of env with its own sender and
 // processing options.
-func serviceWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
-	return serviceOn(env, env.App.Pool, sender, o)
+func runnerWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Runner {
+	return campaigns.NewRunner(deps(env, env.App.Pool, sender, o))
 }
 
-// serviceOn is serviceWith on its own database pool.
-func serviceOn(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Service {
-	return campaigns.NewService(campaigns.Deps{
+// runnerOn is runnerWith on its own database pool.
+func runnerOn(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Runner {
+	return campaigns.NewRunner(deps(env, db, sender, o))
+}
+
+// serviceOn is a campaigns request service of env on its own database
+// pool, with its own sender.
+func serviceOn(env *apptest.Env, db postgres.Pool, sender mailer.Sender) *campaigns.Service {
+	return campaigns.NewService(deps(env, db, sender, campaigns.ProcessingOptions{}))
+}
+
+func deps(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.ProcessingOptions) campaigns.Deps {
+	return campaigns.Deps{
 		DB: db, Accounts: env.App.Accounts, Books: env.App.Books, Sender: sender, Now: env.Clock.Now,
 		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
 		Processing: o,
-	})
+	}
 }
 
 // A team's large campaign, created first, does not hold up another
@@ -97,7 +107,7 @@ func TestScheduleLargeCampaignTakesTurns(t *testing.T) {
 	large.campaign(t, "second", 1)
 	newTeam(t, env, "small", "SG.small").campaign(t, "small", 1)
 
-	svc := serviceWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
+	svc := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +158,7 @@ func TestScheduleSlowCampaignTakesTurns(t *testing.T) {
 	newTeam(t, env, "quick", "SG.quick").campaign(t, "quick", 1)
 
 	sender := slowSender{Sender: mailer.NewSender(mail.URL, nil), key: "SG.slow", delay: 50 * time.Millisecond}
-	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
+	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +182,7 @@ func TestScheduleNewCampaignJoinsTheRounds(t *testing.T) {
 	lateTeam := newTeam(t, env, "late", "SG.late")
 	sender := &hookSender{Sender: mailer.NewSender(mail.URL, nil)}
 	sender.first = func() { lateTeam.campaign(t, "late", 1) }
-	svc := serviceWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})
+	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})
 	if err := svc.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package campaigns
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // Unsubscribe scopes.
@@ -55,47 +55,20 @@ type unsubToken struct {
 	ContactName string
 }
 
-func (s *Service) token(ctx context.Context, db postgres.DB, token string) (unsubToken, error) {
-	stepID, participantID, secretHash, ok := parseToken(token)
-	if !ok {
-		return unsubToken{}, ErrUnknownToken
-	}
-	var t unsubToken
-	err := db.QueryRow(ctx, `
-		SELECT c.id, p.contact_id, cp.book_id, p.campaign_id, `+contactEmailSQL+`, `+contactNameSQL+`
-		FROM campaign_step_completions c
-		JOIN campaign_participants p ON p.id = c.participant_id
-		JOIN campaigns cp ON cp.id = p.campaign_id
-		JOIN contacts ct ON ct.id = p.contact_id
-		WHERE c.step_id = $1 AND c.participant_id = $2 AND c.token_hash = $3`, stepID, participantID, secretHash).
-		Scan(&t.ID, &t.ContactID, &t.BookID, &t.CampaignID, &t.Email, &t.ContactName)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return unsubToken{}, ErrUnknownToken
-	}
-	return t, postgres.Translate(err)
-}
-
 // UnsubscribeInfo looks a token up for the unsubscribe page. It changes
 // nothing: mail scanners fetch links before people click them.
 func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (UnsubscribeInfo, error) {
-	t, err := s.token(ctx, s.db, token)
+	t, err := s.st.unsubToken(ctx, s.db, token)
 	if err != nil {
 		return UnsubscribeInfo{}, err
 	}
-	rows, err := s.db.Query(ctx, `
-		SELECT c.id, c.name FROM campaign_participants p JOIN campaigns c ON c.id = p.campaign_id
-		WHERE p.contact_id = $1 AND p.status = 'active' AND c.book_id = $2
-		ORDER BY lower(c.name), c.id`, t.ContactID, t.BookID)
-	list, err := collect(rows, err, func(r pgx.Row) (CampaignRef, error) {
-		var c CampaignRef
-		return c, r.Scan(&c.ID, &c.Name)
-	})
+	list, err := s.st.activeCampaignsOf(ctx, s.db, t.ContactID, t.BookID)
 	if err != nil {
 		return UnsubscribeInfo{}, err
 	}
 	return UnsubscribeInfo{
 		ContactName: t.ContactName, Email: MaskEmail(t.Email), Campaigns: list,
-		CurrentCampaignID: t.CampaignID, ConfirmURL: s.baseURL + "/api/unsubscribe/confirm",
+		CurrentCampaignID: t.CampaignID, ConfirmURL: s.links.confirmURL(),
 	}, nil
 }
 
@@ -120,44 +93,35 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 	}
 	out := UnsubscribeResult{Scope: scope}
 	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
-		t, err := s.token(ctx, tx, token)
+		t, err := s.st.unsubToken(ctx, tx, token)
 		if err != nil {
 			return err
 		}
 		now := s.now()
 		var changed int64
 		if scope == ScopeCampaign {
-			err := tx.QueryRow(ctx, `SELECT name FROM campaigns WHERE id = $1 AND book_id = $2`, *campaignID, t.BookID).Scan(&out.CampaignName)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return postgres.Translate(err)
-			}
 			// A campaign that is gone (or of another book) holds no
 			// participation of this contact: the wish is already true.
-			tag, err := tx.Exec(ctx, `
-				UPDATE campaign_participants p SET status = 'removed', removed_at = $3
-				FROM campaigns c
-				WHERE c.id = p.campaign_id AND c.book_id = $4
-				  AND p.campaign_id = $1 AND p.contact_id = $2 AND p.status = 'active'`,
-				*campaignID, t.ContactID, now, t.BookID)
-			if err != nil {
-				return postgres.Translate(err)
+			if out.CampaignName, err = s.st.campaignNameInBook(ctx, tx, *campaignID, t.BookID); err != nil {
+				return err
 			}
-			changed = tag.RowsAffected()
+			if changed, err = s.st.removeFromCampaigns(ctx, tx, t.ContactID, t.BookID, campaignID, now); err != nil {
+				return err
+			}
 		} else {
-			tag, err := tx.Exec(ctx, `
-				UPDATE campaign_participants p SET status = 'removed', removed_at = $2
-				FROM campaigns c
-				WHERE c.id = p.campaign_id AND c.book_id = $3 AND p.contact_id = $1 AND p.status = 'active'`,
-				t.ContactID, now, t.BookID)
-			if err != nil {
-				return postgres.Translate(err)
+			if changed, err = s.st.removeFromCampaigns(ctx, tx, t.ContactID, t.BookID, nil, now); err != nil {
+				return err
 			}
-			changed = tag.RowsAffected()
-			tag, err = tx.Exec(ctx, `UPDATE contacts SET suppressed_at = $2 WHERE id = $1 AND suppressed_at IS NULL`, t.ContactID, now)
+			addresses, err := s.st.contactAddresses(ctx, tx, t.ContactID)
 			if err != nil {
-				return postgres.Translate(err)
+				return err
 			}
-			changed += tag.RowsAffected()
+			res, err := s.suppressor.Suppress(ctx, tx, t.BookID, append(addresses, t.Email),
+				suppression.ReasonUnsubscribe, suppression.SourceUnsubscribePage, nil)
+			if err != nil {
+				return err
+			}
+			changed += res.Recorded + res.Contacts
 		}
 		if changed == 0 {
 			return nil
@@ -166,12 +130,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 		if scope == ScopeCampaign {
 			cid = campaignID
 		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
-			SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'completion_id', $4::uuid), $5
-			FROM contacts WHERE id = $1 FOR KEY SHARE`,
-			t.ContactID, scope, cid, t.ID, now)
-		return postgres.Translate(err)
+		return s.st.recordUnsubscribe(ctx, tx, t, scope, cid, now)
 	})
 	if err != nil {
 		return UnsubscribeResult{}, err

@@ -92,7 +92,7 @@ func (c *campEnv) template(name, subject, body string) string {
 func (c *campEnv) campaign(name, status string) string {
 	c.t.Helper()
 	id := c.key.Post("/api/v1/campaigns", map[string]any{"name": name}).Expect(http.StatusOK).String("data.id")
-	if status != campaigns.StatusDraft {
+	if status != string(campaigns.StatusDraft) {
 		c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": status}).Expect(http.StatusOK)
 	}
 	return id
@@ -122,7 +122,7 @@ func (c *campEnv) enroll(campaignID string, contactIDs ...string) int {
 // scheduler do.
 func (c *campEnv) process(campaignID string) campaigns.RunResult {
 	c.t.Helper()
-	res, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(c.t, campaignID))
+	res, err := c.env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(c.t, campaignID))
 	if err != nil {
 		c.t.Fatalf("process campaign: %v", err)
 	}

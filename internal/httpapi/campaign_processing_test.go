@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -275,7 +276,7 @@ func TestCampaignTriggerChain(t *testing.T) {
 		t.Fatal("trigger completions")
 	}
 	// B is a draft: it is not processed until it is active.
-	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, b)); !apperr.Is(err, apperr.InvalidStatus) {
+	if _, err := c.env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(t, b)); !apperr.Is(err, apperr.InvalidStatus) {
 		t.Fatalf("draft campaign processed: %v", err)
 	}
 	c.key.Patch("/api/v1/campaigns/"+b, map[string]any{"status": "active"}).Expect(http.StatusOK)
@@ -492,15 +493,15 @@ func TestCampaignConcurrentProcessors(t *testing.T) {
 	seedCampaignContacts(t, c, cid, n)
 	c.mail.SetDelay(3 * time.Millisecond)
 
-	newProcessor := func() *campaigns.Service {
-		return campaigns.NewService(campaigns.Deps{
+	newProcessor := func() *campaigns.Runner {
+		return campaigns.NewRunner(campaigns.Deps{
 			DB: c.env.App.Pool, Accounts: c.env.App.Accounts, Books: c.env.App.Books,
 			Sender: mailer.NewSender(c.mail.URL, nil), Now: c.env.Clock.Now, Log: slog.New(slog.DiscardHandler),
 			SettingsKey: c.env.App.Config.SettingsKey, PublicBaseURL: c.env.App.Config.PublicBaseURL,
 			Processing: campaigns.ProcessingOptions{ChunkSize: 7, Senders: 2},
 		})
 	}
-	procs := []*campaigns.Service{newProcessor(), newProcessor()}
+	procs := []*campaigns.Runner{newProcessor(), newProcessor()}
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Add(1)
@@ -632,7 +633,7 @@ func TestCampaignRunEndpoint(t *testing.T) {
 	if r.String("data.message") == "" {
 		t.Fatalf("run answer: %s", r.Body)
 	}
-	c.env.App.Campaigns.Wait()
+	c.env.WaitJobs()
 	if c.mail.RecipientCount() != 2 || c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, cid) != 2 {
 		t.Fatalf("run sent %d", c.mail.RecipientCount())
 	}
@@ -671,47 +672,61 @@ func TestScheduleProcessDueOnlyPaidActive(t *testing.T) {
 	tcontact := tk.Post("/api/v1/contacts", map[string]any{"first_name": "T", "emails": []any{map[string]any{"address": "t@example.com", "label": "work"}}}).Expect(http.StatusCreated).String("data.id")
 	tk.Post("/api/v1/campaigns/"+tc+"/participants", map[string]any{"contact_ids": []string{tcontact}}).Expect(http.StatusOK)
 
-	if err := c.env.App.Campaigns.ProcessDue(context.Background()); err != nil {
+	if err := c.env.App.CampaignRunner.ProcessDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if c.mail.RecipientCount() != 1 || c.mail.Recipients()[0].Email != "a"+active[:4]+"@example.com" {
 		t.Fatalf("ProcessDue sent %d emails", c.mail.RecipientCount())
 	}
-	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, tc)); !apperr.Is(err, apperr.AddonRequired) {
+	if _, err := c.env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(t, tc)); !apperr.Is(err, apperr.AddonRequired) {
 		t.Fatalf("a trial campaign must not run: %v", err)
 	}
-	if _, err := c.env.App.Campaigns.ProcessCampaign(context.Background(), campUUID(t, paused)); !apperr.Is(err, apperr.InvalidStatus) {
+	if _, err := c.env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(t, paused)); !apperr.Is(err, apperr.InvalidStatus) {
 		t.Fatalf("a paused campaign must not run: %v", err)
 	}
 }
 
-// TestScheduleWorker runs the cron worker for real on a one-second
-// schedule and stops it.
+// TestScheduleWorker runs the scheduler's periodic job for real on a
+// one-second CAMPAIGN_SCHEDULE.
 func TestScheduleWorker(t *testing.T) {
 	t.Parallel()
-	c := newCampEnv(t, "active")
+	c := newCampEnv(t, "active", apptest.Options{PeriodicJobs: true, Env: map[string]string{"CAMPAIGN_SCHEDULE": "@every 1s"}})
 	c.configure()
 	tpl := c.template("T", "S", "<p>x</p>")
 	cid := c.campaign("C", "active")
 	c.emailStep(cid, tpl, nil)
 	c.enroll(cid, c.contacts(2)...)
 
-	w := campaigns.NewScheduler(c.env.App.Campaigns, "@every 1s", slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for c.mail.RecipientCount() < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("worker: %v", err)
 	}
 	if c.mail.RecipientCount() != 2 {
 		t.Fatalf("the scheduler sent %d emails", c.mail.RecipientCount())
 	}
-	if err := campaigns.NewScheduler(c.env.App.Campaigns, "not a schedule", slog.New(slog.DiscardHandler)).Run(context.Background()); err == nil {
+	// The ticks are jobs on record (River marks them completed shortly
+	// after their work).
+	ticks := func() int {
+		return c.count(`SELECT count(*) FROM river_job WHERE kind = 'campaign_schedule' AND state = 'completed'`)
+	}
+	for ticks() < 1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ticks() < 1 {
+		t.Fatal("no completed scheduler tick recorded")
+	}
+	// Runs on request go on beside the ticks.
+	c.enroll(cid, c.contact("Late", "late@example.com"))
+	if msg := c.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK).String("data.message"); msg != "Campaign processing started." {
+		t.Fatalf("run beside the scheduler: %q", msg)
+	}
+	for c.mail.RecipientCount() < 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c.mail.RecipientCount() != 3 {
+		t.Fatalf("%d emails in all, want 3", c.mail.RecipientCount())
+	}
+	if _, err := campaigns.Schedule("not a schedule"); err == nil {
 		t.Fatal("a bad schedule must fail")
 	}
 }

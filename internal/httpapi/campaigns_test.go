@@ -695,7 +695,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 			}
 		}
 	}
-	c.env.App.Campaigns.Wait()
+	c.env.WaitJobs()
 
 	// An API key is a member of its team on the public API.
 	c.owner.SetAddon("trial")

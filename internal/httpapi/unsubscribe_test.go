@@ -187,6 +187,10 @@ func TestUnsubscribeAll(t *testing.T) {
 	if u.status(u.first) != "removed" || u.status(u.second) != "removed" || !u.suppressed() {
 		t.Fatal("scope=all must remove every participation and suppress the contact")
 	}
+	if n := u.count(`SELECT count(*) FROM suppressions WHERE book_id = $1 AND email = 'ann@example.com'
+		AND reason = 'unsubscribe' AND source = 'unsubscribe_page' AND created_by IS NULL AND lifted_at IS NULL`, u.book); n != 1 {
+		t.Fatalf("scope=all must record the address as suppressed: %d records", n)
+	}
 	// JSON when asked; idempotent.
 	r := u.env.Anonymous().Post("/api/unsubscribe/confirm?token="+u.token+"&scope=all", nil, "Accept", "application/json").Expect(http.StatusOK)
 	if r.String("data.scope") != "all" || r.String("data.message") == "" {

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/migrations"
@@ -126,7 +128,9 @@ type Tx struct {
 // AfterCommit registers f to run once the transaction has committed.
 func (t *Tx) AfterCommit(f func()) { t.afterCommit = append(t.afterCommit, f) }
 
-// Migrate applies every pending migration. A session advisory lock makes it
+// Migrate applies every pending migration: the service's goose files,
+// then the schema of the job queue (River's own migrations, at the version
+// of the River library the binary is built with). Advisory locks make it
 // safe for several instances starting at once.
 func Migrate(ctx context.Context, url string) ([]string, error) {
 	cfg, err := pgx.ParseConfig(url)
@@ -135,7 +139,63 @@ func Migrate(ctx context.Context, url string) ([]string, error) {
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
-	return migrate(ctx, db, migrations.FS)
+	applied, err := migrate(ctx, db, migrations.FS)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := migrateQueue(ctx, url)
+	return append(applied, queue...), err
+}
+
+// queueMigrationLock is the advisory lock (7302, 2) that
+// serialises instances migrating the job queue's schema.
+const queueMigrationLockClass, queueMigrationLockID = 7302, 2
+
+func migrateQueue(ctx context.Context, url string) ([]string, error) {
+	pool, err := Connect(ctx, url, 3)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return nil, err
+	}
+	// Each River migration commits on its own (a later one uses enum values
+	// an earlier one adds); a session lock held on a connection of its own
+	// keeps other instances out meanwhile.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, queueMigrationLockClass, queueMigrationLockID); err != nil {
+		return nil, err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, $2)`, queueMigrationLockClass, queueMigrationLockID) //nolint:errcheck // the session ends with the pool anyway
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("apply job queue migrations: %w", err)
+	}
+	var applied []string
+	for _, v := range res.Versions {
+		applied = append(applied, fmt.Sprintf("river %03d %s", v.Version, v.Name))
+	}
+	return applied, nil
+}
+
+// QueueMigrations is the SQL of every job queue migration in order, for a
+// digest of the schema (test templates are named by it).
+func QueueMigrations() []string {
+	migrator, err := rivermigrate.New(riverpgxv5.New(nil), nil)
+	if err != nil {
+		panic(fmt.Sprintf("job queue migrations: %v", err)) // built into the binary: cannot fail at run time
+	}
+	var out []string
+	for _, m := range migrator.AllVersions() {
+		out = append(out, fmt.Sprintf("%d\n%s", m.Version, m.SQLUp))
+	}
+	return out
 }
 
 func migrate(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {

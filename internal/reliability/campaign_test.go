@@ -81,10 +81,13 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 		t.Fatalf("the run was over (%d sent) before the kill", atKill)
 	}
 
-	// The survivor finishes its pass; a new pass starts only when the
-	// previous one is over ("started" rather than "already being
-	// processed"), and then every participant has a completion row that
-	// is either final or held by one of the dead instance's claims.
+	// The survivor finishes the run: the run is one job for both
+	// instances; if the dead one held it, River's rescuer makes it
+	// available again after a minute (jobs.Config.RescueAfter) and the
+	// survivor works it. A new run is queued only when the previous one
+	// is over ("started" rather than "already being processed"), and then
+	// every participant has a completion row that is either final or held
+	// by one of the dead instance's claims.
 	settled := func() bool {
 		if !strings.Contains(run(a), "started") {
 			return false
@@ -94,7 +97,7 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 		held := queryInt(t, pool, `SELECT coalesce(sum(cardinality(participant_ids)), 0) FROM campaign_claims WHERE campaign_id = $1`, cid)
 		return rows == total && open == held
 	}
-	waitFor(t, 120*time.Second, "the survivor to finish", settled)
+	waitFor(t, 240*time.Second, "the survivor to finish", settled)
 	time.Sleep(time.Second) // the last, empty pass ends
 	waitFor(t, 30*time.Second, "the survivor to be idle", func() bool { return strings.Contains(run(a), "started") })
 	time.Sleep(time.Second)

@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -19,7 +21,7 @@ import (
 // kept whatever its age. Without it the outbox grows by about 10 MB with
 // every bulk change of 10,000 contacts, for ever.
 //
-// It runs an hour after start and then every hour, in batches of
+// It runs as an hourly periodic job (Jobs), in batches of
 // retentionBatch rows per statement so no transaction holds locks for long.
 // With several instances, one prunes at a time (a session advisory lock);
 // the others skip that round.
@@ -38,8 +40,8 @@ const retentionBatch = 5000
 // prunes.
 const retentionLockClass, retentionLockID = 7302, 1
 
-// NewRetention returns the worker; keep <= 0 keeps everything (Run then
-// only waits for ctx).
+// NewRetention returns the pruner; keep <= 0 keeps everything (it then
+// has no periodic job).
 func NewRetention(pool *pgxpool.Pool, keep time.Duration, now func() time.Time, log *slog.Logger) *Retention {
 	if now == nil {
 		now = time.Now
@@ -50,27 +52,46 @@ func NewRetention(pool *pgxpool.Pool, keep time.Duration, now func() time.Time, 
 	return &Retention{pool: pool, keep: keep, every: time.Hour, now: now, log: log}
 }
 
-// Run prunes every hour until ctx ends.
-func (r *Retention) Run(ctx context.Context) error {
+// RetentionArgs is the job of one prune.
+type RetentionArgs struct{}
+
+// Kind names the job in river_job.
+func (RetentionArgs) Kind() string { return "webhook_retention" }
+
+// InsertOpts skips a prune while the previous one is still queued or
+// running; a failed prune is not retried, the next hour's does its work.
+func (RetentionArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
+}
+
+// Jobs registers the prune's worker and returns its hourly periodic job;
+// nil when everything is kept.
+func (r *Retention) Jobs(w *river.Workers) (*river.PeriodicJob, error) {
 	if r.keep <= 0 {
-		<-ctx.Done()
-		return nil
+		return nil, nil
 	}
-	t := time.NewTimer(r.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if res, err := r.Prune(ctx); err != nil && ctx.Err() == nil {
-			r.log.Error("webhooks: pruning old history failed", "err", err)
-		} else if res.Events+res.Attempts > 0 {
-			r.log.Info("webhooks: pruned old history", "events", res.Events, "attempts", res.Attempts, "older_than", r.keep.String())
-		}
-		t.Reset(r.every)
+	if err := river.AddWorkerSafely(w, &retentionWorker{r: r}); err != nil {
+		return nil, err
 	}
+	return river.NewPeriodicJob(river.PeriodicInterval(r.every),
+		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "webhook_retention"}), nil
+}
+
+type retentionWorker struct {
+	river.WorkerDefaults[RetentionArgs]
+	r *Retention
+}
+
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+	res, err := w.r.Prune(ctx)
+	if err != nil {
+		return err
+	}
+	if res.Events+res.Attempts > 0 {
+		w.r.log.Info("webhooks: pruned old history", "events", res.Events, "attempts", res.Attempts, "older_than", w.r.keep.String())
+	}
+	return nil
 }
 
 // Pruned counts what one Prune deleted.

@@ -206,6 +206,10 @@ func migrationsHash() (string, error) {
 		h.Write([]byte(n))
 		h.Write(b)
 	}
+	// The job queue's schema is part of the template too.
+	for _, m := range postgres.QueueMigrations() {
+		h.Write([]byte(m))
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -62,4 +63,24 @@ func exists(t *testing.T, name string) bool {
 		t.Fatal(err)
 	}
 	return ok
+}
+
+// TestTemplateHoldsTheJobQueue: a test database carries the job queue's
+// schema at the version the binary migrates to (the template is named by
+// a digest that includes the queue's migrations, so a River upgrade builds
+// a new one).
+func TestTemplateHoldsTheJobQueue(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM river_migration WHERE line = 'main'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(postgres.QueueMigrations()); n != want {
+		t.Fatalf("template has %d job queue migrations, want %d", n, want)
+	}
 }

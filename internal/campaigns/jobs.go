@@ -1,0 +1,133 @@
+package campaigns
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/robfig/cron/v3"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/jobs"
+)
+
+// RunArgs is the job of a run that a request asked for: one pass over the
+// campaign. At most one is queued or running per campaign, whatever the
+// instance.
+type RunArgs struct {
+	CampaignID uuid.UUID `json:"campaign_id"`
+}
+
+// Kind names the job in river_job.
+func (RunArgs) Kind() string { return "campaign_run" }
+
+// InsertOpts makes the run unique per campaign while queued or running.
+func (RunArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
+}
+
+// ScheduleArgs is the job of one scheduler tick: every runnable campaign
+// of every team in fair turns (ProcessDue). A tick due while the previous
+// one is still queued or running is skipped.
+type ScheduleArgs struct{}
+
+// Kind names the job in river_job.
+func (ScheduleArgs) Kind() string { return "campaign_schedule" }
+
+// InsertOpts makes a tick unique while queued or running; a tick that
+// failed is not retried, the next one does its work.
+func (ScheduleArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
+}
+
+// AddWorkers registers the runner's workers.
+func AddWorkers(w *river.Workers, rn *Runner) error {
+	if err := river.AddWorkerSafely(w, &runWorker{rn: rn}); err != nil {
+		return err
+	}
+	return river.AddWorkerSafely(w, &scheduleWorker{rn: rn})
+}
+
+// Schedule is the periodic job of the scheduler: a tick at every time of
+// spec, a standard cron expression (UTC) or a descriptor such as
+// "@every 1m" (CAMPAIGN_SCHEDULE). Only the elected leader among the
+// instances enqueues the ticks.
+func Schedule(spec string) (*river.PeriodicJob, error) {
+	sched, err := cronSchedule(spec)
+	if err != nil {
+		return nil, err
+	}
+	return river.NewPeriodicJob(sched,
+		func() (river.JobArgs, *river.InsertOpts) { return ScheduleArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "campaign_schedule"}), nil
+}
+
+// cronSchedule reads spec as the scheduler always has: robfig/cron's
+// standard parser, in UTC.
+func cronSchedule(spec string) (river.PeriodicSchedule, error) {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("campaign schedule %q: %w", spec, err)
+	}
+	return utcSchedule{sched}, nil
+}
+
+// utcSchedule reads a cron schedule in UTC whatever the process's zone.
+type utcSchedule struct{ cron.Schedule }
+
+func (u utcSchedule) Next(t time.Time) time.Time { return u.Schedule.Next(t.UTC()) }
+
+type runWorker struct {
+	river.WorkerDefaults[RunArgs]
+	rn *Runner
+}
+
+// Work makes one turn of the run (at most TurnParticipants participants,
+// no new claim after TurnTime). A run its turn cut short, or that shutdown
+// interrupted, is snoozed: the same job, still unique, is available again
+// at once (to any instance) without spending an attempt, so other jobs get
+// their turn in between and no attempt runs for long. That keeps River's
+// rescue of the jobs of a dead instance (jobs.Config.RescueAfter) from
+// ever catching a live one. A campaign that may not run (no longer
+// active, no paid add-on, deleted) cancels the job; other errors retry it
+// with backoff.
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	unfinished, err := w.rn.runTurn(ctx, job.Args.CampaignID)
+	switch {
+	case apperr.Is(err, apperr.InvalidStatus) || apperr.Is(err, apperr.AddonRequired) || apperr.Is(err, apperr.NotFound):
+		return river.JobCancel(err)
+	case ctx.Err() != nil || unfinished:
+		return river.JobSnooze(0)
+	}
+	return err
+}
+
+type scheduleWorker struct {
+	river.WorkerDefaults[ScheduleArgs]
+	rn *Runner
+}
+
+func (w *scheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleArgs]) error {
+	return w.rn.ProcessDue(ctx)
+}
+
+// Runs queues the runs that requests ask for (the service's RunQueue).
+type Runs struct {
+	client *river.Client[pgx.Tx]
+}
+
+// NewRuns returns the queue of runs on client.
+func NewRuns(client *river.Client[pgx.Tx]) Runs { return Runs{client: client} }
+
+// Enqueue queues a run of the campaign; queued is false when one is
+// already queued or running.
+func (r Runs) Enqueue(ctx context.Context, campaignID uuid.UUID) (bool, error) {
+	res, err := r.client.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
+	if err != nil {
+		return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
+	}
+	return !res.UniqueSkippedAsDuplicate, nil
+}

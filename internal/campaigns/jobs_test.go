@@ -1,0 +1,149 @@
+package campaigns_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+// insertOnly is a job queue client of another instance that only
+// enqueues (it works nothing).
+func insertOnly(t *testing.T, env *apptest.Env) campaigns.Runs {
+	t.Helper()
+	client, err := river.NewClient(riverpgxv5.New(env.App.Pool), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return campaigns.NewRuns(client)
+}
+
+// A run asked for through the API is a campaign_run job for the campaign,
+// worked to the end by the instance's queue.
+func TestRunIsAJob(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	tm := newTeam(t, env, "runner", "SG.runner")
+	cid := tm.campaign(t, "c", 3)
+	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+	rivertest.RequireInserted(context.Background(), t, riverpgxv5.New(env.App.Pool),
+		&campaigns.RunArgs{CampaignID: uuid.MustParse(cid)}, &rivertest.RequireInsertedOpts{MaxAttempts: 10})
+	env.WaitJobs()
+	if mail.RecipientCount() != 3 {
+		t.Fatalf("the run sent %d emails, want 3", mail.RecipientCount())
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'completed' AND args ->> 'campaign_id' = $1`, cid); n != 1 {
+		t.Fatalf("%d completed run jobs on record", n)
+	}
+}
+
+// Two instances asked at once for runs of one campaign queue one job:
+// the other requests start nothing new.
+func TestRunUniqueAcrossInstances(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	tm := newTeam(t, env, "unique", "SG.unique")
+	cid := uuid.MustParse(tm.campaign(t, "c", 1))
+	instances := []campaigns.Runs{insertOnly(t, env), insertOnly(t, env)}
+	var mu sync.Mutex
+	queued := 0
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			ok, err := instances[i%2].Enqueue(context.Background(), cid)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				queued++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if queued != 1 {
+		t.Fatalf("%d of 10 requests queued a run, want 1", queued)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run'`); n != 1 {
+		t.Fatalf("%d run jobs, want 1", n)
+	}
+}
+
+// A run queued by an instance that stops before working it is worked by
+// the next instance that starts on the database.
+func TestRunSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	stopped := apptest.New(t, apptest.Options{WithoutJobs: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	tm := newTeam(t, stopped, "restart", "SG.restart")
+	cid := tm.campaign(t, "c", 2)
+	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+	time.Sleep(300 * time.Millisecond)
+	if n := stopped.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'available'`); n != 1 || mail.RecipientCount() != 0 {
+		t.Fatalf("%d queued run jobs and %d emails before the restart, want 1 and 0", n, mail.RecipientCount())
+	}
+	restarted := apptest.New(t, apptest.Options{DatabaseURL: stopped.DBURL, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	restarted.WaitJobs()
+	if mail.RecipientCount() != 2 {
+		t.Fatalf("the restarted instance sent %d emails, want 2", mail.RecipientCount())
+	}
+	if n := restarted.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'completed' AND attempt = 1`); n != 1 {
+		t.Fatalf("%d completed run jobs, want 1", n)
+	}
+}
+
+// A run larger than a turn is worked in turns: the job is snoozed after
+// each (same job, no attempt spent) and completes when the campaign has
+// no due work left.
+func TestRunWorksInTurns(t *testing.T) {
+	t.Parallel()
+	mail := mailertest.NewServer(t)
+	env := apptest.New(t, apptest.Options{WithoutJobs: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	tm := newTeam(t, env, "turns", "SG.turns")
+	cid := tm.campaign(t, "c", 7)
+	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+
+	workers := river.NewWorkers()
+	rn := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnParticipants: 2})
+	if err := campaigns.AddWorkers(workers, rn); err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(env.App.Pool, jobs.Config{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	env.WaitJobs()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if mail.RecipientCount() != 7 {
+		t.Fatalf("the run sent %d emails, want 7", mail.RecipientCount())
+	}
+	var attempt, snoozes int
+	if err := env.App.Pool.QueryRow(context.Background(), `
+		SELECT attempt, coalesce((metadata ->> 'snoozes')::int, 0) FROM river_job
+		WHERE kind = 'campaign_run' AND state = 'completed'`).Scan(&attempt, &snoozes); err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 1 || snoozes < 3 {
+		t.Fatalf("the run took attempt %d with %d snoozes, want attempt 1 and one snooze per turn cut short", attempt, snoozes)
+	}
+}

@@ -1,0 +1,108 @@
+// Package jobs runs the service's durable background work on River: every
+// job is a row in PostgreSQL, enqueued in the transaction that asks for
+// it, unique where it must be, retried with backoff, cancellable, visible
+// (state, attempts, errors in river_job) and worked by whichever instance
+// fetches it first; periodic jobs are enqueued by the elected leader only.
+// The domain packages own their job arguments and workers; this package
+// only builds and runs the client.
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Client enqueues and inspects jobs.
+type Client = river.Client[pgx.Tx]
+
+// Config is what the queue runs.
+type Config struct {
+	Workers  *river.Workers
+	Periodic []*river.PeriodicJob
+	// MaxWorkers bounds the jobs this instance works at once (default 10).
+	MaxWorkers int
+	// StopGrace bounds how long Run waits at shutdown for the cancelled
+	// jobs to settle what they hold (default 20 s).
+	StopGrace time.Duration
+	// RescueAfter is how long a job may stay running before it is taken
+	// for one whose instance died and is made available again (default 1
+	// min). Workers keep every attempt well below it (a campaign run
+	// works in turns of at most 10 s plus the chunks in flight).
+	RescueAfter time.Duration
+	// PollInterval is how often an idle instance looks for jobs that no
+	// notification announced, such as retries come due (default 1 s).
+	PollInterval time.Duration
+	Log          *slog.Logger
+}
+
+// Queue is this instance's River client and its lifetime.
+type Queue struct {
+	client *Client
+	grace  time.Duration
+	log    *slog.Logger
+}
+
+// New builds the client on pool.
+func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
+	if cfg.MaxWorkers <= 0 {
+		cfg.MaxWorkers = 10
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 20 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = time.Minute
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
+		Workers:           cfg.Workers,
+		PeriodicJobs:      cfg.Periodic,
+		FetchPollInterval: cfg.PollInterval,
+		// The workers set their own timeouts; campaign passes run as long
+		// as they have work.
+		JobTimeout:           -1,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		Logger:               cfg.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{client: client, grace: cfg.StopGrace, log: cfg.Log}, nil
+}
+
+// Client is the River client, for enqueueing.
+func (q *Queue) Client() *Client { return q.client }
+
+// Run works jobs until ctx ends, then stops fetching and cancels the jobs
+// in flight: their work contexts end, a campaign pass claims nothing new
+// and records the chunks it holds, and River retries the job (here after
+// a restart, or on another instance). Run returns once they have settled
+// or StopGrace has passed.
+func (q *Queue) Run(ctx context.Context) error {
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.grace)
+	defer cancel()
+	return q.client.StopAndCancel(stopCtx)
+}
+
+// QueuedStates are the job states in which a job counts as queued or
+// running: a unique job asked for again in one of them is not inserted
+// twice. Once it has completed, been cancelled or discarded, a new one may
+// be queued.
+var QueuedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+}

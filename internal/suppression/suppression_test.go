@@ -1,0 +1,79 @@
+package suppression_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/suppression"
+)
+
+// A contact becomes suppressed once every address it holds is; a
+// repeated suppression records nothing; another book is not touched.
+func TestSuppressMarksContactsWhoseEveryAddressIs(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("owner")
+	book := owner.CreateBook("B")
+	other := owner.CreateBook("Other")
+	key := owner.NewKey()
+	contact := func(bookID string, addresses ...string) string {
+		emails := []any{}
+		for _, a := range addresses {
+			emails = append(emails, map[string]any{"address": a, "label": "work"})
+		}
+		return key.InBook(bookID).Post("/api/v1/contacts", map[string]any{"first_name": "A", "emails": emails}).Expect(http.StatusCreated).String("data.id")
+	}
+	both := contact(book, "ann@example.com", "ann@work.example")
+	one := contact(book, "bob@example.com")
+	elsewhere := contact(other, "ann@example.com")
+
+	sp := suppression.New(env.Clock.Now)
+	suppress := func(addresses ...string) suppression.Result {
+		t.Helper()
+		tx, err := env.App.Pool.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
+		res, err := sp.Suppress(context.Background(), tx, uuid.MustParse(book), addresses, suppression.ReasonBounce, suppression.SourceProvider, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	suppressed := func(id string) bool {
+		return env.QueryInt(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NOT NULL`, id) == 1
+	}
+
+	if got := suppress(" ANN@example.com ", "", "bob@example.com"); got != (suppression.Result{Recorded: 2, Contacts: 1}) {
+		t.Fatalf("first suppression: %+v", got)
+	}
+	if suppressed(both) || !suppressed(one) || suppressed(elsewhere) {
+		t.Fatalf("suppressed: both %v, one %v, elsewhere %v", suppressed(both), suppressed(one), suppressed(elsewhere))
+	}
+	env.Clock.Advance(time.Hour)
+	if got := suppress("ann@work.example", "ann@example.com"); got != (suppression.Result{Recorded: 1, Contacts: 1}) {
+		t.Fatalf("second suppression: %+v", got)
+	}
+	if !suppressed(both) || suppressed(elsewhere) {
+		t.Fatal("the contact whose every address is suppressed must be suppressed, and only in its book")
+	}
+	if got := suppress("ann@example.com"); got != (suppression.Result{}) {
+		t.Fatalf("a repeated suppression changes nothing: %+v", got)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE book_id = $1 AND reason = 'bounce' AND source = 'provider'
+		AND created_by IS NULL AND lifted_at IS NULL AND email IN ('ann@example.com', 'ann@work.example', 'bob@example.com')`, book); n != 3 {
+		t.Fatalf("%d suppression records, want 3", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE email = 'ann@work.example' AND created_at = $1`, env.Clock.Now()); n != 1 {
+		t.Fatal("a suppression is stamped with the clock")
+	}
+}
