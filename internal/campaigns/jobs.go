@@ -110,6 +110,12 @@ type scheduleWorker struct {
 	rn *Runner
 }
 
+// Timeout lets a tick go on while it has work (every runnable campaign,
+// turn by turn) but not past the next default tick; a tick whose leader
+// died stays "running" this long before River discards it (it is not
+// retried) and the next one is enqueued.
+func (w *scheduleWorker) Timeout(*river.Job[ScheduleArgs]) time.Duration { return 10 * time.Minute }
+
 func (w *scheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleArgs]) error {
 	return w.rn.ProcessDue(ctx)
 }

@@ -9,6 +9,9 @@ package jobs
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"log/slog"
 	"time"
 
@@ -33,9 +36,14 @@ type Config struct {
 	StopGrace time.Duration
 	// RescueAfter is how long a job may stay running before it is taken
 	// for one whose instance died and is made available again (default 1
-	// min). Workers keep every attempt well below it (a campaign run
-	// works in turns of at most 10 s plus the chunks in flight).
+	// min). An attempt's context ends after JobTimeout (default 45 s),
+	// which must be shorter: River rescues only jobs whose timeout has
+	// passed, so a job without one would stay "running" for ever after
+	// its instance died. A campaign run works in turns of at most 10 s
+	// plus the chunks in flight, far below either. A worker may set a
+	// longer timeout of its own; its jobs are rescued once that passed.
 	RescueAfter time.Duration
+	JobTimeout  time.Duration
 	// PollInterval is how often an idle instance looks for jobs that no
 	// notification announced, such as retries come due (default 1 s).
 	PollInterval time.Duration
@@ -63,14 +71,21 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 	if cfg.RescueAfter <= 0 {
 		cfg.RescueAfter = time.Minute
 	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = cfg.RescueAfter * 3 / 4
+	}
+	if cfg.JobTimeout >= cfg.RescueAfter {
+		return nil, fmt.Errorf("jobs: the job timeout (%s) must be shorter than the rescue delay (%s)", cfg.JobTimeout, cfg.RescueAfter)
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
 		Workers:           cfg.Workers,
 		PeriodicJobs:      cfg.Periodic,
 		FetchPollInterval: cfg.PollInterval,
-		// The workers set their own timeouts; campaign passes run as long
-		// as they have work.
-		JobTimeout:           -1,
+		// The process id in the client id tells an operator (and the
+		// crash tests) which instance holds a job (river_job.attempted_by).
+		ID:                   clientID(),
+		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		Logger:               cfg.Log,
 	})
@@ -78,6 +93,17 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	return &Queue{client: client, grace: cfg.StopGrace, log: cfg.Log}, nil
+}
+
+// clientID is River's default client id (host and start time) with the
+// process id.
+func clientID() string {
+	host, _ := os.Hostname()
+	host = strings.NewReplacer(".", "_", "-", "_", ":", "_").Replace(host)
+	if len(host) > 40 {
+		host = host[:40]
+	}
+	return fmt.Sprintf("%s_pid%d_%s", host, os.Getpid(), time.Now().UTC().Format("20060102T150405_000000"))
 }
 
 // Client is the River client, for enqueueing.

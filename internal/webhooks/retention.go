@@ -83,6 +83,10 @@ type retentionWorker struct {
 	r *Retention
 }
 
+// Timeout allows a long first prune of a large backlog; a run whose
+// instance died is discarded after it and the next period's run goes on.
+func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 10 * time.Minute }
+
 func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
 	res, err := w.r.Prune(ctx)
 	if err != nil {
