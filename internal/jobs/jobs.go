@@ -10,9 +10,9 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
