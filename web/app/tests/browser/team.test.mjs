@@ -73,6 +73,8 @@ export default () =>
       assert.equal(await page.getByRole('button', { name: `Resend to ${ownerInvite}` }).count(), 0);
       await page.getByRole('button', { name: 'Invite someone' }).click();
       const invite = page.getByRole('dialog', { name: 'Invite someone' });
+      // allTextContents does not wait: the dialog must be open first.
+      await invite.getByLabel('Role').waitFor();
       assert.deepEqual(await invite.getByLabel('Role').locator('option').allTextContents(), ['Viewer', 'Member', 'Admin']);
       await screen(page, 'team-admin');
       await invite.getByRole('button', { name: 'Cancel' }).click();
