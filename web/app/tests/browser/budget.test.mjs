@@ -24,6 +24,8 @@ export default () =>
     });
 
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    // One line per figure for `make bench` (scripts/bench/run.sh) to put in docs/benchmarks.md.
+    const figure = (name, value) => console.log(`WEBBUDGET ${name} ${value}`);
 
     test('first load is at most 150 KB of compressed JS and CSS', { skip: !run }, async (t) => {
       const page = await env.page(t);
@@ -36,6 +38,7 @@ export default () =>
           .reduce((n, e) => n + e.transferSize, 0),
       );
       console.log(`first load (login screen): ${(bytes / 1024).toFixed(1)} KB of JS+CSS transferred`);
+      figure('first-load-kb', (bytes / 1024).toFixed(1));
       assert.ok(bytes > 0 && bytes <= 150 * 1024);
       await page.done();
     });
@@ -63,6 +66,8 @@ export default () =>
         cold.push(Date.now() - t);
       }
       console.log(`contacts first page after navigation: median ${median(times)} ms (${times.join(', ')}); cold load of page 500 sorted by name: median ${median(cold)} ms (${cold.join(', ')})`);
+      figure('contacts-first-page-ms', median(times));
+      figure('contacts-cold-page-500-ms', median(cold));
       assert.ok(median(times) <= 1000, `median ${median(times)} ms`);
       await page.done();
     });
@@ -92,6 +97,8 @@ export default () =>
       }
       console.log(`search request alone (request sent to answer received): median ${median(server)} ms (${server.join(', ')})`);
       console.log(`search answer after the last key (150 ms debounce included): median ${median(times)} ms (${times.join(', ')})`);
+      figure('search-answer-ms', median(times));
+      figure('search-request-ms', median(server));
       assert.ok(median(times) <= 300, `median ${median(times)} ms`);
       await page.done();
     });
