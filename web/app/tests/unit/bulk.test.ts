@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { bulkChunk, chunks, plural, runChunked } from '../../src/lib/bulk';
+import { bulkChunk, chunkSize, chunks, plural, runChunked } from '../../src/lib/bulk';
 
 describe('bulk changes in chunks', () => {
   test('chunks keep every id once, in order, at most the chunk size each', () => {
@@ -11,8 +11,16 @@ describe('bulk changes in chunks', () => {
     expect(chunks(['a', 'b', 'c'], 2)).toEqual([['a', 'b'], ['c']]);
   });
 
+  test('about ten calls per selection, never below 100 ids or above the chunk limit', () => {
+    expect(chunkSize(5)).toBe(100);
+    expect(chunkSize(1000)).toBe(100);
+    expect(chunkSize(2500)).toBe(250);
+    expect(chunkSize(10000)).toBe(bulkChunk);
+    expect(chunkSize(50000)).toBe(bulkChunk);
+  });
+
   test('runChunked sends one chunk after the other, reports progress and sums the counts', async () => {
-    const ids = Array.from({ length: 2001 }, (_, i) => `id${i}`);
+    const ids = Array.from({ length: 2001 }, (_, i) => `id${i}`); // chunks of 201
     const sent: number[] = [];
     const progress: number[] = [];
     let inFlight = 0;
@@ -28,9 +36,9 @@ describe('bulk changes in chunks', () => {
       },
       (done) => progress.push(done),
     );
-    expect(sent).toEqual([1000, 1000, 1]);
-    expect(progress).toEqual([1000, 2000, 2001]);
-    expect(counted).toBe(2001 - 3);
+    expect(sent).toEqual([...Array(9).fill(201), 192]);
+    expect(progress).toEqual([201, 402, 603, 804, 1005, 1206, 1407, 1608, 1809, 2001]);
+    expect(counted).toBe(2001 - 10);
   });
 
   test('a failed chunk stops the run: later chunks are not sent', async () => {
@@ -40,7 +48,7 @@ describe('bulk changes in chunks', () => {
       async () => {
         calls++;
         if (calls === 2) throw new Error('refused');
-        return 1000;
+        return 300;
       },
       () => {},
     );

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../src/api/client';
 import { checkDate, checkEmail, checkPassword, checkPhone, checkURL, collect, fieldOf, keyFromName, placeError } from '../../src/lib/form';
-import { chunks, plural, runChunked } from '../../src/lib/bulk';
 
 describe('placing API errors at fields', () => {
   test('the field the message quotes', () => {
@@ -40,24 +39,6 @@ describe('client checks', () => {
   });
   test('collect keeps only failures', () => {
     expect(collect({ a: '', b: 'bad' })).toEqual({ b: 'bad' });
-  });
-});
-
-describe('bulk helpers', () => {
-  test('chunks of at most 1,000', () => {
-    const ids = Array.from({ length: 2500 }, (_, i) => String(i));
-    expect(chunks(ids).map((c) => c.length)).toEqual([1000, 1000, 500]);
-  });
-  test('runChunked sums the counts and reports progress', async () => {
-    const seen: number[] = [];
-    const ids = Array.from({ length: 2001 }, (_, i) => String(i));
-    const n = await runChunked(ids, async (c) => c.length - 1, (d) => seen.push(d));
-    expect(n).toBe(1998);
-    expect(seen).toEqual([1000, 2000, 2001]);
-  });
-  test('plural', () => {
-    expect(plural(1, 'contact')).toBe('1 contact');
-    expect(plural(1000, 'contact')).toBe('1,000 contacts');
   });
 });
 
