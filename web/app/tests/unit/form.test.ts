@@ -15,6 +15,21 @@ describe('placing API errors at fields', () => {
     expect(placeError(e, ['name'])).toEqual({ fields: {}, form: '`website` must be a valid http(s) URL.' });
     expect(placeError(new TypeError('Failed to fetch'), []).form).toMatch(/could not be reached/);
   });
+
+  test('field details of the answer place every refused field at once', () => {
+    const e = new ApiError(400, 'VALIDATION_ERROR', 'Two fields are invalid.', [
+      { field: 'emails[1].address', message: 'Enter a valid email address.' },
+      { field: 'website', message: '`website` must be a valid http(s) URL.' },
+    ]);
+    expect(placeError(e, ['emails[1].address', 'website'])).toEqual({
+      fields: { 'emails[1].address': 'Enter a valid email address.', website: 'website must be a valid http(s) URL.' },
+      form: '',
+    });
+    // A detail the form has no field for keeps the whole sentence above the buttons.
+    expect(placeError(e, ['website'])).toEqual({ fields: { website: 'website must be a valid http(s) URL.' }, form: 'Two fields are invalid.' });
+    // None placeable: as without details.
+    expect(placeError(e, ['name'])).toEqual({ fields: {}, form: 'Two fields are invalid.' });
+  });
 });
 
 describe('client checks', () => {
