@@ -98,7 +98,9 @@ export default () =>
 
         await page.getByRole('link', { name: 'Ada Lovelace' }).click();
         await page.getByRole('heading', { name: 'Ada Lovelace' }).waitFor();
-        await page.getByRole('listitem').filter({ hasText: /^Welcome series — active/ }).waitFor();
+        const campaigns = page.getByRole('table', { name: 'Campaigns of this contact' });
+        await campaigns.getByRole('row', { name: /Welcome series/ }).waitFor();
+        assert.deepEqual(await campaigns.getByRole('row', { name: /Welcome series/ }).getByRole('cell').allInnerTexts(), ['Welcome series', 'Draft', 'In progress', new Date().toLocaleDateString('en-US'), '—']);
         await expect(page, 'button', '☆ Star', m.write);
         await expect(page, 'link', 'Edit contact', m.write);
         await expect(page, 'button', 'Delete contact', m.write);
