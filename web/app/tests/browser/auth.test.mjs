@@ -18,7 +18,8 @@ export default () =>
       // Every empty field says what it needs, at the field, and the first takes focus.
       const name = page.getByLabel('Name', { exact: true });
       await assert.doesNotReject(name.and(page.locator('[aria-invalid="true"]')).waitFor());
-      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('autocomplete')), 'name');
+      // Focus moves a frame after the errors show.
+      await page.waitForFunction(() => document.activeElement?.getAttribute('autocomplete') === 'name', null, { timeout: 2000 });
       for (const [label, message] of [
         ['Name', 'Enter your name.'],
         ['Email', 'Enter an email address.'],
@@ -84,7 +85,8 @@ export default () =>
       await screen(page, 'user-menu');
       // Escape closes the menu and gives focus back to its button.
       await page.keyboard.press('Escape');
-      assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+      await page.getByRole('button', { name: /account menu/, expanded: false }).waitFor();
+      await page.waitForFunction(() => /account menu/.test(document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? ''), null, { timeout: 2000 });
       await menu.click();
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.getByRole('button', { name: 'Log in' }).waitFor();
