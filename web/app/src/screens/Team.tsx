@@ -138,7 +138,7 @@ function BuyAddon({ onClose }: { onClose: () => void }) {
       }}
       onClose={onClose}
     >
-      <p>The payment page of our payment provider opens next; the add-on is active once the payment is through.</p>
+      <p>The payment provider’s checkout page opens next; the add-on turns on once the payment is through.</p>
       <Field label="Plan" as="select" {...f.bind('plan')}>
         {(Object.keys(planNames) as Plan[]).map((p) => (
           <option value={p}>{planNames[p]}</option>
