@@ -204,4 +204,32 @@ export default () =>
       assert.equal(env.db(`SELECT starred FROM contacts WHERE first_name = 'Viewer' AND last_name = '000001'`), 't');
       await mpage.done();
     });
+
+    test('the keyboard alone sorts, selects, and opens and leaves a bulk dialog', async (t) => {
+      const page = await env.page(t);
+      await login(page, owner);
+      await page.getByText('5 contacts').waitFor();
+      await page.getByLabel('Search contacts').focus();
+      // Tab (or Shift+Tab) until the focused element's accessible name is name.
+      const focused = () => page.evaluate(() => (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? '').trim());
+      const tabTo = async (name, key = 'Tab') => {
+        for (let i = 0; i < 60 && (await focused()) !== name; i++) await page.keyboard.press(key);
+        assert.equal(await focused(), name, `${key} reaches ${name}`);
+      };
+      await tabTo('Name');
+      await page.keyboard.press('Enter');
+      await page.getByRole('columnheader', { name: 'Name', exact: true }).and(page.locator('[aria-sort="ascending"]')).waitFor();
+      await tabTo('Select Viewer 000002');
+      await page.keyboard.press('Space');
+      await page.getByText('1 contact selected').waitFor();
+      await tabTo('Add label', 'Shift+Tab');
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Add a label' });
+      await dialog.waitFor();
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('dialog') !== null), true, 'focus is in the dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await page.waitForFunction(() => document.activeElement?.textContent?.trim() === 'Add label', null, { timeout: 2000 });
+      await page.done();
+    });
   });
