@@ -88,7 +88,11 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
                 Buy the add-on
               </button>
             )}
-            {!isAdmin && team.campaign_addon !== 'active' && <p class="hint">{needs('admin')} Admins start the trial or buy the add-on.</p>}
+            {!isAdmin && team.campaign_addon !== 'active' && (
+              <p class="hint">
+                {needs('admin')} {team.campaign_addon === 'none' ? 'Admins start the trial or buy the add-on.' : 'Admins buy the add-on.'}
+              </p>
+            )}
           </dd>
         </div>
         <div>

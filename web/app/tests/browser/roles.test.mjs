@@ -125,12 +125,15 @@ export default () =>
         await page.getByRole('link', { name: 'Team', exact: true }).click();
         await page.getByRole('heading', { name: "Team Orla's team" }).waitFor();
         await page.getByRole('row', { name: /Vic/ }).waitFor();
+        // The team's facts load on their own; absent controls count only once they are there.
+        await page.getByRole('definition').filter({ hasText: /^Trial until/ }).waitFor();
         for (const name of ['Rename team', 'Buy the add-on', 'Invite someone', 'New API key']) await expect(page, 'button', name, m.admin);
         // Admins change the roles of everyone but the owners; owners, everyone's.
         await expect(page, 'combobox', 'Role of Meg', m.admin);
         await expect(page, 'combobox', 'Role of Orla', role === 'owner' ? 'on' : 'none');
         if (m.admin === 'none') {
-          await page.getByText('Needs the admin role or higher. Admins start the trial or buy the add-on.').waitFor();
+          // The team's trial is running: only buying is left, and that needs an admin.
+          await page.getByText('Needs the admin role or higher. Admins buy the add-on.').waitFor();
           await page.getByText('Needs the admin role or higher. Invitations bring new people into the team.').waitFor();
           await page.getByText("Needs the admin role or higher. API keys let programs use the API on the team's behalf.").waitFor();
         }

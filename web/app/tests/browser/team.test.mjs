@@ -91,6 +91,8 @@ export default () =>
       await login(page, admin, '/app/team');
       await page.getByRole('button', { name: 'New API key' }).waitFor();
       const role = page.getByRole('combobox', { name: /^Role of Vera/ });
+      // allTextContents does not wait: the members must be there first.
+      await role.waitFor();
       const options = await role.locator('option').allTextContents();
       assert.deepEqual(options, ['Viewer', 'Member', 'Admin']);
       // The owner's row has no control for an admin.
