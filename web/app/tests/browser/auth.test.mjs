@@ -107,10 +107,23 @@ export default () =>
       await env.api('POST', '/api/books', { token: bob.token, body: { team_id: bob.teamId, name: 'Bob book' } });
       await env.join(bob, ann, 'viewer');
       const page = await env.page(t);
+      // Ann's books answer late the first time: switching teams while it is
+      // on the way must still show Bob's books, not wait for Ann's forever.
+      let late = true;
+      await page.route(`**/api/books?team_id=${ann.teamId}`, async (r) => {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 1000));
+        late = false;
+        await r.continue();
+      });
+      const lateAnswer = page.waitForResponse((r) => r.url().endsWith(`/api/books?team_id=${ann.teamId}`));
       await login(page, ann);
       const switcher = page.getByRole('combobox', { name: 'Team' });
       await switcher.selectOption({ label: "Bob's team" });
       await page.getByRole('heading', { name: 'Bob book' }).waitFor();
+      // Once the late answer is in and rendered (two frames), Bob's book is still on the screen.
+      await (await lateAnswer).finished();
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await page.getByRole('heading', { name: 'Bob book' }).waitFor({ timeout: 1000 });
       assert.equal(await page.getByRole('combobox', { name: 'Book' }).inputValue(), env.db(`SELECT id FROM books WHERE name = 'Bob book'`));
       await screen(page, 'team-switcher');
       // A viewer in Bob's team: no write control on the contacts screen.
