@@ -18,10 +18,16 @@ export default function ContactPage({ id }: { id: string }) {
   const [contact, setContact] = useState<Contact | null>(null);
   const [error, setError] = useState('');
   useEffect(() => {
+    // Moving on to another contact (a link on this page) drops the answer for this one.
+    let current = true;
     setContact(null);
+    setError('');
     ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
-      .then((r) => setContact(r.data))
-      .catch((e) => setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .then((r) => current && setContact(r.data))
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+    return () => {
+      current = false;
+    };
   }, [id]);
   if (!contact) return <Page title="Contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
   return <View contact={contact} onChange={setContact} />;
@@ -141,12 +147,17 @@ function Campaigns({ id }: { id: string }) {
     setList(null);
     setError('');
     setNoAddon(false);
+    let current = true;
     ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } } }))
-      .then((r) => setList(r.data))
+      .then((r) => current && setList(r.data))
       .catch((e) => {
+        if (!current) return;
         if (e instanceof ApiError && e.code === 'ADDON_REQUIRED') setNoAddon(true);
         else setError(e instanceof Error ? e.message : String(e));
       });
+    return () => {
+      current = false;
+    };
   }, [id]);
   return (
     <>
