@@ -349,6 +349,10 @@ export async function login(page, user, path = '/app/') {
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('button', { name: `${user.name} — account menu` }).waitFor();
+  // The app then moves on to the screen (from /app/, once the books are
+  // known), whose heading takes focus; until then a menu opened would close
+  // as focus leaves it, so the screen must have settled first.
+  await page.waitForFunction(() => location.pathname !== '/app/' && document.activeElement?.tagName === 'H1');
 }
 
 /**
