@@ -100,10 +100,11 @@ docker:
 	docker build -t $(IMAGE) .
 
 # The dashboard (web/app). Its build output is committed and embedded, so only changes to
-# its sources need Node (20.19 or newer); web/app's Go test fails when dist/ is stale.
+# its sources need Node (20.19+ or 22.12+); web/app's Go test fails when dist/ is stale.
 WEB := web/app
 web-deps:
-	@command -v node >/dev/null || { echo 'make: the dashboard needs Node.js 20.19 or newer (https://nodejs.org)' >&2; exit 1; }
+	@command -v node >/dev/null && node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 12) || (a === 20 && b >= 19) ? 0 : 1)' \
+		|| { echo "make: the dashboard's build and tests need Node.js 20.19+ or 22.12+ (Vite's requirement; found: $$(node --version 2>/dev/null || echo none)); see https://nodejs.org" >&2; exit 1; }
 	cd $(WEB) && if ! cmp -s package-lock.json node_modules/.installed-lock; then \
 		npm ci --no-audit --no-fund && cp package-lock.json node_modules/.installed-lock; fi
 

@@ -14,6 +14,8 @@
 #    and with one subscribed to the events (delivered to a local sink);
 #    creates with 16 connections, without and with a contact.created
 #    webhook.
+#  - The dashboard's budgets in headless Chromium (make bench-web): first
+#    load, the first page of a 100,000-contact book, search.
 #  - A calibration of the machine: pgbench's primary-key selects.
 # Raw output goes to docs/bench-raw.txt (ignored by git).
 set -euo pipefail
@@ -40,6 +42,14 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
 	gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
 	gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
+fi
+
+# The dashboard's budgets in headless Chromium against the real binary
+# (make bench-web; needs Node). WEB_BENCH=0 leaves them out; a missed
+# budget fails that run, which the table then shows, and the rest goes on.
+if [ "${WEB_BENCH:-1}" != 0 ]; then
+	log "make bench-web"
+	make --no-print-directory bench-web 2>&1 | tee -a "$raw" >&2 || log "make bench-web failed; see $raw"
 fi
 
 # HTTP load against the real binary, on a fresh database.
@@ -100,6 +110,13 @@ bulk() { # sub-benchmark, operation, label, target (s) -> table row; met on the 
 		"$(grep -c "^BULK $2 " "$raw")" "$(secs "BenchmarkContact100k/$1-")" "$(met "$v" "$4" 1)"
 }
 pgb=$(awk '$1 == "PGBENCH" { v = $2 } END { print v }' "$raw")
+web() { awk -v n="$1" '$1 == "WEBBUDGET" && $2 == n { v = $3 } END { print v }' "$raw"; }
+webrow() { # figure, label, target, unit
+	local v shown=n/a
+	v=$(web "$1")
+	[ -n "$v" ] && shown="$v $4"
+	printf '| %s | <= %s %s | %s | %s |\n' "$2" "$3" "$4" "$shown" "$(met "$v" "$3" 1)"
+}
 getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend emails/s)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
@@ -139,6 +156,12 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
 | mail merge, per recipient | < 10 us | $personalize | $(met "$personalize" 10 1) |
 | mail merge, compile of a 1 MB adversarial template, slowest of 10 shapes | <= 100 ms | $adversarial | $(met "${adversarial%% *}" 100 1) |
+$(webrow first-load-kb "dashboard first load (login screen), compressed JS+CSS transferred" 150 KB)
+$(webrow first-load-contacts-kb "dashboard first load signed in (contacts table from a link, empty cache)" 150 KB)
+$(webrow contacts-first-page-ms "dashboard: first page of a 100,000-contact book after clicking it, median of 5" 1000 ms)
+| dashboard: cold load of page 500 sorted by name, median of 3 | | $(web contacts-cold-page-500-ms | sed 's/.$/& ms/') | |
+$(webrow search-answer-ms "dashboard: search answered after the last key (150 ms debounce included), median of 4" 300 ms)
+| dashboard: the search request alone, median of 4 | | $(web search-request-ms | sed 's/.$/& ms/') | |
 TABLE
 )
 replace_section docs/benchmarks.md bench "$table"

@@ -18,7 +18,7 @@ export default defineConfig({
     proxy: { '/api': (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.API_ORIGIN ?? 'http://127.0.0.1:8080' },
   },
   test: {
-    include: ['tests/unit/**/*.test.ts'],
+    include: ['tests/unit/**/*.test.{ts,mjs}'],
     environment: 'node',
   },
 });

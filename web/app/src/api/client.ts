@@ -32,13 +32,27 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The fields the API refused, each with its own sentence, when the answer names them. */
+    readonly details: FieldDetail[] = [],
   ) {
     super(message);
     this.name = 'ApiError';
   }
 }
 
+/** FieldDetail is one refused field of an error answer: its JSON path (emails[1].address) and why. */
+export interface FieldDetail {
+  field: string;
+  message: string;
+}
+
 type Answer<T> = { data?: T; error?: unknown; response: Response };
+
+/** detailsOf reads the error's field details, keeping only well-formed ones. */
+function detailsOf(v: unknown): FieldDetail[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((d): d is FieldDetail => typeof d?.field === 'string' && typeof d?.message === 'string' && d.field !== '');
+}
 
 /**
  * ok unwraps an openapi-fetch answer: the envelope's data, or an ApiError
@@ -48,8 +62,8 @@ type Answer<T> = { data?: T; error?: unknown; response: Response };
 export async function ok<T>(call: Promise<Answer<T>>): Promise<T> {
   const { data, error, response } = await call;
   if (error !== undefined || !response.ok) {
-    const e = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new ApiError(response.status, e?.code ?? 'SERVER_ERROR', e?.message ?? `The server answered ${response.status}.`);
+    const e = (error as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+    throw new ApiError(response.status, e?.code ?? 'SERVER_ERROR', e?.message ?? `The server answered ${response.status}.`, detailsOf(e?.details));
   }
   return data as T;
 }

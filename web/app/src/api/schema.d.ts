@@ -653,7 +653,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description A page of the X-Book-ID book's contacts, filtered and sorted; meta.page is offset / limit + 1. Role: viewer.
+         * @description A page of the X-Book-ID book's contacts, filtered and sorted; meta.page is offset / limit + 1. To walk a whole book, follow meta.next_cursor with the cursor parameter instead of raising offset: each page then costs the same however deep it is. Role: viewer.
          */
         get: operations["listContactsInternal"];
         put?: never;
@@ -1473,7 +1473,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description A page of the X-Book-ID book's contacts, filtered and sorted; meta.page is offset / limit + 1. Authenticated with a team API key, which acts as a member of its team.
+         * @description A page of the X-Book-ID book's contacts, filtered and sorted; meta.page is offset / limit + 1. To walk a whole book, follow meta.next_cursor with the cursor parameter instead of raising offset: each page then costs the same however deep it is. Authenticated with a team API key, which acts as a member of its team.
          */
         get: operations["listContacts"];
         put?: never;
@@ -2017,6 +2017,25 @@ export interface components {
             limit: number;
             /** @description Number of items matching in all pages. */
             total: number;
+        };
+        /**
+         * @description Paging information of the contacts list: offset paging and, for walking a whole book, a cursor.
+         * @example {
+         *       "page": 1,
+         *       "limit": 50,
+         *       "total": 1284,
+         *       "next_cursor": "eyJzIjoiLWNyZWF0ZWRfYXQiLCJrIjoiMjAyNi0xMS0yMlQwOTo0MDowMC4xMjNaIiwiaSI6IjhlMmY0YTZjLTFiM2QtNGU1Zi1hN2I5LWMwZDFlMmYzYTRiNSJ9"
+         *     }
+         */
+        CursorMeta: {
+            /** @description offset / limit + 1 (1 on a page reached by cursor). */
+            page: number;
+            /** @description Page size actually used (after defaulting and clamping). */
+            limit: number;
+            /** @description Number of contacts matching the filters in all pages. */
+            total: number;
+            /** @description Pass as the cursor parameter to get the page after this one; null on the last page. */
+            next_cursor: string | null;
         };
         /**
          * @description A confirmation sentence.
@@ -3903,6 +3922,8 @@ export interface components {
         DeliveriesLimit: number;
         /** @description Items to skip, default 0, at most 2147483647. */
         Offset: number;
+        /** @description meta.next_cursor of a previous page, sent back as given: the page that follows it, in the same sort (send the same sort, or none) and with the same filters. Opaque; keyset paging on the sort key and id, so a walk of a whole book neither skips nor repeats a contact that stays unchanged. Not together with offset. A cursor that is not one, or was made for another sort, is 400 INVALID_INPUT. */
+        ContactsCursor: string;
         /** @description 1-based page number, default 1. */
         Page: number;
         /** @description Team to work in; optional when the user belongs to exactly one team. Ignored for API keys (the key's team is used). */
@@ -6308,6 +6329,8 @@ export interface operations {
                 limit?: components["parameters"]["ContactsLimit"];
                 /** @description Items to skip, default 0, at most 2147483647. */
                 offset?: components["parameters"]["Offset"];
+                /** @description meta.next_cursor of a previous page, sent back as given: the page that follows it, in the same sort (send the same sort, or none) and with the same filters. Opaque; keyset paging on the sort key and id, so a walk of a whole book neither skips nor repeats a contact that stays unchanged. Not together with offset. A cursor that is not one, or was made for another sort, is 400 INVALID_INPUT. */
+                cursor?: components["parameters"]["ContactsCursor"];
                 /** @description Case-insensitive match on names, company and email addresses. */
                 q?: string;
                 /** @description Only contacts carrying this label. */
@@ -6411,13 +6434,14 @@ export interface operations {
                      *       "meta": {
                      *         "page": 1,
                      *         "limit": 50,
-                     *         "total": 1284
+                     *         "total": 1284,
+                     *         "next_cursor": null
                      *       }
                      *     }
                      */
                     "application/json": {
                         data: components["schemas"]["Contact"][];
-                        meta: components["schemas"]["Meta"];
+                        meta: components["schemas"]["CursorMeta"];
                     };
                 };
             };
@@ -9246,6 +9270,8 @@ export interface operations {
                 limit?: components["parameters"]["ContactsLimit"];
                 /** @description Items to skip, default 0, at most 2147483647. */
                 offset?: components["parameters"]["Offset"];
+                /** @description meta.next_cursor of a previous page, sent back as given: the page that follows it, in the same sort (send the same sort, or none) and with the same filters. Opaque; keyset paging on the sort key and id, so a walk of a whole book neither skips nor repeats a contact that stays unchanged. Not together with offset. A cursor that is not one, or was made for another sort, is 400 INVALID_INPUT. */
+                cursor?: components["parameters"]["ContactsCursor"];
                 /** @description Case-insensitive match on names, company and email addresses. */
                 q?: string;
                 /** @description Only contacts carrying this label. */
@@ -9349,13 +9375,14 @@ export interface operations {
                      *       "meta": {
                      *         "page": 1,
                      *         "limit": 50,
-                     *         "total": 1284
+                     *         "total": 1284,
+                     *         "next_cursor": null
                      *       }
                      *     }
                      */
                     "application/json": {
                         data: components["schemas"]["Contact"][];
-                        meta: components["schemas"]["Meta"];
+                        meta: components["schemas"]["CursorMeta"];
                     };
                 };
             };

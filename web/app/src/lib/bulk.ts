@@ -4,6 +4,15 @@
 export const bulkChunk = 1000;
 export const bulkMax = 10000;
 
+/**
+ * chunkSize splits a selection into about ten set-based calls, so progress
+ * moves in visible steps, but never calls of fewer than 100 ids (a handful
+ * of contacts is one call) or more than bulkChunk.
+ */
+export function chunkSize(n: number): number {
+  return Math.min(bulkChunk, Math.max(100, Math.ceil(n / 10)));
+}
+
 /** chunks splits ids into lists of at most size. */
 export function chunks<T>(ids: T[], size = bulkChunk): T[][] {
   const out: T[][] = [];
@@ -18,7 +27,7 @@ export function chunks<T>(ids: T[], size = bulkChunk): T[][] {
 export async function runChunked(ids: string[], send: (chunk: string[]) => Promise<number>, progress: (done: number) => void): Promise<number> {
   let done = 0;
   let counted = 0;
-  for (const c of chunks(ids)) {
+  for (const c of chunks(ids, chunkSize(ids.length))) {
     counted += await send(c);
     done += c.length;
     progress(done);

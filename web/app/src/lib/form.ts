@@ -15,12 +15,24 @@ export function fieldOf(message: string): string | null {
 }
 
 /**
- * placeError splits an error into the message shown at a field (when the
- * form has that field) and the message shown for the whole form.
+ * placeError splits an error into the messages shown at fields (when the
+ * form has those fields) and the message shown for the whole form. The
+ * answer's field details, when it has them, place every refused field at
+ * once; otherwise the field the message quotes takes the message.
  */
 export function placeError(err: unknown, fields: readonly string[]): { fields: FieldErrors; form: string } {
   if (!(err instanceof ApiError)) {
     return { fields: {}, form: 'The server could not be reached. Check your connection and try again.' };
+  }
+  if (!err.field && err.details.length > 0) {
+    const placed: FieldErrors = {};
+    const rest: string[] = [];
+    for (const d of err.details) {
+      if (fields.includes(d.field)) placed[d.field] ??= d.message.replace(/`/g, '');
+      else rest.push(d.message);
+    }
+    // Details the form has no field for keep the sentence of the whole answer.
+    if (Object.keys(placed).length > 0) return { fields: placed, form: rest.length > 0 ? err.message : '' };
   }
   const f = err.field ?? fieldOf(err.message);
   if (f && fields.includes(f)) return { fields: { [f]: err.message.replace(/`/g, '') }, form: '' };

@@ -3,7 +3,7 @@
 // useWorkspace(); the team choice is remembered per browser.
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ok, type Book, type Role, type TeamMembership, type User } from '../api/client';
 
 export interface Workspace {
@@ -70,14 +70,19 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
 
   const team = me?.teams.find((t) => t.id === teamId) ?? me?.teams[0];
 
+  // The team whose books were asked for last: an answer for an earlier team
+  // (switched away from while its request was on the way) is dropped, or it
+  // would replace the newer team's books and leave the screen loading.
+  const booksFor = useRef('');
   const reloadBooks = useCallback(async () => {
     if (!team) return;
+    booksFor.current = team.id;
     setBooksError('');
     try {
       const r = await ok(api.GET('/api/books', { params: { query: { team_id: team.id } } }));
-      setLoaded({ team: team.id, list: r.data });
+      if (booksFor.current === team.id) setLoaded({ team: team.id, list: r.data });
     } catch (e) {
-      setBooksError(e instanceof Error ? e.message : String(e));
+      if (booksFor.current === team.id) setBooksError(e instanceof Error ? e.message : String(e));
     }
   }, [team?.id]);
   useEffect(() => void reloadBooks(), [reloadBooks]);

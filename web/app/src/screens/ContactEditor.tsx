@@ -65,13 +65,21 @@ export default function ContactEditor({ book: bookParam, id }: { book?: string; 
   const [contact, setContact] = useState<Contact | null>(null);
   const [error, setError] = useState('');
   useEffect(() => {
+    setContact(null);
+    setError('');
     if (!id) return;
+    // Another contact's address drops this one's answer.
+    let current = true;
     ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
-      .then((r) => setContact(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .then((r) => current && setContact(r.data))
+      .catch((e) => current && setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      current = false;
+    };
   }, [id]);
   if (id && !contact) return <Page title="Edit contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
-  return <Editor contact={contact} bookId={contact?.book_id ?? bookParam!} />;
+  // Keyed: the form starts over from each contact (or a new one), never from the last one's values.
+  return <Editor key={contact?.id ?? `new-${bookParam}`} contact={contact} bookId={contact?.book_id ?? bookParam!} />;
 }
 
 function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }) {

@@ -9,6 +9,7 @@ import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
+import { DataTable } from '../ui/DataTable';
 import { FormError } from '../ui/Field';
 import { LabelChips } from '../ui/LabelChips';
 import { Page } from '../ui/Page';
@@ -17,10 +18,16 @@ export default function ContactPage({ id }: { id: string }) {
   const [contact, setContact] = useState<Contact | null>(null);
   const [error, setError] = useState('');
   useEffect(() => {
+    // Moving on to another contact (a link on this page) drops the answer for this one.
+    let current = true;
     setContact(null);
+    setError('');
     ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
-      .then((r) => setContact(r.data))
-      .catch((e) => setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .then((r) => current && setContact(r.data))
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+    return () => {
+      current = false;
+    };
   }, [id]);
   if (!contact) return <Page title="Contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
   return <View contact={contact} onChange={setContact} />;
@@ -127,31 +134,52 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
   );
 }
 
+const campaignStates: Record<Schemas['CampaignStatus'], string> = { draft: 'Draft', active: 'Running', paused: 'Paused', archived: 'Archived' };
+const participationStates: Record<Schemas['ContactCampaign']['participant_status'], string> = { active: 'In progress', completed: 'Completed', removed: 'Removed' };
+const day = (t: string | null) => (t ? new Date(t).toLocaleDateString() : '—');
+
+/** Campaigns lists the campaigns the contact is or was in, with how far it got. */
 function Campaigns({ id }: { id: string }) {
   const [list, setList] = useState<Schemas['ContactCampaign'][] | null>(null);
   const [error, setError] = useState('');
+  const [noAddon, setNoAddon] = useState(false);
   useEffect(() => {
+    setList(null);
+    setError('');
+    setNoAddon(false);
+    let current = true;
     ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } } }))
-      .then((r) => setList(r.data))
-      .catch((e) => setError(e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'Campaigns need the Campaigns add-on.' : e instanceof Error ? e.message : String(e)));
+      .then((r) => current && setList(r.data))
+      .catch((e) => {
+        if (!current) return;
+        if (e instanceof ApiError && e.code === 'ADDON_REQUIRED') setNoAddon(true);
+        else setError(e instanceof Error ? e.message : String(e));
+      });
+    return () => {
+      current = false;
+    };
   }, [id]);
   return (
     <>
       <h2>Campaigns</h2>
-      {error ? (
-        <p>{error}</p>
-      ) : list === null ? (
-        <p>Loading…</p>
-      ) : list.length === 0 ? (
-        <p>Not in any campaign.</p>
+      {noAddon ? (
+        <p>Campaigns need the Campaigns add-on; the Team screen shows how to get it.</p>
       ) : (
-        <ul>
-          {list.map((p) => (
-            <li>
-              {p.campaign_name} — {p.participant_status}, enrolled {new Date(p.enrolled_at).toLocaleDateString()}
-            </li>
-          ))}
-        </ul>
+        <DataTable<Schemas['ContactCampaign']>
+          caption="Campaigns of this contact"
+          rows={list}
+          loading={list === null && !error}
+          error={error}
+          rowKey={(p) => p.id}
+          empty="Not in any campaign."
+          columns={[
+            { key: 'name', header: 'Campaign', cell: (p) => p.campaign_name },
+            { key: 'status', header: 'Campaign status', cell: (p) => campaignStates[p.campaign_status] },
+            { key: 'participation', header: 'This contact', cell: (p) => participationStates[p.participant_status] },
+            { key: 'enrolled', header: 'Enrolled', cell: (p) => day(p.enrolled_at) },
+            { key: 'completed', header: 'Completed', cell: (p) => day(p.completed_at) },
+          ]}
+        />
       )}
     </>
   );

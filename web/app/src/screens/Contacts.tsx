@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, inBook, isAbort, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
-import { bulkMax, plural, runChunked } from '../lib/bulk';
+import { bulkMax, chunkSize, plural, runChunked } from '../lib/bulk';
 import { builtinColumns, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
@@ -456,7 +456,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
         </>
       )}
       {p.kind === 'delete' && <p>The {count} and their campaign history are deleted. This cannot be undone.</p>}
-      {busy && p.ids.length > 1000 && (
+      {busy && p.ids.length > chunkSize(p.ids.length) && (
         <p>
           <label>
             Progress <progress max={p.ids.length} value={done} /> {done.toLocaleString('en')} of {p.ids.length.toLocaleString('en')}

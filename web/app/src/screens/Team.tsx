@@ -38,6 +38,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
   const [team, setTeam] = useState<Schemas['Team'] | null>(null);
   const [error, setError] = useState('');
   const [renaming, setRenaming] = useState(false);
+  const [buying, setBuying] = useState(false);
   const isAdmin = atLeast(w.role, 'admin');
   const path = { params: { path: { team_id: w.team.id } } };
   useEffect(() => {
@@ -81,6 +82,16 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
               >
                 Start the 14-day trial
               </button>
+            )}{' '}
+            {isAdmin && team.campaign_addon !== 'active' && (
+              <button type="button" class="link" onClick={() => setBuying(true)}>
+                Buy the add-on
+              </button>
+            )}
+            {!isAdmin && team.campaign_addon !== 'active' && (
+              <p class="hint">
+                {needs('admin')} {team.campaign_addon === 'none' ? 'Admins start the trial or buy the add-on.' : 'Admins buy the add-on.'}
+              </p>
             )}
           </dd>
         </div>
@@ -89,6 +100,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
           <dd>{roleNames[w.role]}</dd>
         </div>
       </dl>
+      {buying && <BuyAddon onClose={() => setBuying(false)} />}
       {renaming && (
         <RenameTeam
           name={team.name}
@@ -102,6 +114,46 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
         />
       )}
     </>
+  );
+}
+
+type Plan = Schemas['CheckoutInput']['plan'];
+type Currency = Schemas['CheckoutInput']['currency'];
+const planNames: Record<Plan, string> = { monthly: 'Monthly', yearly: 'Yearly' };
+const currencyNames: Record<Currency, string> = { usd: 'US dollars (USD)', eur: 'Euros (EUR)', gbp: 'Pounds sterling (GBP)' };
+
+/**
+ * BuyAddon starts the payment provider's checkout of the paid add-on and
+ * sends the browser there; the provider's webhook turns the add-on on, so
+ * nothing changes here until the payment is done.
+ */
+function BuyAddon({ onClose }: { onClose: () => void }) {
+  const w = useWorkspace();
+  const f = useForm({ plan: 'monthly' as Plan, currency: 'usd' as Currency });
+  return (
+    <FormDialog
+      title="Buy the Campaigns add-on"
+      submit="Continue to payment"
+      form={f}
+      checks={() => ({})}
+      send={async () => {
+        const r = await ok(api.POST('/api/payments/create-campaign-checkout', { body: { ...f.values, team_id: w.team.id } }));
+        window.location.assign(r.data.url);
+      }}
+      onClose={onClose}
+    >
+      <p>The payment provider’s checkout page opens next; the add-on turns on once the payment is through.</p>
+      <Field label="Plan" as="select" {...f.bind('plan')}>
+        {(Object.keys(planNames) as Plan[]).map((p) => (
+          <option value={p}>{planNames[p]}</option>
+        ))}
+      </Field>
+      <Field label="Currency" as="select" {...f.bind('currency')}>
+        {(Object.keys(currencyNames) as Currency[]).map((c) => (
+          <option value={c}>{currencyNames[c]}</option>
+        ))}
+      </Field>
+    </FormDialog>
   );
 }
 

@@ -18,7 +18,8 @@ export default () =>
       // Every empty field says what it needs, at the field, and the first takes focus.
       const name = page.getByLabel('Name', { exact: true });
       await assert.doesNotReject(name.and(page.locator('[aria-invalid="true"]')).waitFor());
-      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('autocomplete')), 'name');
+      // Focus moves a frame after the errors show.
+      await page.waitForFunction(() => document.activeElement?.getAttribute('autocomplete') === 'name', null, { timeout: 2000 });
       for (const [label, message] of [
         ['Name', 'Enter your name.'],
         ['Email', 'Enter an email address.'],
@@ -84,7 +85,8 @@ export default () =>
       await screen(page, 'user-menu');
       // Escape closes the menu and gives focus back to its button.
       await page.keyboard.press('Escape');
-      assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+      await page.getByRole('button', { name: /account menu/, expanded: false }).waitFor();
+      await page.waitForFunction(() => /account menu/.test(document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? ''), null, { timeout: 2000 });
       await menu.click();
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.getByRole('button', { name: 'Log in' }).waitFor();
@@ -105,10 +107,23 @@ export default () =>
       await env.api('POST', '/api/books', { token: bob.token, body: { team_id: bob.teamId, name: 'Bob book' } });
       await env.join(bob, ann, 'viewer');
       const page = await env.page(t);
+      // Ann's books answer late the first time: switching teams while it is
+      // on the way must still show Bob's books, not wait for Ann's forever.
+      let late = true;
+      await page.route(`**/api/books?team_id=${ann.teamId}`, async (r) => {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 1000));
+        late = false;
+        await r.continue();
+      });
+      const lateAnswer = page.waitForResponse((r) => r.url().endsWith(`/api/books?team_id=${ann.teamId}`));
       await login(page, ann);
       const switcher = page.getByRole('combobox', { name: 'Team' });
       await switcher.selectOption({ label: "Bob's team" });
       await page.getByRole('heading', { name: 'Bob book' }).waitFor();
+      // Once the late answer is in and rendered (two frames), Bob's book is still on the screen.
+      await (await lateAnswer).finished();
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await page.getByRole('heading', { name: 'Bob book' }).waitFor({ timeout: 1000 });
       assert.equal(await page.getByRole('combobox', { name: 'Book' }).inputValue(), env.db(`SELECT id FROM books WHERE name = 'Bob book'`));
       await screen(page, 'team-switcher');
       // A viewer in Bob's team: no write control on the contacts screen.

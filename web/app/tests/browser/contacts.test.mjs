@@ -4,6 +4,33 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { login, screen, seedContacts, start } from './harness.mjs';
 
+/**
+ * watchProgress records, frame by frame, what the page's progress bar
+ * (role progressbar, named "Progress") shows while a bulk change runs.
+ */
+async function watchProgress(page) {
+  await page.evaluate(() => {
+    const seen = (window.progressSeen = []);
+    const look = () => {
+      const bar = document.querySelector('progress');
+      if (bar && seen.at(-1) !== bar.value) seen.push(bar.value);
+      window.progressWatch = requestAnimationFrame(look);
+    };
+    look();
+  });
+}
+
+/** assertProgressed checks the bar moved in steps towards total, not from nothing to done. */
+async function assertProgressed(page, total) {
+  const seen = await page.evaluate(() => {
+    cancelAnimationFrame(window.progressWatch);
+    return window.progressSeen;
+  });
+  const between = seen.filter((v) => v > 0 && v < total);
+  assert.ok(between.length >= 2, `the progress bar showed steps between 0 and ${total}: ${seen.join(', ')}`);
+  assert.deepEqual([...between].sort((a, b) => a - b), between, 'progress only moves forward');
+}
+
 export default () =>
   describe('Contacts table', { concurrency: 1 }, () => {
     let env, owner, book, vip, lead, tier;
@@ -110,8 +137,10 @@ export default () =>
       let dialog = page.getByRole('dialog', { name: 'Add a label' });
       await dialog.getByLabel('Label').selectOption({ label: 'VIP' });
       await screen(page, 'contacts-bulk-label');
+      await watchProgress(page);
       await dialog.getByRole('button', { name: 'Add label to 1,000 contacts' }).click();
       await page.getByText('Label “VIP” added to 1,000 contacts.').waitFor();
+      await assertProgressed(page, 1000);
       assert.equal(env.db(`SELECT count(*) FROM contact_labels WHERE label_id = '${vip.id}'`), '1000');
 
       await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
@@ -143,8 +172,10 @@ export default () =>
       await page.getByRole('button', { name: 'Delete', exact: true }).click();
       dialog = page.getByRole('dialog', { name: 'Delete 1,000 contacts?' });
       await screen(page, 'contacts-bulk-delete');
+      await watchProgress(page);
       await dialog.getByRole('button', { name: 'Delete 1,000 contacts' }).click();
       await page.getByText('1,000 contacts deleted.').waitFor();
+      await assertProgressed(page, 1000);
       assert.equal(env.db(`SELECT count(*) FROM contacts WHERE book_id = '${book}'`), '0');
       await page.getByText('This book has no contacts yet.').waitFor();
       await screen(page, 'contacts-empty');
@@ -172,5 +203,33 @@ export default () =>
       await mpage.getByRole('button', { name: 'Star Viewer 000001', pressed: true }).waitFor();
       assert.equal(env.db(`SELECT starred FROM contacts WHERE first_name = 'Viewer' AND last_name = '000001'`), 't');
       await mpage.done();
+    });
+
+    test('the keyboard alone sorts, selects, and opens and leaves a bulk dialog', async (t) => {
+      const page = await env.page(t);
+      await login(page, owner);
+      await page.getByText('5 contacts').waitFor();
+      await page.getByLabel('Search contacts').focus();
+      // Tab (or Shift+Tab) until the focused element's accessible name is name.
+      const focused = () => page.evaluate(() => (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent ?? '').trim());
+      const tabTo = async (name, key = 'Tab') => {
+        for (let i = 0; i < 60 && (await focused()) !== name; i++) await page.keyboard.press(key);
+        assert.equal(await focused(), name, `${key} reaches ${name}`);
+      };
+      await tabTo('Name');
+      await page.keyboard.press('Enter');
+      await page.getByRole('columnheader', { name: 'Name', exact: true }).and(page.locator('[aria-sort="ascending"]')).waitFor();
+      await tabTo('Select Viewer 000002');
+      await page.keyboard.press('Space');
+      await page.getByText('1 contact selected').waitFor();
+      await tabTo('Add label', 'Shift+Tab');
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Add a label' });
+      await dialog.waitFor();
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('dialog') !== null), true, 'focus is in the dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await page.waitForFunction(() => document.activeElement?.textContent?.trim() === 'Add label', null, { timeout: 2000 });
+      await page.done();
     });
   });

@@ -1,10 +1,11 @@
 // The browser suite's harness: the real binary on a fresh database of the
-// local PostgreSQL, its account emails sent to a fake SendGrid, headless
-// Debian chromium driven by playwright-core, axe-core on every screen, a
-// screenshot of every screen under .data/screenshots/, and a check that
-// nothing broke the CSP.
+// local PostgreSQL, its account emails sent to a fake SendGrid, its add-on
+// checkouts to a fake Stripe, headless Debian chromium driven by
+// playwright-core, axe-core on every screen, a screenshot of every screen
+// under .data/screenshots/, and a check that nothing broke the CSP.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHTTPServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -70,6 +71,83 @@ async function fakeSendGrid() {
   return { messages, url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
+const stripeKey = 'sk_test_browser';
+const stripeWebhookSecret = 'whsec_browser_tests';
+
+/**
+ * fakeStripe plays the payment provider: `POST /v1/checkout/sessions`
+ * (form-encoded, as Stripe's API) records the session and answers it with
+ * the address of its own payment page; paying there sends the service a
+ * signed `checkout.session.completed` event, as Stripe does, and returns
+ * the browser to the session's success address.
+ */
+async function fakeStripe() {
+  const sessions = [];
+  let webhookURL = '';
+  const server = createHTTPServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const path = new URL(req.url, 'http://x').pathname;
+      if (req.method === 'POST' && path === '/v1/checkout/sessions') {
+        if (req.headers.authorization !== `Bearer ${stripeKey}`) {
+          res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":{"type":"invalid_request_error","message":"Invalid API Key provided"}}');
+          return;
+        }
+        const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+        const id = `cs_test_${sessions.length + 1}`;
+        const session = {
+          id,
+          object: 'checkout.session',
+          mode: form.get('mode'),
+          client_reference_id: form.get('client_reference_id'),
+          metadata: { team_id: form.get('metadata[team_id]'), plan: form.get('metadata[plan]') },
+          price: form.get('line_items[0][price]'),
+          success_url: form.get('success_url'),
+          cancel_url: form.get('cancel_url'),
+          url: `http://127.0.0.1:${server.address().port}/c/pay/${id}`,
+          status: 'open',
+          payment_status: 'unpaid',
+        };
+        sessions.push(session);
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(session));
+        return;
+      }
+      const session = sessions.find((s) => path === `/c/pay/${s.id}`);
+      if (session && req.method === 'GET') {
+        res
+          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+          .end(`<!doctype html><html lang="en"><title>Fake checkout</title><h1>Pay for ${session.price}</h1><form method="post"><button>Pay</button></form></html>`);
+        return;
+      }
+      if (session && req.method === 'POST') {
+        const created = Math.floor(Date.now() / 1000);
+        const payload = JSON.stringify({
+          id: `evt_${session.id}`,
+          object: 'event',
+          type: 'checkout.session.completed',
+          created,
+          api_version: '2023-10-16',
+          data: { object: { ...session, status: 'complete', payment_status: 'paid', customer: 'cus_browser', subscription: `sub_${session.id}` } },
+        });
+        const v1 = createHmac('sha256', stripeWebhookSecret).update(`${created}.${payload}`).digest('hex');
+        const r = await fetch(webhookURL, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Stripe-Signature': `t=${created},v1=${v1}` }, body: payload });
+        session.webhookStatus = r.status;
+        res.writeHead(303, { Location: session.success_url.replace('{CHECKOUT_SESSION_ID}', session.id) }).end();
+        return;
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    sessions,
+    url: `http://127.0.0.1:${server.address().port}`,
+    deliverTo: (u) => (webhookURL = u),
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
 let shared = null;
 /**
  * start gives every suite the same service (on its own new database) and
@@ -98,6 +176,8 @@ async function launch() {
   const url = `http://127.0.0.1:${port}`;
   const tmp = mkdtempSync(join(tmpdir(), 'contactbook-web-'));
   const sendgrid = await fakeSendGrid();
+  const stripe = await fakeStripe();
+  stripe.deliverTo(`${url}/api/payments/webhook`);
   const proc = spawn(bin, ['serve'], {
     env: {
       PATH: process.env.PATH,
@@ -113,6 +193,9 @@ async function launch() {
       SYSTEM_MAILER_API_KEY: mailerKey,
       SYSTEM_SENDER_EMAIL: 'accounts@contactbook.test',
       SYSTEM_SENDER_NAME: 'contactbook',
+      STRIPE_SECRET_KEY: stripeKey,
+      STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,
+      STRIPE_API_BASE: stripe.url,
       LOG_LEVEL: 'error',
       LOG_FORMAT: 'text',
     },
@@ -146,12 +229,15 @@ async function launch() {
   const env = {
     url,
     db: (sql) => psql(dbURL.href, sql),
+    /** checkouts are the checkout sessions the fake payment provider was asked for. */
+    checkouts: stripe.sessions,
     browser,
     async stop() {
       await browser.close();
       proc.kill('SIGTERM');
       await exited;
       await sendgrid.close();
+      await stripe.close();
       psql(admin.href, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(tmp, { recursive: true, force: true });
     },
@@ -263,6 +349,10 @@ export async function login(page, user, path = '/app/') {
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('button', { name: `${user.name} — account menu` }).waitFor();
+  // The app then moves on to the screen (from /app/, once the books are
+  // known), whose heading takes focus; until then a menu opened would close
+  // as focus leaves it, so the screen must have settled first.
+  await page.waitForFunction(() => location.pathname !== '/app/' && document.activeElement?.tagName === 'H1');
 }
 
 /**

@@ -78,6 +78,29 @@ export default () =>
       await page.done();
     });
 
+    test("a book's labels answering after a switch to another book do not show there", async (t) => {
+      const slow = (await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Slow' } })).data.id;
+      const quick = (await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Quick' } })).data.id;
+      await env.api('POST', `/api/books/${slow}/labels`, { token: owner.token, body: { name: 'SlowOnly' } });
+      await env.api('POST', `/api/books/${quick}/labels`, { token: owner.token, body: { name: 'QuickOnly' } });
+      const page = await env.page(t);
+      await login(page, owner, '/app/books');
+      await page.route(`**/api/books/${slow}/labels`, async (r) => {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await r.continue();
+      });
+      const lateAnswer = page.waitForResponse((r) => r.url().endsWith(`/api/books/${slow}/labels`));
+      await page.goto(`/app/books/${slow}/labels`);
+      await page.getByRole('heading', { name: 'Labels and fields of Slow' }).waitFor();
+      await page.getByRole('combobox', { name: 'Book' }).selectOption({ label: 'Quick' });
+      await page.getByText('QuickOnly').first().waitFor();
+      await (await lateAnswer).finished();
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      assert.equal(await page.getByText('SlowOnly').count(), 0);
+      await page.getByText('QuickOnly').first().waitFor({ timeout: 1000 });
+      await page.done();
+    });
+
     test('a viewer sees labels and fields without write controls', async (t) => {
       const viewer = await env.member(owner, 'viewer');
       const page = await env.page(t);

@@ -32,6 +32,7 @@ export default () =>
       await login(page, owner, '/app/team');
       await page.getByRole('button', { name: 'Invite someone' }).click();
       const dialog = page.getByRole('dialog', { name: 'Invite someone' });
+      await dialog.getByLabel('Role').waitFor();
       assert.deepEqual(await dialog.getByLabel('Role').locator('option').allTextContents(), ['Viewer', 'Member', 'Admin', 'Owner']);
       const email = `nina-${Date.now()}@example.com`;
       await dialog.getByLabel('Email').fill(email);

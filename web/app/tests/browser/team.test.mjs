@@ -1,4 +1,4 @@
-// Team: name and add-on, members and roles, invitations, API keys shown
+// Team: name and add-on (trial, checkout through the payment provider), members and roles, invitations, API keys shown
 // once; what each role may do.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
@@ -59,11 +59,40 @@ export default () =>
       await page.done();
     });
 
+    test('an admin buys the add-on through the payment provider and finds it active', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/team');
+      await page.getByRole('button', { name: 'Buy the add-on' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Buy the Campaigns add-on' });
+      await dialog.getByLabel('Plan').selectOption('yearly');
+      await dialog.getByLabel('Currency').selectOption('eur');
+      await screen(page, 'team-buy-addon');
+      await dialog.getByRole('button', { name: 'Continue to payment' }).click();
+      // The browser is at the provider's payment page of a session for this team and plan.
+      await page.getByRole('heading', { name: 'Pay for price_campaigns_yearly_eur' }).waitFor();
+      const session = env.checkouts.at(-1);
+      assert.equal(page.url(), session.url);
+      assert.equal(session.mode, 'subscription');
+      assert.equal(session.client_reference_id, owner.teamId);
+      assert.equal(session.metadata.team_id, owner.teamId);
+      await page.getByRole('button', { name: 'Pay' }).click();
+      // The provider's signed event turned the add-on on; the browser is back on the service.
+      await page.getByRole('heading', { name: 'Thank you: payment received' }).waitFor();
+      assert.equal(session.webhookStatus, 200);
+      await page.goto('/app/team');
+      await page.getByRole('definition').filter({ hasText: /^Active/ }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Buy the add-on' }).count(), 0);
+      assert.equal(env.db(`SELECT campaign_addon FROM teams WHERE id = '${owner.teamId}'`), 'active');
+      await page.done();
+    });
+
     test('an admin manages members but cannot hand out or touch the owner role', async (t) => {
       const page = await env.page(t);
       await login(page, admin, '/app/team');
       await page.getByRole('button', { name: 'New API key' }).waitFor();
       const role = page.getByRole('combobox', { name: /^Role of Vera/ });
+      // allTextContents does not wait: the members must be there first.
+      await role.waitFor();
       const options = await role.locator('option').allTextContents();
       assert.deepEqual(options, ['Viewer', 'Member', 'Admin']);
       // The owner's row has no control for an admin.
@@ -100,7 +129,7 @@ export default () =>
         await page.getByText('Needs the admin role or higher. Invitations bring new people into the team.').waitFor();
         assert.equal(await page.getByRole('table', { name: 'Pending invitations' }).count(), 0);
         assert.equal(await page.getByRole('combobox').count(), 0);
-        assert.equal(await page.getByRole('button', { name: /^(Remove|Rename|New API key|Start|Invite|Resend|Revoke)/ }).count(), 0);
+        assert.equal(await page.getByRole('button', { name: /^(Remove|Rename|New API key|Start|Buy|Invite|Resend|Revoke)/ }).count(), 0);
         await screen(page, name);
         await page.done();
       }

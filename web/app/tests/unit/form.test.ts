@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../src/api/client';
 import { checkDate, checkEmail, checkPassword, checkPhone, checkURL, collect, fieldOf, keyFromName, placeError } from '../../src/lib/form';
-import { chunks, plural, runChunked } from '../../src/lib/bulk';
 
 describe('placing API errors at fields', () => {
   test('the field the message quotes', () => {
@@ -15,6 +14,21 @@ describe('placing API errors at fields', () => {
     expect(placeError(e, ['website'])).toEqual({ fields: { website: 'website must be a valid http(s) URL.' }, form: '' });
     expect(placeError(e, ['name'])).toEqual({ fields: {}, form: '`website` must be a valid http(s) URL.' });
     expect(placeError(new TypeError('Failed to fetch'), []).form).toMatch(/could not be reached/);
+  });
+
+  test('field details of the answer place every refused field at once', () => {
+    const e = new ApiError(400, 'VALIDATION_ERROR', 'Two fields are invalid.', [
+      { field: 'emails[1].address', message: 'Enter a valid email address.' },
+      { field: 'website', message: '`website` must be a valid http(s) URL.' },
+    ]);
+    expect(placeError(e, ['emails[1].address', 'website'])).toEqual({
+      fields: { 'emails[1].address': 'Enter a valid email address.', website: 'website must be a valid http(s) URL.' },
+      form: '',
+    });
+    // A detail the form has no field for keeps the whole sentence above the buttons.
+    expect(placeError(e, ['website'])).toEqual({ fields: { website: 'website must be a valid http(s) URL.' }, form: 'Two fields are invalid.' });
+    // None placeable: as without details.
+    expect(placeError(e, ['name'])).toEqual({ fields: {}, form: 'Two fields are invalid.' });
   });
 });
 
@@ -40,24 +54,6 @@ describe('client checks', () => {
   });
   test('collect keeps only failures', () => {
     expect(collect({ a: '', b: 'bad' })).toEqual({ b: 'bad' });
-  });
-});
-
-describe('bulk helpers', () => {
-  test('chunks of at most 1,000', () => {
-    const ids = Array.from({ length: 2500 }, (_, i) => String(i));
-    expect(chunks(ids).map((c) => c.length)).toEqual([1000, 1000, 500]);
-  });
-  test('runChunked sums the counts and reports progress', async () => {
-    const seen: number[] = [];
-    const ids = Array.from({ length: 2001 }, (_, i) => String(i));
-    const n = await runChunked(ids, async (c) => c.length - 1, (d) => seen.push(d));
-    expect(n).toBe(1998);
-    expect(seen).toEqual([1000, 2000, 2001]);
-  });
-  test('plural', () => {
-    expect(plural(1, 'contact')).toBe('1 contact');
-    expect(plural(1000, 'contact')).toBe('1,000 contacts');
   });
 });
 

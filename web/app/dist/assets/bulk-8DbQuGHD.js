@@ -1,0 +1,1 @@
+var e=1e3,t=1e4;function n(t){return Math.min(e,Math.max(100,Math.ceil(t/10)))}function r(t,n=e){let r=[];for(let e=0;e<t.length;e+=n)r.push(t.slice(e,e+n));return r}async function i(e,t,i){let a=0,o=0;for(let s of r(e,n(e.length)))o+=await t(s),a+=s.length,i(a);return o}function a(e,t,n=t+`s`){return`${e.toLocaleString(`en`)} ${e===1?t:n}`}export{i,n,a as r,t};

@@ -1,1 +1,0 @@
-var e=1e4;function t(e,t=1e3){let n=[];for(let r=0;r<e.length;r+=t)n.push(e.slice(r,r+t));return n}async function n(e,n,r){let i=0,a=0;for(let o of t(e))a+=await n(o),i+=o.length,r(i);return a}function r(e,t,n=t+`s`){return`${e.toLocaleString(`en`)} ${e===1?t:n}`}export{r as n,n as r,e as t};
