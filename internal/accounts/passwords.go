@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -57,7 +56,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, in ResetRequest) err
 		return err
 	}
 	now := s.now()
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.replaceReset(ctx, tx, u.ID, hash, now, now.Add(ResetLifetime)); err != nil {
 			return err
 		}
@@ -84,7 +83,7 @@ func (s *Service) ConfirmPasswordReset(ctx context.Context, in ResetConfirm) (Se
 	if err != nil {
 		return Session{}, err
 	}
-	return s.setPassword(ctx, func(tx pgx.Tx) (uuid.UUID, error) {
+	return s.setPassword(ctx, func(tx *postgres.Tx) (uuid.UUID, error) {
 		return s.st.resetUser(ctx, tx, hash, s.now(), true)
 	}, pw)
 }
@@ -110,17 +109,17 @@ func (s *Service) ChangePassword(ctx context.Context, actor *auth.Actor, in Pass
 	if err != nil {
 		return Session{}, err
 	}
-	return s.setPassword(ctx, func(pgx.Tx) (uuid.UUID, error) { return actor.UserID, nil }, pw)
+	return s.setPassword(ctx, func(*postgres.Tx) (uuid.UUID, error) { return actor.UserID, nil }, pw)
 }
 
 // setPassword stores the password hash pw for the user whom (run in the
 // transaction) names, ends all of the user's sessions and pending reset,
 // queues the notice and starts a new session.
-func (s *Service) setPassword(ctx context.Context, whom func(tx pgx.Tx) (uuid.UUID, error), pw string) (Session, error) {
+func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (uuid.UUID, error), pw string) (Session, error) {
 	var sess Session
 	var userID uuid.UUID
 	now := s.now()
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var err error
 		if userID, err = whom(tx); err != nil {
 			return err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/client"
 	"github.com/stripe/stripe-go/v76/webhook"
@@ -200,7 +199,7 @@ func (s *Service) HandleWebhook(ctx context.Context, payload []byte, signature s
 	ch.update.At = created
 
 	var teamID *uuid.UUID
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		first, err := s.st.claimEvent(ctx, tx, ev.ID, string(ev.Type), created, s.now())
 		if err != nil {
 			return err
@@ -300,7 +299,7 @@ func interpret(ev stripe.Event) (change, error) {
 }
 
 // apply resolves the event's team and writes the change through accounts.
-func (s *Service) apply(ctx context.Context, tx pgx.Tx, ch change) (string, *uuid.UUID, error) {
+func (s *Service) apply(ctx context.Context, tx *postgres.Tx, ch change) (string, *uuid.UUID, error) {
 	if !ch.act {
 		return OutcomeIgnored, nil, nil
 	}

@@ -96,10 +96,12 @@ type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// InTx runs fn in a transaction, committing when fn returns nil. The
-// transaction fn gets is a *Tx: work done in it can register callbacks to
-// run once it has committed.
-func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
+// InTx runs fn in a transaction, committing when fn returns nil. Work done
+// in it can register callbacks to run once it has committed (the outbox
+// wakes the webhook dispatcher that way); functions that must run inside
+// a transaction take a *Tx, so the compiler refuses a plain connection or
+// a transaction begun elsewhere.
+func InTx(ctx context.Context, db Beginner, fn func(tx *Tx) error) error {
 	begun, err := db.Begin(ctx)
 	if err != nil {
 		return Translate(err)
