@@ -573,6 +573,8 @@ func TestCampaignInterruptedClaim(t *testing.T) {
 	c.enroll(cid, ids...)
 	ctx := context.Background()
 	now := c.env.Clock.Now()
+	// The dead processor's claims are rows as it would have left them:
+	// no request can stop a process halfway through a claim.
 	claim := func(claimID string, contacts []string, sending *time.Time) {
 		t.Helper()
 		if _, err := c.env.App.Pool.Exec(ctx, `
