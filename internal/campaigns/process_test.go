@@ -11,7 +11,6 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
-	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
 // gateSender holds the first send until released, so a test can stop a
@@ -36,12 +35,8 @@ func (g *gateSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
 // counted as tries, not reaped as unknown) and a later pass sends them.
 func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	owner := env.Signup("owner")
-	owner.SetAddon("active")
-	book := owner.CreateBook("B")
-	ob := owner.InBook(book)
+	tm := apptest.Setup(t)
+	env, mail, ob := tm.Env, tm.Mail, tm.O
 	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "SG.k"}).Expect(http.StatusOK)
 	cid := ob.NewEmailCampaign("C", ob.NewTemplate("T"))
 	ob.Enroll(cid, ob.NewContacts("c", 5)...)
