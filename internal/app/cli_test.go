@@ -81,6 +81,8 @@ func TestAddonSetSaysOnlyWhatItDid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// The command runs on its own, without the service: the team it acts
+	// on is a row written directly.
 	var teamID string
 	if err := conn.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('Acme') RETURNING id`).Scan(&teamID); err != nil {
 		t.Fatal(err)

@@ -96,11 +96,7 @@ func TestSendTestRequestGone(t *testing.T) {
 	mail := mailertest.NewServer(t)
 	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
 	tm := newTeam(t, env, "acme", "SG.acme")
-	if _, err := env.App.Pool.Exec(context.Background(), `
-		INSERT INTO contacts (book_id, first_name, emails)
-		VALUES ($1, 'Ann', '[{"address": "ann@example.com"}]')`, tm.book); err != nil {
-		t.Fatal(err)
-	}
+	tm.ob.NewContact("Ann", "ann@example.com")
 	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
 	book, tpl := uuid.MustParse(tm.book), uuid.MustParse(tm.tpl)
 

@@ -11,7 +11,6 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
-	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
 // gateSender holds the first send until released, so a test can stop a
@@ -36,28 +35,12 @@ func (g *gateSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
 // counted as tries, not reaped as unknown) and a later pass sends them.
 func TestCampaignStoppedPassReleasesClaims(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	owner := env.Signup("owner")
-	owner.SetAddon("active")
-	book := owner.CreateBook("B")
-	ob := owner.InBook(book)
+	tm := apptest.Setup(t)
+	env, mail, ob := tm.Env, tm.Mail, tm.O
 	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "SG.k"}).Expect(http.StatusOK)
-	tpl := ob.Post("/api/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "x"}).Expect(http.StatusOK).String("data.id")
-	cid := ob.Post("/api/campaigns", map[string]any{"name": "C"}).Expect(http.StatusOK).String("data.id")
-	ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}).Expect(http.StatusOK)
-	ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	cid := ob.NewEmailCampaign("C", ob.NewTemplate("T"))
+	ob.Enroll(cid, ob.NewContacts("c", 5)...)
 	ctx := context.Background()
-	if _, err := env.App.Pool.Exec(ctx, `
-		INSERT INTO contacts (book_id, first_name, emails)
-		SELECT $1, 'c' || g, jsonb_build_array(jsonb_build_object('address', 'c' || g || '@example.com'))
-		FROM generate_series(1, 5) g`, book); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.App.Pool.Exec(ctx, `INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
-		SELECT $1, id, $3 FROM contacts WHERE book_id = $2`, cid, book, env.Clock.Now()); err != nil {
-		t.Fatal(err)
-	}
 
 	gate := &gateSender{Sender: mailer.NewSender(mail.URL, nil), started: make(chan struct{}), release: make(chan struct{})}
 	svc := runnerWith(env, gate, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1})

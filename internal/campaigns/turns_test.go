@@ -32,27 +32,15 @@ func newTeam(t *testing.T, env *apptest.Env, name, apiKey string) team {
 	book := owner.CreateBook(name)
 	ob := owner.InBook(book)
 	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@" + name + ".example", "mailer_api_key": apiKey}).Expect(http.StatusOK)
-	tpl := ob.Post("/api/campaign-templates", map[string]any{"name": "T", "subject": "S", "body_html": "<p>{{first_name}}</p>"}).Expect(http.StatusOK).String("data.id")
-	return team{env: env, owner: owner, book: book, ob: ob, tpl: tpl}
+	return team{env: env, owner: owner, book: book, ob: ob, tpl: ob.NewTemplate("T")}
 }
 
 // campaign adds an active one-step email campaign with n participants,
 // new contacts named after the campaign.
 func (tm team) campaign(t *testing.T, name string, n int) string {
 	t.Helper()
-	cid := tm.ob.Post("/api/campaigns", map[string]any{"name": name}).Expect(http.StatusOK).String("data.id")
-	tm.ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tm.tpl}).Expect(http.StatusOK)
-	tm.ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
-	if _, err := tm.env.App.Pool.Exec(context.Background(), `
-		WITH c AS (
-			INSERT INTO contacts (book_id, first_name, emails)
-			SELECT $1, $2 || g, jsonb_build_array(jsonb_build_object('address', $2 || g || '@example.com'))
-			FROM generate_series(1, $3) g RETURNING id
-		)
-		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT $4, id, $5 FROM c`,
-		tm.book, name, n, cid, tm.env.Clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	cid := tm.ob.NewEmailCampaign(name, tm.tpl)
+	tm.ob.Enroll(cid, tm.ob.NewContacts(name, n)...)
 	return cid
 }
 

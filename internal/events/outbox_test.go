@@ -20,10 +20,7 @@ import (
 func TestOutboxWakesAfterCommit(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	var team uuid.UUID
-	if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
-		t.Fatal(err)
-	}
+	team := newTeam(t, pool)
 	queued := func() int {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM event_queue WHERE team_id = $1`, team).Scan(&n); err != nil {
@@ -73,10 +70,7 @@ func TestOutboxWakesAfterCommit(t *testing.T) {
 func TestAppendFewAndMany(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	var team uuid.UUID
-	if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
-		t.Fatal(err)
-	}
+	team := newTeam(t, pool)
 	subscribe(t, pool, team, events.ContactUpdated, events.MemberJoined)
 	book := uuid.New()
 	at := time.Date(2026, 11, 22, 9, 40, 0, 123000000, time.UTC)

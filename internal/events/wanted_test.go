@@ -14,6 +14,9 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
+// The fixtures of this package are rows written directly: its tests run the
+// outbox on a bare database, without the service whose API would make them.
+
 // subscribe gives the team an active webhook for the event types.
 func subscribe(t *testing.T, pool *pgxpool.Pool, team uuid.UUID, types ...string) uuid.UUID {
 	t.Helper()

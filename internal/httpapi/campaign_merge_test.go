@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
 // Merge rules through the real send paths: a custom field the book
@@ -43,8 +45,17 @@ func TestCampaignMergeCustomFields(t *testing.T) {
 		"ann@example.com": "[Gold|Gold|" + undefined,
 		"bob@example.com": "[|none|" + undefined,
 	}
+	got := map[string]mailertest.Recipient{}
 	for _, r := range c.mail.Recipients() {
-		if !strings.Contains(r.HTML(), want[r.Email]) || !strings.HasSuffix(r.Subject, " {{custom.nickname}}") {
+		got[r.Email] = r
+	}
+	for email, body := range want {
+		r, ok := got[email]
+		if !ok {
+			t.Errorf("%s got no email; the provider saw %d recipients", email, len(got))
+			continue
+		}
+		if !strings.Contains(r.HTML(), body) || !strings.HasSuffix(r.Subject, " {{custom.nickname}}") {
 			t.Errorf("%s: subject %q, body\n%s", r.Email, r.Subject, r.HTML())
 		}
 	}

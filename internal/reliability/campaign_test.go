@@ -185,7 +185,7 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 	report(t, "campaign crash: %d participants, 2 instances, one killed after %d emails at the provider; "+
 		"it held %d claimed rows, %d of them already at the provider; %d sent, %d recorded as %q (sends cut by the kill), "+
 		"%d given back and sent after the restart, %d accepted by the provider in all, "+
-		"0 duplicate emails per participant+step; survivor (taking over the dead instance's job) done %s after the kill, %s after the start",
+		"%d addresses with duplicate emails for the step; survivor (taking over the dead instance's job) done %s after the kill, %s after the start",
 		total, atKill, stranded, inFlight, success, unknown, campaigns.DetailOutcomeUnknown, stranded-inFlight,
-		mail.RecipientCount(), stalled.Round(100*time.Millisecond), survivorDone.Round(100*time.Millisecond))
+		mail.RecipientCount(), dupes, stalled.Round(100*time.Millisecond), survivorDone.Round(100*time.Millisecond))
 }

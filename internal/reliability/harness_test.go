@@ -179,22 +179,34 @@ type response struct {
 	ctype  string
 }
 
-// do sends one request; body nil sends none, otherwise JSON.
+// rawBody is a request body sent as is, with its content type.
+type rawBody struct {
+	contentType string
+	data        []byte
+}
+
+// do sends one request; body nil sends none, a rawBody goes as is,
+// anything else as JSON.
 func (c caller) do(method, path string, body any) (*response, error) {
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case rawBody:
+		rd, contentType = bytes.NewReader(b.data), b.contentType
+	default:
+		data, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
 		}
-		rd = bytes.NewReader(b)
+		rd, contentType = bytes.NewReader(data), "application/json"
 	}
 	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -39,6 +39,7 @@ func TestLoadMixed(t *testing.T) {
 	in := start(t, "load", dbURL, "http://127.0.0.1:9")
 	tm := signup(t, in.base, "Load")
 	label := tm.owner.must(t, http.StatusCreated, "POST", "/api/books/"+tm.book+"/labels", map[string]any{"name": "Hot"}).str("data.id")
+	// The seed is one statement: the load under test is what follows.
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO contacts (book_id, first_name, last_name, company, emails)
 		SELECT $1, 'seed' || g, 'Load', 'Acme', jsonb_build_array(jsonb_build_object('address', 'seed' || g || '@example.com', 'label', 'work', 'primary', true))

@@ -198,9 +198,12 @@ func TestPostgresRestart(t *testing.T) {
 	}
 	var seen bytes.Buffer
 	statusesSeen.Range(func(k, _ any) bool { seen.WriteString(strconv.Itoa(k.(int)) + " "); return true })
-	report(t, "postgres restart (stop, 3 s, start): %d requests ok, %d clean 5xx envelopes (statuses %s), 0 bad answers; "+
+	mu.Lock()
+	badAnswers := len(bad)
+	mu.Unlock()
+	report(t, "postgres restart (stop, 3 s, start): %d requests ok, %d clean 5xx envelopes (statuses %s), %d bad answers; "+
 		"/readyz 200 %s after PostgreSQL was back; last failed request %s after it (0 = none failed once it was back); outage %s; "+
 		"same PID; goroutines %d before, %d after",
-		ok.Load(), errs5xx.Load(), strings.TrimSpace(seen.String()),
+		ok.Load(), errs5xx.Load(), strings.TrimSpace(seen.String()), badAnswers,
 		readyAgain.Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), up.Sub(down).Round(100*time.Millisecond), before, after)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -36,10 +37,10 @@ func TestRetentionPrunesOldHistory(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
 
-	var team, hook uuid.UUID
-	if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
-		t.Fatal(err)
-	}
+	// Rows written directly: retention runs on a bare database here, and
+	// its rules are about the ages and states of rows the API cannot date.
+	team := bareTeam(t, pool)
+	var hook uuid.UUID
 	if err := pool.QueryRow(ctx, `INSERT INTO webhooks (team_id, url, events, secret) VALUES ($1, 'https://example.com/h', '{contact.created}', 's') RETURNING id`, team).
 		Scan(&hook); err != nil {
 		t.Fatal(err)
@@ -109,10 +110,7 @@ func TestRetentionBatchesAndOneAtATime(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	var team uuid.UUID
-	if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
-		t.Fatal(err)
-	}
+	team := bareTeam(t, pool)
 	// 12,000 events of two days ago with UUIDv7 ids of that millisecond.
 	oldMs := now.Add(-48 * time.Hour).UnixMilli()
 	if _, err := pool.Exec(ctx, `
@@ -147,4 +145,14 @@ func TestRetentionBatchesAndOneAtATime(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d events left (%v)", left, err)
 	}
+}
+
+// bareTeam inserts a team row for tests that run on a bare database.
+func bareTeam(t *testing.T, pool *pgxpool.Pool) uuid.UUID {
+	t.Helper()
+	var team uuid.UUID
+	if err := pool.QueryRow(context.Background(), `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(&team); err != nil {
+		t.Fatal(err)
+	}
+	return team
 }
