@@ -7,6 +7,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code classifies an error. The values are the API's error codes, as the
@@ -33,11 +34,21 @@ const (
 )
 
 // Error is a classified error. Message is safe to show to a client; Cause is
-// for logs only.
+// for logs only. Details name the fields at fault, so that a form can mark
+// each one and an import can point at a row's column.
 type Error struct {
 	Code    Code
 	Message string
+	Details []FieldError
 	Cause   error
+}
+
+// FieldError is one field at fault: its JSON path in the request body
+// (`emails[1].address`) or the name of a query parameter or form field,
+// and what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 func (e *Error) Error() string {
@@ -49,14 +60,50 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// New returns an error with the code and a client-facing message.
+// New returns an error with the code and a client-facing message. By the
+// service's convention a message about one field starts with that field's
+// path in backticks ("`emails[0].address` must be ..."); such an error
+// names the field in its Details too, so every rule that follows the
+// convention is field-scoped without saying so twice.
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: code, Message: msg, Details: leadingField(msg)}
 }
 
 // Wrap classifies cause; the cause is kept for logs, never shown.
 func Wrap(cause error, code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Cause: cause}
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: code, Message: msg, Details: leadingField(msg), Cause: cause}
+}
+
+// leadingField is the detail of a message that starts with a field in
+// backticks, or nil.
+func leadingField(msg string) []FieldError {
+	if !strings.HasPrefix(msg, "`") {
+		return nil
+	}
+	field, _, ok := strings.Cut(msg[1:], "`")
+	if !ok || field == "" || strings.ContainsAny(field, " \t\n") {
+		return nil
+	}
+	return []FieldError{{Field: field, Message: msg}}
+}
+
+// WithDetails returns a copy of e whose Details are fields.
+func (e *Error) WithDetails(fields ...FieldError) *Error {
+	c := *e
+	c.Details = fields
+	return &c
+}
+
+// DetailsOf returns the fields at fault named by the first *Error in
+// err's chain (none for server errors).
+func DetailsOf(err error) []FieldError {
+	var e *Error
+	if errors.As(err, &e) && e.Code != Internal {
+		return e.Details
+	}
+	return nil
 }
 
 // CodeOf returns the code of the first *Error in err's chain, or Internal

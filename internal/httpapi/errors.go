@@ -50,8 +50,9 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    apperr.Code `json:"code"`
-	Message string      `json:"message"`
+	Code    apperr.Code         `json:"code"`
+	Message string              `json:"message"`
+	Details []apperr.FieldError `json:"details,omitempty"`
 }
 
 // writeError answers err as the API's error envelope. Server errors are logged
@@ -75,5 +76,5 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if errors.As(err, &wait) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.RetryAfter().Round(time.Second)/time.Second)))
 	}
-	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: apperr.MessageOf(err)}})
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: apperr.MessageOf(err), Details: apperr.DetailsOf(err)}})
 }

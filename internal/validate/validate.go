@@ -92,7 +92,13 @@ func StructAs(v any, code apperr.Code) error {
 	if !errors.As(err, &verrs) || len(verrs) == 0 {
 		return apperr.Wrap(err, apperr.Internal, "validation failed")
 	}
-	return apperr.New(code, "%s", Message(verrs[0]))
+	// The message is the first failure's; the details list every field
+	// that failed, so a form can mark them all at once.
+	details := make([]apperr.FieldError, len(verrs))
+	for i, fe := range verrs {
+		details[i] = apperr.FieldError{Field: fieldName(fe), Message: Message(fe)}
+	}
+	return apperr.New(code, "%s", Message(verrs[0])).WithDetails(details...)
 }
 
 // Message says in words what is wrong with one field.
@@ -140,11 +146,14 @@ func Message(fe validator.FieldError) string {
 	return fmt.Sprintf("%s is not valid (%s).", field, fe.Tag())
 }
 
-// fieldPath turns "Input.emails[0].address" into "emails[0].address".
-func fieldPath(fe validator.FieldError) string {
+// fieldName turns "Input.emails[0].address" into "emails[0].address".
+func fieldName(fe validator.FieldError) string {
 	ns := fe.Namespace()
 	if i := strings.IndexByte(ns, '.'); i >= 0 {
 		ns = ns[i+1:]
 	}
-	return "`" + ns + "`"
+	return ns
 }
+
+// fieldPath is the field's name as messages quote it.
+func fieldPath(fe validator.FieldError) string { return "`" + fieldName(fe) + "`" }
