@@ -41,7 +41,7 @@ func TestErrorDetails(t *testing.T) {
 	}
 
 	// Not about a field: no details member at all.
-	r = c.Get("/api/contacts/" + "00000000-0000-0000-0000-000000000000").ExpectError(404, "NOT_FOUND")
+	r = c.Get("/api/contacts/"+"00000000-0000-0000-0000-000000000000").ExpectError(404, "NOT_FOUND")
 	if r.Has("error.details") {
 		t.Fatalf("a not-found error carries details: %v", r.Value("error.details"))
 	}
