@@ -95,13 +95,13 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		return nil, 0, err
 	}
 	const timeline = `
-		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail
+		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage
 		FROM campaign_participants p WHERE p.contact_id = $1
 		UNION ALL
-		SELECT p.removed_at, 'removed', p.campaign_id, NULL, ''
+		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
 		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
-		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' ELSE 'failed' END, p.campaign_id, s.id, c.result_detail
+		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' ELSE 'failed' END, p.campaign_id, s.id, c.result_detail, 1
 		FROM campaign_participants p
 		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
 		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
@@ -109,13 +109,15 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		UNION ALL
 		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'bounced' ELSE e.kind END, e.campaign_id, e.step_id,
 		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
-		                   ELSE e.detail END
+		                   ELSE e.detail END, 2
 		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
 	var total int64
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM (`+timeline+`) t`, contactID).Scan(&total); err != nil {
 		return nil, 0, postgres.Translate(err)
 	}
-	rows, err := s.db.Query(ctx, `SELECT * FROM (`+timeline+`) t ORDER BY at DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
+	// At the same instant, the later stage of an email's life comes first.
+	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail FROM (`+timeline+`) t
+		ORDER BY at DESC, stage DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
 	if err != nil {
 		return nil, 0, postgres.Translate(err)
 	}
