@@ -50,9 +50,9 @@ type claimedRow struct {
 	// SuppressedReason is the reason of the suppression in force for
 	// Email ("" when none).
 	SuppressedReason string
-	Custom        map[string]string
-	Ordinal       int  // 1-based: which token secret it got
-	HasToken      bool // an email goes to it and its token hash is stored
+	Custom           map[string]string
+	Ordinal          int  // 1-based: which token secret it got
+	HasToken         bool // an email goes to it and its token hash is stored
 }
 
 // claimDue claims due participants of a step in one statement: it locks

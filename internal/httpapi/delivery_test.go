@@ -305,7 +305,7 @@ func TestSuppressionEndpoints(t *testing.T) {
 	}
 
 	// Lifting needs an admin; the record stays with who lifted it.
-	c.key.Delete("/api/v1/suppressions/" + id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.key.Delete("/api/v1/suppressions/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	c.ob.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
 	c.ob.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
 	if n := c.count(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_at IS NOT NULL AND lifted_by IS NOT NULL`, id); n != 1 {
@@ -316,5 +316,5 @@ func TestSuppressionEndpoints(t *testing.T) {
 	}
 	other := c.env.Signup("stranger")
 	other.InBook(c.book).Get("/api/suppressions").ExpectError(http.StatusForbidden, "FORBIDDEN")
-	other.Delete("/api/suppressions/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	other.Delete("/api/suppressions/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
