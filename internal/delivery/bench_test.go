@@ -147,11 +147,12 @@ func BenchmarkDelivery(b *testing.B) {
 		}
 		if _, err := pool.Exec(ctx, `
 			INSERT INTO delivery_events (book_id, sg_event_id, contact_id, campaign_id, step_id, participant_id, kind, detail, occurred_at, received_at)
-			SELECT $1, 'fill-' || g || '-' || $6::int, p.contact_id, p.campaign_id, $3, p.id,
+			SELECT $1, 'fill-' || g || '-' || $6::int, p.contacts[1 + g % p.n], $2, $3, p.ids[1 + g % p.n],
 			       (ARRAY['delivered','opened','clicked','opened','processed'])[1 + g % 5], '',
 			       $4::timestamptz - make_interval(days => g % $6::int), $4
-			FROM generate_series(1, $5::int) g
-			JOIN LATERAL (SELECT id, contact_id, campaign_id FROM campaign_participants WHERE campaign_id = $2 OFFSET (g % 100000) LIMIT 1) p ON true`,
+			FROM (SELECT array_agg(id) AS ids, array_agg(contact_id) AS contacts, count(*)::int AS n
+			      FROM campaign_participants WHERE campaign_id = $2) p,
+			     generate_series(1, $5::int) g`,
 			book, cid, stepID, now, n, days); err != nil {
 			b.Fatal(err)
 		}

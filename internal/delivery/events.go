@@ -80,6 +80,23 @@ var errNotBatch = apperr.Invalidf("The body must be a JSON array of event object
 // objects is an error: an item that cannot be used is ignored, since
 // refusing the batch would only make the provider send it again.
 func parseBatch(body []byte, now time.Time) (parsed, error) {
+	var items []providerEvent
+	if err := json.Unmarshal(body, &items); err != nil {
+		// One pass suits the batches SendGrid sends; only a batch with an
+		// odd item is read again, item by item.
+		return parseItems(body, now)
+	}
+	out := parsed{received: len(items), events: make([]event, 0, len(items))}
+	seen := make(map[string]struct{}, len(items))
+	for i := range items {
+		out.add(items[i], nil, now, seen)
+	}
+	return out, nil
+}
+
+// parseItems reads a batch item by item: an object that does not read as
+// an event is ignored; anything but an array of objects is an error.
+func parseItems(body []byte, now time.Time) (parsed, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(body, &items); err != nil {
 		return parsed{}, errNotBatch
@@ -95,25 +112,34 @@ func parseBatch(body []byte, now time.Time) (parsed, error) {
 			out.ignored++
 			continue
 		}
-		ev, ok := classify(pe, now)
-		if !ok {
-			out.ignored++
-			continue
-		}
-		if ev.id == "" {
-			// SendGrid always sends one; without it the item's own bytes
-			// tell a repeat from a new event.
-			sum := sha256.Sum256(bytes.TrimSpace(raw))
-			ev.id = "sha256:" + hex.EncodeToString(sum[:])
-		}
-		if _, dup := seen[ev.id]; dup {
-			out.duplicates++
-			continue
-		}
-		seen[ev.id] = struct{}{}
-		out.events = append(out.events, ev)
+		out.add(pe, raw, now, seen)
 	}
 	return out, nil
+}
+
+// add takes one item into the batch (raw, when known, names an event
+// without sg_event_id).
+func (out *parsed) add(pe providerEvent, raw json.RawMessage, now time.Time, seen map[string]struct{}) {
+	ev, ok := classify(pe, now)
+	if !ok {
+		out.ignored++
+		return
+	}
+	if ev.id == "" {
+		// SendGrid always sends one; without it the item's own content
+		// tells a repeat from a new event.
+		if raw == nil {
+			raw, _ = json.Marshal(pe)
+		}
+		sum := sha256.Sum256(bytes.TrimSpace(raw))
+		ev.id = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	if _, dup := seen[ev.id]; dup {
+		out.duplicates++
+		return
+	}
+	seen[ev.id] = struct{}{}
+	out.events = append(out.events, ev)
 }
 
 // classify maps a provider event to what it does here; ok is false for

@@ -54,19 +54,20 @@ type suppressWish struct {
 // to the step's and the book's daily counters.
 func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []event, now time.Time) (applied, error) {
 	n := len(evs)
-	ids, kinds, details, emails, reasons := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ids, kinds, details := make([]string, n), make([]string, n), make([]string, n)
 	campaigns, steps, participants := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 	ats := make([]time.Time, n)
 	for i, e := range evs {
-		ids[i], kinds[i], details[i], emails[i], reasons[i] = e.id, e.kind, e.detail, e.email, string(e.suppress)
+		ids[i], kinds[i], details[i] = e.id, e.kind, e.detail
 		campaigns[i], steps[i], participants[i], ats[i] = e.campaignID, e.stepID, e.participantID, e.at
 	}
 	var out applied
-	var supEmails, supReasons []string
+	var wishIDs []string
+	var wishContacts []uuid.UUID
 	err := db.QueryRow(ctx, `
 		WITH ev AS (
-			SELECT * FROM unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::timestamptz[], $9::text[], $10::text[])
-			       AS e(sg_event_id, kind, campaign_id, step_id, participant_id, detail, occurred_at, email, suppress)
+			SELECT * FROM unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::timestamptz[])
+			       AS e(sg_event_id, kind, campaign_id, step_id, participant_id, detail, occurred_at)
 		),
 		m AS (
 			SELECT e.*, p.contact_id
@@ -78,9 +79,9 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 		),
 		ins AS (
 			INSERT INTO delivery_events (book_id, sg_event_id, contact_id, campaign_id, step_id, participant_id, kind, detail, occurred_at, received_at)
-			SELECT $1, sg_event_id, contact_id, campaign_id, step_id, participant_id, kind, detail, occurred_at, $11 FROM m
+			SELECT $1, sg_event_id, contact_id, campaign_id, step_id, participant_id, kind, detail, occurred_at, $9 FROM m
 			ON CONFLICT (book_id, sg_event_id) DO NOTHING
-			RETURNING sg_event_id, participant_id, step_id, kind, occurred_at
+			RETURNING sg_event_id, participant_id, step_id, kind, occurred_at, contact_id
 		),
 		agg AS (
 			SELECT participant_id, step_id,
@@ -150,23 +151,36 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 				clicked = c.clicked + EXCLUDED.clicked, bounced = c.bounced + EXCLUDED.bounced,
 				complained = c.complained + EXCLUDED.complained, unsubscribed = c.unsubscribed + EXCLUDED.unsubscribed
 		),
+		-- The new events that may suppress, by id: the caller knows each
+		-- one's address and reason.
 		wishes AS (
-			SELECT m.email, m.suppress, m.contact_id FROM ins JOIN m USING (sg_event_id) WHERE m.suppress <> ''
+			SELECT sg_event_id, contact_id FROM ins WHERE kind IN ('bounced', 'dropped', 'complained', 'unsubscribed')
 		)
 		SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins),
-		       ARRAY(SELECT email FROM wishes), ARRAY(SELECT suppress FROM wishes),
-		       ARRAY(SELECT DISTINCT contact_id FROM wishes)`,
-		bookID, ids, kinds, campaigns, steps, participants, details, ats, emails, reasons, now,
-	).Scan(&out.matched, &out.applied, &supEmails, &supReasons, &out.contactIDs)
+		       ARRAY(SELECT sg_event_id FROM wishes), ARRAY(SELECT contact_id FROM wishes)`,
+		bookID, ids, kinds, campaigns, steps, participants, details, ats, now,
+	).Scan(&out.matched, &out.applied, &wishIDs, &wishContacts)
 	if err != nil {
 		return applied{}, postgres.Translate(err)
 	}
-	for i := range supEmails {
-		out.suppress = append(out.suppress, suppressWish{email: supEmails[i], reason: supReasons[i]})
+	byID := make(map[string]*event, len(evs))
+	for i := range evs {
+		byID[evs[i].id] = &evs[i]
+	}
+	seen := map[uuid.UUID]bool{}
+	for i, id := range wishIDs {
+		e := byID[id]
+		if e == nil || e.suppress == "" {
+			continue
+		}
+		out.suppress = append(out.suppress, suppressWish{email: e.email, reason: string(e.suppress)})
+		if !seen[wishContacts[i]] {
+			seen[wishContacts[i]] = true
+			out.contactIDs = append(out.contactIDs, wishContacts[i])
+		}
 	}
 	return out, nil
 }
-
 // removeFromCampaigns ends the contacts' active participations in the
 // book's campaigns, as an unsubscribe from all does.
 func removeFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
