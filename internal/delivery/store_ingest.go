@@ -181,6 +181,7 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 	}
 	return out, nil
 }
+
 // removeFromCampaigns ends the contacts' active participations in the
 // book's campaigns, as an unsubscribe from all does.
 func removeFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
