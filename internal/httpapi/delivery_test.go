@@ -318,3 +318,39 @@ func TestSuppressionEndpoints(t *testing.T) {
 	other.InBook(c.book).Get("/api/suppressions").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	other.Delete("/api/suppressions/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
+
+// An event may arrive while the email's outcome is not yet recorded (the
+// provider answered, the runner has not written the result): the email's
+// row exists from the claim on, so the event applies. A spam report
+// suppresses the address with reason complaint.
+func TestMailerEventsBeforeTheSendIsRecorded(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	signer := newEventSigner(t)
+	_, stepID, ann, _, rcpt := sentCampaign(t, c, signer)
+	// Back to the state of a claim in flight: no result yet.
+	if _, err := c.env.App.Pool.Exec(t.Context(), `
+		UPDATE campaign_step_completions c SET result = NULL, completed_at = NULL, lease_until = now() + interval '1 minute'
+		FROM campaign_participants p WHERE p.id = c.participant_id AND p.contact_id = $1 AND c.step_id = $2`, ann, stepID); err != nil {
+		t.Fatal(err)
+	}
+	a := rcpt["ann@example.com"]
+	now := c.env.Clock.Now()
+	res := signer.post(c, c.book, []map[string]any{
+		providerEvent(a, "s1", "delivered", now, nil),
+		providerEvent(a, "s2", "spamreport", now.Add(time.Minute), nil),
+	}).Expect(http.StatusOK)
+	if res.Int("data.applied") != 2 {
+		t.Fatalf("events before the outcome is recorded: %s", res.Body)
+	}
+	if n := c.count(`SELECT complained FROM delivery_step_counts WHERE step_id = $1`, stepID); n != 1 {
+		t.Fatalf("complaints %d", n)
+	}
+	sup := c.ob.Get("/api/suppressions?reason=complaint").Expect(http.StatusOK)
+	if sup.Int("meta.total") != 1 || sup.String("data.0.email") != "ann@example.com" {
+		t.Fatalf("suppressions: %s", sup.Body)
+	}
+	if d := c.ob.Get("/api/deliverability").Expect(http.StatusOK); d.Int("data.complained") != 1 || d.Value("data.complaint_rate").(float64) != 0.5 {
+		t.Fatalf("deliverability: %s", d.Body)
+	}
+}
