@@ -1,8 +1,9 @@
 // Package suppression keeps the addresses of a book that campaign email
 // must not reach. Whatever the feed (the unsubscribe page, the provider's
 // bounces and complaints, an import, the API), a suppression is made by
-// one operation, Suppressor.Suppress, and read by one rule,
-// ContactSuppressed.
+// one operation, Suppressor.Suppress, lifted by Suppressor.Lift, and read
+// by one rule, ContactSuppressed (InForce gives the reason of single
+// addresses). Service serves a book's list to its team.
 package suppression
 
 import (
