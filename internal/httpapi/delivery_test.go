@@ -284,8 +284,8 @@ func TestSuppressionEndpoints(t *testing.T) {
 	if again := c.ob.Post("/api/suppressions", map[string]any{"email": "ann@example.com", "reason": "complaint"}).Expect(http.StatusOK); again.String("data.id") != id {
 		t.Fatal("an address already suppressed must answer the record in force")
 	}
-	c.ob.Post("/api/suppressions", map[string]any{"email": "not an address"}).Expect(http.StatusUnprocessableEntity)
-	c.ob.Post("/api/suppressions", map[string]any{"email": "x@example.com", "reason": "whim"}).Expect(http.StatusUnprocessableEntity)
+	c.ob.Post("/api/suppressions", map[string]any{"email": "not an address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.ob.Post("/api/suppressions", map[string]any{"email": "x@example.com", "reason": "whim"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if c.ob.Get("/api/suppressions?reason=manual&q=ann").Expect(http.StatusOK).Int("meta.total") != 1 ||
 		c.ob.Get("/api/suppressions?reason=bounce").Expect(http.StatusOK).Int("meta.total") != 0 {
 		t.Fatal("filters")

@@ -71,13 +71,13 @@ func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, 
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if a, perr := mail.ParseAddress(email); perr != nil || a.Address != email || len(email) > 254 {
-		return Suppression{}, false, apperr.New(apperr.Validation, "`email` must be an email address.")
+		return Suppression{}, false, apperr.Invalidf("`email` must be an email address.")
 	}
 	if in.Reason == "" {
 		in.Reason = ReasonManual
 	}
 	if !in.Reason.Valid() {
-		return Suppression{}, false, apperr.New(apperr.Validation, "`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
+		return Suppression{}, false, apperr.Invalidf("`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
 	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
 		res, err := s.sp.Suppress(ctx, tx, bookID, []string{email}, in.Reason, SourceAPI, actor.CreatedBy())
