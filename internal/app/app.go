@@ -27,6 +27,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
@@ -34,6 +35,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -62,6 +64,10 @@ type App struct {
 	Billing *billing.Service
 
 	Campaigns *campaigns.Service
+	// Delivery applies the provider's event batches and reports on them.
+	Delivery *delivery.Service
+	// Suppressions serves the books' suppression lists.
+	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.
 	CampaignRunner *campaigns.Runner
 
@@ -125,6 +131,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(pool, a.Books, now)
+	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
 	if err := a.wireJobs(now, opts); err != nil {
 		pool.Close()
 		return nil, err
@@ -146,6 +154,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		TrustProxy: cfg.TrustProxy,
 		RateCounts: ratelimit.New(pool),
 		Campaigns:  a.Campaigns,
+
+		Delivery:     a.Delivery,
+		Suppressions: a.Suppressions,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

@@ -258,6 +258,27 @@ type StatsSummary struct {
 	TotalSteps        int `json:"total_steps"`
 	TotalCompletions  int `json:"total_completions"`
 	FailedCount       int `json:"failed_count"`
+	Engagement
+}
+
+// Engagement counts a step's emails (or a campaign's) by what the
+// provider reported: unique emails, each counted once per kind.
+type Engagement struct {
+	DeliveredCount    int `json:"delivered_count"`
+	OpenedCount       int `json:"opened_count"`
+	ClickedCount      int `json:"clicked_count"`
+	BouncedCount      int `json:"bounced_count"`
+	ComplainedCount   int `json:"complained_count"`
+	UnsubscribedCount int `json:"unsubscribed_count"`
+}
+
+func (e *Engagement) add(o Engagement) {
+	e.DeliveredCount += o.DeliveredCount
+	e.OpenedCount += o.OpenedCount
+	e.ClickedCount += o.ClickedCount
+	e.BouncedCount += o.BouncedCount
+	e.ComplainedCount += o.ComplainedCount
+	e.UnsubscribedCount += o.UnsubscribedCount
 }
 
 // StepStats counts one step's completion records.
@@ -267,6 +288,7 @@ type StepStats struct {
 	SortOrder    int       `json:"sort_order"`
 	SuccessCount int       `json:"success_count"`
 	FailedCount  int       `json:"failed_count"`
+	Engagement
 }
 
 // StepContact is one completion record of a step with its contact.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -31,8 +32,14 @@ type Settings struct {
 	PostalCode   string    `json:"postal_code"`
 	Country      string    `json:"country"`
 	MailerAPIKey string    `json:"mailer_api_key"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	// EventWebhookPublicKey verifies the provider's signed event batches;
+	// EventWebhookURL is where the provider is told to post them.
+	EventWebhookPublicKey string    `json:"event_webhook_public_key"`
+	EventWebhookURL       string    `json:"event_webhook_url"`
+	TrackOpens            bool      `json:"track_opens"`
+	TrackClicks           bool      `json:"track_clicks"`
+	CreatedAt             time.Time `json:"created_at"`
+	UpdatedAt             time.Time `json:"updated_at"`
 }
 
 // SettingsView is what GET answers: the settings, or only the book id when
@@ -58,11 +65,16 @@ type SettingsInput struct {
 	PostalCode   string  `json:"postal_code" validate:"max=20"`
 	Country      string  `json:"country" validate:"max=100"`
 	MailerAPIKey *string `json:"mailer_api_key" validate:"omitempty,max=1000,headertext"`
+	// EventWebhookPublicKey is the base64 P-256 key SendGrid shows for its
+	// signed Event Webhook; "" turns event intake off.
+	EventWebhookPublicKey string `json:"event_webhook_public_key" validate:"max=1000"`
+	TrackOpens            bool   `json:"track_opens"`
+	TrackClicks           bool   `json:"track_clicks"`
 }
 
 func (in *SettingsInput) trim() {
 	for _, f := range []*string{&in.SenderName, &in.SenderEmail, &in.ReplyToEmail, &in.CompanyName, &in.AddressLine1,
-		&in.AddressLine2, &in.City, &in.State, &in.PostalCode, &in.Country} {
+		&in.AddressLine2, &in.City, &in.State, &in.PostalCode, &in.Country, &in.EventWebhookPublicKey} {
 		*f = strings.TrimSpace(*f)
 	}
 	if in.MailerAPIKey != nil {
@@ -112,6 +124,7 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 		}
 	}
 	out.MailerAPIKey = MaskKey(out.apiKey)
+	out.EventWebhookURL = s.links.eventWebhookURL(bookID)
 	return out, true, nil
 }
 
@@ -135,6 +148,11 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 	in.trim()
 	if err := validate.Struct(in); err != nil {
 		return Settings{}, err
+	}
+	if in.EventWebhookPublicKey != "" {
+		if _, err := delivery.ParsePublicKey(in.EventWebhookPublicKey); err != nil {
+			return Settings{}, apperr.Invalidf("`event_webhook_public_key` must be the base64 P-256 public key that SendGrid shows for its signed Event Webhook.")
+		}
 	}
 	var out Settings
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -161,6 +179,7 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 			return err
 		}
 		row.MailerAPIKey = MaskKey(apiKey)
+		row.EventWebhookURL = s.links.eventWebhookURL(bookID)
 		out = row
 		return nil
 	})

@@ -29,6 +29,7 @@ type emailPlan struct {
 	fromName   string
 	replyTo    string
 	apiKey     string
+	tracking   mailer.Tracking
 }
 
 func (rn *Runner) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, error) {
@@ -53,6 +54,7 @@ func (rn *Runner) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, 
 		plan.fromName = st.SenderName
 	}
 	plan.replyTo, plan.apiKey = p.settings.ReplyToEmail, p.settings.apiKey
+	plan.tracking = mailer.Tracking{Opens: p.settings.TrackOpens, Clicks: p.settings.TrackClicks}
 	if !p.configured || plan.apiKey == "" || plan.fromEmail == "" {
 		plan.failDetail = DetailNotConfigured
 		return plan, nil
@@ -86,8 +88,10 @@ func claimSize(chunk int, solo bool, bodyLen int) int {
 
 // batch is an empty provider request of the step with the given body.
 func (plan *emailPlan) batch(html string) mailer.Batch {
+	tracking := plan.tracking
 	return mailer.Batch{
 		APIKey: plan.apiKey, FromEmail: plan.fromEmail, FromName: plan.fromName, ReplyTo: plan.replyTo, HTML: html,
+		Tracking: &tracking,
 	}
 }
 
@@ -247,6 +251,10 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			return
 		}
 		switch {
+		case r.SuppressedReason != "":
+			// The address the email would go to is suppressed.
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed,
+				Detail: "address suppressed (" + r.SuppressedReason + ")"})
 		case r.Suppressed:
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailUnsubscribed})
 		case plan.failDetail != "":

@@ -366,11 +366,16 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 	rows, err := db.Query(ctx, `
 		SELECT s.id, s.name, s.sort_order,
 		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'success'),
-		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'failed')
-		FROM campaign_steps s WHERE s.campaign_id = $1 ORDER BY s.sort_order, s.created_at`, campaignID)
+		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'failed'),
+		       COALESCE(e.delivered, 0), COALESCE(e.opened, 0), COALESCE(e.clicked, 0),
+		       COALESCE(e.bounced, 0), COALESCE(e.complained, 0), COALESCE(e.unsubscribed, 0)
+		FROM campaign_steps s LEFT JOIN delivery_step_counts e ON e.step_id = s.id
+		WHERE s.campaign_id = $1 ORDER BY s.sort_order, s.created_at`, campaignID)
 	out.Steps, err = collect(rows, err, func(r pgx.Row) (StepStats, error) {
 		var st StepStats
-		err := r.Scan(&st.StepID, &st.StepName, &st.SortOrder, &st.SuccessCount, &st.FailedCount)
+		e := &st.Engagement
+		err := r.Scan(&st.StepID, &st.StepName, &st.SortOrder, &st.SuccessCount, &st.FailedCount,
+			&e.DeliveredCount, &e.OpenedCount, &e.ClickedCount, &e.BouncedCount, &e.ComplainedCount, &e.UnsubscribedCount)
 		return st, err
 	})
 	if err != nil {
@@ -382,6 +387,7 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 	for _, st := range out.Steps {
 		sm.TotalCompletions += st.SuccessCount + st.FailedCount
 		sm.FailedCount += st.FailedCount
+		sm.Engagement.add(st.Engagement)
 	}
 	return out, nil
 }
@@ -429,14 +435,15 @@ func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uui
 // --- settings ---
 
 const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
-	address_line2, city, state, postal_code, country, created_at, updated_at, mailer_api_key_enc`
+	address_line2, city, state, postal_code, country, event_webhook_public_key, track_opens, track_clicks,
+	created_at, updated_at, mailer_api_key_enc`
 
 func scanSettings(row pgx.Row) (Settings, []byte, error) {
 	var st Settings
 	var sealed []byte
 	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
 		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
-		&st.CreatedAt, &st.UpdatedAt, &sealed)
+		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.CreatedAt, &st.UpdatedAt, &sealed)
 	return st, sealed, err
 }
 
@@ -448,16 +455,20 @@ func (store) settings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (Se
 func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID, in SettingsInput, sealed []byte, now time.Time) (Settings, error) {
 	st, _, err := scanSettings(db.QueryRow(ctx, `
 		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
-		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
+		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at,
+		                            event_webhook_public_key, track_opens, track_clicks)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16)
 		ON CONFLICT (book_id) DO UPDATE SET
 			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
 			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
 			address_line1 = EXCLUDED.address_line1, address_line2 = EXCLUDED.address_line2,
 			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
-			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at
+			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at,
+			event_webhook_public_key = EXCLUDED.event_webhook_public_key, track_opens = EXCLUDED.track_opens,
+			track_clicks = EXCLUDED.track_clicks
 		RETURNING `+settingsColumns,
 		bookID, in.SenderName, in.SenderEmail, in.ReplyToEmail, in.CompanyName, in.AddressLine1,
-		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now))
+		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now,
+		in.EventWebhookPublicKey, in.TrackOpens, in.TrackClicks))
 	return st, postgres.Translate(err)
 }

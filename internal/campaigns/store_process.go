@@ -47,9 +47,12 @@ type claimedRow struct {
 	Email         string
 	Phone         string
 	Suppressed    bool
-	Custom        map[string]string
-	Ordinal       int  // 1-based: which token secret it got
-	HasToken      bool // an email goes to it and its token hash is stored
+	// SuppressedReason is the reason of the suppression in force for
+	// Email ("" when none).
+	SuppressedReason string
+	Custom           map[string]string
+	Ordinal          int  // 1-based: which token secret it got
+	HasToken         bool // an email goes to it and its token hash is stored
 }
 
 // claimDue claims due participants of a step in one statement: it locks
@@ -102,6 +105,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), '') AS birthday,
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
 			       `+suppression.ContactSuppressed+` AS suppressed,
+			       (SELECT s.reason FROM suppressions s
+			        WHERE s.book_id = ct.book_id AND s.email = lower(`+contactEmailSQL+`) AND s.lifted_at IS NULL) AS suppressed_reason,
 			       CASE WHEN cardinality($12::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
@@ -114,7 +119,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			INSERT INTO campaign_step_completions AS c
 			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
 			SELECT k.participant_id, $2, $1, $7, $9, $10, 1,
-			       CASE WHEN k.email <> '' AND NOT k.suppressed THEN h.hash END
+			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL THEN h.hash END
 			FROM cand k LEFT JOIN unnest($11::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
 			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
@@ -131,7 +136,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		       cl.id, cl.participant_id, k.contact_id, COALESCE(cl.tries, 0),
 		       COALESCE(k.first_name, ''), COALESCE(k.last_name, ''), COALESCE(k.company, ''),
 		       COALESCE(k.job_title, ''), COALESCE(k.website, ''), COALESCE(k.birthday, ''),
-		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false),
+		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false), COALESCE(k.suppressed_reason, ''),
 		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false)
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
@@ -150,7 +155,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		)
 		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
 			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
-			&r.Email, &r.Phone, &r.Suppressed, &custom, &r.Ordinal, &r.HasToken); err != nil {
+			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken); err != nil {
 			return nil, uuid.Nil, postgres.Translate(err)
 		}
 		if lastID != nil {
@@ -208,8 +213,8 @@ type recordParams struct {
 
 // recordOutcomes writes the outcomes of one claim in one statement: the
 // completion rows (final, or re-armed for a retry), the end of the claim,
-// the participants that are now complete, and one interaction per sent
-// email. It returns how many participants completed.
+// the participants that are now complete, one interaction per sent
+// email, and the book's count of emails sent that day. It returns how many participants completed.
 func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams) (int, error) {
 	n := len(p.Outcomes)
 	pids, contacts := make([]uuid.UUID, n), make([]uuid.UUID, n)
@@ -268,6 +273,16 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			                          'provider_message_id', u.message_id),
 			       $5
 			FROM upd u WHERE u.result = 'success' AND u.emailed
+		),
+		-- The deliverability report's denominator: emails sent per book
+		-- and UTC day, counted as they are recorded.
+		sent AS (
+			INSERT INTO delivery_daily_counts AS dc (book_id, day, sent)
+			SELECT cp.book_id, ($5::timestamptz AT TIME ZONE 'UTC')::date, count(*)
+			FROM upd u JOIN campaigns cp ON cp.id = $10
+			WHERE u.result = 'success' AND u.emailed
+			GROUP BY cp.book_id
+			ON CONFLICT (book_id, day) DO UPDATE SET sent = dc.sent + EXCLUDED.sent
 		)
 		SELECT (SELECT count(*) FROM fin)`,
 		p.ClaimID, pids, results, details, p.Now, p.RetryAt, msgIDs, otherSteps(p.ActiveSteps, p.StepID), p.StepID,

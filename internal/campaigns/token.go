@@ -26,6 +26,11 @@ func (l links) oneClickURL(token string, campaignID uuid.UUID) string {
 	return l.base + "/api/unsubscribe/confirm?token=" + url.QueryEscape(token) + "&campaign_id=" + campaignID.String()
 }
 
+// eventWebhookURL is where the provider posts the book's event batches.
+func (l links) eventWebhookURL(bookID uuid.UUID) string {
+	return l.base + "/api/mailer/events/" + bookID.String()
+}
+
 // Unsubscribe tokens are the step id, the participant id (which name the
 // completion row of the email) and a 256-bit random secret, URL-safe
 // base64 encoded; the database keeps only the SHA-256 of the secret.

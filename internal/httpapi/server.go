@@ -22,6 +22,8 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -58,6 +60,11 @@ type Deps struct {
 	// SecureCookies marks the session cookies Secure (PUBLIC_BASE_URL is
 	// https).
 	SecureCookies bool
+	// Delivery takes the provider's event batches and serves the
+	// deliverability and activity reports.
+	Delivery *delivery.Service
+	// Suppressions serves the books' suppression lists.
+	Suppressions *suppression.Service
 }
 
 // Server routes requests to handlers.
@@ -80,12 +87,16 @@ type Server struct {
 	campaigns  *campaigns.Service
 
 	secureCookies bool
+
+	delivery     *delivery.Service
+	suppressions *suppression.Service
 }
 
 // New builds the HTTP handler of the whole service.
 func New(d Deps) http.Handler {
 	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, metricsToken: d.MetricsToken, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	s.secureCookies = d.SecureCookies
+	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	return s.routes()
 }
 
@@ -162,6 +173,7 @@ func (s *Server) routes() http.Handler {
 		r.With(s.clientIP()).Post("/auth/login", s.h(s.login))
 		s.peoplePublicRoutes(r)
 		r.Post("/payments/webhook", s.h(s.paymentWebhook))
+		r.Post("/mailer/events/{book_id}", s.h(s.mailerEvents))
 		r.Group(func(r chi.Router) {
 			r.Use(s.requireUser)
 			s.publicRoutes(r)
@@ -180,6 +192,7 @@ func (s *Server) publicRoutes(r chi.Router) {
 	r.Get("/books/{id}/labels", s.withID("id", s.listLabels))
 	s.contactRoutes(r)
 	s.campaignPublicRoutes(r)
+	s.deliveryRoutes(r)
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API.
@@ -189,6 +202,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Post("/auth/logout", s.as(s.logout))
 	r.Get("/contacts/check-email", s.inBook(s.checkEmail))
 	s.campaignInternalRoutes(r)
+	s.deliveryInternalRoutes(r)
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.withID("team_id", s.getTeam))
 		r.Patch("/", s.withID("team_id", s.renameTeam))

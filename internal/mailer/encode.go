@@ -53,7 +53,17 @@ func encodeMail(b Batch) []byte {
 		buf = appendMap(buf, "custom_args", p.CustomArgs, false)
 		buf = append(buf, '}')
 	}
-	return append(buf, "]}"...)
+	buf = append(buf, ']')
+	if t := b.Tracking; t != nil {
+		buf = append(buf, `,"tracking_settings":{"click_tracking":{"enable":`...)
+		buf = strconv.AppendBool(buf, t.Clicks)
+		buf = append(buf, `,"enable_text":`...)
+		buf = strconv.AppendBool(buf, t.Clicks)
+		buf = append(buf, `},"open_tracking":{"enable":`...)
+		buf = strconv.AppendBool(buf, t.Opens)
+		buf = append(buf, `}}`...)
+	}
+	return append(buf, '}')
 }
 
 func mapSize(m map[string]string) int {

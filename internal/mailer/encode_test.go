@@ -27,6 +27,10 @@ func TestEncodeMailMatchesHelpers(t *testing.T) {
 			}},
 		{APIKey: "k", FromEmail: "a@x.example", HTML: "<p>link</p>", Text: "link:\n\"https://x/?token=a&b\"",
 			Personalizations: []Personalization{{To: "b@y.example", Subject: "S"}}},
+		{APIKey: "k", FromEmail: "a@x.example", HTML: "<p>x</p>", Tracking: &Tracking{Opens: true},
+			Personalizations: []Personalization{{To: "b@y.example", Subject: "S"}}},
+		{APIKey: "k", FromEmail: "a@x.example", HTML: "<p>x</p>", Tracking: &Tracking{Clicks: true},
+			Personalizations: []Personalization{{To: "b@y.example", Subject: "S"}}},
 	} {
 		m := mail.NewV3Mail()
 		m.SetFrom(mail.NewEmail(b.FromName, b.FromEmail))
@@ -37,6 +41,11 @@ func TestEncodeMailMatchesHelpers(t *testing.T) {
 			m.AddContent(mail.NewContent("text/plain", b.Text))
 		}
 		m.AddContent(mail.NewContent("text/html", b.HTML))
+		if t := b.Tracking; t != nil {
+			m.SetTrackingSettings(mail.NewTrackingSettings().
+				SetClickTracking(mail.NewClickTrackingSetting().SetEnable(t.Clicks).SetEnableText(t.Clicks)).
+				SetOpenTracking(mail.NewOpenTrackingSetting().SetEnable(t.Opens)))
+		}
 		for _, p := range b.Personalizations {
 			m.AddPersonalizations(&mail.Personalization{
 				To: []*mail.Email{mail.NewEmail(p.ToName, p.To)}, Subject: p.Subject,

@@ -46,6 +46,17 @@ type Batch struct {
 	HTML             string // shared body containing the placeholders
 	Text             string // optional text/plain alternative, sent before the HTML as SendGrid requires
 	Personalizations []Personalization
+	// Tracking switches the provider's open and click tracking for the
+	// batch (sent explicitly, so the book's choice overrides the provider
+	// account's defaults); nil leaves the account's defaults.
+	Tracking *Tracking
+}
+
+// Tracking is SendGrid's tracking_settings: open tracking adds a pixel,
+// click tracking rewrites links (in the HTML and the text part).
+type Tracking struct {
+	Opens  bool
+	Clicks bool
 }
 
 // Sender sends batches. Implementations are safe for concurrent use.

@@ -1,8 +1,9 @@
 // Package suppression keeps the addresses of a book that campaign email
 // must not reach. Whatever the feed (the unsubscribe page, the provider's
 // bounces and complaints, an import, the API), a suppression is made by
-// one operation, Suppressor.Suppress, and read by one rule,
-// ContactSuppressed.
+// one operation, Suppressor.Suppress, lifted by Suppressor.Lift, and read
+// by one rule, ContactSuppressed (InForce gives the reason of single
+// addresses). Service serves a book's list to its team.
 package suppression
 
 import (
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -40,13 +42,13 @@ const (
 
 // Suppression is the record of one suppressed address in a book.
 type Suppression struct {
-	ID        uuid.UUID
-	BookID    uuid.UUID
-	Email     string // lower-cased
-	Reason    Reason
-	Source    Source
-	CreatedAt time.Time
-	CreatedBy *uuid.UUID
+	ID        uuid.UUID  `json:"id"`
+	BookID    uuid.UUID  `json:"book_id"`
+	Email     string     `json:"email"` // lower-cased
+	Reason    Reason     `json:"reason"`
+	Source    Source     `json:"source"`
+	CreatedAt time.Time  `json:"created_at"`
+	CreatedBy *uuid.UUID `json:"created_by"`
 }
 
 // Result is what one Suppress did.
@@ -81,8 +83,9 @@ func New(now func() time.Time) Suppressor {
 // skipped) as suppressed in the book unless a suppression is already in
 // force for it, and marks the book's contacts that hold one of the
 // addresses and no address that is not suppressed. actor is the user who
-// asked (nil for the recipient or the provider). It runs in the caller's transaction, so a suppression commits with
-// whatever asked for it.
+// asked (nil for the recipient, the provider or an API key). It runs in
+// the caller's transaction, so a suppression commits with whatever asked
+// for it.
 func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.UUID, addresses []string, reason Reason, source Source, actor *uuid.UUID) (Result, error) {
 	clean := make([]string, 0, len(addresses))
 	for _, a := range addresses {
@@ -114,4 +117,75 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked)`,
 		bookID, clean, reason, source, sp.now(), actor).Scan(&out.Recorded, &out.Contacts)
 	return out, postgres.Translate(err)
+}
+
+// Lift ends the suppression id, recording who (nil: an API key) and when,
+// and unmarks the book's contacts that hold its address: they now hold an
+// address that is not suppressed. A suppression already lifted keeps its
+// record as it is. It runs in the caller's transaction.
+func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, actor *uuid.UUID) error {
+	_, err := tx.Exec(ctx, `
+		WITH lifted AS (
+			UPDATE suppressions SET lifted_at = $2, lifted_by = $3
+			WHERE id = $1 AND lifted_at IS NULL
+			RETURNING book_id, email
+		)
+		UPDATE contacts ct SET suppressed_at = NULL
+		FROM lifted l
+		WHERE ct.book_id = l.book_id AND ct.suppressed_at IS NOT NULL
+		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = l.book_id AND ce.address_lower = l.email)`,
+		id, sp.now(), actor)
+	return postgres.Translate(err)
+}
+
+// InForce returns, for each of the addresses (lower-cased) that is
+// suppressed in the book, the reason.
+func InForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresses []string) (map[string]Reason, error) {
+	rows, err := db.Query(ctx, `SELECT email, reason FROM suppressions
+		WHERE book_id = $1 AND email = ANY($2::text[]) AND lifted_at IS NULL`, bookID, addresses)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	defer rows.Close()
+	out := map[string]Reason{}
+	for rows.Next() {
+		var e string
+		var r Reason
+		if err := rows.Scan(&e, &r); err != nil {
+			return nil, postgres.Translate(err)
+		}
+		out[e] = r
+	}
+	return out, postgres.Translate(rows.Err())
+}
+
+const columns = `id, book_id, email, reason, source, created_at, created_by`
+
+func scan(row pgx.Row) (Suppression, error) {
+	var s Suppression
+	err := row.Scan(&s.ID, &s.BookID, &s.Email, &s.Reason, &s.Source, &s.CreatedAt, &s.CreatedBy)
+	return s, err
+}
+
+// inForce is the suppression in force for one address.
+func inForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, email string) (Suppression, error) {
+	s, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE book_id = $1 AND email = $2 AND lifted_at IS NULL`, bookID, email))
+	return s, postgres.Translate(err)
+}
+
+// list pages the suppressions in force, newest first.
+func list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Suppression, int64, error) {
+	const where = `book_id = $1 AND lifted_at IS NULL AND ($2 = '' OR reason = $2) AND ($3 = '' OR strpos(email, $3) > 0)`
+	q := strings.ToLower(strings.TrimSpace(f.Q))
+	var total int64
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE `+where, bookID, f.Reason, q).Scan(&total); err != nil {
+		return nil, 0, postgres.Translate(err)
+	}
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+where+`
+		ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, bookID, f.Reason, q, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
+	return out, total, postgres.Translate(err)
 }

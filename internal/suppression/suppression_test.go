@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -76,4 +77,65 @@ func TestSuppressMarksContactsWhoseEveryAddressIs(t *testing.T) {
 	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE email = 'ann@work.example' AND created_at = $1`, env.Clock.Now()); n != 1 {
 		t.Fatal("a suppression is stamped with the clock")
 	}
+}
+
+// Lifting keeps the record with who and when, unmarks the contacts that
+// hold the address, and a new suppression of the address is recorded anew.
+func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("owner")
+	book := owner.CreateBook("B")
+	key := owner.NewKey()
+	contact := key.InBook(book).Post("/api/v1/contacts", map[string]any{"first_name": "A",
+		"emails": []any{map[string]any{"address": "ann@example.com", "label": "work"}}}).Expect(http.StatusCreated).String("data.id")
+	sp := suppression.New(env.Clock.Now)
+	ctx := context.Background()
+	inTx := func(fn func(tx pgx.Tx) error) {
+		t.Helper()
+		tx, err := env.App.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx) //nolint:errcheck // committed below
+		if err := fn(tx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inTx(func(tx pgx.Tx) error {
+		_, err := sp.Suppress(ctx, tx, uuid.MustParse(book), []string{"ann@example.com"}, suppression.ReasonComplaint, suppression.SourceProvider, nil)
+		return err
+	})
+	var id uuid.UUID
+	if err := env.App.Pool.QueryRow(ctx, `SELECT id FROM suppressions WHERE book_id = $1`, book).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	reasons, err := suppression.InForce(ctx, env.App.Pool, uuid.MustParse(book), []string{"ann@example.com", "bob@example.com"})
+	if err != nil || len(reasons) != 1 || reasons["ann@example.com"] != suppression.ReasonComplaint {
+		t.Fatalf("in force: %v %v", reasons, err)
+	}
+	env.Clock.Advance(time.Hour)
+	who := uuid.MustParse(owner.ID)
+	inTx(func(tx pgx.Tx) error { return sp.Lift(ctx, tx, id, &who) })
+	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_by = $2 AND lifted_at = $3`, id, who, env.Clock.Now()); n != 1 {
+		t.Fatal("the lifted record does not say who lifted it and when")
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NULL`, contact); n != 1 {
+		t.Fatal("the contact stays suppressed after its only suppression was lifted")
+	}
+	env.Clock.Advance(time.Hour)
+	inTx(func(tx pgx.Tx) error { return sp.Lift(ctx, tx, id, nil) })
+	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_by = $2`, id, who); n != 1 {
+		t.Fatal("lifting again changed the record")
+	}
+	inTx(func(tx pgx.Tx) error {
+		res, err := sp.Suppress(ctx, tx, uuid.MustParse(book), []string{"ann@example.com"}, suppression.ReasonManual, suppression.SourceAPI, &who)
+		if err == nil && res.Recorded != 1 {
+			t.Errorf("suppressing again after a lift: %+v", res)
+		}
+		return err
+	})
 }

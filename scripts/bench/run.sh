@@ -4,7 +4,8 @@
 # markers) with the machine, the date, each target and its measured figure.
 #  - Go benchmarks (real router and PostgreSQL, fakes for outside providers):
 #    contacts on a 100,000-contact book, campaign sending to 100,000
-#    participants, webhook fan-out throughput and latency, mail merge
+#    participants, provider event intake and the reports it feeds,
+#    webhook fan-out throughput and latency, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it).
 #  - HTTP load against the running binary with wrk (installed from the OS
 #    packages when missing), on a fresh database seeded with 100,000
@@ -38,6 +39,7 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
+	gobench ./internal/delivery/ 'BenchmarkDelivery' 30x
 	gobench ./internal/webhooks/ 'BenchmarkWebhookDelivery' 10000x
 	gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
 	gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
@@ -120,6 +122,9 @@ webrow() { # figure, label, target, unit
 getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend emails/s)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
+events=$(num BenchmarkDelivery/Ingest events/s)
+statsms=$(metric BenchmarkDelivery/CampaignStats100k ms/request)
+dlvms=$(metric BenchmarkDelivery/Deliverability1M ms/request)
 p99=$(metric BenchmarkWebhookLatency p99-ms)
 personalize=$(awk -v v="$(metric BenchmarkPersonalize ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f us", v / 1000 }')
 # The slowest of the adversarial template shapes at 1 MB.
@@ -152,6 +157,9 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | list with q (trigram), 1 client (Go) | | $(ms 'BenchmarkContact100k/ListQ-') | |
 | create contact, 1 client (Go), no webhook / webhook | | $(ms 'BenchmarkContact100k/Create-') / $(ms 'BenchmarkContact100k/CreateWithWebhook') | |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
+| provider event intake, signed batches of 1,000, one after another | >= 20,000 events/s | $events events/s | $(met "$events" 20000 0) |
+| campaign stats, 100,000 participants, 500,000 events | <= 100 ms | ${statsms:-n/a} ms | $(met "${statsms:-}" 100 1) |
+| deliverability over 30 days, a book with 1,000,000 events | <= 100 ms | ${dlvms:-n/a} ms | $(met "${dlvms:-}" 100 1) |
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
 | mail merge, per recipient | < 10 us | $personalize | $(met "$personalize" 10 1) |

@@ -63,6 +63,19 @@ type Request struct {
 	Headers          map[string]string `json:"headers"`
 	CustomArgs       map[string]string `json:"custom_args"`
 	TemplateID       string            `json:"template_id"`
+	TrackingSettings *TrackingSettings `json:"tracking_settings"`
+}
+
+// TrackingSettings is the request's tracking_settings, as far as the
+// service sets them.
+type TrackingSettings struct {
+	ClickTracking *struct {
+		Enable     bool `json:"enable"`
+		EnableText bool `json:"enable_text"`
+	} `json:"click_tracking"`
+	OpenTracking *struct {
+		Enable bool `json:"enable"`
+	} `json:"open_tracking"`
 }
 
 // HTML is the request's text/html content ("" if it has none).

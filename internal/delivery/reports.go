@@ -1,0 +1,130 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Deliverability is a book's campaign email over the last Days days.
+// Counts are unique emails; every rate is a fraction of Sent.
+type Deliverability struct {
+	Days          int     `json:"days"`
+	Sent          int64   `json:"sent"`
+	Delivered     int64   `json:"delivered"`
+	Bounced       int64   `json:"bounced"`
+	Complained    int64   `json:"complained"`
+	Unsubscribed  int64   `json:"unsubscribed"`
+	Opened        int64   `json:"opened"`
+	Clicked       int64   `json:"clicked"`
+	DeliveryRate  float64 `json:"delivery_rate"`
+	BounceRate    float64 `json:"bounce_rate"`
+	ComplaintRate float64 `json:"complaint_rate"`
+	OpenRate      float64 `json:"open_rate"`
+	ClickRate     float64 `json:"click_rate"`
+}
+
+// Deliverability reports the book's last days UTC days, today included
+// (viewer). It sums the book's daily counters: at most 365 rows, however
+// many events the book has.
+func (s *Service) Deliverability(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, days int) (Deliverability, error) {
+	if days < 1 || days > 365 {
+		return Deliverability{}, apperr.Invalidf("The query parameter days must be from 1 to 365.")
+	}
+	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return Deliverability{}, err
+	}
+	d := Deliverability{Days: days}
+	err := s.db.QueryRow(ctx, `
+		SELECT COALESCE(sum(sent), 0), COALESCE(sum(delivered), 0), COALESCE(sum(bounced), 0), COALESCE(sum(complained), 0),
+		       COALESCE(sum(unsubscribed), 0), COALESCE(sum(opened), 0), COALESCE(sum(clicked), 0)
+		FROM delivery_daily_counts
+		WHERE book_id = $1 AND day > ($2::timestamptz AT TIME ZONE 'UTC')::date - $3::int`,
+		bookID, s.now(), days).Scan(&d.Sent, &d.Delivered, &d.Bounced, &d.Complained, &d.Unsubscribed, &d.Opened, &d.Clicked)
+	if err != nil {
+		return Deliverability{}, postgres.Translate(err)
+	}
+	d.DeliveryRate, d.BounceRate, d.ComplaintRate = rate(d.Delivered, d.Sent), rate(d.Bounced, d.Sent), rate(d.Complained, d.Sent)
+	d.OpenRate, d.ClickRate = rate(d.Opened, d.Sent), rate(d.Clicked, d.Sent)
+	return d, nil
+}
+
+// rate is n/sent within 0..1: an email sent just before the window can
+// be delivered or opened inside it.
+func rate(n, sent int64) float64 {
+	if sent == 0 {
+		return 0
+	}
+	return min(1, float64(n)/float64(sent))
+}
+
+// Activity is one thing that happened to a contact's campaign email or
+// participation. At is when it happened (for provider events, the
+// provider's timestamp).
+type Activity struct {
+	At         time.Time  `json:"at"`
+	Type       string     `json:"type"`
+	CampaignID uuid.UUID  `json:"campaign_id"`
+	StepID     *uuid.UUID `json:"step_id"`
+	Detail     string     `json:"detail"`
+}
+
+var errContactNotFound = apperr.NotFoundf("Contact not found.")
+
+// Activity pages a contact's timeline, newest first (viewer): enrolments
+// and removals, each email step's outcome (sent or failed), and what the
+// provider reported about the email. A soft bounce (blocked) shows as
+// bounced with its detail saying so; machine opens are not recorded.
+func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
+	var teamID uuid.UUID
+	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, 0, errContactNotFound
+	}
+	if err != nil {
+		return nil, 0, postgres.Translate(err)
+	}
+	if err := actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound); err != nil {
+		return nil, 0, err
+	}
+	const timeline = `
+		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage
+		FROM campaign_participants p WHERE p.contact_id = $1
+		UNION ALL
+		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
+		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
+		UNION ALL
+		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' ELSE 'failed' END, p.campaign_id, s.id, c.result_detail, 1
+		FROM campaign_participants p
+		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
+		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
+		WHERE p.contact_id = $1 AND c.result IS NOT NULL
+		UNION ALL
+		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'bounced' ELSE e.kind END, e.campaign_id, e.step_id,
+		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
+		                   ELSE e.detail END, 2
+		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
+	var total int64
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM (`+timeline+`) t`, contactID).Scan(&total); err != nil {
+		return nil, 0, postgres.Translate(err)
+	}
+	// At the same instant, the later stage of an email's life comes first.
+	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail FROM (`+timeline+`) t
+		ORDER BY at DESC, stage DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
+	if err != nil {
+		return nil, 0, postgres.Translate(err)
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Activity, error) {
+		var a Activity
+		err := r.Scan(&a.At, &a.Type, &a.CampaignID, &a.StepID, &a.Detail)
+		return a, err
+	})
+	return items, total, postgres.Translate(err)
+}

@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/suppression"
+)
+
+// deliveryRoutes are the suppression list and the deliverability report,
+// on both APIs.
+func (s *Server) deliveryRoutes(r chi.Router) {
+	r.Get("/suppressions", s.inBook(s.listSuppressions))
+	r.Post("/suppressions", s.inBook(s.addSuppression))
+	r.Delete("/suppressions/{id}", s.withID("id", s.liftSuppression))
+	r.Get("/deliverability", s.inBook(s.deliverability))
+}
+
+// deliveryInternalRoutes are the dashboard's delivery endpoints.
+func (s *Server) deliveryInternalRoutes(r chi.Router) {
+	r.Get("/contacts/{id}/activity", s.withID("id", s.contactActivity))
+}
+
+// mailerEvents receives the email provider's Event Webhook batches. It is
+// not behind login: the provider signs each batch over the exact body
+// bytes with the book's key, so the body is read raw. The answer comes
+// after the batch is committed.
+func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request) error {
+	bookID, err := pathUUID(r, "book_id")
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, delivery.MaxBatchBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apperr.New(apperr.PayloadTooLarge, "The event batch is larger than %d MB.", delivery.MaxBatchBytes>>20)
+		}
+		return apperr.Wrap(err, apperr.InvalidInput, "The event batch could not be read.")
+	}
+	res, err := s.delivery.Ingest(r.Context(), bookID, r.Header.Get(delivery.SignatureHeader), r.Header.Get(delivery.TimestampHeader), body)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}
+
+func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	pg, err := pagePaging(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, total, err := s.suppressions.List(r.Context(), a, bookID, suppression.Filter{
+		Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q"), Limit: pg.Limit, Offset: pg.Offset,
+	})
+	if err != nil {
+		return err
+	}
+	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+}
+
+func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	var in suppression.AddInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	out, created, err := s.suppressions.Add(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	if created {
+		return data(w, http.StatusCreated, out)
+	}
+	return data(w, http.StatusOK, out)
+}
+
+func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	if err := s.suppressions.Lift(r.Context(), a, id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	days, err := queryInt(r, "days", 30)
+	if err != nil {
+		return err
+	}
+	out, err := s.delivery.Deliverability(r.Context(), a, bookID, days)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, out)
+}
+
+func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+	pg, err := pagePaging(r, 20, 100)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.delivery.Activity(r.Context(), a, id, pg.Limit, pg.Offset)
+	if err != nil {
+		return err
+	}
+	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+}

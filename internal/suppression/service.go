@@ -1,0 +1,114 @@
+package suppression
+
+import (
+	"context"
+	"errors"
+	"net/mail"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Valid reports whether r is one of the reasons.
+func (r Reason) Valid() bool {
+	switch r {
+	case ReasonUnsubscribe, ReasonBounce, ReasonComplaint, ReasonDropped, ReasonManual:
+		return true
+	}
+	return false
+}
+
+// Filter narrows a listing: reason, and q (a part of the address).
+type Filter struct {
+	Reason Reason
+	Q      string
+	Limit  int
+	Offset int
+}
+
+// AddInput is the body of a manual suppression.
+type AddInput struct {
+	Email  string `json:"email"`
+	Reason Reason `json:"reason"`
+}
+
+// Service serves the suppression list of a book to its team.
+type Service struct {
+	db    postgres.Pool
+	books *books.Service
+	sp    Suppressor
+}
+
+// NewService returns the suppression list service.
+func NewService(db postgres.Pool, bk *books.Service, sp Suppressor) *Service {
+	return &Service{db: db, books: bk, sp: sp}
+}
+
+var errNotFound = apperr.NotFoundf("Suppression not found.")
+
+// List pages the suppressions in force in the book, newest first (viewer).
+func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) ([]Suppression, int64, error) {
+	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return nil, 0, err
+	}
+	if f.Reason != "" && !f.Reason.Valid() {
+		return nil, 0, apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
+	}
+	return list(ctx, s.db, bookID, f)
+}
+
+// Add suppresses one address by hand (member). created is false when a
+// suppression was already in force: the existing record is returned.
+func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in AddInput) (out Suppression, created bool, err error) {
+	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleMember); err != nil {
+		return Suppression{}, false, err
+	}
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if a, perr := mail.ParseAddress(email); perr != nil || a.Address != email || len(email) > 254 {
+		return Suppression{}, false, apperr.Invalidf("`email` must be an email address.")
+	}
+	if in.Reason == "" {
+		in.Reason = ReasonManual
+	}
+	if !in.Reason.Valid() {
+		return Suppression{}, false, apperr.Invalidf("`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
+	}
+	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		res, err := s.sp.Suppress(ctx, tx, bookID, []string{email}, in.Reason, SourceAPI, actor.CreatedBy())
+		if err != nil {
+			return err
+		}
+		created = res.Recorded == 1
+		out, err = inForce(ctx, tx, bookID, email)
+		return err
+	})
+	return out, created, err
+}
+
+// Lift ends a suppression (admin of the book's team); the record stays,
+// with who lifted it and when. Contacts holding the address are no longer
+// suppressed unless each of their other addresses still is. Lifting a
+// lifted suppression changes nothing.
+func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
+	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		var bookID, teamID uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT s.book_id, b.team_id FROM suppressions s JOIN books b ON b.id = s.book_id WHERE s.id = $1`, id).
+			Scan(&bookID, &teamID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errNotFound
+		}
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
+			return err
+		}
+		return s.sp.Lift(ctx, tx, id, actor.CreatedBy())
+	})
+}
