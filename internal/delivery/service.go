@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/books"
@@ -81,7 +80,7 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 	if len(batch.events) == 0 {
 		return out, nil
 	}
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
@@ -102,7 +101,7 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 
 // suppress writes the suppressions the new events ask for, one call per
 // reason, and takes the contacts out of the book's campaigns.
-func (s *Service) suppress(ctx context.Context, tx pgx.Tx, bookID uuid.UUID, res applied, now time.Time) error {
+func (s *Service) suppress(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, res applied, now time.Time) error {
 	if len(res.suppress) == 0 {
 		return nil
 	}

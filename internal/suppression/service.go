@@ -79,7 +79,7 @@ func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, 
 	if !in.Reason.Valid() {
 		return Suppression{}, false, apperr.Invalidf("`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		res, err := s.sp.Suppress(ctx, tx, bookID, []string{email}, in.Reason, SourceAPI, actor.CreatedBy())
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, 
 // suppressed unless each of their other addresses still is. Lifting a
 // lifted suppression changes nothing.
 func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var bookID, teamID uuid.UUID
 		err := tx.QueryRow(ctx, `SELECT s.book_id, b.team_id FROM suppressions s JOIN books b ON b.id = s.book_id WHERE s.id = $1`, id).
 			Scan(&bookID, &teamID)

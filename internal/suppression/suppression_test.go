@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
 
@@ -91,21 +91,13 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 		"emails": []any{map[string]any{"address": "ann@example.com", "label": "work"}}}).Expect(http.StatusCreated).String("data.id")
 	sp := suppression.New(env.Clock.Now)
 	ctx := context.Background()
-	inTx := func(fn func(tx pgx.Tx) error) {
+	inTx := func(fn func(tx *postgres.Tx) error) {
 		t.Helper()
-		tx, err := env.App.Pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx) //nolint:errcheck // committed below
-		if err := fn(tx); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(ctx); err != nil {
+		if err := postgres.InTx(ctx, env.App.Pool, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	inTx(func(tx pgx.Tx) error {
+	inTx(func(tx *postgres.Tx) error {
 		_, err := sp.Suppress(ctx, tx, uuid.MustParse(book), []string{"ann@example.com"}, suppression.ReasonComplaint, suppression.SourceProvider, nil)
 		return err
 	})
@@ -119,7 +111,7 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 	}
 	env.Clock.Advance(time.Hour)
 	who := uuid.MustParse(owner.ID)
-	inTx(func(tx pgx.Tx) error { return sp.Lift(ctx, tx, id, &who) })
+	inTx(func(tx *postgres.Tx) error { return sp.Lift(ctx, tx, id, &who) })
 	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_by = $2 AND lifted_at = $3`, id, who, env.Clock.Now()); n != 1 {
 		t.Fatal("the lifted record does not say who lifted it and when")
 	}
@@ -127,11 +119,11 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 		t.Fatal("the contact stays suppressed after its only suppression was lifted")
 	}
 	env.Clock.Advance(time.Hour)
-	inTx(func(tx pgx.Tx) error { return sp.Lift(ctx, tx, id, nil) })
+	inTx(func(tx *postgres.Tx) error { return sp.Lift(ctx, tx, id, nil) })
 	if n := env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_by = $2`, id, who); n != 1 {
 		t.Fatal("lifting again changed the record")
 	}
-	inTx(func(tx pgx.Tx) error {
+	inTx(func(tx *postgres.Tx) error {
 		res, err := sp.Suppress(ctx, tx, uuid.MustParse(book), []string{"ann@example.com"}, suppression.ReasonManual, suppression.SourceAPI, &who)
 		if err == nil && res.Recorded != 1 {
 			t.Errorf("suppressing again after a lift: %+v", res)
