@@ -707,3 +707,13 @@ func (s *Service) Each(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 	}
 	return postgres.Translate(rows.Err())
 }
+
+// DateLabels returns the labels of the dates the book's contacts carry,
+// sorted: an export gives each its column.
+func (s *Service) DateLabels(ctx context.Context, bookID uuid.UUID) ([]string, error) {
+	rows, _ := s.db.Query(ctx, `
+		SELECT DISTINCT d->>'label' FROM contacts c, jsonb_array_elements(c.dates) d
+		WHERE c.book_id = $1 AND c.dates <> '[]' ORDER BY 1`, bookID)
+	labels, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return labels, postgres.Translate(err)
+}
