@@ -34,6 +34,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -68,6 +69,9 @@ type App struct {
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
 	Jobs *jobs.Queue
+
+	// Transfer imports and exports contacts; imports run as jobs.
+	Transfer *transfer.Service
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker
@@ -146,6 +150,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		TrustProxy: cfg.TrustProxy,
 		RateCounts: ratelimit.New(pool),
 		Campaigns:  a.Campaigns,
+		Transfer:   a.Transfer,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

@@ -108,7 +108,7 @@ var knownColumns = map[string]string{
 	"web page": "website", "website": "website", "url": "website", "website 1 value": "website",
 	"birthday": "birthday", "notes": "notes", "note": "notes",
 	"labels": "labels", "categories": "labels", "tags": "labels", "group membership": "labels",
-	"starred": "starred",
+	"starred":  "starred",
 	"linkedin": "socials.linkedin", "twitter": "socials.x", "x": "socials.x", "instagram": "socials.instagram",
 	"facebook": "socials.facebook", "github": "socials.github", "youtube": "socials.youtube",
 	"anniversary": "dates.anniversary",
