@@ -58,8 +58,12 @@ func (f *vcardFile) row(card vcard.Card) contacts.ImportRow {
 	if n := card.Name(); n != nil {
 		c.FirstName, c.LastName = strings.TrimSpace(n.GivenName), strings.TrimSpace(n.FamilyName)
 	}
-	if c.FirstName == "" && c.LastName == "" {
-		if fn := strings.TrimSpace(card.Value(vcard.FieldFormattedName)); fn != "" {
+	// FN names a person unless it is the organisation's name (a company
+	// card: KIND:org, or FN equal to ORG).
+	org := strings.TrimSpace(strings.TrimRight(card.Value(vcard.FieldOrganization), ";"))
+	isOrg := strings.EqualFold(card.Value(vcard.FieldKind), "org")
+	if fn := strings.TrimSpace(card.Value(vcard.FieldFormattedName)); c.FirstName == "" && c.LastName == "" && !isOrg && fn != org {
+		if fn != "" {
 			out.Columns["first_name"], out.Columns["last_name"] = "FN", "FN"
 			if i := strings.LastIndexByte(fn, ' '); i > 0 {
 				c.FirstName, c.LastName = strings.TrimSpace(fn[:i]), strings.TrimSpace(fn[i+1:])
@@ -68,10 +72,11 @@ func (f *vcardFile) row(card vcard.Card) contacts.ImportRow {
 			}
 		}
 	}
-	if org := card.Value(vcard.FieldOrganization); org != "" {
-		c.Company, _, _ = strings.Cut(org, ";")
-		c.Company = strings.TrimSpace(c.Company)
-	}
+	// ORG is kept whole ("Company;Department" stays so): this service
+	// writes a company holding ";" as it is, and cutting at the first
+	// component would lose it. Empty trailing components (Apple's "Acme;")
+	// go.
+	c.Company = strings.TrimSpace(strings.ReplaceAll(strings.TrimRight(card.Value(vcard.FieldOrganization), ";"), `\;`, ";"))
 	c.JobTitle = strings.TrimSpace(card.Value(vcard.FieldTitle))
 	c.Notes = strings.TrimSpace(card.Value(vcard.FieldNote))
 	c.Website = strings.TrimSpace(card.Value(vcard.FieldURL))
@@ -181,6 +186,9 @@ func contactCard(c contacts.Contact) vcard.Card {
 	card := vcard.Card{}
 	card.SetValue(vcard.FieldVersion, "4.0")
 	card.SetValue(vcard.FieldFormattedName, c.DisplayName())
+	if c.FirstName == "" && c.LastName == "" {
+		card.SetValue(vcard.FieldKind, "org")
+	}
 	card.SetName(&vcard.Name{FamilyName: c.LastName, GivenName: c.FirstName})
 	set := func(k, v string) {
 		if v != "" {
