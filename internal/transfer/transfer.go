@@ -23,6 +23,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // Formats of a file.
@@ -86,6 +87,8 @@ type Service struct {
 	contacts *contacts.Service
 	queue    *jobs.Client
 	now      func() time.Time
+	// suppressor marks imported contacts whose addresses are suppressed.
+	suppressor suppression.Suppressor
 }
 
 // NewService wires the service; queue takes the import jobs (nil until
@@ -94,7 +97,7 @@ func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, now 
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, contacts: cs, now: now}
+	return &Service{db: db, books: bks, contacts: cs, now: now, suppressor: suppression.New(now)}
 }
 
 // SetQueue gives the service the job client: the queue is built after its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // ChunkRows is how many rows one transaction writes, with the checkpoint:
@@ -190,6 +192,11 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 		if err != nil {
 			return err
 		}
+		if !opt.DryRun {
+			if err := s.keepSuppressed(ctx, tx, in.BookID, rows); err != nil {
+				return err
+			}
+		}
 		keep := res.Errors[:min(len(res.Errors), max(0, maxErrors-nErrors))]
 		errs, err := json.Marshal(nonNilErrors(keep))
 		if err != nil {
@@ -238,4 +245,31 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 		_, err = tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id)
 		return postgres.Translate(err)
 	})
+}
+
+// keepSuppressed marks the imported contacts whose addresses are all
+// suppressed already, as the one suppression operation marks contacts:
+// an import neither lifts a suppression nor makes one, and a contact it
+// brings in with a suppressed address is as unreachable as any other.
+func (s *Service) keepSuppressed(ctx context.Context, tx pgx.Tx, bookID uuid.UUID, rows []contacts.ImportRow) error {
+	var addrs []string
+	for _, r := range rows {
+		for _, e := range r.Contact.Emails {
+			addrs = append(addrs, strings.ToLower(strings.TrimSpace(e.Address)))
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	rs, _ := tx.Query(ctx, `
+		SELECT email FROM suppressions WHERE book_id = $1 AND email = ANY($2) AND lifted_at IS NULL`,
+		postgres.PlanEachTime, bookID, addrs)
+	suppressed, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	if err != nil || len(suppressed) == 0 {
+		return postgres.Translate(err)
+	}
+	// Every address passed is in force already: nothing is recorded, the
+	// contacts holding only such addresses are marked.
+	_, err = s.suppressor.Suppress(ctx, tx, bookID, suppressed, suppression.ReasonManual, suppression.SourceImport, nil)
+	return err
 }
