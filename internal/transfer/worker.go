@@ -22,7 +22,7 @@ import (
 // ChunkRows is how many rows one transaction writes, with the checkpoint:
 // large enough for set-based statements to pay off, small enough that a
 // chunk commits in well under a second.
-const ChunkRows = 2000
+const ChunkRows = 5000
 
 // turnTime bounds one attempt of an import job; an import not done by
 // then is snoozed and continues from its checkpoint at once (here or on
