@@ -224,8 +224,10 @@ rowsLoop:
 				target = &Contact{ID: dupID}
 				patched[dupID] = target
 				patchOrder = append(patchOrder, dupID)
-				res.Updated++
 			}
+			// Counted as updated; a patch that turns out invalid moves
+			// to failed when applied.
+			res.Updated++
 			// The patch is applied once the existing contacts are loaded;
 			// keep it with the target.
 			pending[target] = append(pending[target], importPatch{row: r, contact: c, labels: labelKeys})
@@ -255,21 +257,41 @@ rowsLoop:
 		}
 	}
 
-	// Rows that patch a contact created earlier in this batch apply now.
-	for _, cp := range createdP {
-		for _, p := range pending[cp] {
-			mergeImported(cp, p.contact)
+	// apply patches cur with the rows' values in turn; a row whose patch
+	// would make the contact invalid fails alone.
+	apply := func(target *Contact, cur Contact) (Contact, bool) {
+		changed := false
+		for _, p := range pending[target] {
+			next := cur
+			next.Emails, next.Phones = append([]Email(nil), cur.Emails...), append([]Phone(nil), cur.Phones...)
+			next.Addresses, next.Dates, next.Socials = append([]Address(nil), cur.Addresses...), append([]Date(nil), cur.Dates...), append([]Social(nil), cur.Socials...)
+			mergeImported(&next, p.contact)
+			next.normalize()
+			if err := next.validate(); err != nil {
+				res.Updated--
+				fail(p.row, columnOf(p.row, err), errMessage(err))
+				continue
+			}
+			cur, changed = next, true
 			if len(p.labels) > 0 {
-				toLabel = append(toLabel, pendingLabels{contact: cp, keys: p.labels})
+				toLabel = append(toLabel, pendingLabels{contact: target, keys: p.labels})
 			}
 			if len(p.row.Custom) > 0 {
-				if custom[cp] == nil {
-					custom[cp] = map[string]string{}
+				if custom[target] == nil {
+					custom[target] = map[string]string{}
 				}
 				for k, v := range p.row.Custom {
-					custom[cp][k] = v
+					custom[target][k] = v
 				}
 			}
+		}
+		return cur, changed
+	}
+
+	// Rows that patch a contact created earlier in this batch apply now.
+	for _, cp := range createdP {
+		if len(pending[cp]) > 0 {
+			*cp, _ = apply(cp, *cp)
 		}
 	}
 
@@ -288,35 +310,13 @@ rowsLoop:
 			target := patched[id]
 			cur, ok := byID[id]
 			if !ok {
-				continue // deleted meanwhile
+				// Deleted meanwhile: its rows have nothing to update.
+				res.Updated -= len(pending[target])
+				res.Skipped += len(pending[target])
+				continue
 			}
-			okRows := 0
-			for _, p := range pending[target] {
-				next := cur
-				next.Emails, next.Phones = append([]Email(nil), cur.Emails...), append([]Phone(nil), cur.Phones...)
-				next.Addresses, next.Dates, next.Socials = append([]Address(nil), cur.Addresses...), append([]Date(nil), cur.Dates...), append([]Social(nil), cur.Socials...)
-				mergeImported(&next, p.contact)
-				next.normalize()
-				if err := next.validate(); err != nil {
-					fail(p.row, columnOf(p.row, err), errMessage(err))
-					continue
-				}
-				cur = next
-				okRows++
-				if len(p.labels) > 0 {
-					toLabel = append(toLabel, pendingLabels{contact: target, keys: p.labels})
-				}
-				if len(p.row.Custom) > 0 {
-					if custom[target] == nil {
-						custom[target] = map[string]string{}
-					}
-					for k, v := range p.row.Custom {
-						custom[target][k] = v
-					}
-				}
-			}
-			if okRows == 0 {
-				res.Updated--
+			cur, changed := apply(target, cur)
+			if !changed {
 				continue
 			}
 			cur.UpdatedAt = now

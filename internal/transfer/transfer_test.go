@@ -172,3 +172,25 @@ func TestImportUniqueEmailsBook(t *testing.T) {
 		t.Fatalf("import: %s", r.Body)
 	}
 }
+
+// TestImportRepeatsInOneFile: in update mode a second row with the same
+// address patches the contact the first row created; a patch that would
+// make it invalid fails alone. Every row is counted once.
+func TestImportRepeatsInOneFile(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	u := env.Signup("Repeats")
+	book := u.CreateBook("Repeats")
+	file := []byte("first_name,emails.work,job_title,website\r\nAda,ada@example.com,,\r\n,ADA@example.com,Countess,\r\n,ada@example.com,,not a url\r\n")
+	id := queue(t, u, book, file, map[string]string{"mode": "update"})
+	env.WaitJobs()
+	r := u.Get("/api/books/" + book + "/imports/" + id.String()).Expect(http.StatusOK)
+	if r.Int("data.created") != 1 || r.Int("data.updated") != 1 || r.Int("data.failed") != 1 || r.Int("data.processed_rows") != 3 ||
+		r.String("data.errors.0.column") != "website" || r.Int("data.errors.0.row") != 4 {
+		t.Fatalf("import: %s", r.Body)
+	}
+	c := u.InBook(book).Get("/api/contacts").Expect(http.StatusOK)
+	if c.Len("data") != 1 || c.String("data.0.job_title") != "Countess" || c.String("data.0.first_name") != "Ada" || c.Len("data.0.emails") != 1 {
+		t.Fatalf("contacts: %s", c.Body)
+	}
+}
