@@ -194,3 +194,46 @@ func TestImportRepeatsInOneFile(t *testing.T) {
 		t.Fatalf("contacts: %s", c.Body)
 	}
 }
+
+// TestImportMailchimpMappingAndAccess: Mailchimp's columns by name, an
+// explicit mapping overriding names, the row limit, and who may import.
+func TestImportMailchimpMappingAndAccess(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	u := env.Signup("Chimp")
+	book := u.CreateBook("Chimp")
+	u.Post("/api/books/"+book+"/fields", map[string]string{"key": "tier", "name": "Tier", "type": "number"}).Expect(http.StatusCreated)
+	queue(t, u, book, []byte("Email Address\tFirst Name\tLast Name\tTAGS\tMEMBER_RATING\r\nmc@example.com\tMai\tChimp\t\"news, vip\"\t4\r\n"), nil)
+	env.WaitJobs()
+	c := u.InBook(book).Get("/api/contacts").Expect(http.StatusOK)
+	if c.String("data.0.emails.0.address") != "mc@example.com" || c.String("data.0.last_name") != "Chimp" || c.Len("data.0.labels") != 2 {
+		t.Fatalf("mailchimp: %s", c.Body)
+	}
+	// The mapping sends MEMBER_RATING to a custom field and ignores the
+	// rest of the columns it does not name; a value of the wrong type
+	// fails its row.
+	id := queue(t, u, book, []byte("Who,Mail,MEMBER_RATING\r\nRay,ray@example.com,5\r\nSam,sam@example.com,lots\r\n"),
+		map[string]string{"mapping": `{"Who":"company","MEMBER_RATING":"custom.tier"}`})
+	env.WaitJobs()
+	r := u.Get("/api/books/" + book + "/imports/" + id.String()).Expect(http.StatusOK)
+	if r.Int("data.created") != 1 || r.Int("data.failed") != 1 || r.String("data.errors.0.column") != "MEMBER_RATING" {
+		t.Fatalf("mapping: %s", r.Body)
+	}
+	c = u.InBook(book).Get("/api/contacts?q=Ray").Expect(http.StatusOK)
+	if c.String("data.0.company") != "Ray" || c.Len("data.0.emails") != 0 || c.String("data.0.custom_fields.tier") != "5" {
+		t.Fatalf("mapped contact: %s", c.Body)
+	}
+	var big strings.Builder
+	big.WriteString("first_name\n")
+	for range transfer.MaxRows + 1 {
+		big.WriteString("A\n")
+	}
+	u.Post("/api/books/"+book+"/imports", upload(t, []byte(big.String()), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+
+	viewer := env.Join(u, "Viewer", "viewer")
+	viewer.Post("/api/books/"+book+"/imports", upload(t, []byte("first_name\nA\n"), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	viewer.Get("/api/books/" + book + "/imports").Expect(http.StatusOK)
+	stranger := env.Signup("Stranger")
+	stranger.Get("/api/books/" + book + "/imports/" + id.String()).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	stranger.Get("/api/books/" + book + "/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
+}
