@@ -55,8 +55,10 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
-		// Shutdown: the committed chunks stay, the job is retried.
-		return err
+		// Shutdown: the committed chunks stay; the same job continues
+		// from the checkpoint, here after a restart or on another
+		// instance, without spending an attempt.
+		return river.JobSnooze(0)
 	}
 	final := job.Attempt >= job.MaxAttempts || apperr.Is(err, apperr.NotFound) || apperr.Is(err, apperr.InvalidInput)
 	if final {
@@ -75,7 +77,7 @@ func errorText(err error) string {
 	if errors.As(err, &ae) {
 		return ae.Message
 	}
-	return "the database refused a chunk of rows; it was retried several times (" + err.Error() + ")."
+	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
 }
 
 // errStopped ends a run whose import was canceled or is worked elsewhere.
