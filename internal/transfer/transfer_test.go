@@ -237,3 +237,23 @@ func TestImportMailchimpMappingAndAccess(t *testing.T) {
 	stranger.Get("/api/books/" + book + "/imports/" + id.String()).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	stranger.Get("/api/books/" + book + "/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 }
+
+// TestImportWithoutItsFileFails: an import that cannot go on is marked
+// failed with its reason, never left running.
+func TestImportWithoutItsFileFails(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	u := env.Signup("Gone")
+	book := u.CreateBook("Gone")
+	id := queue(t, u, book, peopleCSV(0, 10), nil)
+	if _, err := env.App.Pool.Exec(t.Context(), `DELETE FROM import_files WHERE import_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := env.App.Transfer.Run(t.Context(), id, 1<<62); err != nil || !done {
+		t.Fatalf("run: %v %v", done, err)
+	}
+	r := u.Get("/api/books/" + book + "/imports/" + id.String()).Expect(http.StatusOK)
+	if r.String("data.status") != "failed" || !strings.Contains(r.String("data.failure_reason"), "no longer stored") || !r.Has("data.finished_at") {
+		t.Fatalf("import: %s", r.Body)
+	}
+}

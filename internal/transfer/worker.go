@@ -120,7 +120,9 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	var text []byte
 	err = s.db.QueryRow(ctx, `SELECT content FROM import_files WHERE import_id = $1`, id).Scan(&text)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return true, nil // canceled meanwhile
+		// Canceled meanwhile (fail then changes nothing), or the file is
+		// gone: never leave the import running.
+		return true, s.fail(ctx, id, "The import stopped: its file is no longer stored; upload it again.")
 	}
 	if err != nil {
 		return false, postgres.Translate(err)
