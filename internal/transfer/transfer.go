@@ -119,7 +119,9 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 		return parsed{}, err
 	}
 	total := 0
-	err = eachRow(text, format, mapping, customKeys, 0, func(contacts.ImportRow) error {
+	// Records only: the rows are built (and their values checked) by
+	// the job.
+	err = eachRecord(text, format, mapping, customKeys, func() error {
 		if total++; total > MaxRows {
 			return apperr.Invalidf("The file has more than %d rows; split it into several imports.", MaxRows)
 		}
@@ -137,8 +139,27 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 	return parsed{text: text, total: total}, nil
 }
 
+// eachRecord calls fn for every record of the file, reading them without
+// building their rows.
+func eachRecord(text []byte, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
+	return walk(text, format, mapping, customKeys, 0, nil, fn)
+}
+
 // eachRow calls fn with every record of the file after the first skip.
 func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(contacts.ImportRow) error) error {
+	return walk(text, format, mapping, customKeys, skip, fn, nil)
+}
+
+// walk reads the records after the first skip, handing each to row as an
+// import row, or, when row is nil, announcing it to record.
+func walk(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int,
+	row func(contacts.ImportRow) error, record func() error) error {
+	fn := func(build func() contacts.ImportRow) error {
+		if row == nil {
+			return record()
+		}
+		return row(build())
+	}
 	n := 0
 	if format == FormatVCard {
 		if len(mapping) > 0 {
@@ -156,7 +177,7 @@ func eachRow(text []byte, format string, mapping map[string]string, customKeys m
 			if n++; n <= skip {
 				continue
 			}
-			if err := fn(f.row(card)); err != nil {
+			if err := fn(func() contacts.ImportRow { return f.row(card) }); err != nil {
 				return err
 			}
 		}
@@ -176,7 +197,7 @@ func eachRow(text []byte, format string, mapping map[string]string, customKeys m
 		if n++; n <= skip {
 			continue
 		}
-		if err := fn(f.row(rec)); err != nil {
+		if err := fn(func() contacts.ImportRow { return f.row(rec) }); err != nil {
 			return err
 		}
 	}
