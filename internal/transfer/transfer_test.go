@@ -234,8 +234,8 @@ func TestImportMailchimpMappingAndAccess(t *testing.T) {
 	viewer.Post("/api/books/"+book+"/imports", upload(t, []byte("first_name\nA\n"), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	viewer.Get("/api/books/" + book + "/imports").Expect(http.StatusOK)
 	stranger := env.Signup("Stranger")
-	stranger.Get("/api/books/" + book + "/imports/" + id.String()).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	stranger.Get("/api/books/" + book + "/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	stranger.Get("/api/books/"+book+"/imports/"+id.String()).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	stranger.Get("/api/books/"+book+"/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 }
 
 // TestImportWithoutItsFileFails: an import that cannot go on is marked
