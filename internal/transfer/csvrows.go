@@ -139,7 +139,7 @@ func (f *csvFile) row(rec []string) contacts.ImportRow {
 		case "birthday":
 			d, ok := parseDate(v)
 			if !ok {
-				problem(i, "%q is not a date; write it as YYYY-MM-DD.", v)
+				problem(i, "%q is not a full date; a birthday is stored with its year, as YYYY-MM-DD.", v)
 			} else if d != "" {
 				c.Birthday = &d
 			}
