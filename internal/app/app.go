@@ -36,6 +36,7 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -74,6 +75,9 @@ type App struct {
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
 	Jobs *jobs.Queue
+
+	// Transfer imports and exports contacts; imports run as jobs.
+	Transfer *transfer.Service
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker
@@ -154,6 +158,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		TrustProxy: cfg.TrustProxy,
 		RateCounts: ratelimit.New(pool),
 		Campaigns:  a.Campaigns,
+		Transfer:   a.Transfer,
 
 		Delivery:     a.Delivery,
 		Suppressions: a.Suppressions,

@@ -8,13 +8,15 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // wireJobs builds the durable background work: the campaigns runner
 // (sending through the provider at MAILER_BASE_URL) with the scheduler's
 // periodic ticks, the hourly webhook history prune, the job queue that
-// runs them, and the campaigns request service that queues runs on it.
+// runs them, the campaigns request service that queues runs on it, and the
+// contact imports (transfer) with their worker.
 func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
@@ -31,6 +33,10 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	a.CampaignRunner = campaigns.NewRunner(d)
 	workers := river.NewWorkers()
 	if err := campaigns.AddWorkers(workers, a.CampaignRunner); err != nil {
+		return err
+	}
+	a.Transfer = transfer.NewService(a.Pool, a.Books, a.Contacts, now)
+	if err := transfer.AddWorkers(workers, a.Transfer, a.Log); err != nil {
 		return err
 	}
 	var periodic []*river.PeriodicJob
@@ -54,6 +60,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	}
 	a.Workers = append(a.Workers, a.Jobs)
 	d.Runs = campaigns.NewRuns(a.Jobs.Client())
+	a.Transfer.SetQueue(a.Jobs.Client())
 	a.Campaigns = campaigns.NewService(d)
 	return nil
 }

@@ -31,6 +31,7 @@ var contract = sync.OnceValues(func() (routers.Router, error) {
 	}
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/vcard", openapi3filter.FileBodyDecoder)
 	return legacy.NewRouter(doc)
 })
 

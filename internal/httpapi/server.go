@@ -24,6 +24,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -37,6 +38,8 @@ type Deps struct {
 	Contacts *contacts.Service
 	// Campaigns serves templates, campaigns, settings, images, unsubscribe.
 	Campaigns *campaigns.Service
+	// Transfer serves imports and exports.
+	Transfer *transfer.Service
 	// Ready reports whether the service can take traffic (database up).
 	Ready func(ctx context.Context) error
 	// Observe hears about every request (metrics); optional.
@@ -85,6 +88,7 @@ type Server struct {
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
 	campaigns  *campaigns.Service
+	transfer   *transfer.Service
 
 	secureCookies bool
 
@@ -97,6 +101,7 @@ func New(d Deps) http.Handler {
 	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, metricsToken: d.MetricsToken, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	s.secureCookies = d.SecureCookies
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
+	s.transfer = d.Transfer
 	return s.routes()
 }
 
@@ -190,6 +195,7 @@ func (s *Server) publicRoutes(r chi.Router) {
 	r.Get("/books", s.as(s.listBooks))
 	r.Get("/books/{id}", s.withID("id", s.getBook))
 	r.Get("/books/{id}/labels", s.withID("id", s.listLabels))
+	s.transferPublicRoutes(r)
 	s.contactRoutes(r)
 	s.campaignPublicRoutes(r)
 	s.deliveryRoutes(r)
@@ -201,6 +207,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Post("/auth/password", s.as(s.changePassword))
 	r.Post("/auth/logout", s.as(s.logout))
 	r.Get("/contacts/check-email", s.inBook(s.checkEmail))
+	s.transferRoutes(r)
 	s.campaignInternalRoutes(r)
 	s.deliveryInternalRoutes(r)
 	r.Route("/teams/{team_id}", func(r chi.Router) {

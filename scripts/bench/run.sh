@@ -6,7 +6,9 @@
 #    contacts on a 100,000-contact book, campaign sending to 100,000
 #    participants, provider event intake and the reports it feeds,
 #    webhook fan-out throughput and latency, mail merge
-#    (per recipient, and compiling 1 MB templates shaped against it).
+#    (per recipient, and compiling 1 MB templates shaped against it),
+#    imports of 100,000 CSV rows (new, then update mode) and exports of
+#    100,000 contacts as CSV and vCard, with their peak heap and RSS.
 #  - HTTP load against the running binary with wrk (installed from the OS
 #    packages when missing), on a fresh database seeded with 100,000
 #    contacts: GET a contact, list 50 with total at offsets 0, 50,000 and
@@ -44,6 +46,7 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/webhooks/ 'BenchmarkWebhookLatency' 5000x
 	gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
 	gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
+	gobench ./internal/transfer/ 'BenchmarkTransfer100k' 1x
 fi
 
 # The dashboard's budgets in headless Chromium against the real binary
@@ -111,6 +114,13 @@ bulk() { # sub-benchmark, operation, label, target (s) -> table row; met on the 
 	printf '| %s | <= %s s | %s s over HTTP, median of %s (Go benchmark: %s) | %s |\n' "$3" "$4" "${v:-n/a}" \
 		"$(grep -c "^BULK $2 " "$raw")" "$(secs "BenchmarkContact100k/$1-")" "$(met "$v" "$4" 1)"
 }
+transferrow() { # sub-benchmark, label, target (s) -> table row; RSS must stay <= 150 MB too
+	local v rss
+	v=$(secs "BenchmarkTransfer100k/$1-")
+	rss=$(metric "BenchmarkTransfer100k/$1-" peak-RSS-MB)
+	printf '| %s | <= %s s, RSS <= 150 MB | %s, peak RSS %s MB, peak heap %s MB | %s |\n' "$2" "$3" "$v" "${rss:-n/a}" \
+		"$(metric "BenchmarkTransfer100k/$1-" peak-heap-MB)" "$([ "$(met "$v" "$3" 1)" = yes ] && [ "$(met "$rss" 150 1)" = yes ] && echo yes || echo no)"
+}
 pgb=$(awk '$1 == "PGBENCH" { v = $2 } END { print v }' "$raw")
 web() { awk -v n="$1" '$1 == "WEBBUDGET" && $2 == n { v = $3 } END { print v }' "$raw"; }
 webrow() { # figure, label, target, unit
@@ -162,6 +172,10 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | deliverability over 30 days, a book with 1,000,000 events | <= 100 ms | ${dlvms:-n/a} ms | $(met "${dlvms:-}" 100 1) |
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
+$(transferrow ImportCSVNew "import 100,000 CSV rows, new contacts, contact.created written" 4.7)
+$(transferrow ImportCSVUpdate "import 100,000 CSV rows, update mode, contact.updated written" 10)
+$(transferrow ExportCSV "export 100,000 contacts as CSV, streamed" 2)
+$(transferrow ExportVCARD "export 100,000 contacts as vCard, streamed" 3)
 | mail merge, per recipient | < 10 us | $personalize | $(met "$personalize" 10 1) |
 | mail merge, compile of a 1 MB adversarial template, slowest of 10 shapes | <= 100 ms | $adversarial | $(met "${adversarial%% *}" 100 1) |
 $(webrow first-load-kb "dashboard first load (login screen), compressed JS+CSS transferred" 150 KB)

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/transfer"
+)
+
+// transferRoutes are the import endpoints and the book export of the
+// internal API.
+func (s *Server) transferRoutes(r chi.Router) {
+	r.Post("/books/{id}/imports", s.withID("id", s.startImport))
+	r.Get("/books/{id}/imports", s.withID("id", s.listImports))
+	r.Get("/books/{id}/imports/{import_id}", s.withID("id", s.getImport))
+	r.Delete("/books/{id}/imports/{import_id}", s.withID("id", s.cancelImport))
+	r.Get("/books/{id}/export", s.withID("id", s.exportContacts))
+}
+
+// transferPublicRoutes is the export of the public API (X-Book-ID).
+func (s *Server) transferPublicRoutes(r chi.Router) {
+	r.Get("/contacts/export", s.inBook(s.exportContacts))
+}
+
+// maxImportRequest bounds the multipart request of an import: the file
+// plus room for the other fields and the part headers.
+const maxImportRequest = transfer.MaxFileBytes + 1<<20
+
+// maxImportField bounds a form field other than the file (the mapping).
+const maxImportField = 64 << 10
+
+var errImportTooLarge = apperr.New(apperr.PayloadTooLarge, "The file is larger than %d MB; split it into several imports.", transfer.MaxFileBytes>>20)
+
+func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxImportRequest)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return apperr.New(apperr.UnsupportedMediaType, "Send the import as multipart/form-data with the file in a part named file.")
+	}
+	req := transfer.Request{CreateLabels: true}
+	seenFile := false
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return importReadError(err)
+		}
+		name := part.FormName()
+		if name == "file" {
+			seenFile = true
+			req.File, err = io.ReadAll(io.LimitReader(part, transfer.MaxFileBytes+1))
+			if err != nil {
+				return importReadError(err)
+			}
+			if len(req.File) > transfer.MaxFileBytes {
+				return errImportTooLarge
+			}
+			continue
+		}
+		raw, err := io.ReadAll(io.LimitReader(part, maxImportField+1))
+		if err != nil {
+			return importReadError(err)
+		}
+		if len(raw) > maxImportField {
+			return apperr.Invalidf("The form field %s is longer than %d KB.", name, maxImportField>>10)
+		}
+		v := strings.TrimSpace(string(raw))
+		switch name {
+		case "format":
+			req.Format = strings.ToLower(v)
+		case "mapping":
+			req.Mapping = v
+		case "mode":
+			req.Mode = strings.ToLower(v)
+		case "dry_run":
+			if req.DryRun, err = formBool(name, v); err != nil {
+				return err
+			}
+		case "create_labels":
+			if req.CreateLabels, err = formBool(name, v); err != nil {
+				return err
+			}
+		default:
+			return apperr.Invalidf("Unknown form field %s; send file, format, mapping, mode, dry_run, create_labels.", name)
+		}
+	}
+	if !seenFile {
+		return apperr.Invalidf("`file` is required: the CSV or vCard file, as a part named file.")
+	}
+	in, err := s.transfer.Start(r.Context(), a, bookID, req)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, in)
+}
+
+// formBool reads a true/false form field.
+func formBool(name, v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apperr.Invalidf("`%s` must be true or false.", name)
+	}
+	return b, nil
+}
+
+func importReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errImportTooLarge
+	}
+	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
+}
+
+func (s *Server) listImports(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	list, err := s.transfer.List(r.Context(), a, bookID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, list)
+}
+
+func (s *Server) getImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	id, err := pathUUID(r, "import_id")
+	if err != nil {
+		return err
+	}
+	in, err := s.transfer.Get(r.Context(), a, bookID, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, in)
+}
+
+func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	id, err := pathUUID(r, "import_id")
+	if err != nil {
+		return err
+	}
+	in, err := s.transfer.Cancel(r.Context(), a, bookID, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, in)
+}
+
+// exportContacts streams the book's contacts (or those the contacts list's
+// filters select) as a CSV or vCard attachment. An error before the first
+// byte is answered as JSON; one after it can only cut the stream short.
+func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	labelID, err := queryUUID(r, "label_id")
+	if err != nil {
+		return err
+	}
+	starred, err := queryBool(r, "starred")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	flusher, _ := w.(http.Flusher)
+	started := false
+	err = s.transfer.Export(r.Context(), a, bookID, strings.ToLower(q.Get("format")),
+		contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
+		func(d transfer.Download) io.Writer {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", d.ContentType)
+			h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Filename}))
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
+			return w
+		},
+		func() {
+			if flusher != nil {
+				flusher.Flush()
+			}
+		})
+	if err != nil && started {
+		s.log.Warn("export cut short", "err", err)
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,392 @@
+// Package transfer moves contacts in and out of a book: imports of CSV
+// (Google Contacts, Outlook, Mailchimp and this service's own columns) and
+// vCard 3.0/4.0 files, run as River jobs that work the file in chunks with
+// their progress and checkpoint in the imports table, and exports of a
+// book (or a filter of it) as CSV or vCard streamed row by row.
+package transfer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
+)
+
+// Formats of a file.
+const (
+	FormatCSV   = "csv"
+	FormatVCard = "vcard"
+)
+
+// Statuses of an import.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusCanceled  = "canceled"
+)
+
+// maxErrors bounds the row errors an import keeps.
+const maxErrors = 1000
+
+// Import is an import as the API returns it.
+type Import struct {
+	ID            uuid.UUID           `json:"id"`
+	BookID        uuid.UUID           `json:"book_id"`
+	Status        string              `json:"status"`
+	Format        string              `json:"format"`
+	Mode          string              `json:"mode"`
+	DryRun        bool                `json:"dry_run"`
+	TotalRows     int                 `json:"total_rows"`
+	ProcessedRows int                 `json:"processed_rows"`
+	Created       int                 `json:"created"`
+	Updated       int                 `json:"updated"`
+	Skipped       int                 `json:"skipped"`
+	Failed        int                 `json:"failed"`
+	Errors        []contacts.RowError `json:"errors"`
+	FailureReason *string             `json:"failure_reason"`
+	CreatedBy     *uuid.UUID          `json:"created_by"`
+	CreatedAt     time.Time           `json:"created_at"`
+	StartedAt     *time.Time          `json:"started_at"`
+	FinishedAt    *time.Time          `json:"finished_at"`
+
+	teamID       uuid.UUID
+	createLabels bool
+	mapping      map[string]string
+}
+
+// Request is what POST /books/{id}/imports asks for.
+type Request struct {
+	File         []byte
+	Format       string // "" detects
+	Mapping      string // JSON object, header -> target; "" maps by name
+	Mode         string // "" is skip
+	DryRun       bool
+	CreateLabels bool
+}
+
+// Service starts, lists and cancels imports and writes exports.
+type Service struct {
+	db       postgres.Pool
+	books    *books.Service
+	contacts *contacts.Service
+	queue    *jobs.Client
+	now      func() time.Time
+	// suppressor marks imported contacts whose addresses are suppressed.
+	suppressor suppression.Suppressor
+}
+
+// NewService wires the service; queue takes the import jobs (nil until
+// the job queue is built: see SetQueue).
+func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, books: bks, contacts: cs, now: now, suppressor: suppression.New(now)}
+}
+
+// SetQueue gives the service the job client: the queue is built after its
+// workers, and the workers after this service.
+func (s *Service) SetQueue(q *jobs.Client) { s.queue = q }
+
+// parsed is a checked file: its text and how to read it.
+type parsed struct {
+	text  []byte
+	total int
+}
+
+// check reads the whole file once, so that a file the import cannot read
+// is refused before anything is queued: its encoding, its records, the
+// mapping, the row limit. It returns the UTF-8 text and the record count.
+func check(raw []byte, format string, mapping map[string]string, customKeys map[string]bool) (parsed, error) {
+	text, err := decodeText(raw)
+	if err != nil {
+		return parsed{}, err
+	}
+	total := 0
+	// Records only: the rows are built (and their values checked) by
+	// the job.
+	err = eachRecord(text, format, mapping, customKeys, func() error {
+		if total++; total > MaxRows {
+			return apperr.Invalidf("The file has more than %d rows; split it into several imports.", MaxRows)
+		}
+		return nil
+	})
+	if err != nil {
+		return parsed{}, err
+	}
+	if total == 0 {
+		if format == FormatVCard {
+			return parsed{}, apperr.Invalidf("The file holds no vCard.")
+		}
+		return parsed{}, apperr.Invalidf("The file has a header row but no contacts.")
+	}
+	return parsed{text: text, total: total}, nil
+}
+
+// eachRecord calls fn for every record of the file, reading them without
+// building their rows.
+func eachRecord(text []byte, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
+	return walk(text, format, mapping, customKeys, 0, nil, fn)
+}
+
+// eachRow calls fn with every record of the file after the first skip.
+func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(contacts.ImportRow) error) error {
+	return walk(text, format, mapping, customKeys, skip, fn, nil)
+}
+
+// walk reads the records after the first skip, handing each to row as an
+// import row, or, when row is nil, announcing it to record.
+func walk(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int,
+	row func(contacts.ImportRow) error, record func() error) error {
+	fn := func(build func() contacts.ImportRow) error {
+		if row == nil {
+			return record()
+		}
+		return row(build())
+	}
+	n := 0
+	if format == FormatVCard {
+		if len(mapping) > 0 {
+			return apperr.Invalidf("A mapping applies to CSV files only; a vCard's properties are read as they are.")
+		}
+		f := openVCard(text)
+		for {
+			card, err := f.next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if n++; n <= skip {
+				continue
+			}
+			if err := fn(func() contacts.ImportRow { return f.row(card) }); err != nil {
+				return err
+			}
+		}
+	}
+	f, err := openCSV(text, mapping, customKeys)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n++; n <= skip {
+			continue
+		}
+		if err := fn(func() contacts.ImportRow { return f.row(rec) }); err != nil {
+			return err
+		}
+	}
+}
+
+// Start checks the file and queues its import (member): the import row,
+// the file and the job are written in one transaction.
+func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Import, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
+	if err != nil {
+		return Import{}, err
+	}
+	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []contacts.RowError{},
+		CreatedBy: actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
+	switch in.Mode {
+	case "":
+		in.Mode = contacts.ModeSkip
+	case contacts.ModeSkip, contacts.ModeUpdate, contacts.ModeCreate:
+	default:
+		return Import{}, apperr.Invalidf("`mode` must be skip, update or create.")
+	}
+	if strings.TrimSpace(req.Mapping) != "" {
+		if err := json.Unmarshal([]byte(req.Mapping), &in.mapping); err != nil {
+			return Import{}, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
+		}
+	}
+	if len(req.File) == 0 {
+		return Import{}, apperr.Invalidf("The file is empty.")
+	}
+	in.Format = req.Format
+	switch in.Format {
+	case "":
+		text, err := decodeText(req.File)
+		if err != nil {
+			return Import{}, err
+		}
+		in.Format = detectFormat(text)
+	case FormatCSV, FormatVCard:
+	default:
+		return Import{}, apperr.Invalidf("`format` must be csv or vcard (or left out to detect it).")
+	}
+	keys, err := s.contacts.CustomFieldKeys(ctx, b.ID)
+	if err != nil {
+		return Import{}, err
+	}
+	p, err := check(req.File, in.Format, in.mapping, keys)
+	if err != nil {
+		return Import{}, err
+	}
+	in.TotalRows = p.total
+	mapping, _ := json.Marshal(nonNilMap(in.mapping))
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO imports (id, book_id, team_id, status, format, mode, dry_run, create_labels, mapping, total_rows, created_by, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			in.ID, in.BookID, in.teamID, in.Status, in.Format, in.Mode, in.DryRun, in.createLabels, mapping, in.TotalRows, in.CreatedBy, in.CreatedAt)
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		// The file is stored as UTF-8 text: the job need not guess again.
+		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, p.text); err != nil {
+			return postgres.Translate(err)
+		}
+		if s.queue == nil {
+			return apperr.New(apperr.Unavailable, "Imports cannot be queued on this instance.")
+		}
+		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
+			return apperr.Wrap(err, apperr.Internal, "queue import")
+		}
+		return nil
+	})
+	if err != nil {
+		return Import{}, err
+	}
+	return in, nil
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+var errImportNotFound = apperr.NotFoundf("No import with this id in the book.")
+
+// importColumns are an import's columns, in scanImport's order.
+const importColumns = `id, book_id, team_id, status, format, mode, dry_run, create_labels, mapping, total_rows, processed_rows,
+	created, updated, skipped, failed, errors, failure_reason, created_by, created_at, started_at, finished_at`
+
+func scanImport(row pgx.Row) (Import, error) {
+	var (
+		in     Import
+		errs   []byte
+		mapRaw []byte
+	)
+	err := row.Scan(&in.ID, &in.BookID, &in.teamID, &in.Status, &in.Format, &in.Mode, &in.DryRun, &in.createLabels, &mapRaw,
+		&in.TotalRows, &in.ProcessedRows, &in.Created, &in.Updated, &in.Skipped, &in.Failed, &errs, &in.FailureReason,
+		&in.CreatedBy, &in.CreatedAt, &in.StartedAt, &in.FinishedAt)
+	if err != nil {
+		return in, err
+	}
+	if err := json.Unmarshal(errs, &in.Errors); err != nil {
+		return in, err
+	}
+	if in.Errors == nil {
+		in.Errors = []contacts.RowError{}
+	}
+	return in, json.Unmarshal(mapRaw, &in.mapping)
+}
+
+// List returns the book's imports, newest first (viewer).
+func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Import, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := s.db.Query(ctx, `SELECT `+importColumns+` FROM imports WHERE book_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, b.ID)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Import, error) { return scanImport(r) })
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	if out == nil {
+		out = []Import{}
+	}
+	return out, nil
+}
+
+// Get returns an import of the book (viewer).
+func (s *Service) Get(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
+	if err != nil {
+		return Import{}, err
+	}
+	return s.byID(ctx, s.db, b.ID, id, false)
+}
+
+func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID, lock bool) (Import, error) {
+	q := `SELECT ` + importColumns + ` FROM imports WHERE id = $1 AND book_id = $2`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	in, err := scanImport(db.QueryRow(ctx, q, id, bookID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Import{}, errImportNotFound
+	}
+	return in, postgres.Translate(err)
+}
+
+// Cancel stops a queued or running import (member): the chunk in flight,
+// if any, finishes (its rows are written and counted), then the job stops
+// at its next chunk. An import already over is returned as it is.
+func (s *Service) Cancel(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
+	if err != nil {
+		return Import{}, err
+	}
+	var out Import
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		in, err := s.byID(ctx, tx, b.ID, id, true)
+		if err != nil {
+			return err
+		}
+		if in.Status == StatusQueued || in.Status == StatusRunning {
+			now := s.now().UTC()
+			if _, err := tx.Exec(ctx, `UPDATE imports SET status = 'canceled', finished_at = $2 WHERE id = $1`, id, now); err != nil {
+				return postgres.Translate(err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id); err != nil {
+				return postgres.Translate(err)
+			}
+			in.Status, in.FinishedAt = StatusCanceled, &now
+		}
+		out = in
+		return nil
+	})
+	return out, err
+}
+
+// ImportArgs is the job of one import; unique while queued or running, so
+// one import is worked by one instance at a time.
+type ImportArgs struct {
+	ImportID uuid.UUID `json:"import_id"`
+}
+
+// Kind names the job in river_job.
+func (ImportArgs) Kind() string { return "contact_import" }
+
+// InsertOpts makes the job unique per import.
+func (ImportArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
+}

@@ -1,0 +1,279 @@
+package transfer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
+)
+
+// ChunkRows is how many rows one transaction writes, with the checkpoint:
+// large enough for set-based statements to pay off, small enough that a
+// chunk commits in well under a second.
+const ChunkRows = 5000
+
+// turnTime bounds one attempt of an import job; an import not done by
+// then is snoozed and continues from its checkpoint at once (here or on
+// another instance), so no attempt nears the job timeout after which River
+// would take the job for one of a dead instance.
+const turnTime = 20 * time.Second
+
+// AddWorkers registers the import worker.
+func AddWorkers(w *river.Workers, s *Service, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return river.AddWorkerSafely(w, &importWorker{s: s, log: log})
+}
+
+type importWorker struct {
+	river.WorkerDefaults[ImportArgs]
+	s   *Service
+	log *slog.Logger
+}
+
+// Work runs the import from its checkpoint. An attempt that errs is
+// retried with backoff; the last one marks the import failed with the
+// reason, so an import is never left running half-done.
+func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
+	done, err := w.s.Run(ctx, job.Args.ImportID, turnTime)
+	switch {
+	case err == nil && !done:
+		return river.JobSnooze(0)
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		// Shutdown: the committed chunks stay; the same job continues
+		// from the checkpoint, here after a restart or on another
+		// instance, without spending an attempt.
+		return river.JobSnooze(0)
+	}
+	final := job.Attempt >= job.MaxAttempts || apperr.Is(err, apperr.NotFound) || apperr.Is(err, apperr.InvalidInput)
+	if final {
+		reason := "The import stopped: " + errorText(err)
+		if ferr := w.s.fail(context.WithoutCancel(ctx), job.Args.ImportID, reason); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		w.log.Warn("import failed", "import_id", job.Args.ImportID, "err", err)
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func errorText(err error) string {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
+}
+
+// errStopped ends a run whose import was canceled or is worked elsewhere.
+var errStopped = errors.New("import no longer running here")
+
+// Run works an import from its checkpoint for at most turn; done is false
+// when time ran out first (the caller continues later). A dry run is
+// worked whole in one turn: it writes nothing it could resume from.
+func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (done bool, err error) {
+	started := s.now()
+	var in Import
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		in, err = scanImport(tx.QueryRow(ctx, `SELECT `+importColumns+` FROM imports WHERE id = $1 FOR UPDATE`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errStopped // deleted with its book
+		}
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		if in.Status != StatusQueued && in.Status != StatusRunning {
+			return errStopped
+		}
+		if in.DryRun {
+			// A dry run starts over: it committed nothing but its counts.
+			in.ProcessedRows, in.Created, in.Updated, in.Skipped, in.Failed, in.Errors = 0, 0, 0, 0, 0, nil
+			_, err = tx.Exec(ctx, `UPDATE imports SET processed_rows = 0, created = 0, updated = 0, skipped = 0, failed = 0, errors = '[]' WHERE id = $1`, id)
+			if err != nil {
+				return postgres.Translate(err)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE imports SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1`, id, s.now().UTC())
+		return postgres.Translate(err)
+	})
+	if errors.Is(err, errStopped) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var text []byte
+	err = s.db.QueryRow(ctx, `SELECT content FROM import_files WHERE import_id = $1`, id).Scan(&text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Canceled meanwhile (fail then changes nothing), or the file is
+		// gone: never leave the import running.
+		return true, s.fail(ctx, id, "The import stopped: its file is no longer stored; upload it again.")
+	}
+	if err != nil {
+		return false, postgres.Translate(err)
+	}
+	keys, err := s.contacts.CustomFieldKeys(ctx, in.BookID)
+	if err != nil {
+		return false, err
+	}
+	opt := contacts.ImportOptions{Mode: in.Mode, CreateLabels: in.createLabels, DryRun: in.DryRun, CreatedBy: in.CreatedBy}
+	seen := contacts.ImportSeen{}
+	processed := in.ProcessedRows
+	chunk := make([]contacts.ImportRow, 0, ChunkRows)
+	errTurnOver := errors.New("turn over")
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
+			return err
+		}
+		processed += len(chunk)
+		chunk = chunk[:0]
+		if !in.DryRun && s.now().Sub(started) > turn {
+			return errTurnOver
+		}
+		return nil
+	}
+	err = eachRow(text, in.Format, in.mapping, keys, processed, func(r contacts.ImportRow) error {
+		chunk = append(chunk, r)
+		if len(chunk) == ChunkRows {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	switch {
+	case errors.Is(err, errTurnOver):
+		return false, nil
+	case errors.Is(err, errStopped):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return true, s.finish(ctx, id)
+}
+
+// writeChunk writes a chunk of rows and the checkpoint after it in one
+// transaction, provided the import is still running from where this run
+// thinks it is (else another run moved it, or it was canceled).
+func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []contacts.ImportRow, opt contacts.ImportOptions, seen contacts.ImportSeen) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		var (
+			status    string
+			processed int
+			nErrors   int
+		)
+		err := tx.QueryRow(ctx, `SELECT status, processed_rows, jsonb_array_length(errors) FROM imports WHERE id = $1 FOR UPDATE`, in.ID).
+			Scan(&status, &processed, &nErrors)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errStopped
+		}
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		if status != StatusRunning || processed != from {
+			return errStopped
+		}
+		res, err := s.contacts.ImportBatch(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
+		if err != nil {
+			return err
+		}
+		if !opt.DryRun {
+			if err := s.keepSuppressed(ctx, tx, in.BookID, rows); err != nil {
+				return err
+			}
+		}
+		keep := res.Errors[:min(len(res.Errors), max(0, maxErrors-nErrors))]
+		errs, err := json.Marshal(nonNilErrors(keep))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE imports SET processed_rows = processed_rows + $2, created = created + $3, updated = updated + $4,
+				skipped = skipped + $5, failed = failed + $6, errors = errors || $7::jsonb
+			WHERE id = $1`, in.ID, len(rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
+		return postgres.Translate(err)
+	})
+}
+
+func nonNilErrors(e []contacts.RowError) []contacts.RowError {
+	if e == nil {
+		return []contacts.RowError{}
+	}
+	return e
+}
+
+// finish marks a running import succeeded and drops its file.
+func (s *Service) finish(ctx context.Context, id uuid.UUID) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		ct, err := tx.Exec(ctx, `UPDATE imports SET status = 'succeeded', finished_at = $2 WHERE id = $1 AND status = 'running'`, id, s.now().UTC())
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		if ct.RowsAffected() == 0 {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id)
+		return postgres.Translate(err)
+	})
+}
+
+// fail marks a queued or running import failed with the reason; the rows
+// of its committed chunks stay, as processed_rows and the counts say.
+func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		_, err := tx.Exec(ctx, `
+			UPDATE imports SET status = 'failed', failure_reason = $2, finished_at = $3
+			WHERE id = $1 AND status IN ('queued', 'running')`, id, fmt.Sprint(reason), s.now().UTC())
+		if err != nil {
+			return postgres.Translate(err)
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id)
+		return postgres.Translate(err)
+	})
+}
+
+// keepSuppressed marks the imported contacts whose addresses are all
+// suppressed already, as the one suppression operation marks contacts:
+// an import neither lifts a suppression nor makes one, and a contact it
+// brings in with a suppressed address is as unreachable as any other.
+func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []contacts.ImportRow) error {
+	var addrs []string
+	for _, r := range rows {
+		for _, e := range r.Contact.Emails {
+			addrs = append(addrs, strings.ToLower(strings.TrimSpace(e.Address)))
+		}
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	rs, _ := tx.Query(ctx, `
+		SELECT email FROM suppressions WHERE book_id = $1 AND email = ANY($2) AND lifted_at IS NULL`,
+		postgres.PlanEachTime, bookID, addrs)
+	suppressed, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	if err != nil || len(suppressed) == 0 {
+		return postgres.Translate(err)
+	}
+	// Every address passed is in force already: nothing is recorded, the
+	// contacts holding only such addresses are marked.
+	_, err = s.suppressor.Suppress(ctx, tx, bookID, suppressed, suppression.ReasonManual, suppression.SourceImport, nil)
+	return err
+}
