@@ -1836,6 +1836,282 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List suppressions
+         * @description The X-Book-ID book's suppressions in force, newest first. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Suppress an address
+         * @description Suppresses an address in the X-Book-ID book (source api): no campaign email reaches it, and a contact whose every address is suppressed is skipped by enrollments. An address already suppressed answers 200 with the record in force. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["addSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List suppressions
+         * @description The X-Book-ID book's suppressions in force, newest first. Role: viewer.
+         */
+        get: operations["listSuppressionsInternal"];
+        put?: never;
+        /**
+         * Suppress an address
+         * @description Suppresses an address in the X-Book-ID book (source api): no campaign email reaches it, and a contact whose every address is suppressed is skipped by enrollments. An address already suppressed answers 200 with the record in force. Role: member.
+         */
+        post: operations["addSuppressionInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suppressions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a suppression
+         * @description Lifts a suppression: the record stays, with who lifted it and when; contacts holding the address are no longer suppressed unless each of their other addresses is. Lifting a lifted suppression changes nothing. Role: admin. Authenticated with a team API key, which acts as a member of its team.
+         */
+        delete: operations["liftSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/suppressions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a suppression
+         * @description Lifts a suppression: the record stays, with who lifted it and when; contacts holding the address are no longer suppressed unless each of their other addresses is. Lifting a lifted suppression changes nothing. Role: admin.
+         */
+        delete: operations["liftSuppressionInternal"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deliverability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliverability
+         * @description The X-Book-ID book's sent, delivered, bounced, complained, unsubscribed, opened and clicked emails over the last days UTC days, with their rates. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["getDeliverability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliverability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliverability
+         * @description The X-Book-ID book's sent, delivered, bounced, complained, unsubscribed, opened and clicked emails over the last days UTC days, with their rates. Role: viewer.
+         */
+        get: operations["getDeliverabilityInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's email activity
+         * @description The contact's campaign enrolments and removals, each email's outcome and what the provider reported about it, newest first. A soft bounce (blocked) shows as bounced, its detail saying so. Role: viewer.
+         */
+        get: operations["contactActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mailer/events/{book_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email provider events (SendGrid Event Webhook)
+         * @description Receives SendGrid's signed Event Webhook batches for a book. Authorised by signature only: ECDSA P-256 over SHA-256 of the timestamp header followed by the raw body, verified with the book's event_webhook_public_key; a timestamp more than 10 minutes old or 5 minutes in the future is refused. Events are matched to campaign emails through their custom args, deduplicated on sg_event_id, and applied in one transaction; the answer comes after commit. Bounces (hard), spam reports, unsubscribes and dropped-for-cause events suppress the address in the book and remove the contact from the book's campaigns.
+         */
+        post: operations["mailerEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export contacts
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         */
+        get: operations["exportBook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/{id}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List imports
+         * @description The book's imports, newest first (at most 200). Role: viewer.
+         */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import contacts from a file
+         * @description Checks the file (encoding, records, mapping, limits) and queues its import into the book as a background job; answers 202 with the queued import, whose progress GET /books/{id}/imports/{import_id} shows. A file the import cannot read is refused here with 400 (413 beyond 50 MB) and nothing is queued. Imported contacts emit contact.created / contact.updated like the API; addresses already suppressed stay suppressed. Role: member.
+         */
+        post: operations["startImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/{id}/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import
+         * @description An import with its live progress. Role: viewer.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an import
+         * @description Cancels a queued or running import: the chunk of rows in flight finishes (its rows stay and are counted), nothing after it is written, and the status becomes canceled. An import already over is returned unchanged. Role: member.
+         */
+        delete: operations["cancelImport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export contacts
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         */
+        get: operations["exportContactsInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export contacts
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Authenticated with a team API key.
+         */
+        get: operations["exportContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -1994,12 +2270,29 @@ export interface components {
          *         "message": "No contact with this id."
          *       }
          *     }
+         * @example {
+         *       "error": {
+         *         "code": "INVALID_INPUT",
+         *         "message": "`emails[1].address` must be a valid email address.",
+         *         "details": [
+         *           {
+         *             "field": "emails[1].address",
+         *             "message": "`emails[1].address` must be a valid email address."
+         *           }
+         *         ]
+         *       }
+         *     }
          */
         Error: {
             error: {
                 code: components["schemas"]["ErrorCode"];
                 /** @description A sentence a person can act on; never SQL or internal detail. */
                 message: string;
+                /** @description The fields at fault, when the error concerns fields of the request: each names a field by its JSON path in the body (`emails[1].address`) or a query parameter or form field by its name, with what is wrong with it. Validation lists every failing field; the message repeats the first. */
+                details?: {
+                    field: string;
+                    message: string;
+                }[];
             };
         };
         /**
@@ -3180,7 +3473,13 @@ export interface components {
          *         "completed_count": 2,
          *         "total_steps": 2,
          *         "total_completions": 152,
-         *         "failed_count": 3
+         *         "failed_count": 3,
+         *         "delivered_count": 145,
+         *         "opened_count": 61,
+         *         "clicked_count": 12,
+         *         "bounced_count": 2,
+         *         "complained_count": 0,
+         *         "unsubscribed_count": 1
          *       },
          *       "steps": [
          *         {
@@ -3188,14 +3487,26 @@ export interface components {
          *           "step_name": "Welcome email",
          *           "sort_order": 0,
          *           "success_count": 147,
-         *           "failed_count": 3
+         *           "failed_count": 3,
+         *           "delivered_count": 145,
+         *           "opened_count": 61,
+         *           "clicked_count": 12,
+         *           "bounced_count": 2,
+         *           "complained_count": 0,
+         *           "unsubscribed_count": 1
          *         },
          *         {
          *           "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
          *           "step_name": "Move to nurture",
          *           "sort_order": 1,
          *           "success_count": 2,
-         *           "failed_count": 0
+         *           "failed_count": 0,
+         *           "delivered_count": 0,
+         *           "opened_count": 0,
+         *           "clicked_count": 0,
+         *           "bounced_count": 0,
+         *           "complained_count": 0,
+         *           "unsubscribed_count": 0
          *         }
          *       ]
          *     }
@@ -3208,6 +3519,13 @@ export interface components {
                 total_steps: number;
                 total_completions: number;
                 failed_count: number;
+                /** @description Unique emails the provider reported as delivered. */
+                delivered_count: number;
+                opened_count: number;
+                clicked_count: number;
+                bounced_count: number;
+                complained_count: number;
+                unsubscribed_count: number;
             };
             steps: {
                 /** Format: uuid */
@@ -3216,6 +3534,13 @@ export interface components {
                 sort_order: number;
                 success_count: number;
                 failed_count: number;
+                /** @description Unique emails the provider reported as delivered. */
+                delivered_count: number;
+                opened_count: number;
+                clicked_count: number;
+                bounced_count: number;
+                complained_count: number;
+                unsubscribed_count: number;
             }[];
         };
         /**
@@ -3263,7 +3588,11 @@ export interface components {
          *       "country": "United States",
          *       "mailer_api_key": "****9xQz",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:15:00Z"
+         *       "updated_at": "2026-03-02T09:15:00Z",
+         *       "event_webhook_public_key": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==",
+         *       "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "track_opens": true,
+         *       "track_clicks": false
          *     }
          */
         EmailSettings: {
@@ -3290,6 +3619,14 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description The base64 public key SendGrid shows for its signed Event Webhook; empty when event intake is off. */
+            event_webhook_public_key: string;
+            /** @description Where to point SendGrid's Event Webhook: {PUBLIC_BASE_URL}/api/mailer/events/{book_id}. */
+            readonly event_webhook_url: string;
+            /** @description Open tracking, sent as SendGrid tracking_settings.open_tracking. */
+            track_opens: boolean;
+            /** @description Click tracking, sent as SendGrid tracking_settings.click_tracking. */
+            track_clicks: boolean;
         };
         /**
          * @description What GET answers for a book whose settings were never saved.
@@ -3334,6 +3671,18 @@ export interface components {
             country?: string;
             /** @description Absent, null or equal to the masked value keeps the stored key; an empty string removes it. No line breaks or other control characters (400 INVALID_INPUT): the value is sent as a header. */
             mailer_api_key?: string | null;
+            /** @description The base64 P-256 public key SendGrid shows for its signed Event Webhook (400 INVALID_INPUT otherwise); empty turns event intake off. */
+            event_webhook_public_key?: string;
+            /**
+             * @description Open tracking (SendGrid tracking_settings).
+             * @default false
+             */
+            track_opens: boolean;
+            /**
+             * @description Click tracking (SendGrid tracking_settings).
+             * @default false
+             */
+            track_clicks: boolean;
         };
         /**
          * @example {
@@ -3739,6 +4088,268 @@ export interface components {
             team: components["schemas"]["TeamBrief"];
             role: components["schemas"]["Role"];
         };
+        /**
+         * @description An address of a book that campaign email must not reach.
+         * @example {
+         *       "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "email": "ann@example.com",
+         *       "reason": "bounce",
+         *       "source": "provider",
+         *       "created_at": "2026-03-04T10:00:00Z",
+         *       "created_by": null
+         *     }
+         */
+        Suppression: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            /** @description Lower-cased address. */
+            email: string;
+            /** @enum {string} */
+            reason: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
+            /** @enum {string} */
+            source: "unsubscribe_page" | "provider" | "api" | "import";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The user who added it; null for the recipient, the provider or an API key.
+             */
+            created_by: string | null;
+        };
+        /**
+         * @example {
+         *       "email": "ann@example.com",
+         *       "reason": "manual"
+         *     }
+         */
+        SuppressionInput: {
+            email: string;
+            /**
+             * @default manual
+             * @enum {string}
+             */
+            reason: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
+        };
+        /**
+         * @description A book's campaign email over the last days UTC days (today included). Counts are unique emails; bounced counts hard bounces only; machine opens count nowhere. Every rate is a fraction of sent (0..1). Mailbox providers expect a complaint rate under 0.1 % and block senders above 0.3 %.
+         * @example {
+         *       "days": 30,
+         *       "sent": 10000,
+         *       "delivered": 9850,
+         *       "bounced": 120,
+         *       "complained": 4,
+         *       "unsubscribed": 25,
+         *       "opened": 3100,
+         *       "clicked": 640,
+         *       "delivery_rate": 0.985,
+         *       "bounce_rate": 0.012,
+         *       "complaint_rate": 0.0004,
+         *       "open_rate": 0.31,
+         *       "click_rate": 0.064
+         *     }
+         */
+        Deliverability: {
+            days: number;
+            sent: number;
+            delivered: number;
+            bounced: number;
+            complained: number;
+            unsubscribed: number;
+            opened: number;
+            clicked: number;
+            delivery_rate: number;
+            bounce_rate: number;
+            complaint_rate: number;
+            open_rate: number;
+            click_rate: number;
+        };
+        /**
+         * @description One thing that happened to a contact's campaign participation or email.
+         * @example {
+         *       "at": "2026-03-04T10:05:00Z",
+         *       "type": "clicked",
+         *       "campaign_id": "6c8e0a2b-4d6f-4a8c-9e1b-3d5f7a9c1e3b",
+         *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4",
+         *       "detail": "https://acme.example/pricing"
+         *     }
+         */
+        Activity: {
+            /**
+             * Format: date-time
+             * @description When it happened; for provider events the provider's timestamp.
+             */
+            at: string;
+            /** @enum {string} */
+            type: "enrolled" | "sent" | "failed" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
+            /** Format: uuid */
+            campaign_id: string;
+            /** Format: uuid */
+            step_id: string | null;
+            /** @description The failure detail, the provider's reason, or the clicked URL. */
+            detail: string;
+        };
+        /**
+         * @example {
+         *       "received": 3,
+         *       "applied": 2,
+         *       "duplicates": 1,
+         *       "ignored": 0
+         *     }
+         */
+        EventBatchResult: {
+            /** @description Items in the batch. */
+            received: number;
+            /** @description Events applied now. */
+            applied: number;
+            /** @description Events applied before (same sg_event_id), or repeated in the batch. */
+            duplicates: number;
+            /** @description Items naming no email of this book, or counting nowhere (machine opens, other event types). */
+            ignored: number;
+        };
+        /**
+         * @description One SendGrid Event Webhook event. The custom args every campaign email carries (campaign_id, step_id, participant_id) come back as top-level fields.
+         * @example {
+         *       "event": "delivered",
+         *       "email": "ann@example.com",
+         *       "timestamp": 1772618400,
+         *       "sg_event_id": "ZGVsaXZlcmVkLTAtMTIzNDU2",
+         *       "campaign_id": "6c8e0a2b-4d6f-4a8c-9e1b-3d5f7a9c1e3b",
+         *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4",
+         *       "participant_id": "4b6d8f0a-2c4e-4a6c-8e0a-2c4e6a8c0e2a"
+         *     }
+         */
+        ProviderEvent: {
+            event?: string;
+            email?: string;
+            timestamp?: number;
+            sg_event_id?: string;
+            sg_message_id?: string;
+            /** @description For bounce: bounce (hard) or blocked (soft). */
+            type?: string;
+            reason?: string;
+            url?: string;
+            sg_machine_open?: boolean;
+            campaign_id?: string;
+            step_id?: string;
+            participant_id?: string;
+        };
+        /**
+         * @example {
+         *       "row": 7,
+         *       "column": "E-mail Address",
+         *       "message": "`emails[0].address` must be a valid email address."
+         *     }
+         */
+        RowError: {
+            /** @description The record's number in the file counting the header as 1 (the first data record is 2), as a spreadsheet shows it; for a vCard file, the card's number. */
+            row: number;
+            /** @description The column header (or vCard property) the problem is in; empty when the row as a whole is at fault. */
+            column: string;
+            message: string;
+        };
+        /**
+         * @example {
+         *       "id": "5b0e7c1a-9d7e-4a35-8f0c-2b8f3f1d6a41",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "status": "running",
+         *       "format": "csv",
+         *       "mode": "skip",
+         *       "dry_run": false,
+         *       "total_rows": 12000,
+         *       "processed_rows": 4000,
+         *       "created": 3950,
+         *       "updated": 0,
+         *       "skipped": 40,
+         *       "failed": 10,
+         *       "errors": [
+         *         {
+         *           "row": 7,
+         *           "column": "E-mail Address",
+         *           "message": "`emails[0].address` must be a valid email address."
+         *         }
+         *       ],
+         *       "failure_reason": null,
+         *       "created_by": "0f3c2a6e-1b7d-4e59-a8c4-7d2e9b1f5a30",
+         *       "created_at": "2026-11-23T21:00:00Z",
+         *       "started_at": "2026-11-23T21:00:01Z",
+         *       "finished_at": null
+         *     }
+         */
+        Import: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            /** @enum {string} */
+            format: "csv" | "vcard";
+            /** @enum {string} */
+            mode: "skip" | "update" | "create";
+            dry_run: boolean;
+            /** @description Records in the file (the header aside). */
+            total_rows: number;
+            /** @description Records done so far; the import's checkpoint. */
+            processed_rows: number;
+            created: number;
+            updated: number;
+            skipped: number;
+            failed: number;
+            /** @description The first 1,000 row errors. */
+            errors: components["schemas"]["RowError"][];
+            /** @description Why a failed import stopped. */
+            failure_reason: string | null;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @example {
+         *       "file": "(the file)",
+         *       "mode": "update",
+         *       "mapping": "{\"E-mail Address\": \"emails.work\"}",
+         *       "dry_run": false,
+         *       "create_labels": true
+         *     }
+         */
+        ImportUpload: {
+            /**
+             * Format: binary
+             * @description The CSV or vCard file, at most 50 MB and 200,000 records. CSV: UTF-8 with or without BOM, or Windows-1252; comma, semicolon or tab, detected; quoted fields may hold newlines. vCard 3.0 or 4.0.
+             */
+            file: string;
+            /**
+             * @description Detected from the content when left out.
+             * @enum {string}
+             */
+            format?: "csv" | "vcard";
+            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
+            mapping?: string;
+            /**
+             * @description What a row does when one of its addresses belongs to a contact of the book: skip it, update that contact with the row's non-empty values, or create a contact anyway (failing in a book that enforces unique emails).
+             * @default skip
+             * @enum {string}
+             */
+            mode: "skip" | "update" | "create";
+            /**
+             * @description Write nothing; report what would happen.
+             * @default false
+             */
+            dry_run: boolean;
+            /**
+             * @description Create labels the file names that the book lacks; when false, rows naming one fail.
+             * @default true
+             */
+            create_labels: boolean;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -3937,6 +4548,13 @@ export interface components {
         InvitationToken: string;
         /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
         SessionMode: "cookie";
+        /**
+         * @description Suppression id.
+         * @example 7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e
+         */
+        SuppressionID: string;
+        /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
+        DeliveryPageLimit: number;
     };
     requestBodies: never;
     headers: never;
@@ -4932,7 +5550,11 @@ export interface operations {
                      *         "country": "United States",
                      *         "mailer_api_key": "****9xQz",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "event_webhook_public_key": "",
+                     *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "track_opens": false,
+                     *         "track_clicks": false
                      *       }
                      *     }
                      */
@@ -4989,7 +5611,11 @@ export interface operations {
                      *         "country": "United States",
                      *         "mailer_api_key": "****9xQz",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "event_webhook_public_key": "",
+                     *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "track_opens": false,
+                     *         "track_clicks": false
                      *       }
                      *     }
                      */
@@ -6049,7 +6675,13 @@ export interface operations {
                      *           "completed_count": 2,
                      *           "total_steps": 2,
                      *           "total_completions": 152,
-                     *           "failed_count": 3
+                     *           "failed_count": 3,
+                     *           "delivered_count": 0,
+                     *           "opened_count": 0,
+                     *           "clicked_count": 0,
+                     *           "bounced_count": 0,
+                     *           "complained_count": 0,
+                     *           "unsubscribed_count": 0
                      *         },
                      *         "steps": [
                      *           {
@@ -6057,14 +6689,26 @@ export interface operations {
                      *             "step_name": "Welcome email",
                      *             "sort_order": 0,
                      *             "success_count": 147,
-                     *             "failed_count": 3
+                     *             "failed_count": 3,
+                     *             "delivered_count": 0,
+                     *             "opened_count": 0,
+                     *             "clicked_count": 0,
+                     *             "bounced_count": 0,
+                     *             "complained_count": 0,
+                     *             "unsubscribed_count": 0
                      *           },
                      *           {
                      *             "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
                      *             "step_name": "Move to nurture",
                      *             "sort_order": 1,
                      *             "success_count": 2,
-                     *             "failed_count": 0
+                     *             "failed_count": 0,
+                     *             "delivered_count": 0,
+                     *             "opened_count": 0,
+                     *             "clicked_count": 0,
+                     *             "bounced_count": 0,
+                     *             "complained_count": 0,
+                     *             "unsubscribed_count": 0
                      *           }
                      *         ]
                      *       }
@@ -10307,6 +10951,835 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number, default 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
+                limit?: components["parameters"]["DeliveryPageLimit"];
+                /** @description Only this reason. */
+                reason?: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
+                /** @description Only addresses containing this text. */
+                q?: string;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "email": "ann@example.com",
+                     *           "reason": "bounce",
+                     *           "source": "provider",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "created_by": null
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    addSuppression: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionInput"];
+            };
+        };
+        responses: {
+            /** @description Already suppressed: the record in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "email": "ann@example.com",
+                     *         "reason": "bounce",
+                     *         "source": "provider",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "created_by": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            /** @description Suppressed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "email": "ann@example.com",
+                     *         "reason": "manual",
+                     *         "source": "api",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSuppressionsInternal: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number, default 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
+                limit?: components["parameters"]["DeliveryPageLimit"];
+                /** @description Only this reason. */
+                reason?: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
+                /** @description Only addresses containing this text. */
+                q?: string;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "email": "ann@example.com",
+                     *           "reason": "bounce",
+                     *           "source": "provider",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "created_by": null
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    addSuppressionInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionInput"];
+            };
+        };
+        responses: {
+            /** @description Already suppressed: the record in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "email": "ann@example.com",
+                     *         "reason": "bounce",
+                     *         "source": "provider",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "created_by": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            /** @description Suppressed. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "email": "ann@example.com",
+                     *         "reason": "manual",
+                     *         "source": "api",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    liftSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Suppression id.
+                 * @example 7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e
+                 */
+                id: components["parameters"]["SuppressionID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lifted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    liftSuppressionInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Suppression id.
+                 * @example 7a1c3e5f-2b4d-4f6a-8c0e-1d3f5a7b9c2e
+                 */
+                id: components["parameters"]["SuppressionID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lifted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getDeliverability: {
+        parameters: {
+            query?: {
+                /** @description Window in days, 1 to 365, default 30. */
+                days?: number;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "days": 30,
+                     *         "sent": 10000,
+                     *         "delivered": 9850,
+                     *         "bounced": 120,
+                     *         "complained": 4,
+                     *         "unsubscribed": 25,
+                     *         "opened": 3100,
+                     *         "clicked": 640,
+                     *         "delivery_rate": 0.985,
+                     *         "bounce_rate": 0.012,
+                     *         "complaint_rate": 0.0004,
+                     *         "open_rate": 0.31,
+                     *         "click_rate": 0.064
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Deliverability"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getDeliverabilityInternal: {
+        parameters: {
+            query?: {
+                /** @description Window in days, 1 to 365, default 30. */
+                days?: number;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "days": 30,
+                     *         "sent": 10000,
+                     *         "delivered": 9850,
+                     *         "bounced": 120,
+                     *         "complained": 4,
+                     *         "unsubscribed": 25,
+                     *         "opened": 3100,
+                     *         "clicked": 640,
+                     *         "delivery_rate": 0.985,
+                     *         "bounce_rate": 0.012,
+                     *         "complaint_rate": 0.0004,
+                     *         "open_rate": 0.31,
+                     *         "click_rate": 0.064
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Deliverability"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    contactActivity: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number, default 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
+                limit?: components["parameters"]["DeliveryPageLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "at": "2026-03-04T10:05:00Z",
+                     *           "type": "clicked",
+                     *           "campaign_id": "6c8e0a2b-4d6f-4a8c-9e1b-3d5f7a9c1e3b",
+                     *           "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4",
+                     *           "detail": "https://acme.example/pricing"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "total": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Activity"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    mailerEvents: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Base64 DER ECDSA signature. */
+                "X-Twilio-Email-Event-Webhook-Signature": string;
+                /** @description Unix seconds, signed with the body. */
+                "X-Twilio-Email-Event-Webhook-Timestamp": string;
+            };
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                book_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The batch, verified byte for byte; at most 5 MB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderEvent"][];
+            };
+        };
+        responses: {
+            /** @description Batch committed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "received": 3,
+                     *         "applied": 2,
+                     *         "duplicates": 1,
+                     *         "ignored": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EventBatchResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: the signature is missing or wrong, or the timestamp is stale; nothing was applied. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: no event webhook public key is configured for the book. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportBook: {
+        parameters: {
+            query?: {
+                /** @description csv (default) or vcard (4.0). */
+                format?: "csv" | "vcard";
+                /** @description Case-insensitive match on names, company and email addresses. */
+                q?: string;
+                /** @description Only contacts carrying this label. */
+                label_id?: string;
+                /** @description Only starred (true) or unstarred (false) contacts. */
+                starred?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=contacts-<book slug>.csv or .vcf */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "text/vcard": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    startImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ImportUpload"];
+            };
+        };
+        responses: {
+            /** @description The import, queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+                /** @description Import id. */
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+                /** @description Import id. */
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportContactsInternal: {
+        parameters: {
+            query?: {
+                /** @description csv (default) or vcard (4.0). */
+                format?: "csv" | "vcard";
+                /** @description Case-insensitive match on names, company and email addresses. */
+                q?: string;
+                /** @description Only contacts carrying this label. */
+                label_id?: string;
+                /** @description Only starred (true) or unstarred (false) contacts. */
+                starred?: boolean;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=contacts-<book slug>.csv or .vcf */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "text/vcard": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportContacts: {
+        parameters: {
+            query?: {
+                /** @description csv (default) or vcard (4.0). */
+                format?: "csv" | "vcard";
+                /** @description Case-insensitive match on names, company and email addresses. */
+                q?: string;
+                /** @description Only contacts carrying this label. */
+                label_id?: string;
+                /** @description Only starred (true) or unstarred (false) contacts. */
+                starred?: boolean;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=contacts-<book slug>.csv or .vcf */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "text/vcard": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
         };
     };
     webhook_contact_created: {
