@@ -134,31 +134,24 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	opt := contacts.ImportOptions{Mode: in.Mode, CreateLabels: in.createLabels, DryRun: in.DryRun, CreatedBy: in.CreatedBy}
 	seen := contacts.ImportSeen{}
 	processed := in.ProcessedRows
-	chunk := make([]contacts.ImportRow, 0, ChunkRows)
 	errTurnOver := errors.New("turn over")
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
-			return err
+	// The file is parsed one chunk ahead of the writes: the parse (Go
+	// CPU) of the next chunk overlaps the database's work on this one.
+	// The writes stay in order, one chunk at a time.
+	chunks, parsed, stopParse := parseAhead(ctx, text, in, keys, processed)
+	defer stopParse()
+	for chunk := range chunks {
+		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
+			break
 		}
 		processed += len(chunk)
-		chunk = chunk[:0]
 		if !in.DryRun && s.now().Sub(started) > turn {
-			return errTurnOver
+			err = errTurnOver
+			break
 		}
-		return nil
 	}
-	err = eachRow(text, in.Format, in.mapping, keys, processed, func(r contacts.ImportRow) error {
-		chunk = append(chunk, r)
-		if len(chunk) == ChunkRows {
-			return flush()
-		}
-		return nil
-	})
 	if err == nil {
-		err = flush()
+		err = <-parsed
 	}
 	switch {
 	case errors.Is(err, errTurnOver):
@@ -169,6 +162,50 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 		return false, err
 	}
 	return true, s.finish(ctx, id)
+}
+
+// parseAhead parses the import's rows after the first skip in a goroutine
+// and hands them over in chunks of ChunkRows, at most one chunk ahead of
+// the consumer. parsed yields the parse's outcome once chunks is closed;
+// stop ends the parse early (the consumer gave up) and waits for it.
+func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]bool, skip int) (chunks <-chan []contacts.ImportRow, parsed <-chan error, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan []contacts.ImportRow)
+	result := make(chan error, 1)
+	done := make(chan struct{})
+	send := func(chunk []contacts.ImportRow) error {
+		select {
+		case out <- chunk:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	go func() {
+		defer close(done)
+		defer close(out)
+		chunk := make([]contacts.ImportRow, 0, ChunkRows)
+		err := eachRow(text, in.Format, in.mapping, keys, skip, func(r contacts.ImportRow) error {
+			chunk = append(chunk, r)
+			if len(chunk) < ChunkRows {
+				return nil
+			}
+			full := chunk
+			chunk = make([]contacts.ImportRow, 0, ChunkRows)
+			return send(full)
+		})
+		if err == nil && len(chunk) > 0 {
+			err = send(chunk)
+		}
+		result <- err
+	}()
+	return out, result, func() {
+		cancel()
+		// Drain what the parser had ready, so that it sees the cancel.
+		for range out {
+		}
+		<-done
+	}
 }
 
 // writeChunk writes a chunk of rows and the checkpoint after it in one
