@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 	"github.com/google/uuid"
@@ -139,14 +138,10 @@ func clientIPKey(r *http.Request) (string, error) {
 	return httprate.CanonicalizeIP(ip), nil
 }
 
-// billingPageRoutes serves the pages a checkout returns to (the success and
+// billingReturnPage is the page a checkout returns to (the success and
 // cancel URLs given to the payment provider).
-func (s *Server) billingPageRoutes(r chi.Router) {
-	page := func(success bool) http.HandlerFunc {
-		return s.h(func(w http.ResponseWriter, _ *http.Request) error {
-			return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
-		})
-	}
-	r.Get("/billing/success", page(true))
-	r.Get("/billing/cancel", page(false))
+func (s *Server) billingReturnPage(success bool) http.HandlerFunc {
+	return s.h(func(w http.ResponseWriter, _ *http.Request) error {
+		return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
+	})
 }

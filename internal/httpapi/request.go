@@ -219,3 +219,16 @@ func queryBool(r *http.Request, name string) (*bool, error) {
 	}
 	return &b, nil
 }
+
+// bookHint reads X-Book-ID where it is optional (resources addressed by
+// id): nil when absent; a resource outside that book is then not found.
+func bookHint(r *http.Request) (*uuid.UUID, error) {
+	if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
+		return nil, nil
+	}
+	id, err := bookHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
