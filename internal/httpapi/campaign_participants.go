@@ -44,7 +44,7 @@ func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, a *aut
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(res.Items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: res.Total})
+	return page(w, nonNil(res.Items), pg, res.Total)
 }
 
 func (s *Server) removeParticipant(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {

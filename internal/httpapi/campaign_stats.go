@@ -37,7 +37,7 @@ func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(res.Items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: res.Total})
+	return page(w, nonNil(res.Items), pg, res.Total)
 }
 
 func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {

@@ -26,26 +26,12 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	q := r.URL.Query()
 	pg, err := s.contacts.List(r.Context(), a, bookID, contacts.Filter{
 		Q: q.Get("q"), LabelID: labelID, Starred: starred, Sort: q.Get("sort"), Limit: p.Limit, Offset: p.Offset,
-		Cursor: q.Get("cursor"),
+		Cursor: p.Cursor,
 	})
 	if err != nil {
 		return err
 	}
-	meta := cursorMeta{Meta: Meta{Page: p.Page(), Limit: p.Limit, Total: pg.Total}}
-	if pg.NextCursor != "" {
-		meta.NextCursor = &pg.NextCursor
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Data any        `json:"data"`
-		Meta cursorMeta `json:"meta"`
-	}{nonNil(pg.Items), meta})
-	return nil
-}
-
-// cursorMeta is Meta with the cursor of the next page (null on the last).
-type cursorMeta struct {
-	Meta
-	NextCursor *string `json:"next_cursor"`
+	return cursorPage(w, nonNil(pg.Items), p, pg.Total, pg.NextCursor)
 }
 
 func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {

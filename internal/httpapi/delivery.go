@@ -49,7 +49,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *aut
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+	return page(w, nonNil(items), pg, total)
 }
 
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
@@ -95,5 +95,5 @@ func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, a *auth
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+	return page(w, nonNil(items), pg, total)
 }
