@@ -131,11 +131,13 @@ func (s *Server) internalRoutes(r chi.Router) {
 		r.Post("/api-keys", s.withID("team_id", s.createKey))
 		r.Delete("/api-keys/{key_id}", s.withID("team_id", s.revokeKey))
 		r.Post("/addons/campaigns/trial", s.withID("team_id", s.startTrial))
-		r.Get("/webhooks", s.withID("team_id", s.listWebhooks))
-		r.Post("/webhooks", s.withID("team_id", s.createWebhook))
-		r.Patch("/webhooks/{webhook_id}", s.withWebhook(s.updateWebhook))
-		r.Delete("/webhooks/{webhook_id}", s.withWebhook(s.deleteWebhook))
-		r.Get("/webhooks/{webhook_id}/deliveries", s.withWebhook(s.listWebhookDeliveries))
+		r.Route("/webhooks", func(r chi.Router) {
+			r.Get("/", s.withID("team_id", s.listWebhooks))
+			r.Post("/", s.withID("team_id", s.createWebhook))
+			r.Patch("/{webhook_id}", s.withWebhook(s.updateWebhook))
+			r.Delete("/{webhook_id}", s.withWebhook(s.deleteWebhook))
+			r.Get("/{webhook_id}/deliveries", s.withWebhook(s.listWebhookDeliveries))
+		})
 	})
 	r.With(s.checkoutRateLimit()).Post("/payments/create-campaign-checkout", s.as(s.createCheckout))
 
