@@ -148,6 +148,26 @@ func (s *Service) Teams(ctx context.Context, userID uuid.UUID) ([]TeamRole, erro
 	return s.st.teamsOf(ctx, s.db, userID)
 }
 
+// RequestTeam picks the team a team-level request is about: an API key's
+// own team, else the team the request names (given), else the user's only
+// team.
+func (s *Service) RequestTeam(ctx context.Context, actor *auth.Actor, given uuid.UUID) (uuid.UUID, error) {
+	if actor.IsKey() {
+		return actor.KeyTeamID, nil
+	}
+	if given != uuid.Nil {
+		return given, nil
+	}
+	teams, err := s.Teams(ctx, actor.UserID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if len(teams) != 1 {
+		return uuid.Nil, apperr.Invalidf("team_id is required: you belong to %d teams.", len(teams))
+	}
+	return teams[0].ID, nil
+}
+
 // Team returns a team the actor belongs to.
 func (s *Service) Team(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) (Team, error) {
 	if err := actor.Require(ctx, teamID, auth.RoleViewer, teamNotFound); err != nil {

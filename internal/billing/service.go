@@ -17,6 +17,7 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -28,6 +29,12 @@ type Teams interface {
 	PaymentCustomer(ctx context.Context, teamID uuid.UUID) (string, error)
 	PaymentTeam(ctx context.Context, db postgres.DB, subscriptionID string) (uuid.UUID, error)
 	ApplyPayment(ctx context.Context, db postgres.DB, u accounts.PaymentUpdate) (bool, error)
+	RequestTeam(ctx context.Context, actor *auth.Actor, given uuid.UUID) (uuid.UUID, error)
+}
+
+// Books is what billing needs from books: the book a checkout names.
+type Books interface {
+	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
 }
 
 // Config is billing's part of the service configuration.
@@ -51,6 +58,7 @@ type Config struct {
 type Service struct {
 	db            postgres.Pool
 	teams         Teams
+	books         Books
 	api           *client.API // nil when checkout is off
 	prices        map[string]string
 	publicBaseURL string
@@ -62,18 +70,36 @@ type Service struct {
 
 // NewService wires the service. Without a secret key checkout answers
 // SERVICE_UNAVAILABLE; without a webhook secret so does the webhook.
-func NewService(db postgres.Pool, teams Teams, cfg Config, now func() time.Time, log *slog.Logger) *Service {
+func NewService(db postgres.Pool, teams Teams, bks Books, cfg Config, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
 	s := &Service{
-		db: db, teams: teams, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
+		db: db, teams: teams, books: bks, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
 		publicBaseURL: strings.TrimRight(cfg.PublicBaseURL, "/"), now: now, log: log,
 	}
 	if cfg.SecretKey != "" {
 		s.api = newStripeClient(cfg.SecretKey, cfg.APIBase, cfg.HTTPClient, log)
 	}
 	return s
+}
+
+// CheckoutTeam picks the team a checkout bills: the team of bookID's book
+// when the request names one (the actor must belong to it: FORBIDDEN
+// outside the team), else the request's team (accounts' rule). The admin
+// rule is CreateCheckout's.
+func (s *Service) CheckoutTeam(ctx context.Context, actor *auth.Actor, bookID *uuid.UUID, given uuid.UUID) (uuid.UUID, error) {
+	if bookID == nil {
+		return s.teams.RequestTeam(ctx, actor, given)
+	}
+	b, err := s.books.Access(ctx, actor, *bookID, auth.RoleViewer)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if given != uuid.Nil && given != b.TeamID {
+		return uuid.Nil, apperr.Invalidf("team_id and the book in X-Book-ID belong to different teams; send only one of them.")
+	}
+	return b.TeamID, nil
 }
 
 // CheckoutEnabled reports whether checkout can talk to the provider.

@@ -5,13 +5,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -38,7 +35,15 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, a *auth.
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	teamID, err := s.checkoutTeam(r, a, in.TeamID)
+	given, err := teamParam(r, in.TeamID)
+	if err != nil {
+		return err
+	}
+	bookID, err := bookHint(r)
+	if err != nil {
+		return err
+	}
+	teamID, err := s.billing.CheckoutTeam(r.Context(), a, bookID, given)
 	if err != nil {
 		return err
 	}
@@ -47,30 +52,6 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, a *auth.
 		return err
 	}
 	return data(w, http.StatusOK, c)
-}
-
-// checkoutTeam picks the team to bill. The book of X-Book-ID is checked
-// for membership here (FORBIDDEN outside the team); the admin rule is the
-// billing service's.
-func (s *Server) checkoutTeam(r *http.Request, a *auth.Actor, given uuid.UUID) (uuid.UUID, error) {
-	if given == uuid.Nil {
-		q, err := queryUUID(r, "team_id")
-		if err != nil {
-			return uuid.Nil, err
-		}
-		given = derefUUID(q)
-	}
-	if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
-		return s.teamOf(r, a, given)
-	}
-	b, err := s.bookAccess(r, a, auth.RoleViewer)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if given != uuid.Nil && given != b.TeamID {
-		return uuid.Nil, apperr.Invalidf("team_id and the book in X-Book-ID belong to different teams; send only one of them.")
-	}
-	return b.TeamID, nil
 }
 
 // paymentWebhook receives the payment provider's events. It is not behind
@@ -139,14 +120,10 @@ func clientIPKey(r *http.Request) (string, error) {
 	return httprate.CanonicalizeIP(ip), nil
 }
 
-// billingPageRoutes serves the pages a checkout returns to (the success and
+// billingReturnPage is the page a checkout returns to (the success and
 // cancel URLs given to the payment provider).
-func (s *Server) billingPageRoutes(r chi.Router) {
-	page := func(success bool) http.HandlerFunc {
-		return s.h(func(w http.ResponseWriter, _ *http.Request) error {
-			return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
-		})
-	}
-	r.Get("/billing/success", page(true))
-	r.Get("/billing/cancel", page(false))
+func (s *Server) billingReturnPage(success bool) http.HandlerFunc {
+	return s.h(func(w http.ResponseWriter, _ *http.Request) error {
+		return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
+	})
 }

@@ -5,48 +5,31 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 )
 
-// teamOf picks the team a team-level request is about: an API key's own
-// team, else ?team_id=, else the user's only team.
-func (s *Server) teamOf(r *http.Request, a *auth.Actor, given uuid.UUID) (uuid.UUID, error) {
-	if a.IsKey() {
-		return a.KeyTeamID, nil
-	}
-	if given != uuid.Nil {
-		return given, nil
-	}
-	q, err := queryUUID(r, "team_id")
-	if err != nil || q != nil {
-		return derefUUID(q), err
-	}
-	teams, err := s.accounts.Teams(r.Context(), a.UserID)
+// teamOf passes the team a team-level request names (the body's team_id,
+// else ?team_id=) to the accounts service, which picks the team.
+func (s *Server) teamOf(r *http.Request, a *auth.Actor, body uuid.UUID) (uuid.UUID, error) {
+	given, err := teamParam(r, body)
 	if err != nil {
 		return uuid.Nil, err
 	}
-	if len(teams) != 1 {
-		return uuid.Nil, apperr.Invalidf("team_id is required: you belong to %d teams.", len(teams))
-	}
-	return teams[0].ID, nil
+	return s.accounts.RequestTeam(r.Context(), a, given)
 }
 
-func derefUUID(id *uuid.UUID) uuid.UUID {
-	if id == nil {
-		return uuid.Nil
+// teamParam is the team a request names: body (the JSON body's team_id)
+// when set, else the team_id query parameter, else uuid.Nil.
+func teamParam(r *http.Request, body uuid.UUID) (uuid.UUID, error) {
+	if body != uuid.Nil {
+		return body, nil
 	}
-	return *id
-}
-
-// bookAccess resolves X-Book-ID to a book the actor may use with min.
-func (s *Server) bookAccess(r *http.Request, a *auth.Actor, min auth.Role) (books.Book, error) {
-	id, err := bookHeader(r)
-	if err != nil {
-		return books.Book{}, err
+	q, err := queryUUID(r, "team_id")
+	if err != nil || q == nil {
+		return uuid.Nil, err
 	}
-	return s.books.Access(r.Context(), a, id, min)
+	return *q, nil
 }
 
 func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {

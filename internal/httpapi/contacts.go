@@ -1,33 +1,14 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
-
-// contactRoutes are the contact endpoints of the public API (served under
-// /api/v1 and /api alike). Routes are registered flat, not as a mounted
-// sub-router, so other domains can add /contacts/{id}/... routes too.
-func (s *Server) contactRoutes(r chi.Router) {
-	r.Get("/contacts", s.inBook(s.listContacts))
-	r.Post("/contacts", s.inBook(s.createContact))
-	r.Post("/contacts/bulk-delete", s.bulk("deleted", s.contacts.BulkDelete))
-	r.Post("/contacts/bulk-add-label", s.bulk("added", s.contacts.BulkAddLabel))
-	r.Post("/contacts/bulk-remove-label", s.bulk("removed", s.contacts.BulkRemoveLabel))
-	r.Post("/contacts/bulk-update-field", s.bulk("updated", s.contacts.BulkUpdateField))
-	r.Get("/contacts/{id}", s.withID("id", s.getContact))
-	r.Patch("/contacts/{id}", s.withID("id", s.updateContact))
-	r.Delete("/contacts/{id}", s.withID("id", s.deleteContact))
-	r.Post("/contacts/{id}/labels", s.withID("id", s.addContactLabel))
-	r.Delete("/contacts/{id}/labels/{lid}", s.withID("id", s.removeContactLabel))
-}
 
 func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	p, err := offsetPaging(r, contacts.DefaultPageSize, contacts.MaxPageSize)
@@ -45,26 +26,12 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	q := r.URL.Query()
 	pg, err := s.contacts.List(r.Context(), a, bookID, contacts.Filter{
 		Q: q.Get("q"), LabelID: labelID, Starred: starred, Sort: q.Get("sort"), Limit: p.Limit, Offset: p.Offset,
-		Cursor: q.Get("cursor"),
+		Cursor: p.Cursor,
 	})
 	if err != nil {
 		return err
 	}
-	meta := cursorMeta{Meta: Meta{Page: p.Page(), Limit: p.Limit, Total: pg.Total}}
-	if pg.NextCursor != "" {
-		meta.NextCursor = &pg.NextCursor
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Data any        `json:"data"`
-		Meta cursorMeta `json:"meta"`
-	}{nonNil(pg.Items), meta})
-	return nil
-}
-
-// cursorMeta is Meta with the cursor of the next page (null on the last).
-type cursorMeta struct {
-	Meta
-	NextCursor *string `json:"next_cursor"`
+	return cursorPage(w, nonNil(pg.Items), p, pg.Total, pg.NextCursor)
 }
 
 func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
@@ -142,29 +109,6 @@ func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, a *a
 		return err
 	}
 	return noContent(w)
-}
-
-// bulkOp is one of the contacts service's bulk operations.
-type bulkOp func(ctx context.Context, a *auth.Actor, bookID uuid.UUID, in contacts.BulkInput) (int, error)
-
-// bulk adapts a bulk operation on the X-Book-ID book; it answers
-// {data: {<count>: n}}.
-func (s *Server) bulk(count string, op bulkOp) http.HandlerFunc {
-	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-		bookID, err := bookHeader(r)
-		if err != nil {
-			return err
-		}
-		var in contacts.BulkInput
-		if err := decodeJSON(w, r, &in); err != nil {
-			return err
-		}
-		n, err := op(r.Context(), a, bookID, in)
-		if err != nil {
-			return err
-		}
-		return data(w, http.StatusOK, map[string]int{count: n})
-	})
 }
 
 // checkEmail answers whether an address is taken in the X-Book-ID book.

@@ -31,24 +31,18 @@ type asset struct {
 	immutable   bool
 }
 
-// dashboardRoutes serves the dashboard at /app/ and sends / there. Hashed
-// assets are cached for a year; index.html is revalidated on every load
-// (its ETag is its hash), and any path without a file extension is an app
-// route answered with index.html, so a reload or a shared link works.
-func (s *Server) dashboardRoutes(r chi.Router) {
+// dashboardFiles answers /app/*: hashed assets are cached for a year;
+// index.html is revalidated on every load (its ETag is its hash), and any
+// path without a file extension is an app route answered with index.html,
+// so a reload or a shared link works.
+func (s *Server) dashboardFiles() http.HandlerFunc {
 	assets, err := loadAssets(dashboard.Files())
 	if err != nil {
 		// The files are embedded at compile time; failing to read them is a broken build.
 		panic(fmt.Sprintf("httpapi: dashboard assets: %v", err))
 	}
-	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, homePath, http.StatusFound)
-	})
-	r.Get("/app", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/app/", http.StatusMovedPermanently)
-	})
 	index := assets["index.html"]
-	r.Get("/app/*", s.h(func(w http.ResponseWriter, r *http.Request) error {
+	return s.h(func(w http.ResponseWriter, r *http.Request) error {
 		name := strings.TrimPrefix(path.Clean("/"+chi.URLParam(r, "*")), "/")
 		a, ok := assets[name]
 		if !ok {
@@ -59,7 +53,7 @@ func (s *Server) dashboardRoutes(r chi.Router) {
 		}
 		serveAsset(w, r, a)
 		return nil
-	}))
+	})
 }
 
 func loadAssets(files fs.FS) (map[string]*asset, error) {

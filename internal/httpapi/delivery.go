@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -13,20 +12,6 @@ import (
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
-
-// deliveryRoutes are the suppression list and the deliverability report,
-// on both APIs.
-func (s *Server) deliveryRoutes(r chi.Router) {
-	r.Get("/suppressions", s.inBook(s.listSuppressions))
-	r.Post("/suppressions", s.inBook(s.addSuppression))
-	r.Delete("/suppressions/{id}", s.withID("id", s.liftSuppression))
-	r.Get("/deliverability", s.inBook(s.deliverability))
-}
-
-// deliveryInternalRoutes are the dashboard's delivery endpoints.
-func (s *Server) deliveryInternalRoutes(r chi.Router) {
-	r.Get("/contacts/{id}/activity", s.withID("id", s.contactActivity))
-}
 
 // mailerEvents receives the email provider's Event Webhook batches. It is
 // not behind login: the provider signs each batch over the exact body
@@ -64,7 +49,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *aut
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+	return page(w, nonNil(items), pg, total)
 }
 
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
@@ -110,5 +95,5 @@ func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, a *auth
 	if err != nil {
 		return err
 	}
-	return page(w, nonNil(items), Meta{Page: pg.Page(), Limit: pg.Limit, Total: total})
+	return page(w, nonNil(items), pg, total)
 }

@@ -8,19 +8,19 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/contactbook/contactbook/internal/httpapi/openapi"
 )
 
-// docsRoutes serves the API's description, public like the API itself:
-// the OpenAPI document at /api/openapi.json and the reference page that
-// renders it at /docs. They sit on the root router, outside the
-// authenticated /api group.
-func docsRoutes(r chi.Router) {
-	r.Get("/api/openapi.json", serveEmbedded(openapi.Document(), "application/json; charset=utf-8", ""))
+// openAPIDocument and docsPage serve the API's description, public like
+// the API itself: the OpenAPI document and the reference page that renders
+// it. They sit on the root router, outside the authenticated /api group.
+func openAPIDocument() http.HandlerFunc {
+	return serveEmbedded(openapi.Document(), "application/json; charset=utf-8", "")
+}
+
+func docsPage() http.HandlerFunc {
 	page := openapi.DocsPage()
-	r.Get("/docs", serveEmbedded(page, "text/html; charset=utf-8", docsPolicy(page)))
+	return serveEmbedded(page, "text/html; charset=utf-8", docsPolicy(page))
 }
 
 // serveEmbedded answers a fixed body. The ETag is the body's hash, so

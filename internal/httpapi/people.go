@@ -10,15 +10,6 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 )
 
-// peoplePublicRoutes are the account endpoints that work without a login:
-// password reset, and looking up and accepting an invitation.
-func (s *Server) peoplePublicRoutes(r chi.Router) {
-	r.Post("/auth/password-reset", s.h(s.requestReset))
-	r.Post("/auth/password-reset/confirm", s.h(s.confirmReset))
-	r.Get("/invitations/{token}", s.h(s.lookupInvitation))
-	r.With(s.optionalUser).Post("/invitations/accept", s.h(s.acceptInvitation))
-}
-
 func (s *Server) invite(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
 	var in accounts.InvitationInput
 	if err := decodeJSON(w, r, &in); err != nil {

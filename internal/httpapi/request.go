@@ -153,12 +153,15 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
-// Paging of a list: offset-based (public contacts) or page-based (the
-// internal lists). Limits above the maximum are clamped; zero means the
-// default.
+// Paging of a list: offset-based with an optional cursor (public
+// contacts) or page-based (the internal lists). Limits above the maximum
+// are clamped; zero means the default. The answer's meta is built from it
+// (page, cursorPage), so parsing and meta live here and in respond.go only.
 type Paging struct {
 	Limit  int
 	Offset int
+	// Cursor is the cursor query parameter of a cursor-paged list.
+	Cursor string
 }
 
 // Page is the 1-based page number the paging stands for.
@@ -175,7 +178,7 @@ func limitParam(r *http.Request, def, max int) (int, error) {
 	return min(limit, max), nil
 }
 
-// offsetPaging reads limit and offset.
+// offsetPaging reads limit, offset and cursor.
 func offsetPaging(r *http.Request, def, max int) (Paging, error) {
 	limit, err := limitParam(r, def, max)
 	if err != nil {
@@ -185,7 +188,7 @@ func offsetPaging(r *http.Request, def, max int) (Paging, error) {
 	if err != nil {
 		return Paging{}, err
 	}
-	return Paging{Limit: limit, Offset: offset}, nil
+	return Paging{Limit: limit, Offset: offset, Cursor: r.URL.Query().Get("cursor")}, nil
 }
 
 // pagePaging reads page (1-based) and limit.
@@ -218,4 +221,17 @@ func queryBool(r *http.Request, name string) (*bool, error) {
 		return nil, apperr.Invalidf("The query parameter %s must be true or false.", name)
 	}
 	return &b, nil
+}
+
+// bookHint reads X-Book-ID where it is optional (resources addressed by
+// id): nil when absent; a resource outside that book is then not found.
+func bookHint(r *http.Request) (*uuid.UUID, error) {
+	if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
+		return nil, nil
+	}
+	id, err := bookHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
 }

@@ -33,9 +33,20 @@ type Meta struct {
 	Total int64 `json:"total"`
 }
 
+// meta describes the page p with total items in all.
+func (p Paging) meta(total int64) Meta {
+	return Meta{Page: p.Page(), Limit: p.Limit, Total: total}
+}
+
+// cursorMeta is Meta with the cursor of the next page (null on the last).
+type cursorMeta struct {
+	Meta
+	NextCursor *string `json:"next_cursor"`
+}
+
 type pageBody struct {
-	Data any  `json:"data"`
-	Meta Meta `json:"meta"`
+	Data any `json:"data"`
+	Meta any `json:"meta"`
 }
 
 // data answers {data: v}.
@@ -44,8 +55,20 @@ func data(w http.ResponseWriter, status int, v any) error {
 	return nil
 }
 
-// page answers {data: items, meta}.
-func page(w http.ResponseWriter, items any, meta Meta) error {
+// page answers {data: items, meta} for the page p of a list of total
+// items.
+func page(w http.ResponseWriter, items any, p Paging, total int64) error {
+	writeJSON(w, http.StatusOK, pageBody{Data: items, Meta: p.meta(total)})
+	return nil
+}
+
+// cursorPage answers a page of a cursor-paged list: meta also carries the
+// next page's cursor, null on the last page (next empty).
+func cursorPage(w http.ResponseWriter, items any, p Paging, total int64, next string) error {
+	meta := cursorMeta{Meta: p.meta(total)}
+	if next != "" {
+		meta.NextCursor = &next
+	}
 	writeJSON(w, http.StatusOK, pageBody{Data: items, Meta: meta})
 	return nil
 }

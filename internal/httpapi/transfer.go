@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -16,21 +15,6 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/transfer"
 )
-
-// transferRoutes are the import endpoints and the book export of the
-// internal API.
-func (s *Server) transferRoutes(r chi.Router) {
-	r.Post("/books/{id}/imports", s.withID("id", s.startImport))
-	r.Get("/books/{id}/imports", s.withID("id", s.listImports))
-	r.Get("/books/{id}/imports/{import_id}", s.withID("id", s.getImport))
-	r.Delete("/books/{id}/imports/{import_id}", s.withID("id", s.cancelImport))
-	r.Get("/books/{id}/export", s.withID("id", s.exportContacts))
-}
-
-// transferPublicRoutes is the export of the public API (X-Book-ID).
-func (s *Server) transferPublicRoutes(r chi.Router) {
-	r.Get("/contacts/export", s.inBook(s.exportContacts))
-}
 
 // maxImportRequest bounds the multipart request of an import: the file
 // plus room for the other fields and the part headers.

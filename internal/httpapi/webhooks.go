@@ -3,34 +3,11 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
-
-// webhookRoutes are mounted at /api/teams/{team_id}/webhooks (team admins).
-func (s *Server) webhookRoutes(r chi.Router) {
-	r.Get("/", s.withID("team_id", s.listWebhooks))
-	r.Post("/", s.withID("team_id", s.createWebhook))
-	r.Patch("/{webhook_id}", s.withWebhook(s.updateWebhook))
-	r.Delete("/{webhook_id}", s.withWebhook(s.deleteWebhook))
-	r.Get("/{webhook_id}/deliveries", s.withWebhook(s.listWebhookDeliveries))
-}
-
-// webhookFunc is a handler of a route addressed by team and webhook id.
-type webhookFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, webhookID uuid.UUID) error
-
-func (s *Server) withWebhook(fn webhookFunc) http.HandlerFunc {
-	return s.withID("team_id", func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-		id, err := pathUUID(r, "webhook_id")
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, teamID, id)
-	})
-}
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
 	ws, err := s.webhooks.List(r.Context(), a, teamID)

@@ -1,0 +1,35 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/campaigns"
+)
+
+// Handlers of a book's campaign settings.
+
+func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	v, err := s.campaigns.GetSettings(r.Context(), a, bookID)
+	if err != nil {
+		return err
+	}
+	if !v.Configured {
+		return data(w, http.StatusOK, map[string]uuid.UUID{"book_id": v.BookID})
+	}
+	return data(w, http.StatusOK, v.Settings)
+}
+
+func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	var in campaigns.SettingsInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	st, err := s.campaigns.PutSettings(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, st)
+}
