@@ -54,7 +54,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 			periodic = append(periodic, prune)
 		}
 	}
-	a.Jobs, err = jobs.New(a.Pool, jobs.Config{Workers: workers, Periodic: periodic, Log: a.Log})
+	a.Jobs, err = jobs.New(a.Pool, jobs.Config{Workers: workers, Periodic: periodic, RescueAfter: a.Config.JobRescueAfter, Log: a.Log})
 	if err != nil {
 		return err
 	}

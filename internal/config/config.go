@@ -57,6 +57,10 @@ type Config struct {
 	// EventRetention is how long events, their deliveries and the delivery
 	// log are kept; 0 keeps them for ever.
 	EventRetention time.Duration
+	// JobRescueAfter is how long a background job may stay running before
+	// it is taken for one whose instance died and given to another: the
+	// pause a crash costs a campaign run or an import.
+	JobRescueAfter time.Duration
 
 	ImagesDir        string
 	CampaignSchedule string
@@ -174,6 +178,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("EVENT_RETENTION: %q is not a duration such as 720h (0 keeps everything)", getenv("EVENT_RETENTION")))
 	}
 	c.EventRetention = keep
+	rescue, err := time.ParseDuration(env("JOB_RESCUE_AFTER", "1m"))
+	if err != nil || rescue < 10*time.Second {
+		errs = append(errs, fmt.Errorf("JOB_RESCUE_AFTER: %q is not a duration of at least 10s such as 1m", getenv("JOB_RESCUE_AFTER")))
+	}
+	c.JobRescueAfter = rescue
 
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)

@@ -31,8 +31,11 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 	// 1,000 recipients per request; 600 ms each makes the run last seconds.
 	mail.SetDelay(600 * time.Millisecond)
 
-	a := start(t, "a", dbURL, mail.URL)
-	b := start(t, "b", dbURL, mail.URL)
+	// A dead instance's job is rescued after 20 s instead of a minute,
+	// which keeps the scenario short; the mechanism is the same.
+	const rescue = "JOB_RESCUE_AFTER=20s"
+	a := start(t, "a", dbURL, mail.URL, rescue)
+	b := start(t, "b", dbURL, mail.URL, rescue)
 	tm := signup(t, a.base, "Camp")
 	if _, err := pool.Exec(ctx, `UPDATE teams SET campaign_addon = 'active' WHERE id = $1`, tm.teamID); err != nil {
 		t.Fatal(err)
@@ -100,7 +103,8 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 
 	// The survivor finishes the run: the run is one job for both
 	// instances; if the dead one held it, River's rescuer makes it
-	// available again after a minute (jobs.Config.RescueAfter) and the
+	// available again after JOB_RESCUE_AFTER (here 20 s; River looks every
+	// 30 s) and the
 	// survivor works it. A new run is queued only when the previous one
 	// is over ("started" rather than "already being processed"), and then
 	// every participant has a completion row that is either final or held
@@ -133,7 +137,7 @@ func TestCampaignCrashTwoInstances(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE campaign_step_completions SET lease_until = now() - interval '1 second' WHERE step_id = $1 AND result IS NULL`, stepID); err != nil {
 		t.Fatal(err)
 	}
-	b2 := start(t, "b-restarted", dbURL, mail.URL)
+	b2 := start(t, "b-restarted", dbURL, mail.URL, rescue)
 	run(b2)
 	waitFor(t, 60*time.Second, "every participant to have a completion", func() bool {
 		return queryInt(t, pool, `SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result IS NOT NULL`, stepID) == total &&
