@@ -83,28 +83,28 @@ type PasswordChanged struct {
 
 // QueueInvitation queues the invitation email in db (the transaction that
 // creates the invitation).
-func (c *Composer) QueueInvitation(ctx context.Context, db postgres.DB, now time.Time, in Invitation) error {
+func (c *Composer) QueueInvitation(ctx context.Context, tx *postgres.Tx, now time.Time, in Invitation) error {
 	link := c.link("/app/invitations/accept", in.Token)
 	data := map[string]any{"Team": in.TeamName, "Inviter": in.Inviter, "Role": in.Role, "Link": link, "Expires": when(in.ExpiresAt)}
-	return c.queue(ctx, db, now, KindInvitation, in.To, "", fmt.Sprintf("%s invited you to %s on contactbook", in.Inviter, in.TeamName), link, invitationTemplates, data)
+	return c.queue(ctx, tx, now, KindInvitation, in.To, "", fmt.Sprintf("%s invited you to %s on contactbook", in.Inviter, in.TeamName), link, invitationTemplates, data)
 }
 
-// QueuePasswordReset queues the reset email in db.
-func (c *Composer) QueuePasswordReset(ctx context.Context, db postgres.DB, now time.Time, in PasswordReset) error {
+// QueuePasswordReset queues the reset email in tx (postgres.InTx).
+func (c *Composer) QueuePasswordReset(ctx context.Context, tx *postgres.Tx, now time.Time, in PasswordReset) error {
 	link := c.link("/app/reset-password", in.Token)
 	data := map[string]any{"Name": in.Name, "Link": link, "Expires": when(in.ExpiresAt)}
-	return c.queue(ctx, db, now, KindPasswordReset, in.To, in.Name, "Reset your contactbook password", link, resetTemplates, data)
+	return c.queue(ctx, tx, now, KindPasswordReset, in.To, in.Name, "Reset your contactbook password", link, resetTemplates, data)
 }
 
-// QueuePasswordChanged queues the notice of a changed password in db.
-func (c *Composer) QueuePasswordChanged(ctx context.Context, db postgres.DB, now time.Time, in PasswordChanged) error {
+// QueuePasswordChanged queues the notice of a changed password in tx (postgres.InTx).
+func (c *Composer) QueuePasswordChanged(ctx context.Context, tx *postgres.Tx, now time.Time, in PasswordChanged) error {
 	data := map[string]any{"Name": in.Name, "At": when(in.At), "AppLink": c.baseURL + "/app/"}
-	return c.queue(ctx, db, now, KindPasswordChanged, in.To, in.Name, "Your contactbook password was changed", "", changedTemplates, data)
+	return c.queue(ctx, tx, now, KindPasswordChanged, in.To, in.Name, "Your contactbook password was changed", "", changedTemplates, data)
 }
 
 func when(t time.Time) string { return t.UTC().Format("2 January 2006, 15:04 UTC") }
 
-func (c *Composer) queue(ctx context.Context, db postgres.DB, now time.Time, kind, to, toName, subject, link string, t templates, data any) error {
+func (c *Composer) queue(ctx context.Context, tx *postgres.Tx, now time.Time, kind, to, toName, subject, link string, t templates, data any) error {
 	var html, text bytes.Buffer
 	if err := t.html.Execute(&html, data); err != nil {
 		return fmt.Errorf("render %s email: %w", kind, err)
@@ -113,10 +113,10 @@ func (c *Composer) queue(ctx context.Context, db postgres.DB, now time.Time, kin
 		return fmt.Errorf("render %s email: %w", kind, err)
 	}
 	m := Message{Kind: kind, To: to, ToName: toName, Subject: subject, HTML: html.String(), Text: text.String(), Link: link}
-	if err := insert(ctx, db, now, m); err != nil {
+	if err := insert(ctx, tx, now, m); err != nil {
 		return err
 	}
-	if tx, ok := db.(interface{ AfterCommit(func()) }); ok && c.wake != nil {
+	if c.wake != nil {
 		tx.AfterCommit(c.wake)
 	}
 	return nil

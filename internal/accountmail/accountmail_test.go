@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -51,7 +49,7 @@ func newWorker(pool postgres.Pool, mail *mailertest.Server, key string, c *clock
 
 func queueReset(t *testing.T, pool postgres.Pool, comp *Composer, now time.Time, to string) {
 	t.Helper()
-	err := postgres.InTx(context.Background(), pool, func(tx pgx.Tx) error {
+	err := postgres.InTx(context.Background(), pool, func(tx *postgres.Tx) error {
 		return comp.QueuePasswordReset(context.Background(), tx, now, PasswordReset{To: to, Name: "Ann", Token: "tok_" + to, ExpiresAt: now.Add(time.Hour)})
 	})
 	if err != nil {

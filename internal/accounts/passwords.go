@@ -57,7 +57,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, in ResetRequest) err
 		return err
 	}
 	now := s.now()
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.replaceReset(ctx, tx, u.ID, hash, now, now.Add(ResetLifetime)); err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (s *Service) setPassword(ctx context.Context, whom func(tx pgx.Tx) (uuid.UU
 	var sess Session
 	var userID uuid.UUID
 	now := s.now()
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var err error
 		if userID, err = whom(tx); err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -92,7 +91,7 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	now := s.now()
 	var inv Invitation
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		member, err := s.st.isMemberByEmail(ctx, tx, teamID, in.Email)
 		if err != nil {
 			return err
@@ -176,7 +175,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, actor *auth.Actor, in Ac
 		return Accepted{}, apperr.New(apperr.Unauthorized, "Accept an invitation with a login token, not an API key.")
 	}
 	var res Accepted
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// Locked and checked again: of two accepts racing, one wins.
 		inv, err := s.st.invitationByHash(ctx, tx, hash, now, true)
 		if err != nil {

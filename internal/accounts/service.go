@@ -56,7 +56,7 @@ func (s *Service) Signup(ctx context.Context, in SignupInput) (SignupResult, err
 		return SignupResult{}, err
 	}
 	var res SignupResult
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		u, err := s.st.insertUser(ctx, tx, in.Email, in.Name, hash)
 		if err != nil {
 			return err
@@ -230,7 +230,7 @@ func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, use
 		return Member{}, err
 	}
 	var m Member
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.lockTeam(ctx, tx, teamID); err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func (s *Service) RemoveMember(ctx context.Context, actor *auth.Actor, teamID, u
 	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
 		return err
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.lockTeam(ctx, tx, teamID); err != nil {
 			return err
 		}

@@ -200,7 +200,7 @@ func (s *Service) HandleWebhook(ctx context.Context, payload []byte, signature s
 	ch.update.At = created
 
 	var teamID *uuid.UUID
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		first, err := s.st.claimEvent(ctx, tx, ev.ID, string(ev.Type), created, s.now())
 		if err != nil {
 			return err

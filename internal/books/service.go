@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -101,7 +100,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 	// Two books created at once may race for a slug: try again on a clash.
 	for attempt := 0; ; attempt++ {
 		var out Book
-		err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 			slug, err := s.st.freeSlug(ctx, tx, b.TeamID, Slugify(b.Name))
 			if err != nil {
 				return err
@@ -149,7 +148,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 	if err != nil {
 		return err
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
 			return err
 		}
@@ -180,7 +179,7 @@ func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uui
 		return Label{}, err
 	}
 	var out Label
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var err error
 		out, err = s.st.insertLabel(ctx, tx, l)
 		return err

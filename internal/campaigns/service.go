@@ -383,7 +383,7 @@ func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID 
 		return Step{}, err
 	}
 	var out Step
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
 			return err
 		}
@@ -401,7 +401,7 @@ func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID,
 		return Step{}, err
 	}
 	var out Step
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		st, err := s.st.step(ctx, tx, campaignID, stepID, true)
 		if err != nil {
 			return err
@@ -424,7 +424,7 @@ func (s *Service) DeleteStep(ctx context.Context, actor *auth.Actor, campaignID,
 	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
 		return err
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		return s.st.deleteStep(ctx, tx, campaignID, stepID)
 	})
 }
@@ -438,7 +438,7 @@ func (s *Service) ReorderSteps(ctx context.Context, actor *auth.Actor, campaignI
 	if len(in.StepIDs) == 0 {
 		return apperr.Invalidf("`step_ids` is required: list every step of the campaign in the new order.")
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		current, err := s.st.stepIDs(ctx, tx, campaignID)
 		if err != nil {
 			return err
@@ -484,7 +484,7 @@ func (s *Service) Enroll(ctx context.Context, actor *auth.Actor, campaignID uuid
 		return 0, apperr.Invalidf("`contact_ids` may hold at most %d ids per request.", MaxEnrollIDs)
 	}
 	var n int64
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
 			return err
 		}
@@ -504,7 +504,7 @@ func (s *Service) EnrollLabel(ctx context.Context, actor *auth.Actor, campaignID
 		return 0, apperr.Invalidf("`label_id` is required.")
 	}
 	var n int64
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		ok, err := s.st.labelInBook(ctx, tx, sc.campaign.BookID, *in.LabelID)
 		if err != nil {
 			return err

@@ -137,7 +137,7 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 		return Settings{}, err
 	}
 	var out Settings
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// The book row lock serialises two PUTs of the masked value.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID); err != nil {
 			return postgres.Translate(err)

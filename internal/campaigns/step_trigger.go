@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -24,7 +23,7 @@ func (rn *Runner) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			return nil
 		}
 		var claimed int
-		err := postgres.InTx(ctx, rn.db, func(tx pgx.Tx) error {
+		err := postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
 			cp := base
 			cp.Limit, cp.After, cp.ClaimID, cp.Now = limit, after, uuid.New(), rn.now()
 			cp.LeaseUntil = cp.Now.Add(rn.opts.Lease)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -92,7 +91,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 		return UnsubscribeResult{}, apperr.Invalidf("`campaign_id` is required when `scope` is campaign.")
 	}
 	out := UnsubscribeResult{Scope: scope}
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		t, err := s.st.unsubToken(ctx, tx, token)
 		if err != nil {
 			return err

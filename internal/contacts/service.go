@@ -181,7 +181,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	if related {
 		// The related contacts must be in the book: checked in the
 		// transaction that inserts.
-		err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 			if err := s.checkRelated(ctx, tx, c.BookID, c.Relationships); err != nil {
 				return err
 			}
@@ -207,7 +207,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 // fields both land.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p Patch) (Contact, error) {
 	var c, out Contact
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var (
 			teamID uuid.UUID
 			err    error
@@ -253,7 +253,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 	if err != nil {
 		return err
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		gone, err := s.st.deleteMany(ctx, tx, bookID, []uuid.UUID{id})
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (s *Service) AddLabel(ctx context.Context, actor *auth.Actor, contactID, la
 		return false, err
 	}
 	var added bool
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.labelOfBook(ctx, tx, teamID, bookID, labelID); err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func (s *Service) RemoveLabel(ctx context.Context, actor *auth.Actor, contactID,
 	if err != nil {
 		return err
 	}
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		ids, err := s.st.removeLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID})
 		if err != nil {
 			return err
@@ -334,7 +334,7 @@ func (s *Service) labelOfBook(ctx context.Context, tx pgx.Tx, teamID, bookID, la
 // and custom value changes leave the contact row (and its updated_at)
 // alone: rewriting 10,000 rows and all their index entries for a bulk
 // label would cost more than the change itself.
-func (s *Service) emitUpdated(ctx context.Context, tx pgx.Tx, teamID, bookID uuid.UUID, ids []uuid.UUID) error {
+func (s *Service) emitUpdated(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -370,7 +370,7 @@ func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid
 		return 0, err
 	}
 	var n int
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		gone, err := s.st.deleteMany(ctx, tx, b.ID, ids)
 		if err != nil {
 			return err
@@ -407,7 +407,7 @@ func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.
 		return 0, err
 	}
 	var n int
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.labelOfBook(ctx, tx, b.TeamID, b.ID, labelID); err != nil {
 			return err
 		}
@@ -438,7 +438,7 @@ func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID
 	}
 	value := *in.Value
 	var n int
-	err = postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		typ, err := s.st.fieldType(ctx, tx, b.ID, fieldID)
 		if err != nil {
 			return err

@@ -110,15 +110,14 @@ type Outbox struct {
 func NewOutbox(wake func()) *Outbox { return &Outbox{wake: wake} }
 
 // Append writes evs (contact events only when a webhook wants them) in
-// db, the transaction that makes the change. When db is a *postgres.Tx
-// (postgres.InTx), the dispatcher is woken after commit; otherwise it
-// finds the events at its next poll.
-func (o *Outbox) Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
-	n, err := Append(ctx, db, now, evs...)
+// tx, the transaction that makes the change (postgres.InTx), and wakes the
+// dispatcher once it has committed.
+func (o *Outbox) Append(ctx context.Context, tx *postgres.Tx, now time.Time, evs ...Event) error {
+	n, err := Append(ctx, tx, now, evs...)
 	if err != nil {
 		return err
 	}
-	if tx, ok := db.(interface{ AfterCommit(func()) }); ok && n > 0 && o.wake != nil {
+	if n > 0 && o.wake != nil {
 		tx.AfterCommit(o.wake)
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -40,7 +39,7 @@ func TestOutboxWakesAfterCommit(t *testing.T) {
 	})
 	ev := events.Event{Type: events.MemberJoined, TeamID: team, Data: map[string]string{"user_id": "u"}}
 
-	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+	if err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error {
 		if err := outbox.Append(ctx, tx, time.Now(), ev, ev); err != nil {
 			return err
 		}
@@ -56,7 +55,7 @@ func TestOutboxWakesAfterCommit(t *testing.T) {
 	}
 
 	rollback := errors.New("rollback")
-	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+	if err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error {
 		if err := outbox.Append(ctx, tx, time.Now(), ev); err != nil {
 			return err
 		}
@@ -89,7 +88,7 @@ func TestAppendFewAndMany(t *testing.T) {
 				evs[i] = events.Event{Type: events.MemberJoined, TeamID: team, Data: map[string]int{"n": i}}
 			}
 		}
-		if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error {
 			_, err := events.Append(ctx, tx, at, evs...)
 			return err
 		}); err != nil {

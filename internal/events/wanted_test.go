@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contactbook/contactbook/internal/events"
@@ -65,7 +64,7 @@ func TestContactEventsOnlyWhenWanted(t *testing.T) {
 	}
 	appendAll := func(evs []events.Event) {
 		t.Helper()
-		if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error { return outbox.Append(ctx, tx, time.Now(), evs...) }); err != nil {
+		if err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error { return outbox.Append(ctx, tx, time.Now(), evs...) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +100,7 @@ func TestContactEventsOnlyWhenWanted(t *testing.T) {
 		t.Fatalf("subscribed: %d events, %d queued, %d wakes; want 162, 162, 6", evs, queued, wakes)
 	}
 	rollback := errors.New("rollback")
-	err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error {
 		if err := outbox.Append(ctx, tx, time.Now(), batch(events.ContactUpdated, 50)...); err != nil {
 			return err
 		}
@@ -136,7 +135,7 @@ func TestWebhookCreatedDuringAChange(t *testing.T) {
 	t.Run("subscription after the change's check waits for its commit", func(t *testing.T) {
 		team := newTeam(t, pool)
 		var created <-chan error
-		err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) error {
 			wanted, err := outbox.Wanted(ctx, tx, team, events.ContactUpdated)
 			if err != nil || wanted {
 				t.Fatalf("wanted = %v, %v before any webhook", wanted, err)
@@ -174,7 +173,7 @@ func TestWebhookCreatedDuringAChange(t *testing.T) {
 		}
 		changed := make(chan error, 1)
 		go func() {
-			changed <- postgres.InTx(ctx, pool, func(tx pgx.Tx) error { return outbox.Append(ctx, tx, time.Now(), ev(team)) })
+			changed <- postgres.InTx(ctx, pool, func(tx *postgres.Tx) error { return outbox.Append(ctx, tx, time.Now(), ev(team)) })
 		}()
 		select {
 		case err := <-changed:

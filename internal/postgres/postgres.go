@@ -98,8 +98,10 @@ type Beginner interface {
 
 // InTx runs fn in a transaction, committing when fn returns nil. The
 // transaction fn gets is a *Tx: work done in it can register callbacks to
-// run once it has committed.
-func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
+// run once it has committed. Only InTx makes a *Tx, so code that needs an
+// after-commit callback (the event outbox, the account mail queue) takes a
+// *Tx and cannot be handed a transaction that would never run it.
+func InTx(ctx context.Context, db Beginner, fn func(tx *Tx) error) error {
 	begun, err := db.Begin(ctx)
 	if err != nil {
 		return Translate(err)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
@@ -69,7 +68,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			book := uuid.New()
 			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "first_name": "Ada"}}
 		}
-		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx pgx.Tx) error {
+		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx *postgres.Tx) error {
 			return env.App.Outbox.Append(context.Background(), tx, time.Now(), evs...)
 		}); err != nil {
 			b.Fatal(err)
@@ -128,7 +127,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 		committers.Go(func() {
 			for i := range due {
 				book := uuid.New()
-				if err := postgres.InTx(context.Background(), gen, func(tx pgx.Tx) error {
+				if err := postgres.InTx(context.Background(), gen, func(tx *postgres.Tx) error {
 					return env.App.Outbox.Append(context.Background(), tx, time.Now(), events.Event{
 						Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i},
 					})

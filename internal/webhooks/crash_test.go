@@ -132,7 +132,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 			book := uuid.New()
 			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]string{"id": uuid.NewString()}}
 		}
-		if err := postgres.InTx(context.Background(), pool, func(tx pgx.Tx) error {
+		if err := postgres.InTx(context.Background(), pool, func(tx *postgres.Tx) error {
 			_, err := events.Append(context.Background(), tx, time.Now(), evs...)
 			return err
 		}); err != nil {

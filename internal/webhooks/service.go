@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -93,7 +92,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		return Webhook{}, apperr.Invalidf("Webhook fields cannot be null.")
 	}
 	var out Webhook
-	err := postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		w, err := s.st.webhookForUpdate(ctx, tx, teamID, id)
 		if err != nil {
 			return err
@@ -132,7 +131,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	// A completing attempt locks its delivery row, then (its log row's
 	// foreign key, checked at the end of its statement) the webhook row.
 	// The delete takes them in the same order, or the two deadlock.
-	return postgres.InTx(ctx, s.db, func(tx pgx.Tx) error {
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.lockPendingDeliveries(ctx, tx, teamID, id); err != nil {
 			return err
 		}
