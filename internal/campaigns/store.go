@@ -461,3 +461,35 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now))
 	return st, postgres.Translate(err)
 }
+
+// firstContactRow is the merge data of a book's oldest contact.
+type firstContactRow struct {
+	firstName, lastName, company, jobTitle, website, birthday, email, phone string
+	custom                                                                  []byte
+}
+
+// firstContact reads the book's oldest contact; found is false when the
+// book is empty.
+func (store) firstContact(ctx context.Context, db postgres.DB, bookID uuid.UUID) (firstContactRow, bool, error) {
+	var r firstContactRow
+	err := db.QueryRow(ctx, `
+		SELECT ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
+		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
+		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
+		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
+		FROM contacts ct WHERE ct.book_id = $1 ORDER BY ct.created_at, ct.id LIMIT 1`, bookID).
+		Scan(&r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, postgres.Translate(err)
+	}
+	return r, true, nil
+}
+
+// lockBook takes the book row's lock for the rest of tx.
+func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
+	return postgres.Translate(err)
+}

@@ -280,3 +280,10 @@ func (store) reapDeadLeases(ctx context.Context, db postgres.DB) (int64, error) 
 	}
 	return tag.RowsAffected(), nil
 }
+
+// pendingDeliveries counts deliveries waiting for an attempt.
+func (store) pendingDeliveries(ctx context.Context, db postgres.DB) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n)
+	return n, postgres.Translate(err)
+}
