@@ -216,21 +216,38 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 	out, err := scanStep(db.QueryRow(ctx, `
 		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
 		                            fixed_date, email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at)
-		VALUES ($1, $2, $3, (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = $1),
-		        $4, $5, $6, $7::date, $8, $9, $10, $11, $12, $12)
+		VALUES (@campaign_id, @step_type, @name,
+		        (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = @campaign_id),
+		        @active, @schedule_type, @delay_days, @fixed_date::date, @email_template_id, @sender_name,
+		        @sender_email, @trigger_campaign_id, @now, @now)
 		RETURNING `+stepColumns,
-		st.CampaignID, st.StepType, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
-		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+		stepArgs(st, now)))
 	return out, postgres.Translate(err)
 }
 
+// stepArgs are the named arguments of the step statements: the columns a
+// client sets, the campaign and the time of the change.
+func stepArgs(st Step, now time.Time) pgx.StrictNamedArgs {
+	return pgx.StrictNamedArgs{
+		"campaign_id": st.CampaignID, "step_type": st.StepType, "name": st.Name, "active": st.Active,
+		"schedule_type": st.ScheduleType, "delay_days": st.DelayDays, "fixed_date": st.FixedDate,
+		"email_template_id": st.EmailTemplateID, "sender_name": st.SenderName, "sender_email": st.SenderEmail,
+		"trigger_campaign_id": st.TriggerCampaignID, "now": now,
+	}
+}
+
 func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
+	// A step's type is fixed at creation.
+	args := stepArgs(st, now)
+	delete(args, "step_type")
+	args["id"] = st.ID
 	out, err := scanStep(db.QueryRow(ctx, `
-		UPDATE campaign_steps SET name = $3, active = $4, schedule_type = $5, delay_days = $6, fixed_date = $7::date,
-		       email_template_id = $8, sender_name = $9, sender_email = $10, trigger_campaign_id = $11, updated_at = $12
-		WHERE campaign_id = $1 AND id = $2 RETURNING `+stepColumns,
-		st.CampaignID, st.ID, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
-		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+		UPDATE campaign_steps SET name = @name, active = @active, schedule_type = @schedule_type,
+		       delay_days = @delay_days, fixed_date = @fixed_date::date, email_template_id = @email_template_id,
+		       sender_name = @sender_name, sender_email = @sender_email,
+		       trigger_campaign_id = @trigger_campaign_id, updated_at = @now
+		WHERE campaign_id = @campaign_id AND id = @id RETURNING `+stepColumns,
+		args))
 	return out, notFound(err, errStepNotFound)
 }
 
