@@ -466,7 +466,8 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 	st, _, err := scanSettings(db.QueryRow(ctx, `
 		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
 		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
+		VALUES (@book_id, @sender_name, @sender_email, @reply_to_email, @company_name, @address_line1,
+		        @address_line2, @city, @state, @postal_code, @country, @mailer_api_key_enc, @now, @now)
 		ON CONFLICT (book_id) DO UPDATE SET
 			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
 			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
@@ -474,8 +475,12 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
 			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at
 		RETURNING `+settingsColumns,
-		bookID, in.SenderName, in.SenderEmail, in.ReplyToEmail, in.CompanyName, in.AddressLine1,
-		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now))
+		pgx.StrictNamedArgs{
+			"book_id": bookID, "sender_name": in.SenderName, "sender_email": in.SenderEmail,
+			"reply_to_email": in.ReplyToEmail, "company_name": in.CompanyName, "address_line1": in.AddressLine1,
+			"address_line2": in.AddressLine2, "city": in.City, "state": in.State, "postal_code": in.PostalCode,
+			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
+		}))
 	return st, postgres.Translate(err)
 }
 
