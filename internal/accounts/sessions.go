@@ -35,6 +35,8 @@ var errSessionEnded = apperr.New(apperr.Unauthorized, "This session has ended (l
 // costs about one query per session and second, and a session ended on
 // another instance is refused there within that time.
 func (s *Service) CheckSession(ctx context.Context, c auth.Claims) error {
+	// Wall time, not the injected clock: it only ages this instance's
+	// cache; whether the session is open is the database's answer.
 	now := time.Now()
 	if s.sessions.open(c, now) {
 		return nil

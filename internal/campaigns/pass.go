@@ -119,6 +119,8 @@ type turn struct {
 }
 
 func newTurn(participants int, d time.Duration) *turn {
+	// Wall time, not the injected clock: a turn bounds how long this
+	// worker holds the job, which no rule of the campaign depends on.
 	t := &turn{until: time.Now().Add(d)}
 	t.left.Store(int64(participants))
 	return t

@@ -7,13 +7,11 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
-	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // TestPrefix starts the subject of every test email.
@@ -87,30 +85,19 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 // firstContactValues are the merge values of the book's oldest contact
 // (only book_name when the book is empty).
 func (s *Service) firstContactValues(ctx context.Context, bookID uuid.UUID, bookName string) (mailmerge.Values, error) {
-	var first, last, company, job, website, birthday, email, phone string
-	var custom []byte
-	err := s.db.QueryRow(ctx, `
-		SELECT ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
-		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
-		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
-		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
-		FROM contacts ct WHERE ct.book_id = $1 ORDER BY ct.created_at, ct.id LIMIT 1`, bookID).
-		Scan(&first, &last, &company, &job, &website, &birthday, &email, &phone, &custom)
+	first, found, err := s.st.firstContact(ctx, s.db, bookID)
 	v := mailmerge.Values{Fields: map[string]string{"book_name": bookName}, Custom: map[string]string{}}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return v, nil
-	}
-	if err != nil {
-		return v, postgres.Translate(err)
+	if err != nil || !found {
+		return v, err
 	}
 	for k, val := range map[string]string{
-		"first_name": first, "last_name": last, "full_name": strings.TrimSpace(first + " " + last),
-		"company": company, "job_title": job, "email": email, "phone": phone, "website": website, "birthday": birthday,
+		"first_name": first.firstName, "last_name": first.lastName, "full_name": strings.TrimSpace(first.firstName + " " + first.lastName),
+		"company": first.company, "job_title": first.jobTitle, "email": first.email, "phone": first.phone, "website": first.website, "birthday": first.birthday,
 	} {
 		v.Fields[k] = val
 	}
-	if len(custom) > 0 {
-		if err := json.Unmarshal(custom, &v.Custom); err != nil {
+	if len(first.custom) > 0 {
+		if err := json.Unmarshal(first.custom, &v.Custom); err != nil {
 			return v, err
 		}
 	}

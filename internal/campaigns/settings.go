@@ -157,8 +157,8 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 	var out Settings
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// The book row lock serialises two PUTs of the masked value.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID); err != nil {
-			return postgres.Translate(err)
+		if err := s.st.lockBook(ctx, tx, bookID); err != nil {
+			return err
 		}
 		cur, _, err := s.loadSettings(ctx, tx, bookID)
 		if err != nil {

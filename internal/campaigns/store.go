@@ -216,21 +216,38 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 	out, err := scanStep(db.QueryRow(ctx, `
 		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
 		                            fixed_date, email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at)
-		VALUES ($1, $2, $3, (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = $1),
-		        $4, $5, $6, $7::date, $8, $9, $10, $11, $12, $12)
+		VALUES (@campaign_id, @step_type, @name,
+		        (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = @campaign_id),
+		        @active, @schedule_type, @delay_days, @fixed_date::date, @email_template_id, @sender_name,
+		        @sender_email, @trigger_campaign_id, @now, @now)
 		RETURNING `+stepColumns,
-		st.CampaignID, st.StepType, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
-		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+		stepArgs(st, now)))
 	return out, postgres.Translate(err)
 }
 
+// stepArgs are the named arguments of the step statements: the columns a
+// client sets, the campaign and the time of the change.
+func stepArgs(st Step, now time.Time) pgx.StrictNamedArgs {
+	return pgx.StrictNamedArgs{
+		"campaign_id": st.CampaignID, "step_type": st.StepType, "name": st.Name, "active": st.Active,
+		"schedule_type": st.ScheduleType, "delay_days": st.DelayDays, "fixed_date": st.FixedDate,
+		"email_template_id": st.EmailTemplateID, "sender_name": st.SenderName, "sender_email": st.SenderEmail,
+		"trigger_campaign_id": st.TriggerCampaignID, "now": now,
+	}
+}
+
 func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
+	// A step's type is fixed at creation.
+	args := stepArgs(st, now)
+	delete(args, "step_type")
+	args["id"] = st.ID
 	out, err := scanStep(db.QueryRow(ctx, `
-		UPDATE campaign_steps SET name = $3, active = $4, schedule_type = $5, delay_days = $6, fixed_date = $7::date,
-		       email_template_id = $8, sender_name = $9, sender_email = $10, trigger_campaign_id = $11, updated_at = $12
-		WHERE campaign_id = $1 AND id = $2 RETURNING `+stepColumns,
-		st.CampaignID, st.ID, st.Name, st.Active, st.ScheduleType, st.DelayDays, st.FixedDate,
-		st.EmailTemplateID, st.SenderName, st.SenderEmail, st.TriggerCampaignID, now))
+		UPDATE campaign_steps SET name = @name, active = @active, schedule_type = @schedule_type,
+		       delay_days = @delay_days, fixed_date = @fixed_date::date, email_template_id = @email_template_id,
+		       sender_name = @sender_name, sender_email = @sender_email,
+		       trigger_campaign_id = @trigger_campaign_id, updated_at = @now
+		WHERE campaign_id = @campaign_id AND id = @id RETURNING `+stepColumns,
+		args))
 	return out, notFound(err, errStepNotFound)
 }
 
@@ -457,7 +474,9 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
 		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at,
 		                            event_webhook_public_key, track_opens, track_clicks)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16)
+		VALUES (@book_id, @sender_name, @sender_email, @reply_to_email, @company_name, @address_line1,
+		        @address_line2, @city, @state, @postal_code, @country, @mailer_api_key_enc, @now, @now,
+		        @event_webhook_public_key, @track_opens, @track_clicks)
 		ON CONFLICT (book_id) DO UPDATE SET
 			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
 			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
@@ -467,8 +486,44 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			event_webhook_public_key = EXCLUDED.event_webhook_public_key, track_opens = EXCLUDED.track_opens,
 			track_clicks = EXCLUDED.track_clicks
 		RETURNING `+settingsColumns,
-		bookID, in.SenderName, in.SenderEmail, in.ReplyToEmail, in.CompanyName, in.AddressLine1,
-		in.AddressLine2, in.City, in.State, in.PostalCode, in.Country, sealed, now,
-		in.EventWebhookPublicKey, in.TrackOpens, in.TrackClicks))
+		pgx.StrictNamedArgs{
+			"book_id": bookID, "sender_name": in.SenderName, "sender_email": in.SenderEmail,
+			"reply_to_email": in.ReplyToEmail, "company_name": in.CompanyName, "address_line1": in.AddressLine1,
+			"address_line2": in.AddressLine2, "city": in.City, "state": in.State, "postal_code": in.PostalCode,
+			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
+			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
+		}))
 	return st, postgres.Translate(err)
+}
+
+// firstContactRow is the merge data of a book's oldest contact.
+type firstContactRow struct {
+	firstName, lastName, company, jobTitle, website, birthday, email, phone string
+	custom                                                                  []byte
+}
+
+// firstContact reads the book's oldest contact; found is false when the
+// book is empty.
+func (store) firstContact(ctx context.Context, db postgres.DB, bookID uuid.UUID) (firstContactRow, bool, error) {
+	var r firstContactRow
+	err := db.QueryRow(ctx, `
+		SELECT ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
+		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
+		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
+		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
+		FROM contacts ct WHERE ct.book_id = $1 ORDER BY ct.created_at, ct.id LIMIT 1`, bookID).
+		Scan(&r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, postgres.Translate(err)
+	}
+	return r, true, nil
+}
+
+// lockBook takes the book row's lock for the rest of tx.
+func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
+	return postgres.Translate(err)
 }

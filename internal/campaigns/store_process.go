@@ -77,26 +77,26 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 	res, err := db.Query(ctx, `
 		WITH stp AS (
 			SELECT s.id FROM campaign_steps s JOIN campaigns cp ON cp.id = s.campaign_id
-			WHERE s.id = $2 AND s.campaign_id = $1 AND s.active AND cp.status = 'active'
+			WHERE s.id = @step_id AND s.campaign_id = @campaign_id AND s.active AND cp.status = 'active'
 			FOR KEY SHARE OF s
 		),
 		due AS (
 			SELECT p.id, p.contact_id
 			FROM campaign_participants p
-			WHERE p.campaign_id = $1 AND p.contact_id > $3 AND ($13::uuid IS NULL OR p.contact_id <= $13)
+			WHERE p.campaign_id = @campaign_id AND p.contact_id > @after AND (@upto::uuid IS NULL OR p.contact_id <= @upto)
 			  AND p.status = 'active'
-			  AND ($4::timestamptz IS NULL OR p.enrolled_at <= $4)
+			  AND (@cutoff::timestamptz IS NULL OR p.enrolled_at <= @cutoff)
 			  AND EXISTS (SELECT 1 FROM stp)
-			  AND (cardinality($5::uuid[]) = 0 OR NOT EXISTS (
-			      SELECT 1 FROM unnest($5::uuid[]) AS e(step_id)
+			  AND (cardinality(@earlier::uuid[]) = 0 OR NOT EXISTS (
+			      SELECT 1 FROM unnest(@earlier::uuid[]) AS e(step_id)
 			      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
 			                        WHERE d.step_id = e.step_id AND d.participant_id = p.id AND d.result IS NOT NULL)))
 			  AND NOT EXISTS (
 			      SELECT 1 FROM campaign_step_completions d
-			      WHERE d.step_id = $2 AND d.participant_id = p.id
-			        AND (d.result IS NOT NULL OR d.lease_until IS NOT NULL OR d.retry_at > $9))
+			      WHERE d.step_id = @step_id AND d.participant_id = p.id
+			        AND (d.result IS NOT NULL OR d.lease_until IS NOT NULL OR d.retry_at > @now))
 			ORDER BY p.contact_id
-			LIMIT $6
+			LIMIT @limit
 			FOR UPDATE OF p SKIP LOCKED
 		),
 		cand AS (
@@ -107,10 +107,10 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       `+suppression.ContactSuppressed+` AS suppressed,
 			       (SELECT s.reason FROM suppressions s
 			        WHERE s.book_id = ct.book_id AND s.email = lower(`+contactEmailSQL+`) AND s.lifted_at IS NULL) AS suppressed_reason,
-			       CASE WHEN cardinality($12::text[]) > 0 THEN
+			       CASE WHEN cardinality(@custom_keys::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
-			            WHERE v.contact_id = ct.id AND fd.key = ANY($12::text[]))
+			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
 			       row_number() OVER (ORDER BY d.contact_id) AS n
 			FROM due d JOIN contacts ct ON ct.id = d.contact_id
@@ -118,19 +118,19 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		claimed AS (
 			INSERT INTO campaign_step_completions AS c
 			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
-			SELECT k.participant_id, $2, $1, $7, $9, $10, 1,
+			SELECT k.participant_id, @step_id, @campaign_id, @claim_id, @now, @lease_until, 1,
 			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL THEN h.hash END
-			FROM cand k LEFT JOIN unnest($11::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
+			FROM cand k LEFT JOIN unnest(@token_hashes::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
 			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
 				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash
-				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < $8
-				  AND (c.retry_at IS NULL OR c.retry_at <= $9)
+				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < @max_tries
+				  AND (c.retry_at IS NULL OR c.retry_at <= @now)
 			RETURNING c.id, c.participant_id, c.tries, c.token_hash IS NOT NULL AS has_token
 		),
 		claim AS (
 			INSERT INTO campaign_claims (id, campaign_id, step_id, lease_until, participant_ids)
-			SELECT $7, $1, $2, $10, array_agg(participant_id) FROM claimed HAVING count(*) > 0
+			SELECT @claim_id, @campaign_id, @step_id, @lease_until, array_agg(participant_id) FROM claimed HAVING count(*) > 0
 		)
 		SELECT (SELECT d.contact_id FROM due d ORDER BY d.contact_id DESC LIMIT 1),
 		       cl.id, cl.participant_id, k.contact_id, COALESCE(cl.tries, 0),
@@ -141,8 +141,12 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
 		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
-		p.CampaignID, p.StepID, p.After, p.Cutoff, p.Earlier, p.Limit, p.ClaimID, p.MaxTries,
-		p.Now, p.LeaseUntil, p.TokenHashes, p.CustomKeys, p.Upto)
+		pgx.StrictNamedArgs{
+			"campaign_id": p.CampaignID, "step_id": p.StepID, "after": p.After, "cutoff": p.Cutoff,
+			"earlier": p.Earlier, "limit": p.Limit, "claim_id": p.ClaimID, "max_tries": p.MaxTries,
+			"now": p.Now, "lease_until": p.LeaseUntil, "token_hashes": p.TokenHashes, "custom_keys": p.CustomKeys,
+			"upto": p.Upto,
+		})
 	if err != nil {
 		return nil, uuid.Nil, postgres.Translate(err)
 	}
@@ -227,30 +231,31 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 	var completed int
 	err := db.QueryRow(ctx, `
 		WITH r AS (
-			SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $7::text[], $11::uuid[], $12::text[], $13::text[])
+			SELECT * FROM unnest(@participant_ids::uuid[], @results::text[], @details::text[], @message_ids::text[],
+			                     @contact_ids::uuid[], @addresses::text[], @subjects::text[])
 			       AS r(participant_id, result, detail, message_id, contact_id, address, subject)
 		),
 		upd AS (
 			UPDATE campaign_step_completions c
 			SET result = NULLIF(r.result, ''),
 			    result_detail = r.detail,
-			    completed_at = CASE WHEN r.result = '' THEN NULL ELSE $5::timestamptz END,
-			    retry_at = CASE WHEN r.result = '' THEN $6::timestamptz END,
+			    completed_at = CASE WHEN r.result = '' THEN NULL ELSE @now::timestamptz END,
+			    retry_at = CASE WHEN r.result = '' THEN @retry_at::timestamptz END,
 			    lease_until = NULL,
 			    provider_message_id = CASE WHEN r.result = 'success' THEN r.message_id ELSE c.provider_message_id END
-			FROM r WHERE c.participant_id = r.participant_id AND c.step_id = $9 AND c.claim_id = $1
+			FROM r WHERE c.participant_id = r.participant_id AND c.step_id = @step_id AND c.claim_id = @claim_id
 			RETURNING c.participant_id, c.id, c.result, c.token_hash IS NOT NULL AS emailed,
 			          r.contact_id, r.address, r.subject, r.message_id
 		),
 		done AS (
-			DELETE FROM campaign_claims WHERE id = $1
+			DELETE FROM campaign_claims WHERE id = @claim_id
 		),
 		fin AS (
-			UPDATE campaign_participants p SET status = 'completed', completed_at = $5
+			UPDATE campaign_participants p SET status = 'completed', completed_at = @now
 			FROM upd
 			WHERE upd.result IS NOT NULL AND p.id = upd.participant_id AND p.status = 'active'
-			  AND (cardinality($8::uuid[]) = 0 OR NOT EXISTS (
-			      SELECT 1 FROM unnest($8::uuid[]) AS s(step_id)
+			  AND (cardinality(@other_steps::uuid[]) = 0 OR NOT EXISTS (
+			      SELECT 1 FROM unnest(@other_steps::uuid[]) AS s(step_id)
 			      WHERE NOT EXISTS (
 			          SELECT 1 FROM campaign_step_completions d
 			          WHERE d.step_id = s.step_id AND d.participant_id = p.id AND d.result IS NOT NULL)))
@@ -268,26 +273,29 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 		ins AS (
 			INSERT INTO interactions (contact_id, kind, detail, occurred_at)
 			SELECT u.contact_id, 'campaign_email',
-			       jsonb_build_object('campaign_id', $10::uuid, 'step_id', $9::uuid, 'participant_id', u.participant_id,
+			       jsonb_build_object('campaign_id', @campaign_id::uuid, 'step_id', @step_id::uuid, 'participant_id', u.participant_id,
 			                          'unsubscribe_token_id', u.id, 'address', u.address, 'subject', u.subject,
 			                          'provider_message_id', u.message_id),
-			       $5
+			       @now
 			FROM upd u WHERE u.result = 'success' AND u.emailed
 		),
 		-- The deliverability report's denominator: emails sent per book
 		-- and UTC day, counted as they are recorded.
 		sent AS (
 			INSERT INTO delivery_daily_counts AS dc (book_id, day, sent)
-			SELECT cp.book_id, ($5::timestamptz AT TIME ZONE 'UTC')::date, count(*)
-			FROM upd u JOIN campaigns cp ON cp.id = $10
+			SELECT cp.book_id, (@now::timestamptz AT TIME ZONE 'UTC')::date, count(*)
+			FROM upd u JOIN campaigns cp ON cp.id = @campaign_id
 			WHERE u.result = 'success' AND u.emailed
 			GROUP BY cp.book_id
 			ON CONFLICT (book_id, day) DO UPDATE SET sent = dc.sent + EXCLUDED.sent
 		)
 		SELECT (SELECT count(*) FROM fin)`,
-		p.ClaimID, pids, results, details, p.Now, p.RetryAt, msgIDs, otherSteps(p.ActiveSteps, p.StepID), p.StepID,
-		p.CampaignID, contacts, addresses, subjects,
-	).Scan(&completed)
+		pgx.StrictNamedArgs{
+			"claim_id": p.ClaimID, "participant_ids": pids, "results": results, "details": details,
+			"now": p.Now, "retry_at": p.RetryAt, "message_ids": msgIDs, "other_steps": otherSteps(p.ActiveSteps, p.StepID),
+			"step_id": p.StepID, "campaign_id": p.CampaignID, "contact_ids": contacts, "addresses": addresses,
+			"subjects": subjects,
+		}).Scan(&completed)
 	return completed, postgres.Translate(err)
 }
 

@@ -183,10 +183,15 @@ func (store) insert(b *pgx.Batch, c Contact) {
 	b.Queue(`
 		INSERT INTO contacts (id, book_id, first_name, last_name, company, job_title, notes, website,
 			emails, phones, addresses, dates, socials, relationships, starred, birthday, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
-		c.ID, c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
-		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday),
-		c.CreatedBy, c.CreatedAt)
+		VALUES (@id, @book_id, @first_name, @last_name, @company, @job_title, @notes, @website,
+			@emails, @phones, @addresses, @dates, @socials, @relationships, @starred, @birthday, @created_by, @created_at, @created_at)`,
+		pgx.StrictNamedArgs{
+			"id": c.ID, "book_id": c.BookID, "first_name": c.FirstName, "last_name": c.LastName,
+			"company": c.Company, "job_title": c.JobTitle, "notes": c.Notes, "website": c.Website,
+			"emails": c.Emails, "phones": c.Phones, "addresses": c.Addresses, "dates": c.Dates,
+			"socials": c.Socials, "relationships": c.Relationships, "starred": c.Starred,
+			"birthday": dateParam(c.Birthday), "created_by": c.CreatedBy, "created_at": c.CreatedAt,
+		})
 }
 
 // byID loads a contact with its labels and values, and the team owning
@@ -244,13 +249,19 @@ func (store) byIDs(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []
 
 func (store) update(ctx context.Context, db postgres.DB, c Contact, now time.Time) (Contact, error) {
 	return scanContact(db.QueryRow(ctx, `
-		UPDATE contacts c SET first_name = $2, last_name = $3, company = $4, job_title = $5, notes = $6, website = $7,
-			emails = $8, phones = $9, addresses = $10, dates = $11, socials = $12, relationships = $13,
-			starred = $14, birthday = $15, updated_at = $16
-		WHERE c.id = $1
+		UPDATE contacts c SET first_name = @first_name, last_name = @last_name, company = @company,
+			job_title = @job_title, notes = @notes, website = @website,
+			emails = @emails, phones = @phones, addresses = @addresses, dates = @dates, socials = @socials,
+			relationships = @relationships, starred = @starred, birthday = @birthday, updated_at = @now
+		WHERE c.id = @id
 		RETURNING `+contactColumns,
-		c.ID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
-		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday), now), false)
+		pgx.StrictNamedArgs{
+			"id": c.ID, "first_name": c.FirstName, "last_name": c.LastName, "company": c.Company,
+			"job_title": c.JobTitle, "notes": c.Notes, "website": c.Website,
+			"emails": c.Emails, "phones": c.Phones, "addresses": c.Addresses, "dates": c.Dates,
+			"socials": c.Socials, "relationships": c.Relationships, "starred": c.Starred,
+			"birthday": dateParam(c.Birthday), "now": now,
+		}), false)
 }
 
 // existing returns which of ids (a contact's relationships, at most 50)

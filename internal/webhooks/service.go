@@ -162,7 +162,6 @@ func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id 
 // QueueDepth counts deliveries waiting for an attempt, due or scheduled
 // for a retry (the metrics' queue depth).
 func (s *Service) QueueDepth(ctx context.Context) (float64, error) {
-	var n int64
-	err := s.db.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n)
-	return float64(n), postgres.Translate(err)
+	n, err := s.st.pendingDeliveries(ctx, s.db)
+	return float64(n), err
 }

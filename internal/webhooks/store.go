@@ -240,8 +240,9 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		WITH log AS (
 			INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt, response_status,
 			                              response_body, error, duration_ms, success, created_at)
-			SELECT a.* FROM unnest($5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::int[], $10::int[],
-			                       $11::text[], $12::text[], $13::int[], $14::bool[], $15::timestamptz[])
+			SELECT a.* FROM unnest(@a_delivery::uuid[], @a_webhook::uuid[], @a_event::uuid[], @a_type::text[],
+			                       @a_attempt::int[], @a_status::int[], @a_body::text[], @a_error::text[],
+			                       @a_duration::int[], @a_success::bool[], @a_at::timestamptz[])
 			       AS a(delivery_id, webhook_id, event_id, event_type, attempt, response_status,
 			            response_body, error, duration_ms, success, created_at)
 			-- A webhook deleted while its attempt was in flight takes its
@@ -252,11 +253,14 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		SET status = r.status, attempts = d.attempts + r.inc,
 		    next_attempt_at = COALESCE(r.next_at, d.next_attempt_at),
 		    lease_owner = NULL, lease_until = NULL, updated_at = now()
-		FROM unnest($2::uuid[], $3::text[], $4::int[], $16::timestamptz[]) AS r(id, status, inc, next_at)
-		WHERE d.id = r.id AND d.lease_owner = $1 AND d.status = 'pending'`,
-		owner, ids, statuses, incs,
-		aDelivery, aWebhook, aEvent, aType, aAttempt, aStatus, aBody, aError, aDuration, aSuccess, aAt,
-		nexts)
+		FROM unnest(@ids::uuid[], @statuses::text[], @incs::int[], @nexts::timestamptz[]) AS r(id, status, inc, next_at)
+		WHERE d.id = r.id AND d.lease_owner = @owner AND d.status = 'pending'`,
+		pgx.StrictNamedArgs{
+			"owner": owner, "ids": ids, "statuses": statuses, "incs": incs, "nexts": nexts,
+			"a_delivery": aDelivery, "a_webhook": aWebhook, "a_event": aEvent, "a_type": aType,
+			"a_attempt": aAttempt, "a_status": aStatus, "a_body": aBody, "a_error": aError,
+			"a_duration": aDuration, "a_success": aSuccess, "a_at": aAt,
+		})
 	return postgres.Translate(err)
 }
 
@@ -279,4 +283,11 @@ func (store) reapDeadLeases(ctx context.Context, db postgres.DB) (int64, error) 
 		return 0, postgres.Translate(err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// pendingDeliveries counts deliveries waiting for an attempt.
+func (store) pendingDeliveries(ctx context.Context, db postgres.DB) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n)
+	return n, postgres.Translate(err)
 }
