@@ -21,7 +21,8 @@ import (
 
 // ChunkRows is how many rows one transaction writes, with the checkpoint:
 // large enough for set-based statements to pay off, small enough that a
-// chunk commits in well under a second.
+// chunk commits in well under a second (10,000 was 6 % faster for 100,000
+// rows but took the process past 150 MB in update mode).
 const ChunkRows = 5000
 
 // turnTime bounds one attempt of an import job; an import not done by
@@ -229,6 +230,12 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 		if status != StatusRunning || processed != from {
 			return errStopped
 		}
+		// The contacts' trigram index takes new entries into its pending
+		// list; a larger list for this transaction lets the chunk's entries
+		// be merged in one pass below instead of every 4 MB.
+		if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '64MB'`); err != nil {
+			return postgres.Translate(err)
+		}
 		res, err := s.contacts.ImportBatch(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
 		if err != nil {
 			return err
@@ -236,6 +243,18 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 		if !opt.DryRun {
 			if err := s.keepSuppressed(ctx, tx, in.BookID, rows); err != nil {
 				return err
+			}
+		}
+		if !opt.DryRun && res.Created > 0 {
+			// Merge the chunk's trigram entries into the index here, in one
+			// pass, rather than leave a large pending list for the next
+			// writer of the table to merge inline. Only the index's owner
+			// may; a service connected as another role leaves it to the
+			// next writer or autovacuum.
+			if _, err := tx.Exec(ctx, `
+				SELECT gin_clean_pending_list(c.oid) FROM pg_class c
+				WHERE c.oid = 'contacts_search_trgm_idx'::regclass AND pg_has_role(c.relowner, 'USAGE')`); err != nil {
+				return postgres.Translate(err)
 			}
 		}
 		keep := res.Errors[:min(len(res.Errors), max(0, maxErrors-nErrors))]
