@@ -12,6 +12,11 @@ import (
 // teamOf passes the team a team-level request names (the body's team_id,
 // else ?team_id=) to the accounts service, which picks the team.
 func (s *Server) teamOf(r *http.Request, a *auth.Actor, body uuid.UUID) (uuid.UUID, error) {
+	if a.IsKey() {
+		// A key works in its own team; the API has never read team_id
+		// from a key's request, so a malformed one is not refused either.
+		return s.accounts.RequestTeam(r.Context(), a, uuid.Nil)
+	}
 	given, err := teamParam(r, body)
 	if err != nil {
 		return uuid.Nil, err

@@ -213,6 +213,12 @@ func TestCrossTeamBooksAreRefused(t *testing.T) {
 	if aKey.Get("/api/v1/books").Expect(http.StatusOK).Len("data") != 0 {
 		t.Fatal("A's key sees B's books")
 	}
+	// A key works in its own team whatever team_id says, well formed or not.
+	for _, q := range []string{b.TeamID, "not-a-uuid"} {
+		if aKey.Get("/api/v1/books?team_id="+q).Expect(http.StatusOK).Len("data") != 0 {
+			t.Fatalf("A's key with team_id=%s sees B's books", q)
+		}
+	}
 	a.Get(p).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Get("/api/books?team_id="+b.TeamID).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	a.Post("/api/books", map[string]any{"team_id": b.TeamID, "name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
