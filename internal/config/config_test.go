@@ -34,6 +34,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"secret":    {"JWT_SECRET": "short"},
 		"poll":      {"WEBHOOK_POLL": "0s"},
 		"retention": {"EVENT_RETENTION": "-1h"},
+		"rescue":    {"JOB_RESCUE_AFTER": "5s"},
 		"metrics":   {"METRICS_TOKEN": "short"},
 		"sender":    {"SYSTEM_MAILER_API_KEY": "SG.x", "SYSTEM_SENDER_EMAIL": "nobody"},
 	} {

@@ -160,44 +160,37 @@ func walk(text []byte, format string, mapping map[string]string, customKeys map[
 		}
 		return row(build())
 	}
-	n := 0
 	if format == FormatVCard {
 		if len(mapping) > 0 {
 			return apperr.Invalidf("A mapping applies to CSV files only; a vCard's properties are read as they are.")
 		}
 		f := openVCard(text)
-		for {
-			card, err := f.next()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if n++; n <= skip {
-				continue
-			}
-			if err := fn(func() contacts.ImportRow { return f.row(card) }); err != nil {
-				return err
-			}
-		}
+		return readRecords(f.next, f.row, skip, fn)
 	}
 	f, err := openCSV(text, mapping, customKeys)
 	if err != nil {
 		return err
 	}
-	for {
-		rec, err := f.next()
+	return readRecords(f.next, f.row, skip, fn)
+}
+
+// readRecords reads records with next until io.EOF and hands those after
+// the first skip to fn, each with the function that builds its row (a
+// count of the records builds none).
+func readRecords[R any](next func() (R, error), row func(R) contacts.ImportRow, skip int,
+	fn func(build func() contacts.ImportRow) error) error {
+	for n := 1; ; n++ {
+		rec, err := next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if n++; n <= skip {
+		if n <= skip {
 			continue
 		}
-		if err := fn(func() contacts.ImportRow { return f.row(rec) }); err != nil {
+		if err := fn(func() contacts.ImportRow { return row(rec) }); err != nil {
 			return err
 		}
 	}
