@@ -85,10 +85,18 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templ
 // firstContactValues are the merge values of the book's oldest contact
 // (only book_name when the book is empty).
 func (s *Service) firstContactValues(ctx context.Context, bookID uuid.UUID, bookName string) (mailmerge.Values, error) {
-	first, found, err := s.st.firstContact(ctx, s.db, bookID)
+	v, _, err := s.contactValues(ctx, bookID, nil, bookName)
+	return v, err
+}
+
+// contactValues are the merge values of the book's contact id, or of its
+// oldest when id is nil, and that contact's id (only book_name and
+// uuid.Nil when there is none).
+func (s *Service) contactValues(ctx context.Context, bookID uuid.UUID, id *uuid.UUID, bookName string) (mailmerge.Values, uuid.UUID, error) {
+	first, found, err := s.st.mergeContact(ctx, s.db, bookID, id)
 	v := mailmerge.Values{Fields: map[string]string{"book_name": bookName}, Custom: map[string]string{}}
 	if err != nil || !found {
-		return v, err
+		return v, uuid.Nil, err
 	}
 	for k, val := range map[string]string{
 		"first_name": first.firstName, "last_name": first.lastName, "full_name": strings.TrimSpace(first.firstName + " " + first.lastName),
@@ -98,8 +106,8 @@ func (s *Service) firstContactValues(ctx context.Context, bookID uuid.UUID, book
 	}
 	if len(first.custom) > 0 {
 		if err := json.Unmarshal(first.custom, &v.Custom); err != nil {
-			return v, err
+			return v, first.id, err
 		}
 	}
-	return v, nil
+	return v, first.id, nil
 }

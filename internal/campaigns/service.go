@@ -575,10 +575,8 @@ func (s *Service) StepContacts(ctx context.Context, actor *auth.Actor, campaignI
 	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	switch result {
-	case "", ResultSuccess, ResultFailed:
-	default:
-		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success or failed.")
+	if _, ok := stepResults[result]; !ok {
+		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success, failed, delivered, opened, clicked, bounced, complained or unsubscribed.")
 	}
 	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
 		return Paged[StepContact]{}, err

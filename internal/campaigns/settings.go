@@ -34,12 +34,15 @@ type Settings struct {
 	MailerAPIKey string    `json:"mailer_api_key"`
 	// EventWebhookPublicKey verifies the provider's signed event batches;
 	// EventWebhookURL is where the provider is told to post them.
-	EventWebhookPublicKey string    `json:"event_webhook_public_key"`
-	EventWebhookURL       string    `json:"event_webhook_url"`
-	TrackOpens            bool      `json:"track_opens"`
-	TrackClicks           bool      `json:"track_clicks"`
-	CreatedAt             time.Time `json:"created_at"`
-	UpdatedAt             time.Time `json:"updated_at"`
+	EventWebhookPublicKey string `json:"event_webhook_public_key"`
+	EventWebhookURL       string `json:"event_webhook_url"`
+	TrackOpens            bool   `json:"track_opens"`
+	TrackClicks           bool   `json:"track_clicks"`
+	// EventsReceivedAt is when a signed event batch last reached the
+	// book (to within a minute); nil when none has.
+	EventsReceivedAt *time.Time `json:"events_received_at"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
 }
 
 // SettingsView is what GET answers: the settings, or only the book id when

@@ -409,9 +409,23 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 	return out, nil
 }
 
+// stepResults are the results a step's contacts can be listed by: the
+// outcome of the step (success, failed; "" for both) or what the provider
+// reported of its email since (the email_deliveries column that holds
+// it), as the campaign stats count them.
+var stepResults = map[string]string{
+	"": "", ResultSuccess: "", ResultFailed: "",
+	"delivered": "delivered_at", "opened": "opened_at", "clicked": "clicked_at",
+	"bounced": "bounced_at", "complained": "complained_at", "unsubscribed": "unsubscribed_at",
+}
+
 func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
 	var out Paged[StepContact]
-	const where = `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
+	where := `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
+	if col := stepResults[result]; col != "" {
+		where = `c.step_id = $1 AND c.result IS NOT NULL AND $2 <> '' AND EXISTS (SELECT 1 FROM email_deliveries d
+			WHERE d.participant_id = c.participant_id AND d.step_id = c.step_id AND d.` + col + ` IS NOT NULL)`
+	}
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_step_completions c WHERE `+where, stepID, result).Scan(&out.Total); err != nil {
 		return out, postgres.Translate(err)
 	}
@@ -453,14 +467,14 @@ func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uui
 
 const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
 	address_line2, city, state, postal_code, country, event_webhook_public_key, track_opens, track_clicks,
-	created_at, updated_at, mailer_api_key_enc`
+	created_at, updated_at, events_received_at, mailer_api_key_enc`
 
 func scanSettings(row pgx.Row) (Settings, []byte, error) {
 	var st Settings
 	var sealed []byte
 	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
 		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
-		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.CreatedAt, &st.UpdatedAt, &sealed)
+		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.CreatedAt, &st.UpdatedAt, &st.EventsReceivedAt, &sealed)
 	return st, sealed, err
 }
 
@@ -498,21 +512,23 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 
 // firstContactRow is the merge data of a book's oldest contact.
 type firstContactRow struct {
+	id                                                                      uuid.UUID
 	firstName, lastName, company, jobTitle, website, birthday, email, phone string
 	custom                                                                  []byte
 }
 
-// firstContact reads the book's oldest contact; found is false when the
-// book is empty.
-func (store) firstContact(ctx context.Context, db postgres.DB, bookID uuid.UUID) (firstContactRow, bool, error) {
+// mergeContact reads the merge data of the book's contact id, or of its
+// oldest contact when id is nil; found is false when there is none.
+func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID, id *uuid.UUID) (firstContactRow, bool, error) {
 	var r firstContactRow
 	err := db.QueryRow(ctx, `
-		SELECT ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
+		SELECT ct.id, ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
 		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
 		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
-		FROM contacts ct WHERE ct.book_id = $1 ORDER BY ct.created_at, ct.id LIMIT 1`, bookID).
-		Scan(&r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
+		FROM contacts ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
+		ORDER BY ct.created_at, ct.id LIMIT 1`, bookID, id).
+		Scan(&r.id, &r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false, nil
 	}
@@ -526,4 +542,20 @@ func (store) firstContact(ctx context.Context, db postgres.DB, bookID uuid.UUID)
 func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
 	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
 	return postgres.Translate(err)
+}
+
+// customField is a custom field definition of a book: its key and name.
+type customField struct{ Key, Name string }
+
+// customFields lists the book's custom field definitions by key.
+func (store) customFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]customField, error) {
+	rows, err := db.Query(ctx, `SELECT key, name FROM field_definitions WHERE book_id = $1 ORDER BY key`, bookID)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (customField, error) {
+		var f customField
+		return f, r.Scan(&f.Key, &f.Name)
+	})
+	return out, postgres.Translate(err)
 }

@@ -29,6 +29,23 @@ type Deliverability struct {
 	ComplaintRate float64 `json:"complaint_rate"`
 	OpenRate      float64 `json:"open_rate"`
 	ClickRate     float64 `json:"click_rate"`
+	// Daily holds every day of the window, oldest first, days without
+	// email included (all zero), so a chart needs no gaps filled.
+	Daily []DayCounts `json:"daily"`
+}
+
+// DayCounts is one UTC day of a book's campaign email, with the rates a
+// mailbox provider judges a sender by.
+type DayCounts struct {
+	Day           string  `json:"day"` // YYYY-MM-DD
+	Sent          int64   `json:"sent"`
+	Delivered     int64   `json:"delivered"`
+	Bounced       int64   `json:"bounced"`
+	Complained    int64   `json:"complained"`
+	Opened        int64   `json:"opened"`
+	Clicked       int64   `json:"clicked"`
+	BounceRate    float64 `json:"bounce_rate"`
+	ComplaintRate float64 `json:"complaint_rate"`
 }
 
 // Deliverability reports the book's last days UTC days, today included
@@ -42,12 +59,30 @@ func (s *Service) Deliverability(ctx context.Context, actor *auth.Actor, bookID 
 		return Deliverability{}, err
 	}
 	d := Deliverability{Days: days}
-	err := s.db.QueryRow(ctx, `
-		SELECT COALESCE(sum(sent), 0), COALESCE(sum(delivered), 0), COALESCE(sum(bounced), 0), COALESCE(sum(complained), 0),
-		       COALESCE(sum(unsubscribed), 0), COALESCE(sum(opened), 0), COALESCE(sum(clicked), 0)
-		FROM delivery_daily_counts
-		WHERE book_id = $1 AND day > ($2::timestamptz AT TIME ZONE 'UTC')::date - $3::int`,
-		bookID, s.now(), days).Scan(&d.Sent, &d.Delivered, &d.Bounced, &d.Complained, &d.Unsubscribed, &d.Opened, &d.Clicked)
+	rows, err := s.db.Query(ctx, `
+		WITH w AS (
+			SELECT generate_series(today - ($3::int - 1), today, interval '1 day')::date AS day
+			FROM (SELECT ($2::timestamptz AT TIME ZONE 'UTC')::date AS today) t
+		)
+		SELECT to_char(w.day, 'YYYY-MM-DD'), COALESCE(c.sent, 0), COALESCE(c.delivered, 0), COALESCE(c.bounced, 0),
+		       COALESCE(c.complained, 0), COALESCE(c.unsubscribed, 0), COALESCE(c.opened, 0), COALESCE(c.clicked, 0)
+		FROM w LEFT JOIN delivery_daily_counts c ON c.book_id = $1 AND c.day = w.day
+		ORDER BY w.day`,
+		bookID, s.now(), days)
+	if err != nil {
+		return Deliverability{}, postgres.Translate(err)
+	}
+	var (
+		day          DayCounts
+		unsubscribed int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&day.Day, &day.Sent, &day.Delivered, &day.Bounced, &day.Complained, &unsubscribed, &day.Opened, &day.Clicked}, func() error {
+		d.Sent, d.Delivered, d.Bounced, d.Complained = d.Sent+day.Sent, d.Delivered+day.Delivered, d.Bounced+day.Bounced, d.Complained+day.Complained
+		d.Unsubscribed, d.Opened, d.Clicked = d.Unsubscribed+unsubscribed, d.Opened+day.Opened, d.Clicked+day.Clicked
+		day.BounceRate, day.ComplaintRate = rate(day.Bounced, day.Sent), rate(day.Complained, day.Sent)
+		d.Daily = append(d.Daily, day)
+		return nil
+	})
 	if err != nil {
 		return Deliverability{}, postgres.Translate(err)
 	}

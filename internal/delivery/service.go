@@ -72,6 +72,9 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 	if !verify(key, signature, timestamp, body, now) {
 		return IngestResult{}, errSignature
 	}
+	if err := markReceived(ctx, s.db, bookID, now); err != nil {
+		return IngestResult{}, err
+	}
 	batch, err := parseBatch(body, now)
 	if err != nil {
 		return IngestResult{}, err
@@ -120,4 +123,14 @@ func (s *Service) suppress(ctx context.Context, tx *postgres.Tx, bookID uuid.UUI
 		}
 	}
 	return removeFromCampaigns(ctx, tx, bookID, res.contactIDs, now)
+}
+
+// markReceived records that a signed batch reached the book, for the
+// settings' "events arriving" check. It writes at most once a minute per
+// book, so a stream of batches does not rewrite the row each time.
+func markReceived(ctx context.Context, db postgres.DB, bookID uuid.UUID, now time.Time) error {
+	_, err := db.Exec(ctx, `
+		UPDATE email_settings SET events_received_at = $2
+		WHERE book_id = $1 AND (events_received_at IS NULL OR events_received_at < $2::timestamptz - interval '1 minute')`, bookID, now)
+	return postgres.Translate(err)
 }

@@ -180,3 +180,50 @@ func TestTemplateSendTest(t *testing.T) {
 	c.mail.FailNext(http.StatusBadGateway, "bad gateway", 1)
 	c.ob.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 }
+
+// The preview renders an unsaved template for a chosen contact (or the
+// oldest) as sending would, footer included; merge-fields lists what a
+// template can use, the book's custom fields included.
+func TestTemplatePreviewAndMergeFields(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "trial")
+	c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated)
+	body := map[string]any{"subject": "Hello {{first_name | default: \"there\"}}", "body_html": "<p>Hi {{full_name}} of {{book_name}}, plan {{custom.plan | default: \"none\"}}</p>"}
+
+	// An empty book, no settings: fallbacks, no contact.
+	p := c.ob.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
+	if p.String("data.subject") != "Hello there" || !strings.Contains(p.String("data.html"), "plan none") || p.Value("data.contact_id") != nil {
+		t.Fatalf("empty book: %s", p.Body)
+	}
+	c.configure()
+	ann := c.contact("Ann", "ann@example.com")
+	c.advance(time.Minute)
+	bob := c.contact("Bob", "bob@example.com")
+	p = c.ob.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
+	if p.String("data.subject") != "Hello Ann" || p.String("data.contact_id") != ann {
+		t.Fatalf("the oldest contact: %s", p.Body)
+	}
+	body["contact_id"] = bob
+	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	p = viewer.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
+	html := p.String("data.html")
+	if p.String("data.subject") != "Hello Bob" || !strings.Contains(html, "Hi Bob Tester of Customers") || !strings.Contains(html, "Acme Inc.") || !strings.Contains(html, "/unsubscribe") {
+		t.Fatalf("chosen contact, footer: %s", p.Body)
+	}
+	body["contact_id"] = "6f1c1d7e-0000-4000-8000-000000000000"
+	c.ob.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	body["contact_id"] = "nope"
+	c.ob.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.env.Signup("stranger").InBook(c.book).Post("/api/campaign-templates/preview", body).ExpectError(http.StatusForbidden, "FORBIDDEN")
+
+	f := viewer.Get("/api/campaign-templates/merge-fields").Expect(http.StatusOK)
+	var fields []struct{ Key, Name string }
+	f.Decode("data", &fields)
+	keys := make([]string, len(fields))
+	for i, x := range fields {
+		keys[i] = x.Key
+	}
+	if got := strings.Join(keys, ","); got != "first_name,last_name,full_name,company,job_title,email,phone,website,birthday,book_name,unsubscribe_url,custom.plan" || fields[11].Name != "Plan" {
+		t.Fatalf("merge fields: %s", got)
+	}
+}

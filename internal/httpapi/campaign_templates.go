@@ -69,3 +69,23 @@ func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, a *auth.A
 	}
 	return message(w, "The test email was sent to "+strings.TrimSpace(in.Email)+".")
 }
+
+func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	var in campaigns.PreviewInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	out, err := s.campaigns.Preview(r.Context(), a, bookID, in)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, out)
+}
+
+func (s *Server) mergeFields(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	out, err := s.campaigns.MergeFields(r.Context(), a, bookID)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, out)
+}

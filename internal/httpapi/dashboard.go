@@ -20,8 +20,15 @@ import (
 )
 
 // dashboardPolicy lets the app load only its own scripts, styles and API:
-// no inline script or style, no other origin, no framing.
-const dashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+// no inline script or style, no other origin, no framing; it may frame
+// only its own email preview page.
+const dashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// previewPolicy is the template editor's email preview page's (preview.html):
+// an email's HTML is inline styles and outside images, shown in a
+// sandboxed frame inside this page (no script runs there); the page's own
+// script is the only one, and only the dashboard may frame it.
+const previewPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src * data:; font-src *; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 // asset is one file of the built app, kept in memory with its gzip form.
 type asset struct {
@@ -51,7 +58,11 @@ func (s *Server) dashboardFiles() http.HandlerFunc {
 			}
 			a = index
 		}
-		serveAsset(w, r, a)
+		policy := dashboardPolicy
+		if name == "preview.html" {
+			policy = previewPolicy
+		}
+		serveAsset(w, r, a, policy)
 		return nil
 	})
 }
@@ -87,11 +98,11 @@ func loadAssets(files fs.FS) (map[string]*asset, error) {
 	return out, nil
 }
 
-func serveAsset(w http.ResponseWriter, r *http.Request, a *asset) {
+func serveAsset(w http.ResponseWriter, r *http.Request, a *asset, policy string) {
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", dashboardPolicy)
+	h.Set("Content-Security-Policy", policy)
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Vary", "Accept-Encoding")
 	if a.immutable {

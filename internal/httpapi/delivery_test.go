@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // eventSigner signs Event Webhook batches as SendGrid does: ECDSA P-256
@@ -114,6 +116,9 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	if !settings.Bool("data.track_opens") || settings.Bool("data.track_clicks") || settings.String("data.event_webhook_public_key") != signer.pub {
 		t.Fatal("settings do not keep the key and the tracking switches")
 	}
+	if settings.Value("data.events_received_at") != nil {
+		t.Fatalf("events_received_at before any batch: %s", settings.Body)
+	}
 	reqs := c.mail.Requests()
 	if ts := reqs[0].TrackingSettings; ts == nil || ts.OpenTracking == nil || !ts.OpenTracking.Enable || ts.ClickTracking == nil || ts.ClickTracking.Enable {
 		t.Fatalf("tracking_settings sent: %+v", ts)
@@ -135,6 +140,9 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	if res.Int("data.received") != 8 || res.Int("data.applied") != 6 || res.Int("data.duplicates") != 0 || res.Int("data.ignored") != 2 {
 		t.Fatalf("first batch: %s", res.Body)
 	}
+	if got := c.ob.Get("/api/campaign-settings").Expect(http.StatusOK).String("data.events_received_at"); got != c.env.Clock.Now().UTC().Format(time.RFC3339Nano) && got != c.env.Clock.Now().Format(time.RFC3339Nano) {
+		t.Fatalf("events_received_at %q after a batch at %s", got, c.env.Clock.Now())
+	}
 	// A replay (SendGrid retries what it did not see acknowledged) changes nothing.
 	before := c.count(`SELECT count(*) FROM delivery_events`) + 1000*c.count(`SELECT sum(opened + delivered + bounced) FROM delivery_step_counts`)
 	res = signer.post(c, c.book, batch).Expect(http.StatusOK)
@@ -154,10 +162,26 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 			t.Errorf("step %s = %d, want %d", k, got, want)
 		}
 	}
+	// The contacts behind the numbers.
+	for result, want := range map[string]string{"delivered": "ann@example.com", "opened": "ann@example.com", "clicked": "ann@example.com", "bounced": "bob@example.com"} {
+		sc := c.ob.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=" + result).Expect(http.StatusOK)
+		if sc.Int("meta.total") != 1 || sc.String("data.0.contact_email") != want {
+			t.Errorf("step contacts %s: %s", result, sc.Body)
+		}
+	}
+	if sc := c.ob.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=complained").Expect(http.StatusOK); sc.Int("meta.total") != 0 {
+		t.Errorf("step contacts complained: %s", sc.Body)
+	}
+	c.ob.Get("/api/campaign-step-contacts/"+campaignID+"/"+stepID+"?result=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	d := c.key.Get("/api/v1/deliverability?days=7").Expect(http.StatusOK)
 	if d.Int("data.sent") != 2 || d.Int("data.delivered") != 1 || d.Int("data.bounced") != 1 || d.Int("data.opened") != 1 ||
 		d.Value("data.bounce_rate").(float64) != 0.5 || d.Int("data.days") != 7 {
 		t.Fatalf("deliverability: %s", d.Body)
+	}
+	// The daily series covers the whole window, oldest first, ending today.
+	if d.Len("data.daily") != 7 || d.String("data.daily.6.day") != c.env.Clock.Now().UTC().Format(time.DateOnly) ||
+		d.Int("data.daily.6.sent")+d.Int("data.daily.5.sent") != 2 || d.Int("data.daily.0.sent") != 0 {
+		t.Fatalf("daily: %s", d.Body)
 	}
 	c.ob.Get("/api/deliverability?days=0").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 
@@ -353,4 +377,47 @@ func TestMailerEventsBeforeTheSendIsRecorded(t *testing.T) {
 	if d := c.ob.Get("/api/deliverability").Expect(http.StatusOK); d.Int("data.complained") != 1 || d.Value("data.complaint_rate").(float64) != 0.5 {
 		t.Fatalf("deliverability: %s", d.Body)
 	}
+}
+
+// The export streams every suppression in force that the filters select,
+// past one statement's batch, newest first, and leaves out lifted ones.
+func TestSuppressionExport(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	n := suppression.ExportBatch + 3
+	if _, err := c.env.App.Pool.Exec(t.Context(), `
+		INSERT INTO suppressions (book_id, email, reason, source, created_at)
+		SELECT $1, 'bulk' || g || '@example.com', 'bounce', 'provider', timestamptz '2026-01-01' + g * interval '1 second'
+		FROM generate_series(1, $2) g`, c.book, n); err != nil {
+		t.Fatal(err)
+	}
+	c.ob.Post("/api/suppressions", map[string]any{"email": "ann@example.com"}).Expect(http.StatusCreated)
+	lifted := c.ob.Post("/api/suppressions", map[string]any{"email": "gone@example.com"}).Expect(http.StatusCreated).String("data.id")
+	c.ob.Delete("/api/suppressions/" + lifted).Expect(http.StatusNoContent)
+
+	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	res := viewer.Get("/api/books/" + c.book + "/suppressions/export?reason=bounce").Expect(http.StatusOK)
+	if ct, cd := res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"); ct != "text/csv; charset=utf-8" || cd != `attachment; filename=suppressions.csv` {
+		t.Fatalf("headers %q %q", ct, cd)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Body)), "\n")
+	if len(lines) != n+1 || lines[0] != "email,reason,source,created_at" {
+		t.Fatalf("%d lines, header %q", len(lines), lines[0])
+	}
+	if want := fmt.Sprintf("bulk%d@example.com,bounce,provider,%s", n, time.Date(2026, 1, 1, 0, 0, n, 0, time.UTC).Format(time.RFC3339)); lines[1] != want {
+		t.Fatalf("first row %q, want the newest %q", lines[1], want)
+	}
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		seen[strings.SplitN(l, ",", 2)[0]] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct addresses of %d: a row repeated or went missing across batches", len(seen), n)
+	}
+	all := c.ob.Get("/api/books/" + c.book + "/suppressions/export?q=ANN").Expect(http.StatusOK)
+	if got := strings.Split(strings.TrimSpace(string(all.Body)), "\n"); len(got) != 2 || !strings.HasPrefix(got[1], "ann@example.com,manual,api,20") {
+		t.Fatalf("q filter: %q", got)
+	}
+	c.ob.Get("/api/books/"+c.book+"/suppressions/export?reason=whim").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.env.Signup("stranger").Get("/api/books/"+c.book+"/suppressions/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 }

@@ -26,10 +26,37 @@ const maxImportField = 64 << 10
 var errImportTooLarge = apperr.New(apperr.PayloadTooLarge, "The file is larger than %d MB; split it into several imports.", transfer.MaxFileBytes>>20)
 
 func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	req, err := importForm(w, r)
+	if err != nil {
+		return err
+	}
+	in, err := s.transfer.Start(r.Context(), a, bookID, req)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, in)
+}
+
+// previewImport answers what an import of the file would read: the same
+// form as an import, nothing queued.
+func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+	req, err := importForm(w, r)
+	if err != nil {
+		return err
+	}
+	out, err := s.transfer.Preview(r.Context(), a, bookID, req)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, out)
+}
+
+// importForm reads an import's multipart form.
+func importForm(w http.ResponseWriter, r *http.Request) (transfer.Request, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxImportRequest)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return apperr.New(apperr.UnsupportedMediaType, "Send the import as multipart/form-data with the file in a part named file.")
+		return transfer.Request{}, apperr.New(apperr.UnsupportedMediaType, "Send the import as multipart/form-data with the file in a part named file.")
 	}
 	req := transfer.Request{CreateLabels: true}
 	seenFile := false
@@ -39,26 +66,26 @@ func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Act
 			break
 		}
 		if err != nil {
-			return importReadError(err)
+			return req, importReadError(err)
 		}
 		name := part.FormName()
 		if name == "file" {
 			seenFile = true
 			req.File, err = io.ReadAll(io.LimitReader(part, transfer.MaxFileBytes+1))
 			if err != nil {
-				return importReadError(err)
+				return req, importReadError(err)
 			}
 			if len(req.File) > transfer.MaxFileBytes {
-				return errImportTooLarge
+				return req, errImportTooLarge
 			}
 			continue
 		}
 		raw, err := io.ReadAll(io.LimitReader(part, maxImportField+1))
 		if err != nil {
-			return importReadError(err)
+			return req, importReadError(err)
 		}
 		if len(raw) > maxImportField {
-			return apperr.Invalidf("The form field %s is longer than %d KB.", name, maxImportField>>10)
+			return req, apperr.Invalidf("The form field %s is longer than %d KB.", name, maxImportField>>10)
 		}
 		v := strings.TrimSpace(string(raw))
 		switch name {
@@ -70,24 +97,20 @@ func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Act
 			req.Mode = strings.ToLower(v)
 		case "dry_run":
 			if req.DryRun, err = formBool(name, v); err != nil {
-				return err
+				return req, err
 			}
 		case "create_labels":
 			if req.CreateLabels, err = formBool(name, v); err != nil {
-				return err
+				return req, err
 			}
 		default:
-			return apperr.Invalidf("Unknown form field %s; send file, format, mapping, mode, dry_run, create_labels.", name)
+			return req, apperr.Invalidf("Unknown form field %s; send file, format, mapping, mode, dry_run, create_labels.", name)
 		}
 	}
 	if !seenFile {
-		return apperr.Invalidf("`file` is required: the CSV or vCard file, as a part named file.")
+		return req, apperr.Invalidf("`file` is required: the CSV or vCard file, as a part named file.")
 	}
-	in, err := s.transfer.Start(r.Context(), a, bookID, req)
-	if err != nil {
-		return err
-	}
-	return data(w, http.StatusAccepted, in)
+	return req, nil
 }
 
 // formBool reads a true/false form field.
@@ -158,13 +181,7 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.
 		contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
 		func(d transfer.Download) io.Writer {
 			started = true
-			h := w.Header()
-			h.Set("Content-Type", d.ContentType)
-			h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Filename}))
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusOK)
-			return w
+			return download(w, d.ContentType, d.Filename)
 		},
 		func() {
 			if flusher != nil {
@@ -176,4 +193,16 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.
 		return nil
 	}
 	return err
+}
+
+// download starts a file answer (200) that the browser saves as filename
+// rather than shows; the body follows on the returned writer.
+func download(w http.ResponseWriter, contentType, filename string) io.Writer {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	return w
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"slices"
@@ -293,4 +294,56 @@ func comparable(c contacts.Contact) string {
 // import share their creation time.
 func byContent(cs []contacts.Contact) {
 	slices.SortFunc(cs, func(a, b contacts.Contact) int { return strings.Compare(comparable(a), comparable(b)) })
+}
+
+// The preview reads the file as the import would and queues nothing: the
+// detected columns (or those of a mapping), the first records, the count;
+// a mapping it shows, sent back with the import, takes effect.
+func TestImportPreview(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	u := env.Signup("Importer")
+	book := u.CreateBook("Imported")
+	csv := "Name,E-mail,Team\r\nAnn Lee,ann@example.com,Blue\r\nBob Ray,bob@example.com,Red\r\n"
+	p := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), nil)).Expect(http.StatusOK)
+	var got struct {
+		Format    string `json:"format"`
+		TotalRows int    `json:"total_rows"`
+		Columns   []struct{ Header, Target string }
+		Rows      [][]string
+	}
+	p.Decode("data", &got)
+	if got.Format != "csv" || got.TotalRows != 2 || len(got.Rows) != 2 || got.Rows[1][0] != "Bob Ray" ||
+		fmt.Sprint(got.Columns) != "[{Name full_name} {E-mail emails.other} {Team ignore}]" {
+		t.Fatalf("preview: %+v", got)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM imports`); n != 0 {
+		t.Fatalf("a preview queued %d imports", n)
+	}
+	// The edited mapping: Team becomes the company; full_name goes back as it was shown.
+	mapping := `{"Name":"full_name","E-mail":"emails.work","Team":"company"}`
+	p = u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), map[string]string{"mapping": mapping})).Expect(http.StatusOK)
+	if p.String("data.columns.2.target") != "company" || p.String("data.columns.1.target") != "emails.work" {
+		t.Fatalf("mapped preview: %s", p.Body)
+	}
+	res := runImport(env, u, book, []byte(csv), map[string]string{"mapping": mapping})
+	if res.Int("data.created") != 2 {
+		t.Fatalf("import: %s", res.Body)
+	}
+	var ann *contacts.Contact
+	for _, c := range bookContacts(t, u, book) {
+		if c.FirstName == "Ann" {
+			ann = &c
+		}
+	}
+	if ann == nil || ann.LastName != "Lee" || ann.Company != "Blue" || ann.Emails[0].Label != "work" {
+		t.Fatalf("imported: %+v", ann)
+	}
+	vcf := "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Cy Vee\r\nN:Vee;Cy;;;\r\nEMAIL:cy@example.com\r\nORG:Acme\r\nEND:VCARD\r\n"
+	v := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(vcf), nil)).Expect(http.StatusOK)
+	if v.String("data.format") != "vcard" || v.Len("data.columns") != 0 || v.String("data.rows.0.0") != "Cy Vee" || v.String("data.rows.0.1") != "cy@example.com" {
+		t.Fatalf("vcard preview: %s", v.Body)
+	}
+	u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte("a,b\r\n1,2\r\n"), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	env.Join(u, "viewer", "viewer").Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
 }

@@ -53,7 +53,11 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a
 	if err != nil {
 		return err
 	}
-	log, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, limit)
+	success, err := queryBool(r, "success")
+	if err != nil {
+		return err
+	}
+	log, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, limit, success)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package mailmerge
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // parse splits src into literal text and merge expressions. intern returns
 // the index of a distinct expression, so equal expressions share one index
@@ -92,15 +95,14 @@ func parseExpr(s string, defined map[string]bool) (expr, bool) {
 	return e, true
 }
 
+// BuiltIn lists the built-in merge fields other than unsubscribe_url and
+// custom.<key>, in the order an editor offers them.
+var BuiltIn = []string{"first_name", "last_name", "full_name", "company", "job_title", "email", "phone", "website", "birthday", "book_name"}
+
 // isField reports whether name is a built-in merge field other than
 // unsubscribe_url and custom.<key>.
 func isField(name string) bool {
-	switch name {
-	case "first_name", "last_name", "full_name", "company", "job_title",
-		"email", "phone", "website", "birthday", "book_name":
-		return true
-	}
-	return false
+	return slices.Contains(BuiltIn, name)
 }
 
 // splitAtBodyEnd splits the text segment holding the last "</body" so that

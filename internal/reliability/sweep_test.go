@@ -205,8 +205,10 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 	switch op {
 	case "uploadCampaignImage":
 		return path, pngUpload(t)
-	case "startImport":
+	case "startImport", "previewImport":
 		return path, csvUpload(t)
+	case "previewTemplate":
+		return path, map[string]any{"subject": "s {{first_name}}", "body_html": "<p>x</p>"}
 	case "addSuppression":
 		return path, map[string]any{"email": unique("suppress") + "@example.com"}
 	case "createBook":
@@ -306,6 +308,9 @@ func (tn *tenant) param(t *testing.T, path, name string) string {
 		return tn.participant
 	case "import_id":
 		return tn.importID
+	}
+	if strings.Contains(path, "/books/{"+name+"}") { // a book's own collections (its suppressions' export)
+		return tn.book
 	}
 	if strings.Contains(path, "/suppressions/") {
 		return tn.suppression

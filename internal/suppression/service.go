@@ -2,9 +2,12 @@ package suppression
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
+	"io"
 	"net/mail"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -61,6 +64,49 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 		return nil, 0, apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
 	return list(ctx, s.db, bookID, f)
+}
+
+// ExportBatch is how many suppressions one statement of an export reads.
+const ExportBatch = 5000
+
+// Export writes the suppressions in force in the book that match f (its
+// Limit and Offset are ignored), newest first, as CSV with a header row:
+// email, reason, source, created_at (RFC 3339, UTC). open is called once
+// the book's access has been checked, before the first byte, so a refusal
+// still becomes an error answer; it returns where to write. Rows are read
+// ExportBatch at a time after the last one written (keyset), so a list of
+// any length streams in constant memory (viewer).
+func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter, open func() io.Writer) error {
+	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+		return err
+	}
+	if f.Reason != "" && !f.Reason.Valid() {
+		return apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
+	}
+	out := csv.NewWriter(open())
+	if err := out.Write([]string{"email", "reason", "source", "created_at"}); err != nil {
+		return err
+	}
+	var after *Suppression
+	for {
+		batch, err := exportBatch(ctx, s.db, bookID, f, after)
+		if err != nil {
+			return err
+		}
+		for _, x := range batch {
+			if err := out.Write([]string{x.Email, string(x.Reason), string(x.Source), x.CreatedAt.UTC().Format(time.RFC3339)}); err != nil {
+				return err
+			}
+		}
+		out.Flush()
+		if err := out.Error(); err != nil {
+			return err
+		}
+		if len(batch) < ExportBatch {
+			return nil
+		}
+		after = &batch[len(batch)-1]
+	}
 }
 
 // Add suppresses one address by hand (member). created is false when a

@@ -173,9 +173,13 @@ func inForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, email string
 	return s, postgres.Translate(err)
 }
 
+// listWhere selects the suppressions in force of a book ($1) that match a
+// reason ($2, ” for any) and a part of the address ($3, ” for any).
+const listWhere = `book_id = $1 AND lifted_at IS NULL AND ($2 = '' OR reason = $2) AND ($3 = '' OR strpos(email, $3) > 0)`
+
 // list pages the suppressions in force, newest first.
 func list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Suppression, int64, error) {
-	const where = `book_id = $1 AND lifted_at IS NULL AND ($2 = '' OR reason = $2) AND ($3 = '' OR strpos(email, $3) > 0)`
+	const where = listWhere
 	q := strings.ToLower(strings.TrimSpace(f.Q))
 	var total int64
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE `+where, bookID, f.Reason, q).Scan(&total); err != nil {
@@ -188,4 +192,25 @@ func list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Su
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
 	return out, total, postgres.Translate(err)
+}
+
+// exportBatch reads the next ExportBatch suppressions of an export, in the
+// order of list, after the one last written (none: from the start).
+func exportBatch(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter, after *Suppression) ([]Suppression, error) {
+	q := strings.ToLower(strings.TrimSpace(f.Q))
+	var (
+		afterAt *time.Time
+		afterID *uuid.UUID
+	)
+	if after != nil {
+		afterAt, afterID = &after.CreatedAt, &after.ID
+	}
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+listWhere+`
+		AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5))
+		ORDER BY created_at DESC, id DESC LIMIT $6`, bookID, f.Reason, q, afterAt, afterID, ExportBatch)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
+	return out, postgres.Translate(err)
 }

@@ -23,6 +23,20 @@ type target struct {
 var scalarTargets = map[string]bool{
 	"first_name": true, "last_name": true, "company": true, "job_title": true, "notes": true,
 	"website": true, "birthday": true, "starred": true, "labels": true, "ignore": true,
+	// full_name is split into first and last name (a "Name" column).
+	"full_name": true,
+}
+
+// String writes t as a mapping target, as a mapping sends it back.
+func (t target) String() string {
+	switch {
+	case t.kind == "addresses":
+		return t.kind + "." + t.label + "." + t.part
+	case t.label != "":
+		return t.kind + "." + t.label
+	default:
+		return t.kind
+	}
 }
 
 var (

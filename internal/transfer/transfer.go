@@ -383,3 +383,89 @@ func (ImportArgs) Kind() string { return "contact_import" }
 func (ImportArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
 }
+
+// PreviewRows is how many records a preview shows.
+const PreviewRows = 5
+
+// Preview is what an import of a file would read, before it starts: the
+// format, the number of records, each CSV column with the field it goes
+// to (detected by name, or from the mapping sent), and the first records
+// (CSV: as written; vCard: name, email, company as read).
+type Preview struct {
+	Format    string          `json:"format"`
+	TotalRows int             `json:"total_rows"`
+	Columns   []PreviewColumn `json:"columns"`
+	Rows      [][]string      `json:"rows"`
+}
+
+// PreviewColumn is a CSV column and where its values go.
+type PreviewColumn struct {
+	Header string `json:"header"`
+	Target string `json:"target"`
+}
+
+// Preview reads a file as Start would, without queueing anything
+// (member): the same checks, the same column detection.
+func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Preview, error) {
+	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
+	if err != nil {
+		return Preview{}, err
+	}
+	var mapping map[string]string
+	if strings.TrimSpace(req.Mapping) != "" {
+		if err := json.Unmarshal([]byte(req.Mapping), &mapping); err != nil {
+			return Preview{}, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
+		}
+	}
+	if len(req.File) == 0 {
+		return Preview{}, apperr.Invalidf("The file is empty.")
+	}
+	text, err := decodeText(req.File)
+	if err != nil {
+		return Preview{}, err
+	}
+	out := Preview{Format: req.Format, Columns: []PreviewColumn{}, Rows: [][]string{}}
+	if out.Format == "" {
+		out.Format = detectFormat(text)
+	}
+	keys, err := s.contacts.CustomFieldKeys(ctx, b.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	p, err := check(req.File, out.Format, mapping, keys)
+	if err != nil {
+		return Preview{}, err
+	}
+	out.TotalRows = p.total
+	if out.Format == FormatVCard {
+		f := openVCard(p.text)
+		for len(out.Rows) < PreviewRows {
+			card, err := f.next()
+			if err != nil {
+				break // the check read every card: only the end stops here
+			}
+			c := f.row(card).Contact
+			email := ""
+			if len(c.Emails) > 0 {
+				email = c.Emails[0].Address
+			}
+			out.Rows = append(out.Rows, []string{strings.TrimSpace(c.FirstName + " " + c.LastName), email, c.Company})
+		}
+		return out, nil
+	}
+	f, err := openCSV(p.text, mapping, keys)
+	if err != nil {
+		return Preview{}, err
+	}
+	for i, h := range f.header {
+		out.Columns = append(out.Columns, PreviewColumn{Header: h, Target: f.cols[i].String()})
+	}
+	for len(out.Rows) < PreviewRows {
+		rec, err := f.next()
+		if err != nil {
+			break // the check read every record: only the end stops here
+		}
+		out.Rows = append(out.Rows, rec)
+	}
+	return out, nil
+}

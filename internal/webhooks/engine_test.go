@@ -218,7 +218,7 @@ func TestWebhookRetryThenSuccess(t *testing.T) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	})
-	createWebhook(t, owner, rc.URL, events.BookCreated)
+	id, _ := createWebhook(t, owner, rc.URL, events.BookCreated)
 	owner.CreateBook("Work")
 	run(t, eng)
 	env.Clock.Advance(10 * time.Second)
@@ -231,6 +231,17 @@ func TestWebhookRetryThenSuccess(t *testing.T) {
 	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 2`); n != 1 {
 		t.Errorf("delivery did not succeed on the second attempt")
 	}
+	// The log filtered by outcome: the failed attempt, the successful one.
+	path := fmt.Sprintf("/api/teams/%s/webhooks/%s/deliveries", owner.TeamID, id)
+	failed, ok := owner.Get(path+"?success=false").Expect(http.StatusOK), owner.Get(path+"?success=true").Expect(http.StatusOK)
+	if failed.Len("data") != 1 || failed.Int("data.0.response_status") != 500 || failed.Bool("data.0.success") ||
+		ok.Len("data") != 1 || ok.Int("data.0.response_status") != 200 || !ok.Bool("data.0.success") {
+		t.Errorf("filtered log: failed %s, succeeded %s", failed.Body, ok.Body)
+	}
+	if all := owner.Get(path).Expect(http.StatusOK); all.Len("data") != 2 {
+		t.Errorf("unfiltered log: %s", all.Body)
+	}
+	owner.Get(path+"?success=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
 
 func TestWebhookClientErrorAndRedirectNotRetried(t *testing.T) {

@@ -140,8 +140,9 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 }
 
 // Deliveries returns the webhook's delivery log, newest attempt first.
-// limit 0 means the default; above the maximum it is clamped.
-func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, limit int) ([]Attempt, error) {
+// limit 0 means the default; above the maximum it is clamped. success,
+// when set, keeps only the attempts that succeeded (true) or failed.
+func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, limit int, success *bool) ([]Attempt, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id 
 	if _, err := s.st.webhook(ctx, s.db, teamID, id); err != nil {
 		return nil, err
 	}
-	return s.st.attempts(ctx, s.db, id, limit)
+	return s.st.attempts(ctx, s.db, id, limit, success)
 }
 
 // QueueDepth counts deliveries waiting for an attempt, due or scheduled

@@ -27,7 +27,7 @@
 #  - creates, wrk, 16 connections, 10 s; contactbook without and with a
 #    contact.created webhook (delivered to a local sink);
 #  - pgbench -S (20 clients) as the machine's calibration.
-# CSV import is not compared: contactbook has no import endpoint.
+# CSV import is not compared here (docs/benchmarks.md has contactbook's own import figures).
 set -euo pipefail
 lm_src=$(cd "${1:?usage: listmonk.sh LISTMONK_CHECKOUT}" && pwd)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

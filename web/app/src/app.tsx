@@ -9,7 +9,7 @@ import { logOut } from './api/client';
 import { onChange, signedIn } from './api/session';
 import { WorkspaceProvider, lastBook, rememberBook, useWorkspace } from './lib/workspace';
 import { Notice, markNavigation } from './ui/Page';
-import { roleNames } from './lib/roles';
+import { atLeast, roleNames } from './lib/roles';
 
 const Login = lazy(() => import('./screens/Auth').then((m) => m.Login));
 const Signup = lazy(() => import('./screens/Auth').then((m) => m.Signup));
@@ -23,6 +23,17 @@ const ContactPage = lazy(() => import('./screens/ContactPage'));
 const ContactEditor = lazy(() => import('./screens/ContactEditor'));
 const BookSettings = lazy(() => import('./screens/BookSettings'));
 const Team = lazy(() => import('./screens/Team'));
+const Campaigns = lazy(() => import('./screens/Campaigns'));
+const Campaign = lazy(() => import('./screens/Campaign'));
+const Participants = lazy(() => import('./screens/Participants'));
+const CampaignReport = lazy(() => import('./screens/CampaignReport'));
+const Templates = lazy(() => import('./screens/Templates'));
+const TemplateEditor = lazy(() => import('./screens/TemplateEditor'));
+const Suppressions = lazy(() => import('./screens/Suppressions'));
+const Imports = lazy(() => import('./screens/Imports'));
+const Settings = lazy(() => import('./screens/Settings'));
+const Webhooks = lazy(() => import('./screens/Webhooks'));
+const Billing = lazy(() => import('./screens/Billing'));
 const NotFound = lazy(() => import('./screens/NotFound'));
 
 // Screens for visitors only: a signed-in person who opens one goes on.
@@ -119,12 +130,25 @@ function Shell() {
       <nav class="side" aria-label="Main">
         <ul>
           {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/campaigns`} match={/^\/app\/books\/[^/]+\/campaigns/}>Campaigns</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/templates`} match={/^\/app\/books\/[^/]+\/templates/}>Templates</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/suppressions`} match={/^\/app\/books\/[^/]+\/suppressions/}>Suppressions</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/imports`} match={/^\/app\/books\/[^/]+\/imports/}>Imports</NavLink>}
           <NavLink href="/app/books" match={/^\/app\/books(\/[^/]+\/labels)?$/}>
             Books
           </NavLink>
+          {atLeast(w.role, 'admin') && (
+            <NavLink href="/app/webhooks" match={/^\/app\/webhooks/}>
+              Webhooks
+            </NavLink>
+          )}
           <NavLink href="/app/team" match={/^\/app\/team/}>
             Team
           </NavLink>
+          <NavLink href="/app/billing" match={/^\/app\/billing/}>
+            Billing
+          </NavLink>
+          {book && <NavLink href={`/app/books/${book}/settings`} match={/^\/app\/books\/[^/]+\/settings/}>Settings</NavLink>}
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
@@ -136,7 +160,18 @@ function Shell() {
           <Route path="/app/books/:book/labels" component={BookSettings} />
           <Route path="/app/contacts/:id" component={ContactPage} />
           <Route path="/app/contacts/:id/edit" component={ContactEditor} />
+          <Route path="/app/books/:book/campaigns" component={Campaigns} />
+          <Route path="/app/books/:book/campaigns/:id" component={Campaign} />
+          <Route path="/app/books/:book/campaigns/:id/participants" component={Participants} />
+          <Route path="/app/books/:book/campaigns/:id/report" component={CampaignReport} />
+          <Route path="/app/books/:book/templates" component={Templates} />
+          <Route path="/app/books/:book/templates/:id" component={TemplateEditor} />
+          <Route path="/app/books/:book/suppressions" component={Suppressions} />
+          <Route path="/app/books/:book/imports" component={Imports} />
+          <Route path="/app/books/:book/settings" component={Settings} />
           <Route path="/app/team" component={Team} />
+          <Route path="/app/webhooks" component={Webhooks} />
+          <Route path="/app/billing" component={Billing} />
           <Route default component={NotFound} />
         </Router>
       </main>
@@ -200,6 +235,9 @@ function TeamSwitcher() {
   );
 }
 
+// The sections of a book, each a link of the navigation.
+const sections = ['contacts', 'labels', 'campaigns', 'templates', 'suppressions', 'imports', 'settings'];
+
 function BookSwitcher({ current }: { current: string }) {
   const w = useWorkspace();
   const { path, route } = useLocation();
@@ -211,7 +249,10 @@ function BookSwitcher({ current }: { current: string }) {
         value={current}
         onChange={(e) => {
           const id = (e.target as HTMLSelectElement).value;
-          const sub = /^\/app\/books\/[^/]+\/labels/.test(path) ? 'labels' : 'contacts';
+          // The same section of the other book; a campaign or a template
+          // belongs to one book, so from one of those the book's list.
+          const m = /^\/app\/books\/[^/]+\/([a-z]+)/.exec(path);
+          const sub = m && sections.includes(m[1]) ? m[1] : 'contacts';
           route(`/app/books/${id}/${sub}`);
         }}
       >

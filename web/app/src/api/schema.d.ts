@@ -384,6 +384,46 @@ export interface paths {
         patch: operations["updateTemplateInternal"];
         trace?: never;
     };
+    "/api/campaign-templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a template
+         * @description Renders a subject and HTML body (saved or not) for a contact of the X-Book-ID book with the renderer of campaign sending. Role: viewer.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/campaign-templates/merge-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Merge fields
+         * @description The fields a template of the X-Book-ID book can merge: the built-in ones, unsubscribe_url, and the book's custom fields as custom.<key>. Role: viewer.
+         */
+        get: operations["listMergeFields"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/campaign-templates/{id}/send-test": {
         parameters: {
             query?: never;
@@ -1209,7 +1249,7 @@ export interface paths {
         };
         /**
          * Delivery log
-         * @description The webhook's most recent delivery attempts, newest first. Role: admin.
+         * @description The webhook's most recent delivery attempts, newest first, optionally only the successful or the failed ones. Role: admin.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -2024,6 +2064,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/books/{id}/suppressions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export suppressions
+         * @description Streams the book's suppressions in force (or those the list's reason and q filters select) as a CSV file with the columns email, reason, source and created_at (RFC 3339, UTC), newest first, under a header row. Role: viewer. A path-scoped address (no header) so that a plain download link works.
+         */
+        get: operations["exportSuppressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/books/{id}/imports": {
         parameters: {
             query?: never;
@@ -2042,6 +2102,26 @@ export interface paths {
          * @description Checks the file (encoding, records, mapping, limits) and queues its import into the book as a background job; answers 202 with the queued import, whose progress GET /books/{id}/imports/{import_id} shows. A file the import cannot read is refused here with 400 (413 beyond 50 MB) and nothing is queued. Imported contacts emit contact.created / contact.updated like the API; addresses already suppressed stay suppressed. Role: member.
          */
         post: operations["startImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/{id}/imports/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an import
+         * @description Reads the file as an import would (the same form, checks and column detection) and queues nothing: the detected format, the number of records, each CSV column with the field it goes to (by name, or from the mapping sent; send the edited mapping with the import), and the first 5 records (CSV as written; vCard: name, email, company). Role: member.
+         */
+        post: operations["previewImport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3592,7 +3672,8 @@ export interface components {
          *       "event_webhook_public_key": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE83T4O/n84iotIvIW4mdBgQ/7dAfSmpqIM8kF9mN1flpVKS3GRqe62gw+2fNNRaINXvVpiglSI8eNEc6wEA3F+g==",
          *       "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
          *       "track_opens": true,
-         *       "track_clicks": false
+         *       "track_clicks": false,
+         *       "events_received_at": null
          *     }
          */
         EmailSettings: {
@@ -3627,6 +3708,11 @@ export interface components {
             track_opens: boolean;
             /** @description Click tracking, sent as SendGrid tracking_settings.click_tracking. */
             track_clicks: boolean;
+            /**
+             * Format: date-time
+             * @description When a signed batch of the provider's events last reached the book's intake (to within a minute); null when none has. The dashboard's setup checklist shows it as events arriving.
+             */
+            events_received_at: string | null;
         };
         /**
          * @description What GET answers for a book whose settings were never saved.
@@ -4148,7 +4234,20 @@ export interface components {
          *       "bounce_rate": 0.012,
          *       "complaint_rate": 0.0004,
          *       "open_rate": 0.31,
-         *       "click_rate": 0.064
+         *       "click_rate": 0.064,
+         *       "daily": [
+         *         {
+         *           "day": "2026-03-04",
+         *           "sent": 400,
+         *           "delivered": 394,
+         *           "bounced": 5,
+         *           "complained": 0,
+         *           "opened": 120,
+         *           "clicked": 25,
+         *           "bounce_rate": 0.0125,
+         *           "complaint_rate": 0
+         *         }
+         *       ]
          *     }
          */
         Deliverability: {
@@ -4165,6 +4264,8 @@ export interface components {
             complaint_rate: number;
             open_rate: number;
             click_rate: number;
+            /** @description Every UTC day of the window, oldest first (days without email are all zero), for a chart of the rates over the window. */
+            daily: components["schemas"]["DeliverabilityDay"][];
         };
         /**
          * @description One thing that happened to a contact's campaign participation or email.
@@ -4349,6 +4450,110 @@ export interface components {
              * @default true
              */
             create_labels: boolean;
+        };
+        /**
+         * @description One UTC day of a book's campaign email. Rates are fractions of that day's sent (0..1).
+         * @example {
+         *       "day": "2026-03-04",
+         *       "sent": 400,
+         *       "delivered": 394,
+         *       "bounced": 5,
+         *       "complained": 0,
+         *       "opened": 120,
+         *       "clicked": 25,
+         *       "bounce_rate": 0.0125,
+         *       "complaint_rate": 0
+         *     }
+         */
+        DeliverabilityDay: {
+            /** Format: date */
+            day: string;
+            sent: number;
+            delivered: number;
+            bounced: number;
+            complained: number;
+            opened: number;
+            clicked: number;
+            bounce_rate: number;
+            complaint_rate: number;
+        };
+        /**
+         * @example {
+         *       "subject": "Hello {{first_name | default: \"there\"}}",
+         *       "body_html": "<p>Hi {{first_name}}</p>",
+         *       "contact_id": "4f9c2b1a-7d3e-4c5b-9a8f-1e2d3c4b5a69"
+         *     }
+         */
+        TemplatePreviewInput: {
+            subject?: string;
+            body_html?: string;
+            /**
+             * Format: uuid
+             * @description The contact whose data fill the merge fields; absent: the book's oldest contact.
+             */
+            contact_id?: string | null;
+        };
+        /**
+         * @description A template rendered for one contact exactly as a campaign email would be (merge fields, fallbacks and the compliance footer from the book's email settings); its unsubscribe link leads to the invalid-link page.
+         * @example {
+         *       "subject": "Hello Ann",
+         *       "html": "<p>Hi Ann</p><hr><p>Acme Inc., 1 Main St ...</p>",
+         *       "contact_id": "4f9c2b1a-7d3e-4c5b-9a8f-1e2d3c4b5a69"
+         *     }
+         */
+        TemplatePreview: {
+            subject: string;
+            html: string;
+            /**
+             * Format: uuid
+             * @description The contact whose data were used; null when the book has none (only book_name is filled).
+             */
+            contact_id: string | null;
+        };
+        /**
+         * @description A field a template can merge as {{<key>}}, with an optional fallback: {{key | default: "text"}}.
+         * @example {
+         *       "key": "first_name",
+         *       "name": "First name"
+         *     }
+         */
+        MergeField: {
+            key: string;
+            name: string;
+        };
+        /**
+         * @example {
+         *       "format": "csv",
+         *       "total_rows": 1200,
+         *       "columns": [
+         *         {
+         *           "header": "Name",
+         *           "target": "full_name"
+         *         },
+         *         {
+         *           "header": "E-mail",
+         *           "target": "emails.other"
+         *         }
+         *       ],
+         *       "rows": [
+         *         [
+         *           "Ann Lee",
+         *           "ann@example.com"
+         *         ]
+         *       ]
+         *     }
+         */
+        ImportPreview: {
+            /** @enum {string} */
+            format: "csv" | "vcard";
+            total_rows: number;
+            /** @description CSV only (empty for vCard). */
+            columns: {
+                header: string;
+                /** @description A mapping target (see ImportUpload.mapping), ignore, or full_name (a whole name split into first and last). */
+                target: string;
+            }[];
+            rows: string[][];
         };
     };
     responses: {
@@ -5554,7 +5759,8 @@ export interface operations {
                      *         "event_webhook_public_key": "",
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
-                     *         "track_clicks": false
+                     *         "track_clicks": false,
+                     *         "events_received_at": null
                      *       }
                      *     }
                      */
@@ -5615,7 +5821,8 @@ export interface operations {
                      *         "event_webhook_public_key": "",
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
-                     *         "track_clicks": false
+                     *         "track_clicks": false,
+                     *         "events_received_at": null
                      *       }
                      *     }
                      */
@@ -5635,8 +5842,8 @@ export interface operations {
     stepContacts: {
         parameters: {
             query?: {
-                /** @description Only successes or only failures; all when absent. */
-                result?: "success" | "failed";
+                /** @description Only the step's successes or failures, or the contacts whose email the provider reported delivered, opened, clicked, bounced (hard), complained (spam report) or unsubscribed: the contacts behind each number of the campaign stats. All when absent. */
+                result?: "success" | "failed" | "delivered" | "opened" | "clicked" | "bounced" | "complained" | "unsubscribed";
                 /** @description 1-based page number, default 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
@@ -5959,6 +6166,98 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreviewInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "subject": "Hello Ann",
+                     *         "html": "<p>Hi Ann</p>",
+                     *         "contact_id": "4f9c2b1a-7d3e-4c5b-9a8f-1e2d3c4b5a69"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TemplatePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listMergeFields: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "key": "first_name",
+                     *           "name": "First name"
+                     *         },
+                     *         {
+                     *           "key": "custom.tier",
+                     *           "name": "Tier"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["MergeField"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8914,6 +9213,8 @@ export interface operations {
             query?: {
                 /** @description Page size, default 50, at most 200: larger values (up to 2147483647) are clamped to 200; 0 means the default. */
                 limit?: components["parameters"]["DeliveriesLimit"];
+                /** @description Only the attempts that succeeded (true) or failed (false: an answer other than 2xx, or none). */
+                success?: boolean;
             };
             header?: never;
             path: {
@@ -11320,7 +11621,20 @@ export interface operations {
                      *         "bounce_rate": 0.012,
                      *         "complaint_rate": 0.0004,
                      *         "open_rate": 0.31,
-                     *         "click_rate": 0.064
+                     *         "click_rate": 0.064,
+                     *         "daily": [
+                     *           {
+                     *             "day": "2026-03-04",
+                     *             "sent": 400,
+                     *             "delivered": 394,
+                     *             "bounced": 5,
+                     *             "complained": 0,
+                     *             "opened": 120,
+                     *             "clicked": 25,
+                     *             "bounce_rate": 0.0125,
+                     *             "complaint_rate": 0
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -11374,7 +11688,20 @@ export interface operations {
                      *         "bounce_rate": 0.012,
                      *         "complaint_rate": 0.0004,
                      *         "open_rate": 0.31,
-                     *         "click_rate": 0.064
+                     *         "click_rate": 0.064,
+                     *         "daily": [
+                     *           {
+                     *             "day": "2026-03-04",
+                     *             "sent": 400,
+                     *             "delivered": 394,
+                     *             "bounced": 5,
+                     *             "complained": 0,
+                     *             "opened": 120,
+                     *             "clicked": 25,
+                     *             "bounce_rate": 0.0125,
+                     *             "complaint_rate": 0
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -11558,6 +11885,47 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    exportSuppressions: {
+        parameters: {
+            query?: {
+                /** @description Only this reason. */
+                reason?: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
+                /** @description Only addresses containing this text. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, streamed. */
+            200: {
+                headers: {
+                    /** @description attachment; filename=suppressions.csv */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example email,reason,source,created_at
+                     *     ann@example.com,bounce,provider,2026-03-04T10:00:00Z
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listImports: {
         parameters: {
             query?: never;
@@ -11617,6 +11985,68 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                id: components["parameters"]["BookIDPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ImportUpload"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "format": "csv",
+                     *         "total_rows": 1200,
+                     *         "columns": [
+                     *           {
+                     *             "header": "Name",
+                     *             "target": "full_name"
+                     *           },
+                     *           {
+                     *             "header": "E-mail",
+                     *             "target": "emails.other"
+                     *           }
+                     *         ],
+                     *         "rows": [
+                     *           [
+                     *             "Ann Lee",
+                     *             "ann@example.com"
+                     *           ]
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ImportPreview"];
                     };
                 };
             };

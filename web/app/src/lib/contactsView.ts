@@ -82,6 +82,15 @@ export function listQuery(v: ContactsView) {
   };
 }
 
+/** exportURL downloads the contacts the view's filters select (all its pages). */
+export function exportURL(bookId: string, v: ContactsView, format: 'csv' | 'vcard' = 'csv'): string {
+  const q = new URLSearchParams({ format });
+  if (v.q) q.set('q', v.q);
+  if (v.label) q.set('label_id', v.label);
+  if (v.starred) q.set('starred', v.starred);
+  return `/api/books/${bookId}/export?${q}`;
+}
+
 /** pageCount is the number of pages of total items (at least 1). */
 export function pageCount(total: number, size: number): number {
   return Math.max(1, Math.ceil(total / size));

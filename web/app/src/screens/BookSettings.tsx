@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type FieldDefinition, type Label } from '../api/client';
 import { checkColor } from '../lib/books';
+import { dragProps, moved } from '../lib/reorder';
 import { checkRequired, keyFromName } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
@@ -13,7 +14,7 @@ import { DataTable } from '../ui/DataTable';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
 import { LabelChips } from '../ui/LabelChips';
-import { Notice, Page } from '../ui/Page';
+import { BookMissing, Notice, Page } from '../ui/Page';
 
 const fieldTypes = { text: 'Text', url: 'Web address', number: 'Number', date: 'Date' } as const;
 
@@ -24,15 +25,13 @@ export default function BookSettings({ book: bookId }: { book: string }) {
   const [removing, setRemoving] = useState<{ kind: 'label'; item: Label } | { kind: 'field'; item: FieldDefinition } | null>(null);
   const [addingField, setAddingField] = useState(false);
   const [notice, setNotice] = useState('');
-  const [dragged, setDragged] = useState<string | null>(null);
   const canWrite = atLeast(w.role, 'member');
-  if (!book) return <Page title="Labels and fields">{booksLoaded ? <p>This book does not exist or belongs to another team.</p> : <p>Loading…</p>}</Page>;
+  if (!book) return <Page title="Labels and fields"><BookMissing loaded={booksLoaded} /></Page>;
 
   async function move(from: number, to: number) {
     if (!labels || to < 0 || to >= labels.length || from === to) return;
-    const order = [...labels];
-    const [l] = order.splice(from, 1);
-    order.splice(to, 0, l);
+    const order = moved(labels, from, to);
+    const l = order[to];
     setLabels(order.map((x, i) => ({ ...x, sort_order: i })));
     try {
       for (const [i, x] of order.entries()) {
@@ -71,18 +70,7 @@ export default function BookSettings({ book: bookId }: { book: string }) {
             key: 'name',
             header: 'Label',
             cell: (l) => (
-              <span
-                class={canWrite ? 'draggable' : undefined}
-                draggable={canWrite}
-                onDragStart={() => setDragged(l.id)}
-                onDragOver={(e) => e.preventDefault()}
-                onDrop={(e) => {
-                  e.preventDefault();
-                  const from = labels!.findIndex((x) => x.id === dragged);
-                  void move(from, labels!.findIndex((x) => x.id === l.id));
-                  setDragged(null);
-                }}
-              >
+              <span class={canWrite ? 'draggable' : undefined} {...(canWrite ? dragProps(l.id, labels!.map((x) => x.id), (from, to) => void move(from, to)) : {})}>
                 <LabelChips labels={[l]} />
               </span>
             ),

@@ -1,14 +1,17 @@
 // One contact: everything it holds, its labels and custom fields, the
-// campaigns it is or was in; star, edit and delete for those who may.
+// campaigns it is or was in and its timeline; star, edit and delete for
+// those who may.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
+import { campaignStates } from '../lib/campaign';
 import { contactName, socialNames } from '../lib/contact';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
+import { ContactTimeline } from './ContactTimeline';
 import { DataTable } from '../ui/DataTable';
 import { FormError } from '../ui/Field';
 import { LabelChips } from '../ui/LabelChips';
@@ -39,6 +42,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
   const { book, fields } = useBook(c.book_id);
   const [deleting, setDeleting] = useState(false);
   const [error, setError] = useState('');
+  const campaigns = useContactCampaigns(c.id);
   const canWrite = atLeast(w.role, 'member');
   const custom = (c.custom_fields as Record<string, unknown> | null) ?? {};
   async function star() {
@@ -106,7 +110,8 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
           <p class="notes">{c.notes}</p>
         </>
       )}
-      <Campaigns id={c.id} />
+      <Campaigns bookId={c.book_id} campaigns={campaigns} />
+      {!campaigns.noAddon && <ContactTimeline id={c.id} bookId={c.book_id} campaignNames={new Map((campaigns.list ?? []).map((p) => [p.campaign_id, p.campaign_name]))} />}
       <p class="meta">
         Created {new Date(c.created_at).toLocaleString()} · updated {new Date(c.updated_at).toLocaleString()}
       </p>
@@ -134,12 +139,11 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
   );
 }
 
-const campaignStates: Record<Schemas['CampaignStatus'], string> = { draft: 'Draft', active: 'Running', paused: 'Paused', archived: 'Archived' };
 const participationStates: Record<Schemas['ContactCampaign']['participant_status'], string> = { active: 'In progress', completed: 'Completed', removed: 'Removed' };
 const day = (t: string | null) => (t ? new Date(t).toLocaleDateString() : '—');
 
-/** Campaigns lists the campaigns the contact is or was in, with how far it got. */
-function Campaigns({ id }: { id: string }) {
+/** useContactCampaigns loads the campaigns the contact is or was in. */
+function useContactCampaigns(id: string) {
   const [list, setList] = useState<Schemas['ContactCampaign'][] | null>(null);
   const [error, setError] = useState('');
   const [noAddon, setNoAddon] = useState(false);
@@ -159,11 +163,18 @@ function Campaigns({ id }: { id: string }) {
       current = false;
     };
   }, [id]);
+  return { list, error, noAddon };
+}
+
+/** Campaigns lists the campaigns the contact is or was in, with how far it got. */
+function Campaigns({ bookId, campaigns: { list, error, noAddon } }: { bookId: string; campaigns: ReturnType<typeof useContactCampaigns> }) {
   return (
     <>
       <h2>Campaigns</h2>
       {noAddon ? (
-        <p>Campaigns need the Campaigns add-on; the Team screen shows how to get it.</p>
+        <p>
+          Campaigns need the Campaigns add-on; <a href="/app/billing">Billing</a> shows how to get it.
+        </p>
       ) : (
         <DataTable<Schemas['ContactCampaign']>
           caption="Campaigns of this contact"
@@ -173,7 +184,7 @@ function Campaigns({ id }: { id: string }) {
           rowKey={(p) => p.id}
           empty="Not in any campaign."
           columns={[
-            { key: 'name', header: 'Campaign', cell: (p) => p.campaign_name },
+            { key: 'name', header: 'Campaign', cell: (p) => <a href={`/app/books/${bookId}/campaigns/${p.campaign_id}`}>{p.campaign_name}</a> },
             { key: 'status', header: 'Campaign status', cell: (p) => campaignStates[p.campaign_status] },
             { key: 'participation', header: 'This contact', cell: (p) => participationStates[p.participant_status] },
             { key: 'enrolled', header: 'Enrolled', cell: (p) => day(p.enrolled_at) },

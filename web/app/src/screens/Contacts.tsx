@@ -5,14 +5,15 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, inBook, isAbort, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
 import { bulkMax, chunkSize, plural, runChunked } from '../lib/bulk';
-import { builtinColumns, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
+import { builtinColumns, exportURL, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useWorkspace } from '../lib/workspace';
+import { Pager } from '../ui/Pager';
 import { DataTable, type Column } from '../ui/DataTable';
 import { Dialog } from '../ui/Dialog';
 import { Field, FormError } from '../ui/Field';
-import { Notice, Page } from '../ui/Page';
+import { BookMissing, Notice, Page } from '../ui/Page';
 import { contactName, primaryEmail, primaryPhone } from '../lib/contact';
 import { LabelChips } from '../ui/LabelChips';
 
@@ -95,7 +96,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
     if (!loading && rows?.length === 0 && total > 0 && view.page > 1) go({ page: pageCount(total, view.size) }, true);
   }, [loading, rows, total]);
 
-  if (!book) return <Page title="Contacts">{booksLoaded ? <p>This book does not exist or belongs to another team.</p> : <p>Loading…</p>}</Page>;
+  if (!book) return <Page title="Contacts"><BookMissing loaded={booksLoaded} /></Page>;
 
   const columns = buildColumns(view.columns, fields ?? [], canWrite, (c) => toggleStar(c));
   async function toggleStar(c: Contact) {
@@ -119,6 +120,9 @@ export default function Contacts({ book: bookId }: { book: string }) {
         <>
           <a class="button secondary" href={`/app/books/${bookId}/labels`}>
             Labels and fields
+          </a>
+          <a class="button secondary" href={exportURL(bookId, view)} download>
+            {filtered ? 'Export these contacts' : 'Export'}
           </a>
           {canWrite && (
             <button type="button" onClick={() => route(`/app/books/${bookId}/contacts/new`)}>
@@ -166,6 +170,9 @@ export default function Contacts({ book: bookId }: { book: string }) {
           <button type="button" class="secondary" onClick={() => setBulk('set-field')} disabled={!fields?.length} title={fields?.length ? undefined : 'This book has no custom fields yet.'}>
             Set field
           </button>
+          <button type="button" class="secondary" onClick={() => setBulk('enroll')}>
+            Enroll in campaign
+          </button>
           <button type="button" class="danger" onClick={() => setBulk('delete')}>
             Delete
           </button>
@@ -208,22 +215,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
         }
       />
 
-      <nav class="pager" aria-label="Pages">
-        <button type="button" class="secondary" disabled={view.page <= 1} onClick={() => go({ page: view.page - 1 })}>
-          Previous page
-        </button>
-        <span>
-          Page {Math.min(view.page, pages).toLocaleString('en')} of {pages.toLocaleString('en')}
-        </span>
-        <button type="button" class="secondary" disabled={view.page >= pages} onClick={() => go({ page: view.page + 1 })}>
-          Next page
-        </button>
-        <Field label="Rows per page" as="select" value={String(view.size)} onChange={(e) => go({ size: Number((e.target as HTMLSelectElement).value), page: 1 })}>
-          {pageSizes.map((n) => (
-            <option value={String(n)}>{n}</option>
-          ))}
-        </Field>
-      </nav>
+      <Pager page={view.page} pages={pages} onPage={(page) => go({ page })} size={view.size} sizes={pageSizes} onSize={(size) => go({ size, page: 1 })} />
 
       {picking && <ColumnPicker columns={view.columns} fields={fields ?? []} onClose={() => setPicking(false)} onApply={(columns) => (setPicking(false), go({ columns }, true))} />}
       {bulk && (
@@ -370,22 +362,35 @@ function SelectAllMatching({ bookId, view, total, onSelected }: { bookId: string
   );
 }
 
-type BulkKind = 'add-label' | 'remove-label' | 'set-field' | 'delete';
+type BulkKind = 'add-label' | 'remove-label' | 'set-field' | 'enroll' | 'delete';
 
 function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: Label[]; fields: FieldDefinition[]; onClose: () => void; onDone: (message: string) => void }) {
   const [label, setLabel] = useState(p.labels[0]?.id ?? '');
   const [field, setField] = useState(p.fields[0]?.id ?? '');
   const [value, setValue] = useState('');
+  const [campaigns, setCampaigns] = useState<{ id: string; name: string }[] | null>(null);
+  const [campaign, setCampaign] = useState('');
   const [done, setDone] = useState(-1);
   const [error, setError] = useState('');
   const busy = done >= 0;
   const count = plural(p.ids.length, 'contact');
   const header = { header: inBook(p.bookId) };
   const def = p.fields.find((f) => f.id === field);
+  useEffect(() => {
+    if (p.kind !== 'enroll') return;
+    ok(api.GET('/api/campaigns', { params: header }))
+      .then((r) => {
+        const open = r.data.filter((c) => c.status !== 'archived');
+        setCampaigns(open);
+        setCampaign(open[0]?.id ?? '');
+      })
+      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+  }, [p.kind]);
   const text = {
     'add-label': { title: 'Add a label', button: `Add label to ${count}` },
     'remove-label': { title: 'Remove a label', button: `Remove label from ${count}` },
     'set-field': { title: 'Set a custom field', button: `Set field on ${count}` },
+    enroll: { title: 'Enroll in a campaign', button: `Enroll ${count}` },
     delete: { title: `Delete ${count}?`, button: `Delete ${count}` },
   }[p.kind];
 
@@ -408,6 +413,12 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
           counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-update-field', { params: header, body: { contact_ids: c, field_definition_id: field, value } }))).data.updated, setDone);
           p.onDone(`“${def?.name}” set on ${plural(counted, 'contact')}.`);
           break;
+        case 'enroll': {
+          const into = campaigns?.find((c) => c.id === campaign)?.name ?? '';
+          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/campaigns/{id}/participants', { params: { ...header, path: { id: campaign } }, body: { contact_ids: c } }))).data.enrolled, setDone);
+          p.onDone(`${plural(counted, 'contact')} enrolled in “${into}” (those already in it are not counted).`);
+          break;
+        }
         case 'delete':
           counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-delete', { params: header, body: { contact_ids: c } }))).data.deleted, setDone);
           p.onDone(`${plural(counted, 'contact')} deleted.`);
@@ -427,7 +438,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
       busy={busy}
       onSubmit={run}
       actions={
-        <button type="submit" class={p.kind === 'delete' ? 'danger' : undefined} disabled={busy}>
+        <button type="submit" class={p.kind === 'delete' ? 'danger' : undefined} disabled={busy || (p.kind === 'enroll' && !campaign)}>
           {text.button}
         </button>
       }
@@ -455,6 +466,16 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
           />
         </>
       )}
+      {p.kind === 'enroll' &&
+        (campaigns?.length === 0 ? (
+          <p>This book has no campaign to enroll in yet.</p>
+        ) : (
+          <Field label="Campaign" as="select" value={campaign} onChange={(e) => setCampaign((e.target as HTMLSelectElement).value)}>
+            {(campaigns ?? []).map((c) => (
+              <option value={c.id}>{c.name}</option>
+            ))}
+          </Field>
+        ))}
       {p.kind === 'delete' && <p>The {count} and their campaign history are deleted. This cannot be undone.</p>}
       {busy && p.ids.length > chunkSize(p.ids.length) && (
         <p>

@@ -1,4 +1,4 @@
-// The team: its name and Campaigns add-on, its members and their roles,
+// The team: its name and Campaigns add-on state (Billing manages it), its members and their roles,
 // invitations (send, resend, revoke), and its API keys (a new key is shown
 // once, with a copy button).
 import { useEffect, useState } from 'preact/hooks';
@@ -6,9 +6,11 @@ import { api, ok, type ApiKey, type Invitation, type Member, type Role, type Sch
 import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs, roleNames, roles } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { addonNames } from '../lib/addon';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
+import { CopyField } from '../ui/CopyField';
 import { Dialog } from '../ui/Dialog';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
@@ -31,14 +33,12 @@ export default function Team() {
   );
 }
 
-const addonNames: Record<Schemas['Team']['campaign_addon'], string> = { none: 'Not active', trial: 'Trial', active: 'Active', canceled: 'Canceled' };
 
 function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
   const w = useWorkspace();
   const [team, setTeam] = useState<Schemas['Team'] | null>(null);
   const [error, setError] = useState('');
   const [renaming, setRenaming] = useState(false);
-  const [buying, setBuying] = useState(false);
   const isAdmin = atLeast(w.role, 'admin');
   const path = { params: { path: { team_id: w.team.id } } };
   useEffect(() => {
@@ -67,32 +67,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
           <dd>
             {addonNames[team.campaign_addon]}
             {team.campaign_addon === 'trial' && team.trial_ends_at && ` until ${new Date(team.trial_ends_at).toLocaleDateString()}`}{' '}
-            {isAdmin && team.campaign_addon === 'none' && (
-              <button
-                type="button"
-                class="link"
-                onClick={async () => {
-                  try {
-                    setTeam((await ok(api.POST('/api/teams/{team_id}/addons/campaigns/trial', path))).data);
-                    onNotice('The 14-day trial of the Campaigns add-on has started.');
-                  } catch (e) {
-                    onNotice(e instanceof Error ? e.message : String(e));
-                  }
-                }}
-              >
-                Start the 14-day trial
-              </button>
-            )}{' '}
-            {isAdmin && team.campaign_addon !== 'active' && (
-              <button type="button" class="link" onClick={() => setBuying(true)}>
-                Buy the add-on
-              </button>
-            )}
-            {!isAdmin && team.campaign_addon !== 'active' && (
-              <p class="hint">
-                {needs('admin')} {team.campaign_addon === 'none' ? 'Admins start the trial or buy the add-on.' : 'Admins buy the add-on.'}
-              </p>
-            )}
+            <a href="/app/billing">Billing</a>
           </dd>
         </div>
         <div>
@@ -100,7 +75,6 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
           <dd>{roleNames[w.role]}</dd>
         </div>
       </dl>
-      {buying && <BuyAddon onClose={() => setBuying(false)} />}
       {renaming && (
         <RenameTeam
           name={team.name}
@@ -114,46 +88,6 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
         />
       )}
     </>
-  );
-}
-
-type Plan = Schemas['CheckoutInput']['plan'];
-type Currency = Schemas['CheckoutInput']['currency'];
-const planNames: Record<Plan, string> = { monthly: 'Monthly', yearly: 'Yearly' };
-const currencyNames: Record<Currency, string> = { usd: 'US dollars (USD)', eur: 'Euros (EUR)', gbp: 'Pounds sterling (GBP)' };
-
-/**
- * BuyAddon starts the payment provider's checkout of the paid add-on and
- * sends the browser there; the provider's webhook turns the add-on on, so
- * nothing changes here until the payment is done.
- */
-function BuyAddon({ onClose }: { onClose: () => void }) {
-  const w = useWorkspace();
-  const f = useForm({ plan: 'monthly' as Plan, currency: 'usd' as Currency });
-  return (
-    <FormDialog
-      title="Buy the Campaigns add-on"
-      submit="Continue to payment"
-      form={f}
-      checks={() => ({})}
-      send={async () => {
-        const r = await ok(api.POST('/api/payments/create-campaign-checkout', { body: { ...f.values, team_id: w.team.id } }));
-        window.location.assign(r.data.url);
-      }}
-      onClose={onClose}
-    >
-      <p>The payment provider’s checkout page opens next; the add-on turns on once the payment is through.</p>
-      <Field label="Plan" as="select" {...f.bind('plan')}>
-        {(Object.keys(planNames) as Plan[]).map((p) => (
-          <option value={p}>{planNames[p]}</option>
-        ))}
-      </Field>
-      <Field label="Currency" as="select" {...f.bind('currency')}>
-        {(Object.keys(currencyNames) as Currency[]).map((c) => (
-          <option value={c}>{currencyNames[c]}</option>
-        ))}
-      </Field>
-    </FormDialog>
   );
 }
 
@@ -479,25 +413,10 @@ function NewKey({ onClose, onCreated }: { onClose: () => void; onCreated: (key: 
 }
 
 function ShowKey({ secret, onClose }: { secret: string; onClose: () => void }) {
-  const [copied, setCopied] = useState('');
   return (
     <Dialog title="Your new API key" open onClose={onClose} closeText="Done">
       <p>Copy the key now: it is shown only once. Programs send it as a Bearer token to /api/v1.</p>
-      <Field label="API key" value={secret} readOnly onFocus={(e) => (e.target as HTMLInputElement).select()} />
-      <button
-        type="button"
-        onClick={async () => {
-          try {
-            await navigator.clipboard.writeText(secret);
-            setCopied('Copied to the clipboard.');
-          } catch {
-            setCopied('The browser refused; select the key and copy it yourself.');
-          }
-        }}
-      >
-        Copy key
-      </button>
-      <p role="status">{copied}</p>
+      <CopyField label="API key" value={secret} button="Copy key" />
     </Dialog>
   );
 }

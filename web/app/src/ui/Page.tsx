@@ -45,3 +45,8 @@ export function Notice({ message }: { message: string }) {
     </p>
   );
 }
+
+/** BookMissing is a book screen's body while the books load, or when the address names no book of the team. */
+export function BookMissing({ loaded }: { loaded: boolean }) {
+  return loaded ? <p>This book does not exist or belongs to another team.</p> : <p>Loading…</p>;
+}

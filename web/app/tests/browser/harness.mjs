@@ -5,7 +5,7 @@
 // under .data/screenshots/, and a check that nothing broke the CSP.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHTTPServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -59,12 +59,25 @@ async function fakeSendGrid() {
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const part = (type) => body.content?.find((c) => c.type === type)?.value ?? '';
+      const messageId = `fake${messages.length + 1}`;
       for (const p of body.personalizations ?? []) {
+        // SendGrid replaces each personalization's substitution keys in the content.
+        const sub = (v) => Object.entries(p.substitutions ?? {}).reduce((out, [k, x]) => out.split(k).join(x), v);
         for (const to of p.to ?? []) {
-          messages.push({ to: to.email.toLowerCase(), subject: p.subject ?? body.subject, text: part('text/plain'), html: part('text/html'), from: body.from?.email, taken: false });
+          messages.push({
+            to: to.email.toLowerCase(),
+            subject: sub(p.subject ?? body.subject),
+            text: sub(part('text/plain')),
+            html: sub(part('text/html')),
+            from: body.from?.email,
+            // What the provider's events about this message carry back.
+            customArgs: { ...body.custom_args, ...p.custom_args },
+            messageId,
+            taken: false,
+          });
         }
       }
-      res.writeHead(202, { 'X-Message-Id': `fake-${messages.length}` }).end();
+      res.writeHead(202, { 'X-Message-Id': messageId }).end();
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -145,6 +158,15 @@ async function fakeStripe() {
     url: `http://127.0.0.1:${server.address().port}`,
     deliverTo: (u) => (webhookURL = u),
     close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** eventSigner is an ECDSA P-256 key pair, as a SendGrid account's Event Webhook signing key. */
+function eventSigner() {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return {
+    publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+    sign: (payload) => sign('sha256', Buffer.from(payload), privateKey).toString('base64'),
   };
 }
 
@@ -231,6 +253,11 @@ async function launch() {
     db: (sql) => psql(dbURL.href, sql),
     /** checkouts are the checkout sessions the fake payment provider was asked for. */
     checkouts: stripe.sessions,
+    /** mails are the messages the fake SendGrid received, one per recipient. */
+    mails: sendgrid.messages,
+    mailerKey,
+    /** eventKey is the key pair a book's provider events are signed with (public: base64 DER, for the email settings). */
+    eventKey: eventSigner(),
     browser,
     async stop() {
       await browser.close();
@@ -240,6 +267,46 @@ async function launch() {
       await stripe.close();
       psql(admin.href, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(tmp, { recursive: true, force: true });
+    },
+    /**
+     * providerEvents posts a batch of SendGrid Event Webhook events about
+     * received messages to the book's intake, signed as SendGrid signs
+     * them; each event is [message, kind, extra fields].
+     */
+    async providerEvents(bookId, events) {
+      const now = Math.floor(Date.now() / 1000);
+      const batch = events.map(([m, kind, extra], i) => ({
+        email: m.to,
+        event: kind,
+        timestamp: now + 1 + i, // after the send (whole seconds), in the order given
+        sg_event_id: `ev-${now}-${i}-${Math.random().toString(36).slice(2)}`,
+        sg_message_id: `${m.messageId}.filter0001`,
+        ...m.customArgs,
+        ...extra,
+      }));
+      const body = JSON.stringify(batch) + '\r\n';
+      const ts = String(now);
+      const r = await fetch(`${url}/api/mailer/events/${bookId}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Twilio-Email-Event-Webhook-Signature': env.eventKey.sign(ts + body),
+          'X-Twilio-Email-Event-Webhook-Timestamp': ts,
+        },
+        body,
+      });
+      const text = await r.text();
+      if (!r.ok) throw new Error(`provider events: ${r.status} ${text}`);
+      return JSON.parse(text);
+    },
+    /** mailTo waits for a message to the address (case-insensitive) and returns it. */
+    async mailTo(to, waitMs = 15000) {
+      for (const end = Date.now() + waitMs; Date.now() < end; ) {
+        const m = sendgrid.messages.find((m) => m.to === to.toLowerCase() && m.customArgs && Object.keys(m.customArgs).length);
+        if (m) return m;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no campaign email to ${to} arrived`);
     },
     /** api calls /api as a script would (seeding); returns the parsed body. */
     async api(method, path, { token, body, book } = {}) {

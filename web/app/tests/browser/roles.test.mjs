@@ -72,7 +72,7 @@ export default () =>
         const check = async (name) => {
           // The same check finds the write controls of the roles that have them (it can fail).
           if (role === 'viewer') assert.deepEqual(await writeControls(page), [], `a viewer meets no write control on ${name}`);
-          else if (name !== 'not-found' && (name !== 'team' || m.admin === 'on')) assert.notDeepEqual(await writeControls(page), [], `${role} has write controls on ${name}`);
+          else if (name !== 'not-found' && ((name !== 'team' && name !== 'billing') || m.admin === 'on')) assert.notDeepEqual(await writeControls(page), [], `${role} has write controls on ${name}`);
           await screen(page, `${name}-as-${role}`);
         };
 
@@ -127,17 +127,23 @@ export default () =>
         await page.getByRole('row', { name: /Vic/ }).waitFor();
         // The team's facts load on their own; absent controls count only once they are there.
         await page.getByRole('definition').filter({ hasText: /^Trial until/ }).waitFor();
-        for (const name of ['Rename team', 'Buy the add-on', 'Invite someone', 'New API key']) await expect(page, 'button', name, m.admin);
+        for (const name of ['Rename team', 'Invite someone', 'New API key']) await expect(page, 'button', name, m.admin);
         // Admins change the roles of everyone but the owners; owners, everyone's.
         await expect(page, 'combobox', 'Role of Meg', m.admin);
         await expect(page, 'combobox', 'Role of Orla', role === 'owner' ? 'on' : 'none');
         if (m.admin === 'none') {
-          // The team's trial is running: only buying is left, and that needs an admin.
-          await page.getByText('Needs the admin role or higher. Admins buy the add-on.').waitFor();
           await page.getByText('Needs the admin role or higher. Invitations bring new people into the team.').waitFor();
           await page.getByText("Needs the admin role or higher. API keys let programs use the API on the team's behalf.").waitFor();
         }
         await check('team');
+
+        // Billing: the trial is running; only buying is left, and that needs an admin.
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Billing' }).click();
+        await page.getByRole('heading', { name: 'Billing' }).waitFor();
+        await page.getByRole('definition').filter({ hasText: /^Trial until/ }).waitFor();
+        await expect(page, 'button', 'Buy the add-on', m.admin);
+        if (m.admin === 'none') await page.getByText('Needs the admin role or higher. Admins buy the add-on.').waitFor();
+        await check('billing');
 
         await page.goto('/app/no-such-screen');
         await page.getByRole('heading', { name: 'Page not found' }).waitFor();

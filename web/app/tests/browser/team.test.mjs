@@ -1,4 +1,4 @@
-// Team: name and add-on (trial, checkout through the payment provider), members and roles, invitations, API keys shown
+// Team: name and add-on state, members and roles, invitations, API keys shown
 // once; what each role may do.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
@@ -17,7 +17,7 @@ export default () =>
       await env.invite(owner, ownerInvite, 'owner');
     });
 
-    test('an owner changes roles, starts the trial, and creates an API key shown once', async (t) => {
+    test('an owner changes roles and creates an API key shown once', async (t) => {
       const page = await env.page(t);
       await login(page, owner, '/app/team');
       await page.getByRole('heading', { name: "Team Owner's team" }).waitFor();
@@ -28,9 +28,6 @@ export default () =>
       await page.getByRole('combobox', { name: /^Role of Mick/ }).selectOption('admin');
       await page.getByText(/Mick is now admin\./).waitFor();
       assert.equal(env.db(`SELECT role FROM team_members WHERE user_id = '${member.userId}'`), 'admin');
-
-      await page.getByRole('button', { name: 'Start the 14-day trial' }).click();
-      await page.getByText(/^Trial until/).waitFor();
 
       await page.getByRole('button', { name: 'New API key' }).click();
       const d = page.getByRole('dialog', { name: 'New API key' });
@@ -56,33 +53,6 @@ export default () =>
       await page.getByRole('dialog', { name: 'Revoke CRM sync?' }).getByRole('button', { name: 'Revoke key' }).click();
       await page.getByText('The key CRM sync was revoked.').waitFor();
       assert.equal((await fetch(`${env.url}/api/v1/books`, { headers: { Authorization: `Bearer ${key}` } })).status, 401);
-      await page.done();
-    });
-
-    test('an admin buys the add-on through the payment provider and finds it active', async (t) => {
-      const page = await env.page(t);
-      await login(page, admin, '/app/team');
-      await page.getByRole('button', { name: 'Buy the add-on' }).click();
-      const dialog = page.getByRole('dialog', { name: 'Buy the Campaigns add-on' });
-      await dialog.getByLabel('Plan').selectOption('yearly');
-      await dialog.getByLabel('Currency').selectOption('eur');
-      await screen(page, 'team-buy-addon');
-      await dialog.getByRole('button', { name: 'Continue to payment' }).click();
-      // The browser is at the provider's payment page of a session for this team and plan.
-      await page.getByRole('heading', { name: 'Pay for price_campaigns_yearly_eur' }).waitFor();
-      const session = env.checkouts.at(-1);
-      assert.equal(page.url(), session.url);
-      assert.equal(session.mode, 'subscription');
-      assert.equal(session.client_reference_id, owner.teamId);
-      assert.equal(session.metadata.team_id, owner.teamId);
-      await page.getByRole('button', { name: 'Pay' }).click();
-      // The provider's signed event turned the add-on on; the browser is back on the service.
-      await page.getByRole('heading', { name: 'Thank you: payment received' }).waitFor();
-      assert.equal(session.webhookStatus, 200);
-      await page.goto('/app/team');
-      await page.getByRole('definition').filter({ hasText: /^Active/ }).waitFor();
-      assert.equal(await page.getByRole('button', { name: 'Buy the add-on' }).count(), 0);
-      assert.equal(env.db(`SELECT campaign_addon FROM teams WHERE id = '${owner.teamId}'`), 'active');
       await page.done();
     });
 

@@ -1,1 +1,0 @@
-import{l as e,o as t}from"./index-B8WR_v5u.js";function n(){return e(t,{title:`Page not found`,children:e(`p`,{children:[`There is nothing at this address. `,e(`a`,{href:`/app/`,children:`Go to your contacts`}),`.`]})})}export{n as default};

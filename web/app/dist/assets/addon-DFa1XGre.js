@@ -1,0 +1,1 @@
+var e={none:`Not active`,trial:`Trial`,active:`Active`,canceled:`Canceled`};export{e as t};

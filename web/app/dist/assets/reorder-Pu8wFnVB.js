@@ -1,0 +1,1 @@
+function e(e,t,n){let r=[...e],[i]=r.splice(t,1);return r.splice(n,0,i),r}var t=``;function n(e,n,r){return{draggable:!0,onDragStart:()=>t=e,onDragOver:e=>e.preventDefault(),onDrop:i=>{i.preventDefault();let a=n.indexOf(t);t=``,a>=0&&a!==n.indexOf(e)&&r(a,n.indexOf(e))}}}export{e as n,n as t};
