@@ -62,7 +62,6 @@ type Env struct {
 	URL      string
 	DBURL    string
 	Clock    *Clock
-	Log      *bytes.Buffer // read it with Logs: workers log concurrently
 	counter  atomic.Int64
 	reqCount atomic.Int64
 	logw     *lockedWriter
@@ -150,7 +149,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		workers.Wait()
 		a.Close()
 	})
-	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, Log: logBuf, logw: logw}
+	return &Env{T: t, App: a, Server: srv, URL: srv.URL, DBURL: dbURL, Clock: clock, logw: logw}
 }
 
 // Metrics returns the service's metrics as a scrape sees them, straight
@@ -180,7 +179,7 @@ func FreeAddr(t testing.TB) string {
 
 type lockedWriter struct {
 	mu sync.Mutex
-	w  io.Writer
+	w  *bytes.Buffer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -193,7 +192,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (e *Env) Logs() string {
 	e.logw.mu.Lock()
 	defer e.logw.mu.Unlock()
-	return e.Log.String()
+	return e.logw.w.String()
 }
 
 // Unique returns a string unique within the Env, for emails and names.

@@ -393,7 +393,7 @@ func TestHostileInput(t *testing.T) {
 func expectNoErrorLogged(t *testing.T, env *apptest.Env) {
 	t.Helper()
 	var errs []string
-	for _, l := range strings.Split(env.Log.String(), "\n") {
+	for _, l := range strings.Split(env.Logs(), "\n") {
 		if strings.Contains(l, "level=ERROR") {
 			errs = append(errs, l[:min(len(l), 400)])
 		}

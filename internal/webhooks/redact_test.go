@@ -70,7 +70,7 @@ func TestWebhookURLPasswordsStayHidden(t *testing.T) {
 	if !strings.Contains(answers[len(answers)-1], "invalid URL") {
 		t.Fatalf("the failing webhook's log: %s", answers[len(answers)-1])
 	}
-	for _, a := range append(answers, logs.String(), env.Log.String()) {
+	for _, a := range append(answers, logs.String(), env.Logs()) {
 		if strings.Contains(a, secretPw) {
 			t.Fatalf("the password shows: %.2000s", a)
 		}
