@@ -14,6 +14,7 @@ import { DataTable } from '../ui/DataTable';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
 import { BookMissing, Page } from '../ui/Page';
+import { AddonMissing } from '../ui/AddonMissing';
 
 type Item = Schemas['CampaignListItem'];
 
@@ -28,7 +29,7 @@ export default function Campaigns({ book: bookId }: { book: string }) {
   }, bookId);
   const canWrite = atLeast(w.role, 'member');
   if (!book) return <Page title="Campaigns"><BookMissing loaded={booksLoaded} /></Page>;
-  const addonMissing = list.error.includes('add-on');
+  const addonMissing = list.errorCode === 'ADDON_REQUIRED';
   return (
     <Page
       title={`Campaigns of ${book.name}`}
@@ -43,9 +44,7 @@ export default function Campaigns({ book: bookId }: { book: string }) {
     >
       {!canWrite && <p class="hint">Creating and changing campaigns: {needs('member')}</p>}
       {addonMissing ? (
-        <p>
-          {list.error} <a href="/app/billing">Billing</a> shows how to get it.
-        </p>
+        <AddonMissing>{list.error}</AddonMissing>
       ) : (
         <DataTable
           caption="Campaigns"

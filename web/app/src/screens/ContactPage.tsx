@@ -16,6 +16,7 @@ import { DataTable } from '../ui/DataTable';
 import { FormError } from '../ui/Field';
 import { LabelChips } from '../ui/LabelChips';
 import { Page } from '../ui/Page';
+import { AddonMissing } from '../ui/AddonMissing';
 
 export default function ContactPage({ id }: { id: string }) {
   const [contact, setContact] = useState<Contact | null>(null);
@@ -172,9 +173,7 @@ function Campaigns({ bookId, campaigns: { list, error, noAddon } }: { bookId: st
     <>
       <h2>Campaigns</h2>
       {noAddon ? (
-        <p>
-          Campaigns need the Campaigns add-on; <a href="/app/billing">Billing</a> shows how to get it.
-        </p>
+        <AddonMissing>Campaigns need the Campaigns add-on.</AddonMissing>
       ) : (
         <DataTable<Schemas['ContactCampaign']>
           caption="Campaigns of this contact"

@@ -3,11 +3,12 @@
 // many and change them in bulk.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, inBook, isAbort, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
+import { api, inBook, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
 import { bulkMax, chunkSize, plural, runChunked } from '../lib/bulk';
 import { builtinColumns, exportURL, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
+import { useList } from '../lib/useList';
 import { useWorkspace } from '../lib/workspace';
 import { Pager } from '../ui/Pager';
 import { DataTable, type Column } from '../ui/DataTable';
@@ -38,13 +39,8 @@ export default function Contacts({ book: bookId }: { book: string }) {
   const { book, booksLoaded, labels, fields } = useBook(bookId);
   const canWrite = atLeast(w.role, 'member');
 
-  const [rows, setRows] = useState<Contact[] | null>(null);
   // The search the shown rows answer (the box may already hold a newer one).
   const [answered, setAnswered] = useState<string | null>(null);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState('');
-  const [loading, setLoading] = useState(false);
-  const [reloads, setReloads] = useState(0);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [notice, setNotice] = useState('');
   const [picking, setPicking] = useState(false);
@@ -64,28 +60,15 @@ export default function Contacts({ book: bookId }: { book: string }) {
     return () => clearTimeout(t);
   }, [q]);
 
-  const fetchKey = `${bookId}?${viewToSearch({ ...view, columns: [] })}#${reloads}`;
-  useEffect(() => {
-    if (!book) return;
-    const abort = new AbortController();
-    setLoading(true);
-    setError('');
-    api
-      .GET('/api/contacts', { params: { header: inBook(bookId), query: listQuery(view) }, signal: abort.signal })
-      .then((r) => ok(Promise.resolve(r)))
-      .then((r) => {
-        setRows(r.data);
+  const { rows, setRows, total, loading, error, reload } = useList<Contact>(
+    (signal) =>
+      ok(api.GET('/api/contacts', { params: { header: inBook(bookId), query: listQuery(view) }, signal })).then((r) => {
         setAnswered(view.q);
-        setTotal(r.meta.total);
-        setLoading(false);
-      })
-      .catch((e) => {
-        if (isAbort(e)) return;
-        setError(e instanceof Error ? e.message : String(e));
-        setLoading(false);
-      });
-    return () => abort.abort();
-  }, [fetchKey, !!book]);
+        return r;
+      }),
+    `${bookId}?${viewToSearch({ ...view, columns: [] })}`,
+    !!book,
+  );
 
   // Another book or another filter starts with nothing selected, so a bulk
   // change never reaches contacts the view no longer shows.
@@ -230,7 +213,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
             setBulk(null);
             setNotice(message);
             setSelected(new Set());
-            setReloads((n) => n + 1);
+            reload();
             void w.reloadBooks();
           }}
         />

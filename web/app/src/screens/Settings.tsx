@@ -14,6 +14,7 @@ import { CopyField } from '../ui/CopyField';
 import { Field } from '../ui/Field';
 import { Form } from '../ui/Form';
 import { BookMissing, Notice, Page } from '../ui/Page';
+import { AddonMissing } from '../ui/AddonMissing';
 
 type Settings = Schemas['EmailSettings'];
 type Input = Required<Omit<Schemas['EmailSettingsInput'], 'track_opens' | 'track_clicks'>> & { track_opens: boolean; track_clicks: boolean };
@@ -72,9 +73,7 @@ export default function Settings({ book: bookId }: { book: string }) {
   if (error === 'addon') {
     return (
       <Page title={title}>
-        <p>
-          Email settings belong to campaigns, which need the Campaigns add-on. <a href="/app/billing">Billing</a> shows how to get it.
-        </p>
+        <AddonMissing>Email settings belong to campaigns, which need the Campaigns add-on.</AddonMissing>
       </Page>
     );
   }

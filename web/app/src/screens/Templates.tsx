@@ -9,6 +9,7 @@ import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
 import { BookMissing, Notice, Page } from '../ui/Page';
+import { AddonMissing } from '../ui/AddonMissing';
 
 type Template = Schemas['Template'];
 
@@ -23,7 +24,7 @@ export default function Templates({ book: bookId }: { book: string }) {
   }, bookId);
   const canWrite = atLeast(w.role, 'member');
   if (!book) return <Page title="Templates"><BookMissing loaded={booksLoaded} /></Page>;
-  const addonMissing = list.error && list.error.includes('add-on');
+  const addonMissing = list.errorCode === 'ADDON_REQUIRED';
   return (
     <Page
       title={`Email templates of ${book.name}`}
@@ -38,9 +39,7 @@ export default function Templates({ book: bookId }: { book: string }) {
       {!canWrite && <p class="hint">Writing templates: {needs('member')}</p>}
       <Notice message={notice} />
       {addonMissing ? (
-        <p>
-          {list.error} <a href="/app/billing">Billing</a> shows how to get it.
-        </p>
+        <AddonMissing>{list.error}</AddonMissing>
       ) : (
         <DataTable
           caption="Email templates"

@@ -10,17 +10,14 @@ import { login, screen, start } from './harness.mjs';
 
 export default () =>
   describe('A campaign end to end', { concurrency: 1 }, () => {
-    let env, owner, book, campaign;
-    const as = (method, path, body) => env.api(method, path, { token: owner.token, body, book });
+    let env, owner, book, as, campaign;
     before(async () => {
       env = await start();
       owner = await env.signup('Owner');
-      env.db(`UPDATE teams SET campaign_addon = 'active' WHERE id = '${owner.teamId}'`);
-      book = (await as('POST', '/api/books', { team_id: owner.teamId, name: 'Spring list' })).data.id;
-      await as('PUT', '/api/campaign-settings', {
-        sender_name: 'Acme', sender_email: 'hello@acme.example', company_name: 'Acme Inc.', address_line1: '1 Main St', city: 'Springfield', country: 'USA',
-        mailer_api_key: env.mailerKey, event_webhook_public_key: env.eventKey.publicKey, track_opens: true,
-      });
+      ({ book, as } = await env.campaignBook(owner, 'Spring list', {
+        addon: 'active',
+        settings: { sender_name: 'Acme', sender_email: 'hello@acme.example', event_webhook_public_key: env.eventKey.publicKey, track_opens: true },
+      }));
       const vip = (await as('POST', `/api/books/${book}/labels`, { name: 'VIP' })).data.id;
       for (const [first, tagged] of [['Ann', true], ['Bob', true], ['Cat', false]]) {
         const c = (await as('POST', '/api/contacts', { first_name: first, last_name: 'Flow', emails: [{ address: `${first.toLowerCase()}.flow@example.com`, label: 'work', primary: true }] })).data.id;

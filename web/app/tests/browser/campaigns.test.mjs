@@ -8,16 +8,13 @@ import { login, screen, start } from './harness.mjs';
 
 export default () =>
   describe('Campaigns', { concurrency: 1 }, () => {
-    let env, owner, member, viewer, book, campaign;
-    const as = (method, path, body) => env.api(method, path, { token: owner.token, body, book });
+    let env, owner, member, viewer, book, as, campaign;
     before(async () => {
       env = await start();
       owner = await env.signup('Owner');
       member = await env.member(owner, 'member', 'Mick');
       viewer = await env.member(owner, 'viewer', 'Vera');
-      env.db(`UPDATE teams SET campaign_addon = 'trial' WHERE id = '${owner.teamId}'`);
-      book = (await as('POST', '/api/books', { team_id: owner.teamId, name: 'Drip' })).data.id;
-      await as('PUT', '/api/campaign-settings', { sender_name: 'Drip', sender_email: 'drip@acme.example', company_name: 'Acme Inc.', address_line1: '1 Main St', city: 'Springfield', country: 'USA', mailer_api_key: env.mailerKey });
+      ({ book, as } = await env.campaignBook(owner, 'Drip'));
       await as('POST', '/api/campaign-templates', { name: 'Welcome', subject: 'Welcome {{first_name}}', body_html: '<p>Hi {{first_name}}</p>' });
       await as('POST', '/api/campaign-templates', { name: 'Reminder', subject: 'Still there?', body_html: '<p>Hello again</p>' });
       await as('POST', '/api/campaigns', { name: 'Follow-up' });

@@ -82,7 +82,7 @@ export default () =>
         await page.getByText(text, { exact: false }).first().waitFor();
       }
       // The team has no Campaigns add-on: the page says so instead of an empty list.
-      await page.getByText('Campaigns need the Campaigns add-on; Billing shows how to get it.').waitFor();
+      await page.getByText('Campaigns need the Campaigns add-on. Billing shows how to get it.').waitFor();
       const id = new URL(page.url()).pathname.split('/').pop();
       assert.equal(env.db(`SELECT value FROM contact_field_values v JOIN field_definitions f ON f.id = v.field_id WHERE v.contact_id = '${id}' AND f.key = 'shoe_size'`), '38');
       assert.equal(env.db(`SELECT starred FROM contacts WHERE id = '${id}'`), 't');

@@ -320,6 +320,24 @@ async function launch() {
       if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
       return json;
     },
+    /**
+     * campaignBook gives owner's team the Campaigns add-on in the state
+     * addon, creates a book named name and sets up its email settings (a
+     * sender named after the book, the company address, the fake
+     * provider's key; settings adds or overrides fields). It returns the
+     * book's id and `as`, which calls the API as owner in that book.
+     */
+    async campaignBook(owner, name, { addon = 'trial', settings = {} } = {}) {
+      env.db(`UPDATE teams SET campaign_addon = '${addon}' WHERE id = '${owner.teamId}'`);
+      const book = (await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name } })).data.id;
+      const as = (method, path, body) => env.api(method, path, { token: owner.token, body, book });
+      await as('PUT', '/api/campaign-settings', {
+        sender_name: name, sender_email: `${name.toLowerCase().replace(/[^a-z0-9]+/g, '.')}@acme.example`,
+        company_name: 'Acme Inc.', address_line1: '1 Main St', city: 'Springfield', country: 'USA', mailer_api_key: mailerKey,
+        ...settings,
+      });
+      return { book, as };
+    },
     /** signup creates an account (owner of its own team) through the API. */
     async signup(name) {
       const n = `${name}-${Math.random().toString(36).slice(2, 8)}`;

@@ -17,13 +17,9 @@ export default () =>
       owner = await env.signup('Owner');
       member = await env.member(owner, 'member', 'Mick');
       viewer = await env.member(owner, 'viewer', 'Vera');
-      env.db(`UPDATE teams SET campaign_addon = 'trial' WHERE id = '${owner.teamId}'`);
-      const as = (method, path, body) => env.api(method, path, { token: owner.token, body, book });
-      book = (await as('POST', '/api/books', { team_id: owner.teamId, name: 'Letters' })).data.id;
+      let as;
+      ({ book, as } = await env.campaignBook(owner, 'Letters'));
       await as('POST', `/api/books/${book}/fields`, { key: 'plan', name: 'Plan', type: 'text' });
-      await as('PUT', '/api/campaign-settings', {
-        sender_name: 'Letters', sender_email: 'letters@acme.example', company_name: 'Acme Inc.', address_line1: '1 Main St', city: 'Springfield', country: 'USA', mailer_api_key: env.mailerKey,
-      });
       await as('POST', '/api/contacts', { first_name: 'Ann', last_name: 'Oldest' });
       bob = (await as('POST', '/api/contacts', { first_name: 'Bob', last_name: 'Newer' })).data.id;
     });

@@ -12,14 +12,14 @@ export default () =>
       env = await start();
       owner = await env.signup('Owner');
       viewer = await env.member(owner, 'viewer');
-      env.db(`UPDATE teams SET campaign_addon = 'active' WHERE id = '${owner.teamId}'`);
-      const as = (method, path, body) => env.api(method, path, { token: owner.token, body, book });
-      book = (await as('POST', '/api/books', { team_id: owner.teamId, name: 'Timeline' })).data.id;
-      await as('PUT', '/api/campaign-settings', {
-        sender_name: 'Acme News', sender_email: 'news@acme.example', company_name: 'Acme Inc.', address_line1: '1 Main St',
-        city: 'Springfield', postal_code: '62701', country: 'USA', mailer_api_key: env.mailerKey,
-        event_webhook_public_key: env.eventKey.publicKey, track_opens: true, track_clicks: true,
-      });
+      let as;
+      ({ book, as } = await env.campaignBook(owner, 'Timeline', {
+        addon: 'active',
+        settings: {
+          sender_name: 'Acme News', sender_email: 'news@acme.example', postal_code: '62701',
+          event_webhook_public_key: env.eventKey.publicKey, track_opens: true, track_clicks: true,
+        },
+      }));
       ann = (await as('POST', '/api/contacts', { first_name: 'Ann', last_name: 'Lee', emails: [{ address: 'ann.timeline@example.com', label: 'work', primary: true }] })).data.id;
       const tpl = (await as('POST', '/api/campaign-templates', { name: 'Welcome', subject: 'Welcome, {{first_name}}', body_html: '<p>Hello {{first_name}}</p>' })).data.id;
       campaign = (await as('POST', '/api/campaigns', { name: 'Onboarding' })).data.id;
