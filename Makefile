@@ -18,6 +18,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 GOTEST_FLAGS ?=
+# Parallel tests of one package at a time. The tests wait on PostgreSQL more than they
+# use the CPU (each has its own service and database), so more than the core count pays:
+# the API package takes 73 s at 6 against 99 s at the default of 2 on two cores. Each test
+# service holds at most 8 connections, so 2 packages x 6 stay under PostgreSQL's 100.
+TEST_PARALLEL ?= 6
 IMAGE ?= contactbook
 
 STATICCHECK_VERSION := v0.8.2
@@ -73,7 +78,7 @@ test:
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
 	export STRIPE_MOCK_BIN DATABASE_URL; \
 	$(LINT_CMDS); \
-	go test -race -count=1 -p 2 -timeout 10m $(GOTEST_FLAGS) ./...
+	go test -race -count=1 -p 2 -parallel $(TEST_PARALLEL) -timeout 10m $(GOTEST_FLAGS) ./...
 	$(MAKE) test-web
 
 bench:

@@ -32,6 +32,9 @@ type Service struct {
 	sessions sessionCache
 	// passwordCost is the bcrypt cost of new password hashes.
 	passwordCost int
+	// unknownHash is what a login for an unknown email compares against
+	// (auth.UnknownAccountHash), at passwordCost.
+	unknownHash string
 }
 
 // NewService wires the service; now is injectable for trial and expiry
@@ -40,7 +43,7 @@ func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, ma
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, tokens: tokens, outbox: outbox, mail: mail, passwordCost: passwordCost, now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
+	return &Service{db: db, tokens: tokens, outbox: outbox, mail: mail, passwordCost: passwordCost, unknownHash: auth.UnknownAccountHash(passwordCost), now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
 }
 
 var teamNotFound = apperr.NotFoundf("No team with this id.")
@@ -109,7 +112,11 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Se
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
 		return Session{}, err
 	}
-	if !auth.CheckPassword(hash, in.Password) {
+	known := hash != ""
+	if !known {
+		hash = s.unknownHash
+	}
+	if !auth.CheckPassword(hash, in.Password) || !known {
 		return Session{}, errBadCredentials
 	}
 	if err := s.st.loginSucceeded(ctx, s.db, emailKey, ipKey); err != nil {

@@ -69,9 +69,17 @@ func TestUnknownAccountNeverVerifies(t *testing.T) {
 			t.Fatalf("an empty hash verified %q", pw)
 		}
 	}
-	// The dummy hash is a well-formed hash of the current scheme, so an
-	// unknown account costs a full comparison.
-	if _, err := bcrypt.Cost([]byte(strings.TrimPrefix(dummyHash, prehashPrefix))); err != nil {
-		t.Fatalf("dummy hash: %v", err)
+	// The unknown account's hash is one of the current scheme at the
+	// configured cost, so an unknown account costs a full comparison as
+	// long as a real one's; a cost out of range gives bcrypt's default.
+	for cost, want := range map[int]int{5: 5, 11: 11, 99: bcrypt.DefaultCost} {
+		h := UnknownAccountHash(cost)
+		got, err := bcrypt.Cost([]byte(strings.TrimPrefix(h, prehashPrefix)))
+		if err != nil || got != want || !strings.HasPrefix(h, prehashPrefix) {
+			t.Fatalf("UnknownAccountHash(%d) = %q: cost %d (want %d), %v", cost, h, got, want, err)
+		}
+		if h == UnknownAccountHash(cost) {
+			t.Fatal("two unknown-account hashes are the same: the password is not random")
+		}
 	}
 }

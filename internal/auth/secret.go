@@ -71,17 +71,28 @@ func HashPassword(password string, cost int) (string, error) {
 	return prehashPrefix + string(h), nil
 }
 
-// dummyHash is compared against when the email is unknown, so a login
-// takes as long whether or not the account exists (HashPassword of a
-// random string at cost 10).
-const dummyHash = prehashPrefix + "$2a$10$MDlnnnyn3W0BjnffF0LpyO0K9TPfLaE/sdO9ezB.BYRh3NuPz8asS"
+// UnknownAccountHash returns a hash, at the cost new passwords are hashed
+// with, of a random password nobody knows. A login for an unknown email
+// compares against it, so that it takes as long as one for an account
+// that exists: the answer's timing does not tell whether it does. (A
+// fixed hash at another cost would: cost 12 takes four times cost 10.)
+// A cost outside bcrypt's range is taken as bcrypt's default.
+func UnknownAccountHash(cost int) string {
+	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		cost = bcrypt.DefaultCost
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail (Go 1.24+)
+	h, _ := HashPassword(base64.RawURLEncoding.EncodeToString(b), cost)
+	return h
+}
 
-// CheckPassword reports whether password matches a stored hash; an empty
-// hash (unknown account) still costs one bcrypt comparison.
+// CheckPassword reports whether password matches a stored hash. An empty
+// hash never matches, and costs nothing: a caller that must not reveal
+// whether an account exists compares against UnknownAccountHash instead.
 func CheckPassword(hash, password string) bool {
-	known := hash != ""
-	if !known {
-		hash = dummyHash
+	if hash == "" {
+		return false
 	}
 	var err error
 	if rest, ok := strings.CutPrefix(hash, prehashPrefix); ok {
@@ -89,5 +100,5 @@ func CheckPassword(hash, password string) bool {
 	} else {
 		err = bcrypt.CompareHashAndPassword([]byte(hash), []byte(password))
 	}
-	return err == nil && known
+	return err == nil
 }
