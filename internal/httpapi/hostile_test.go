@@ -364,7 +364,7 @@ func (h *hostileEnv) dateField() string   { return h.customField("since", "date"
 func (h *hostileEnv) numberField() string { return h.customField("score", "number") }
 
 // TestHostileInput: every malformed, oversized or out-of-range request
-// answers a 4xx with the error envelope, quickly, and logs no error.
+// answers a 4xx with the error envelope, without hanging, and logs no error.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	h := newHostileEnv(t)
@@ -375,7 +375,10 @@ func TestHostileInput(t *testing.T) {
 			t.Errorf("%s: %s %s answered %d: %.300s", tc.name, tc.method, tc.path[:min(len(tc.path), 80)], r.Status, r.Body)
 			continue
 		}
-		if d := time.Since(start); d > 3*time.Second {
+		// A bound on hanging or on work out of all proportion, not a speed
+		// target (those are benchmarks): under -race beside the browser
+		// suite an ordinary request here has taken 3 s.
+		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("%s: took %v", tc.name, d)
 		}
 		var env struct {

@@ -646,7 +646,10 @@ func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
 	start := time.Now()
 	env.Anonymous().Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted)
-	if time.Since(start) > time.Second {
+	// The provider answers at once here, so this catches only a request
+	// that waits on the provider's retries; a loose bound, since the suite
+	// runs under -race beside the browser tests.
+	if time.Since(start) > 5*time.Second {
 		t.Fatal("the request waited for the provider")
 	}
 	// The failed attempt leaves the email queued for a retry.
