@@ -72,10 +72,7 @@ func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UU
 }
 
 // MergeField is one field a template can use: {{<key>}}.
-type MergeField struct {
-	Key  string `json:"key"`
-	Name string `json:"name"`
-}
+type MergeField = mailmerge.Field
 
 // MergeFields lists what a template of the book can merge (viewer): the
 // built-in fields, unsubscribe_url, and the book's custom fields as
@@ -89,19 +86,10 @@ func (s *Service) MergeFields(ctx context.Context, actor *auth.Actor, bookID uui
 		return nil, err
 	}
 	out := make([]MergeField, 0, len(mailmerge.BuiltIn)+1+len(custom))
-	for _, k := range mailmerge.BuiltIn {
-		out = append(out, MergeField{Key: k, Name: builtInNames[k]})
-	}
+	out = append(out, mailmerge.BuiltIn...)
 	out = append(out, MergeField{Key: "unsubscribe_url", Name: "Unsubscribe link"})
 	for _, f := range custom {
 		out = append(out, MergeField{Key: "custom." + f.Key, Name: f.Name})
 	}
 	return out, nil
-}
-
-// builtInNames name the built-in merge fields for people.
-var builtInNames = map[string]string{
-	"first_name": "First name", "last_name": "Last name", "full_name": "Full name", "company": "Company",
-	"job_title": "Job title", "email": "Email", "phone": "Phone", "website": "Website", "birthday": "Birthday",
-	"book_name": "Book name",
 }

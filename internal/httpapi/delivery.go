@@ -56,17 +56,10 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *aut
 // reason and q filters) as a CSV download.
 func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 	q := r.URL.Query()
-	started := false
-	err := s.suppressions.Export(r.Context(), a, bookID, suppression.Filter{Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q")},
-		func() io.Writer {
-			started = true
-			return download(w, "text/csv; charset=utf-8", "suppressions.csv")
-		})
-	if err != nil && started {
-		s.log.Warn("suppression export cut short", "err", err)
-		return nil
-	}
-	return err
+	return s.streamDownload(w, "suppression export", func(start func(contentType, filename string) io.Writer) error {
+		return s.suppressions.Export(r.Context(), a, bookID, suppression.Filter{Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q")},
+			func() io.Writer { return start("text/csv; charset=utf-8", "suppressions.csv") })
+	})
 }
 
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {

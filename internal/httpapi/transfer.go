@@ -176,20 +176,30 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.
 	}
 	q := r.URL.Query()
 	flusher, _ := w.(http.Flusher)
+	return s.streamDownload(w, "contact export", func(start func(contentType, filename string) io.Writer) error {
+		return s.transfer.Export(r.Context(), a, bookID, strings.ToLower(q.Get("format")),
+			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
+			func(d transfer.Download) io.Writer { return start(d.ContentType, d.Filename) },
+			func() {
+				if flusher != nil {
+					flusher.Flush()
+				}
+			})
+	})
+}
+
+// streamDownload runs write, which calls start to begin a file answer
+// (download) once it has checked what it must and is about to write the
+// first byte. An error before that is answered as JSON; one after it can
+// only cut the stream short, and is logged as what was cut.
+func (s *Server) streamDownload(w http.ResponseWriter, what string, write func(start func(contentType, filename string) io.Writer) error) error {
 	started := false
-	err = s.transfer.Export(r.Context(), a, bookID, strings.ToLower(q.Get("format")),
-		contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
-		func(d transfer.Download) io.Writer {
-			started = true
-			return download(w, d.ContentType, d.Filename)
-		},
-		func() {
-			if flusher != nil {
-				flusher.Flush()
-			}
-		})
+	err := write(func(contentType, filename string) io.Writer {
+		started = true
+		return download(w, contentType, filename)
+	})
 	if err != nil && started {
-		s.log.Warn("export cut short", "err", err)
+		s.log.Warn(what+" cut short", "err", err)
 		return nil
 	}
 	return err

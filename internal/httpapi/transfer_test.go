@@ -345,5 +345,9 @@ func TestImportPreview(t *testing.T) {
 		t.Fatalf("vcard preview: %s", v.Body)
 	}
 	u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte("a,b\r\n1,2\r\n"), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	// The preview makes the import's own checks: an unknown format is refused as Start refuses it.
+	if r := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), map[string]string{"format": "xml"})).ExpectError(http.StatusBadRequest, "INVALID_INPUT"); !strings.Contains(r.String("error.message"), "`format`") {
+		t.Fatalf("format: %s", r.Body)
+	}
 	env.Join(u, "viewer", "viewer").Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
 }

@@ -95,14 +95,25 @@ func parseExpr(s string, defined map[string]bool) (expr, bool) {
 	return e, true
 }
 
+// Field is a built-in merge field: the key a template writes ({{key}})
+// and what people call it.
+type Field struct {
+	Key  string `json:"key"`
+	Name string `json:"name"`
+}
+
 // BuiltIn lists the built-in merge fields other than unsubscribe_url and
 // custom.<key>, in the order an editor offers them.
-var BuiltIn = []string{"first_name", "last_name", "full_name", "company", "job_title", "email", "phone", "website", "birthday", "book_name"}
+var BuiltIn = []Field{
+	{"first_name", "First name"}, {"last_name", "Last name"}, {"full_name", "Full name"}, {"company", "Company"},
+	{"job_title", "Job title"}, {"email", "Email"}, {"phone", "Phone"}, {"website", "Website"},
+	{"birthday", "Birthday"}, {"book_name", "Book name"},
+}
 
 // isField reports whether name is a built-in merge field other than
 // unsubscribe_url and custom.<key>.
 func isField(name string) bool {
-	return slices.Contains(BuiltIn, name)
+	return slices.ContainsFunc(BuiltIn, func(f Field) bool { return f.Key == name })
 }
 
 // splitAtBodyEnd splits the text segment holding the last "</body" so that

@@ -174,18 +174,17 @@ func inForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, email string
 }
 
 // listWhere selects the suppressions in force of a book ($1) that match a
-// reason ($2, ” for any) and a part of the address ($3, ” for any).
+// reason ($2, empty for any) and a part of the address ($3, empty for any).
 const listWhere = `book_id = $1 AND lifted_at IS NULL AND ($2 = '' OR reason = $2) AND ($3 = '' OR strpos(email, $3) > 0)`
 
 // list pages the suppressions in force, newest first.
 func list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Suppression, int64, error) {
-	const where = listWhere
 	q := strings.ToLower(strings.TrimSpace(f.Q))
 	var total int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE `+where, bookID, f.Reason, q).Scan(&total); err != nil {
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE `+listWhere, bookID, f.Reason, q).Scan(&total); err != nil {
 		return nil, 0, postgres.Translate(err)
 	}
-	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+where+`
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+listWhere+`
 		ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, bookID, f.Reason, q, f.Limit, f.Offset)
 	if err != nil {
 		return nil, 0, postgres.Translate(err)

@@ -212,35 +212,11 @@ func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID
 	default:
 		return Import{}, apperr.Invalidf("`mode` must be skip, update or create.")
 	}
-	if strings.TrimSpace(req.Mapping) != "" {
-		if err := json.Unmarshal([]byte(req.Mapping), &in.mapping); err != nil {
-			return Import{}, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
-		}
-	}
-	if len(req.File) == 0 {
-		return Import{}, apperr.Invalidf("The file is empty.")
-	}
-	in.Format = req.Format
-	switch in.Format {
-	case "":
-		text, err := decodeText(req.File)
-		if err != nil {
-			return Import{}, err
-		}
-		in.Format = detectFormat(text)
-	case FormatCSV, FormatVCard:
-	default:
-		return Import{}, apperr.Invalidf("`format` must be csv or vcard (or left out to detect it).")
-	}
-	keys, err := s.contacts.CustomFieldKeys(ctx, b.ID)
+	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Import{}, err
 	}
-	p, err := check(req.File, in.Format, in.mapping, keys)
-	if err != nil {
-		return Import{}, err
-	}
-	in.TotalRows = p.total
+	in.Format, in.mapping, in.TotalRows = u.format, u.mapping, u.total
 	mapping, _ := json.Marshal(nonNilMap(in.mapping))
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		_, err := tx.Exec(ctx, `
@@ -251,7 +227,7 @@ func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID
 			return postgres.Translate(err)
 		}
 		// The file is stored as UTF-8 text: the job need not guess again.
-		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, p.text); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, u.text); err != nil {
 			return postgres.Translate(err)
 		}
 		if s.queue == nil {
@@ -384,6 +360,47 @@ func (ImportArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
 }
 
+// upload is an import's file as read and checked before anything is
+// queued: its format (detected when not given), the mapping sent, the
+// book's custom field keys the mapping may name, and every record read.
+type upload struct {
+	parsed
+	format  string
+	mapping map[string]string
+	keys    map[string]bool
+}
+
+// readUpload makes the checks of an import's request that Start and
+// Preview share: the mapping, the format, and every record of the file.
+func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request) (upload, error) {
+	u := upload{format: req.Format}
+	if strings.TrimSpace(req.Mapping) != "" {
+		if err := json.Unmarshal([]byte(req.Mapping), &u.mapping); err != nil {
+			return u, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
+		}
+	}
+	if len(req.File) == 0 {
+		return u, apperr.Invalidf("The file is empty.")
+	}
+	switch u.format {
+	case "":
+		text, err := decodeText(req.File)
+		if err != nil {
+			return u, err
+		}
+		u.format = detectFormat(text)
+	case FormatCSV, FormatVCard:
+	default:
+		return u, apperr.Invalidf("`format` must be csv or vcard (or left out to detect it).")
+	}
+	var err error
+	if u.keys, err = s.contacts.CustomFieldKeys(ctx, bookID); err != nil {
+		return u, err
+	}
+	u.parsed, err = check(req.File, u.format, u.mapping, u.keys)
+	return u, err
+}
+
 // PreviewRows is how many records a preview shows.
 const PreviewRows = 5
 
@@ -411,34 +428,13 @@ func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UU
 	if err != nil {
 		return Preview{}, err
 	}
-	var mapping map[string]string
-	if strings.TrimSpace(req.Mapping) != "" {
-		if err := json.Unmarshal([]byte(req.Mapping), &mapping); err != nil {
-			return Preview{}, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
-		}
-	}
-	if len(req.File) == 0 {
-		return Preview{}, apperr.Invalidf("The file is empty.")
-	}
-	text, err := decodeText(req.File)
+	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Preview{}, err
 	}
-	out := Preview{Format: req.Format, Columns: []PreviewColumn{}, Rows: [][]string{}}
-	if out.Format == "" {
-		out.Format = detectFormat(text)
-	}
-	keys, err := s.contacts.CustomFieldKeys(ctx, b.ID)
-	if err != nil {
-		return Preview{}, err
-	}
-	p, err := check(req.File, out.Format, mapping, keys)
-	if err != nil {
-		return Preview{}, err
-	}
-	out.TotalRows = p.total
+	out := Preview{Format: u.format, TotalRows: u.total, Columns: []PreviewColumn{}, Rows: [][]string{}}
 	if out.Format == FormatVCard {
-		f := openVCard(p.text)
+		f := openVCard(u.text)
 		for len(out.Rows) < PreviewRows {
 			card, err := f.next()
 			if err != nil {
@@ -453,7 +449,7 @@ func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UU
 		}
 		return out, nil
 	}
-	f, err := openCSV(p.text, mapping, keys)
+	f, err := openCSV(u.text, u.mapping, u.keys)
 	if err != nil {
 		return Preview{}, err
 	}
