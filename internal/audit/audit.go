@@ -1,0 +1,102 @@
+// Package audit records who did what in a team: one row per action, written
+// through the caller's transaction so that an entry exists exactly when the
+// change it describes was committed. Entries are only ever inserted; no
+// operation of the service changes or deletes one except retention, which
+// removes entries older than the kept period.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// ActorType says who acted.
+type ActorType string
+
+// The kinds of actor.
+const (
+	ActorUser   ActorType = "user"
+	ActorAPIKey ActorType = "api_key"
+	ActorSystem ActorType = "system"
+)
+
+// Actor is who acted: a user, an API key or the service itself.
+type Actor struct {
+	Type ActorType
+	ID   uuid.UUID // uuid.Nil for the system
+	Name string    // a user's email or a key's name, when known
+}
+
+// System is the service acting on its own (a periodic job, an automatic
+// switch-off).
+func System() Actor { return Actor{Type: ActorSystem} }
+
+// From is the actor of an authenticated request.
+func From(a *auth.Actor) Actor {
+	switch {
+	case a == nil:
+		return System()
+	case a.IsKey():
+		return Actor{Type: ActorAPIKey, ID: a.KeyID}
+	default:
+		return Actor{Type: ActorUser, ID: a.UserID}
+	}
+}
+
+// Origin is where a request came from; empty for the system.
+type Origin struct {
+	IP        string
+	UserAgent string
+}
+
+// Entry is one recorded action. Details must never hold a secret (a key,
+// a webhook secret, a provider key, a TOTP secret or a recovery code).
+type Entry struct {
+	TeamID     uuid.UUID
+	Actor      Actor
+	Action     string // e.g. "webhook.disabled"
+	TargetType string // e.g. "webhook"
+	TargetID   string
+	Origin     Origin
+	Details    map[string]any
+}
+
+// Record writes e through db, which should be the transaction of the
+// change it records. A user or key actor without a name gets it from the
+// users or api_keys table in the same statement.
+func Record(ctx context.Context, db postgres.DB, e Entry) error {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("audit: details of %s: %w", e.Action, err)
+	}
+	var actorID *uuid.UUID
+	if e.Actor.ID != uuid.Nil {
+		actorID = &e.Actor.ID
+	}
+	_, err = db.Exec(ctx, `
+		INSERT INTO audit_log (team_id, actor_type, actor_id, actor_name, action, target_type, target_id, ip, user_agent, details)
+		VALUES (@team_id, @actor_type, @actor_id,
+		        COALESCE(NULLIF(@actor_name, ''),
+		                 CASE @actor_type::text
+		                     WHEN 'user' THEN (SELECT u.email FROM users u WHERE u.id = @actor_id)
+		                     WHEN 'api_key' THEN (SELECT k.name FROM api_keys k WHERE k.id = @actor_id)
+		                 END, ''),
+		        @action, @target_type, @target_id, @ip, @user_agent, @details)`,
+		pgx.StrictNamedArgs{
+			"team_id": e.TeamID, "actor_type": string(e.Actor.Type), "actor_id": actorID, "actor_name": e.Actor.Name,
+			"action": e.Action, "target_type": e.TargetType, "target_id": e.TargetID,
+			"ip": e.Origin.IP, "user_agent": e.Origin.UserAgent, "details": raw,
+		})
+	return postgres.Translate(err)
+}
