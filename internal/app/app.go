@@ -35,6 +35,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -55,6 +56,7 @@ type App struct {
 	Accounts *accounts.Service
 	Books    *books.Service
 	Contacts *contacts.Service
+	Segments *segments.Service
 	Workers  []Worker
 	Metrics  *metrics.Metrics
 
@@ -134,6 +136,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
+	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
 	a.Delivery = delivery.NewService(pool, a.Books, now)
 	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
@@ -147,6 +150,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: a.Accounts,
 		Books:    a.Books,
 		Contacts: a.Contacts,
+		Segments: a.Segments,
 		Ready:    pool.Ping,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),

@@ -29,6 +29,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 		PublicBaseURL: a.Config.PublicBaseURL,
 		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
+		Segments:      a.Segments,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	workers := river.NewWorkers()

@@ -14,6 +14,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -49,6 +50,8 @@ type Deps struct {
 	Observer Observer
 	// Runs takes the service's requests to run a campaign (the runner).
 	Runs RunQueue
+	// Segments compiles the segments that enrollments and audiences name.
+	Segments *segments.Service
 }
 
 // RunQueue takes a request to process a campaign in the background;
@@ -82,6 +85,7 @@ type shared struct {
 	log      *slog.Logger
 	keys     KeyBox
 	links    links
+	segments *segments.Service
 }
 
 func newShared(d Deps) shared {
@@ -94,6 +98,7 @@ func newShared(d Deps) shared {
 	return shared{
 		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
 		keys: KeyBox{key: d.SettingsKey}, links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
+		segments: d.Segments,
 	}
 }
 
@@ -306,8 +311,12 @@ func (s *Service) CreateCampaign(ctx context.Context, actor *auth.Actor, bookID 
 	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
 		return Campaign{}, err
 	}
-	c := Campaign{BookID: bookID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: actor.CreatedBy()}
+	c := Campaign{BookID: bookID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: actor.CreatedBy(),
+		AudienceSegmentID: in.AudienceSegmentID, ExitOnSegmentLeave: in.ExitOnSegmentLeave}
 	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	if err := s.checkAudience(ctx, c); err != nil {
 		return Campaign{}, err
 	}
 	return s.st.insertCampaign(ctx, s.db, c, s.now())
@@ -320,17 +329,27 @@ func (s *Service) UpdateCampaign(ctx context.Context, actor *auth.Actor, id uuid
 	if err != nil {
 		return Campaign{}, err
 	}
-	if !p.Name.Set && !p.Description.Set && !p.Status.Set {
-		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status.")
+	if !p.Name.Set && !p.Description.Set && !p.Status.Set && !p.AudienceSegmentID.Set && !p.ExitOnSegmentLeave.Set {
+		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status, audience_segment_id, exit_on_segment_leave.")
 	}
-	if p.Name.Null || p.Description.Null || p.Status.Null {
+	if p.Name.Null || p.Description.Null || p.Status.Null || p.ExitOnSegmentLeave.Null {
 		return Campaign{}, apperr.Invalidf("Campaign fields cannot be null.")
 	}
 	c := sc.campaign
 	p.Name.ApplyTo(&c.Name)
 	p.Description.ApplyTo(&c.Description)
 	p.Status.ApplyTo(&c.Status)
+	p.ExitOnSegmentLeave.ApplyTo(&c.ExitOnSegmentLeave)
+	if p.AudienceSegmentID.Set {
+		c.AudienceSegmentID = nil
+		if !p.AudienceSegmentID.Null {
+			c.AudienceSegmentID = &p.AudienceSegmentID.V
+		}
+	}
 	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	if err := s.checkAudience(ctx, c); err != nil {
 		return Campaign{}, err
 	}
 	return s.st.updateCampaign(ctx, s.db, c, s.now())
@@ -476,8 +495,14 @@ func (s *Service) Enroll(ctx context.Context, actor *auth.Actor, campaignID uuid
 	if err != nil {
 		return 0, err
 	}
+	if in.SegmentID != nil {
+		if len(in.ContactIDs) > 0 {
+			return 0, apperr.Invalidf("`segment_id` replaces contact_ids: send one of the two, not both.")
+		}
+		return s.enrollSegment(ctx, sc, *in.SegmentID, actor.CreatedBy())
+	}
 	if len(in.ContactIDs) == 0 {
-		return 0, apperr.Invalidf("`contact_ids` is required and must hold at least one contact id.")
+		return 0, apperr.Invalidf("`contact_ids` is required and must hold at least one contact id (or send segment_id instead).")
 	}
 	if len(in.ContactIDs) > MaxEnrollIDs {
 		return 0, apperr.Invalidf("`contact_ids` may hold at most %d ids per request.", MaxEnrollIDs)

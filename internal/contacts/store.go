@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -317,30 +316,6 @@ func (store) findEmail(ctx context.Context, db postgres.DB, bookID uuid.UUID, ad
 	}
 	m.Name = Contact{FirstName: first, LastName: last, Company: company}.DisplayName()
 	return &m, nil
-}
-
-// listWhere is the WHERE clause and arguments of a list request.
-func listWhere(bookID uuid.UUID, f Filter) (string, []any) {
-	args := []any{bookID}
-	where := []string{"c.book_id = $1"}
-	if f.Q != "" {
-		args = append(args, "%"+escapeLike(f.Q)+"%")
-		where = append(where, fmt.Sprintf("c.search ILIKE $%d", len(args)))
-	}
-	if f.LabelID != nil {
-		args = append(args, *f.LabelID)
-		where = append(where, fmt.Sprintf("EXISTS (SELECT 1 FROM contact_labels cl WHERE cl.contact_id = c.id AND cl.label_id = $%d)", len(args)))
-	}
-	if f.Starred != nil {
-		args = append(args, *f.Starred)
-		where = append(where, fmt.Sprintf("c.starred = $%d", len(args)))
-	}
-	return strings.Join(where, " AND "), args
-}
-
-// escapeLike makes q match literally inside a LIKE pattern.
-func escapeLike(q string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
 }
 
 // page is one page of a list: its contacts in order, and the sort key of
