@@ -105,11 +105,11 @@ type TemplatePatch struct {
 
 // Campaign is an ordered sequence of steps in a book.
 type Campaign struct {
-	ID          uuid.UUID  `json:"id"`
-	BookID      uuid.UUID  `json:"book_id"`
-	Name        string     `json:"name" validate:"required,max=200"`
-	Description string     `json:"description" validate:"max=5000"`
-	Status      Status     `json:"status" validate:"oneof=draft active paused archived"`
+	ID          uuid.UUID `json:"id"`
+	BookID      uuid.UUID `json:"book_id"`
+	Name        string    `json:"name" validate:"required,max=200"`
+	Description string    `json:"description" validate:"max=5000"`
+	Status      Status    `json:"status" validate:"oneof=draft active paused archived"`
 	// AudienceSegmentID names the segment whose members every pass
 	// enrolls (audience.go); ExitOnSegmentLeave removes a participant who
 	// no longer matches it when a step falls due.

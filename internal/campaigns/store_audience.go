@@ -93,4 +93,3 @@ func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, n
 			WHERE t.result IS NULL AND t.lease_until IS NULL`, args...)
 	return tag.RowsAffected(), postgres.Translate(err)
 }
-

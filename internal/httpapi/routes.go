@@ -105,6 +105,13 @@ func (s *Server) publicRoutes(r chi.Router) {
 	r.Post("/campaigns/{id}/steps", s.withBookHint("id", s.createStep))
 	r.Post("/campaigns/{id}/participants", s.withBookHint("id", s.enrollParticipants))
 
+	r.Get("/segments", s.inBook(s.listSegments))
+	r.Post("/segments", s.inBook(s.createSegment))
+	r.Post("/segments/preview", s.inBook(s.previewSegment))
+	r.Get("/segments/{id}", s.withBookHint("id", s.getSegment))
+	r.Patch("/segments/{id}", s.withBookHint("id", s.updateSegment))
+	r.Delete("/segments/{id}", s.withBookHint("id", s.deleteSegment))
+
 	r.Get("/suppressions", s.inBook(s.listSuppressions))
 	r.Post("/suppressions", s.inBook(s.addSuppression))
 	r.Delete("/suppressions/{id}", s.withID("id", s.liftSuppression))
@@ -315,6 +322,9 @@ func (s *Server) bulk(count string, op bulkOp) http.HandlerFunc {
 	return s.inBook(func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
 		var in contacts.BulkInput
 		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		if err := s.bulkSegment(r, a, bookID, &in); err != nil {
 			return err
 		}
 		n, err := op(r.Context(), a, bookID, in)
