@@ -140,7 +140,7 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
           <RuleBuilder root={root} onChange={setRoot} choices={choices} labels={labels ?? []} campaigns={campaigns ?? []} disabled={!canWrite} />
           <section class="segment-preview" aria-label="Matching contacts">
             <p role="status" aria-live="polite" class="summary">
-              {preview.error ? '' : preview.count === null ? 'Counting…' : `${plural(preview.count, 'contact')} match`}
+              {preview.error ? '' : preview.count === null ? 'Counting…' : `${plural(preview.count, 'contact')} ${preview.count === 1 ? 'matches' : 'match'}`}
             </p>
             {preview.error && <p role="alert">{preview.error}</p>}
             {preview.contacts.length > 0 && (
@@ -220,7 +220,7 @@ export function EnrollSegment(p: { bookId: string; segmentId: string; campaigns:
   const [error, setError] = useState('');
   return (
     <Dialog
-      title="Enroll the segment's contacts"
+      title="Enroll the segment’s contacts"
       open
       onClose={p.onClose}
       busy={busy}
