@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -34,21 +38,59 @@ func TestComposerLinks(t *testing.T) {
 	}
 }
 
-// clock is a settable time; the tests move it only between drains.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
-func newWorker(pool postgres.Pool, mail *mailertest.Server, key string, c *clock, log *bytes.Buffer) *Worker {
-	return NewWorker(pool, WorkerConfig{
-		Sender: Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: key, FromEmail: "accounts@cb.example.com", FromName: "CB"},
-		Now:    c.Now,
-		Log:    slog.New(slog.NewTextHandler(log, nil)),
-	})
+// lockedBuffer is a log both instances' workers write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-func queueReset(t *testing.T, pool postgres.Pool, comp *Composer, now time.Time, to string) {
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// instance is one instance of the service as far as account emails go: a
+// job queue with the account email worker. Without run it only enqueues.
+type instance struct {
+	queue *jobs.Queue
+	comp  *Composer
+}
+
+func newInstance(t *testing.T, pool *pgxpool.Pool, mail *mailertest.Server, log *lockedBuffer, run bool) instance {
 	t.Helper()
+	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond, WithoutPeriodic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorker(pool, q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "accounts@cb.example.com", FromName: "CB"},
+		nil, slog.New(slog.NewTextHandler(log, nil)))
+	if err := q.Add(w); err != nil {
+		t.Fatal(err)
+	}
+	if run {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- q.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	return instance{queue: q, comp: NewComposer("https://cb.example.com", q.Client())}
+}
+
+func queueReset(t *testing.T, pool postgres.Pool, comp *Composer, to string) {
+	t.Helper()
+	now := time.Now()
 	err := postgres.InTx(context.Background(), pool, func(tx *postgres.Tx) error {
 		return comp.QueuePasswordReset(context.Background(), tx, now, PasswordReset{To: to, Name: "Ann", Token: "tok_" + to, ExpiresAt: now.Add(time.Hour)})
 	})
@@ -66,31 +108,60 @@ func count(t *testing.T, pool postgres.Pool, sql string) int {
 	return n
 }
 
-// Two workers (two instances) drain one queue: every email is sent once.
-func TestWorkersShareTheQueue(t *testing.T) {
+// waitFor polls sql until it counts want rows.
+func waitFor(t *testing.T, pool postgres.Pool, sql string, want int, log *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		n := count(t, pool, sql)
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d, want %d; log:\n%s", sql, n, want, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// duplicateSendArgs is SendArgs without its uniqueness.
+type duplicateSendArgs struct {
+	EmailID uuid.UUID `json:"email_id"`
+}
+
+func (duplicateSendArgs) Kind() string { return SendArgs{}.Kind() }
+
+const unfinishedJobs = `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND finalized_at IS NULL`
+
+// Two instances work one queue: every email is sent once, even one that
+// got two jobs (the stamp on its row, not the job, decides).
+func TestTwoInstancesSendEachEmailOnce(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log1, log2 bytes.Buffer
-	w1, w2 := newWorker(pool, mail, "SG.k", c, &log1), newWorker(pool, mail, "SG.k", c, &log2)
-	comp := NewComposer("https://cb.example.com", nil)
-	for i := 0; i < 30; i++ {
-		queueReset(t, pool, comp, c.Now(), strings.Repeat("a", i+1)+"@example.com")
+	var log lockedBuffer
+	// Queued while no instance works: both start on a full queue.
+	producer := newInstance(t, pool, mail, &log, false)
+	for i := range 30 {
+		queueReset(t, pool, producer.comp, strings.Repeat("a", i+1)+"@example.com")
 	}
-	var wg sync.WaitGroup
-	for _, w := range []*Worker{w1, w2} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.drain(context.Background()); err != nil {
-				t.Error(err)
-			}
-		}()
+	// A second job for one email, as if it had been queued twice: the two
+	// may run at once on the two instances.
+	var args duplicateSendArgs
+	if err := pool.QueryRow(context.Background(), `SELECT id FROM account_emails ORDER BY created_at LIMIT 1`).Scan(&args.EmailID); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
+	if _, err := producer.queue.Client().Insert(context.Background(), args, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, pool, unfinishedJobs); n != 31 {
+		t.Fatalf("%d jobs queued, want 31", n)
+	}
+	newInstance(t, pool, mail, &log, true)
+	newInstance(t, pool, mail, &log, true)
+	waitFor(t, pool, unfinishedJobs, 0, &log)
 	if n := mail.RecipientCount(); n != 30 {
-		t.Fatalf("sent %d, want 30", n)
+		t.Fatalf("sent %d, want 30; log:\n%s", n, log.String())
 	}
 	seen := map[string]bool{}
 	for _, r := range mail.Recipients() {
@@ -108,51 +179,145 @@ func TestWorkersShareTheQueue(t *testing.T) {
 	}
 }
 
-// A permanent provider error gives up at once and blanks the token.
+// A permanent provider error gives up at once: the job is cancelled and
+// the row, which holds a live token, goes.
 func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log bytes.Buffer
-	w := newWorker(pool, mail, "SG.k", c, &log)
-	queueReset(t, pool, NewComposer("https://cb.example.com", nil), c.Now(), "ann@example.com")
+	var log lockedBuffer
 	mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"bad sender"}]}`, 1)
-	if err := w.drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE failed_at IS NOT NULL AND html = '' AND text = '' AND link = '' AND last_error LIKE '%bad sender%'`); n != 1 {
-		t.Fatalf("failed rows = %d; log: %s", n, log.String())
-	}
-	c.now = c.now.Add(time.Hour)
-	if err := w.drain(context.Background()); err != nil {
-		t.Fatal(err)
+	inst := newInstance(t, pool, mail, &log, true)
+	queueReset(t, pool, inst.comp, "ann@example.com")
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'cancelled' AND errors::text LIKE '%bad sender%'`, 1, &log)
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 0 {
+		t.Fatalf("%d rows left", n)
 	}
 	if n := mail.RequestCount(); n != 1 {
 		t.Fatalf("requests = %d: a permanent failure was retried", n)
 	}
 }
 
-// A crash between claim and send leaves the email to the next worker once
-// the lease has run out.
-func TestLeaseRunsOut(t *testing.T) {
+// A transient provider error leaves the email for a retry after the
+// backoff; the retry sends it.
+func TestTransientFailureRetried(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log bytes.Buffer
-	queueReset(t, pool, NewComposer("https://cb.example.com", nil), c.Now(), "ann@example.com")
-	if got, err := claim(context.Background(), pool, c.Now(), 10, claimLease); err != nil || len(got) != 1 {
-		t.Fatalf("claim: %v %v", got, err)
+	var log lockedBuffer
+	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
+	inst := newInstance(t, pool, mail, &log, true)
+	queueReset(t, pool, inst.comp, "ann@example.com")
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'retryable' AND attempt = 1
+		AND scheduled_at > now() + interval '20 seconds' AND scheduled_at < now() + interval '31 seconds'`, 1, &log)
+	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE sending_at IS NULL`); n != 1 {
+		t.Fatalf("%d rows ready for a retry, want 1", n)
 	}
-	// The claiming worker died. Another one does not touch the email while
-	// the lease lasts, and sends it after.
-	w := newWorker(pool, mail, "SG.k", c, &log)
-	if err := w.drain(context.Background()); err != nil || mail.RequestCount() != 0 {
-		t.Fatalf("sent during the lease: %v, %d", err, mail.RequestCount())
+	var jobID int64
+	if err := pool.QueryRow(context.Background(), `SELECT id FROM river_job WHERE kind = 'account_email'`).Scan(&jobID); err != nil {
+		t.Fatal(err)
 	}
-	c.now = c.now.Add(claimLease)
-	if err := w.drain(context.Background()); err != nil || mail.RecipientCount() != 1 {
-		t.Fatalf("not sent after the lease: %v, %d", err, mail.RecipientCount())
+	// The backoff has passed.
+	if _, err := inst.queue.Client().JobRetry(context.Background(), jobID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'completed' AND attempt = 2`, 1, &log)
+	if n := mail.RecipientCount(); n != 1 {
+		t.Fatalf("sent %d, want 1", n)
+	}
+}
+
+// An instance that dies after handing an email to the provider, before it
+// records the answer, leaves the email stamped; the attempt River makes
+// after rescuing the job does not send it again. One that dies before the
+// stamp leaves the email unstamped, and it is sent.
+func TestCrashMidSendIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mail := mailertest.NewServer(t)
+	var log lockedBuffer
+	producer := newInstance(t, pool, mail, &log, false)
+	queueReset(t, pool, producer.comp, "sent@example.com")
+	queueReset(t, pool, producer.comp, "unsent@example.com")
+	// The dead instance stamped the first email and sent it; it never
+	// reached the second.
+	if _, err := pool.Exec(context.Background(), `UPDATE account_emails SET sending_at = now() WHERE to_email = 'sent@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	newInstance(t, pool, mail, &log, true)
+	waitFor(t, pool, unfinishedJobs, 0, &log)
+	if n := mail.RecipientCount(); n != 1 || mail.Recipients()[0].Email != "unsent@example.com" {
+		t.Fatalf("sent %v, want only the unstamped email", mail.Recipients())
+	}
+	if n := count(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'cancelled' AND errors::text LIKE '%not sent again%'`); n != 1 {
+		t.Fatalf("%d cancelled jobs, want 1; log:\n%s", n, log.String())
+	}
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 0 {
+		t.Fatalf("%d rows left", n)
+	}
+}
+
+// Emails queued before account emails were jobs have a row and no job:
+// the requeue gives each one job (one per email, however often it runs),
+// and they are sent.
+func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mail := mailertest.NewServer(t)
+	var log lockedBuffer
+	for _, to := range []string{"old1@example.com", "old2@example.com"} {
+		if _, err := insert(context.Background(), pool, time.Now(), Message{Kind: KindPasswordReset, To: to, Subject: "Reset", HTML: "<p>x</p>", Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	producer := newInstance(t, pool, mail, &log, false)
+	queueReset(t, pool, producer.comp, "new@example.com")
+	w := NewWorker(pool, producer.queue.Client(), Sender{}, nil, nil)
+	for range 2 {
+		if err := w.requeue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, pool, unfinishedJobs); n != 3 {
+		t.Fatalf("%d jobs, want one per email (3)", n)
+	}
+	newInstance(t, pool, mail, &log, true)
+	waitFor(t, pool, unfinishedJobs, 0, &log)
+	if n := mail.RecipientCount(); n != 3 {
+		t.Fatalf("sent %d, want 3", n)
+	}
+}
+
+// The requeue is a periodic job that runs when the leader starts: after an
+// upgrade the emails left without a job go out at once.
+func TestRequeueRunsAtStart(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mail := mailertest.NewServer(t)
+	if _, err := insert(context.Background(), pool, time.Now(), Message{Kind: KindPasswordReset, To: "old@example.com", Subject: "Reset", HTML: "<p>x</p>", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(NewWorker(pool, q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "a@cb.example.com"}, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for mail.RecipientCount() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the email queued before the upgrade was not sent")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
