@@ -95,7 +95,9 @@ func TestAddAfterNew(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Jobs(*river.Workers) ([]*river.PeriodicJob, error) { return nil, errors.New("bad schedule") }
+func (failing) Jobs(*river.Workers) ([]*river.PeriodicJob, error) {
+	return nil, errors.New("bad schedule")
+}
 
 // A source that cannot register fails Add, naming it.
 func TestAddFails(t *testing.T) {
