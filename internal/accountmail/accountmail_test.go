@@ -11,13 +11,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/migrations"
 )
 
 func TestBackoff(t *testing.T) {
@@ -288,15 +292,48 @@ func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
 	}
 }
 
-// The requeue is a periodic job that runs when the leader starts: after an
-// upgrade the emails left without a job go out at once.
-func TestRequeueRunsAtStart(t *testing.T) {
+// An upgrade keeps the emails the earlier version had queued (rows of
+// the old queue, without a job): migration 00030 keeps them, drops the
+// ones that had given up, and the requeue, a periodic job that runs when
+// the leader starts, sends them at once.
+func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
-	mail := mailertest.NewServer(t)
-	if _, err := insert(context.Background(), pool, time.Now(), Message{Kind: KindPasswordReset, To: "old@example.com", Subject: "Reset", HTML: "<p>x</p>", Text: "x"}); err != nil {
+	ctx := context.Background()
+	url := pgtest.NewEmptyURL(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
 		t.Fatal(err)
 	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	before, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before.UpTo(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `
+		INSERT INTO account_emails (kind, to_email, subject, html, text, link, created_at, next_attempt_at, attempts, last_error, failed_at)
+		VALUES ('password_reset', 'queued@example.com', 'Reset', '<p>x</p>', 'x', 'https://cb.example.com/r', now(), now(), 1, 'try later', NULL),
+		       ('password_reset', 'gaveup@example.com', 'Reset', '', '', '', now(), now(), 8, 'bad sender', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := postgres.Connect(ctx, url, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE to_email = 'queued@example.com' AND sending_at IS NULL`); n != 1 {
+		t.Fatalf("%d queued rows kept, want 1", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 1 {
+		t.Fatalf("%d rows after the upgrade, want 1 (the given-up one goes)", n)
+	}
+	mail := mailertest.NewServer(t)
 	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -304,20 +341,18 @@ func TestRequeueRunsAtStart(t *testing.T) {
 	if err := q.Add(NewWorker(pool, q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "a@cb.example.com"}, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- q.Run(ctx) }()
+	go func() { done <- q.Run(runCtx) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
 	}()
-	deadline := time.Now().Add(15 * time.Second)
-	for mail.RecipientCount() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the email queued before the upgrade was not sent")
-		}
-		time.Sleep(20 * time.Millisecond)
+	var log lockedBuffer
+	waitFor(t, pool, `SELECT count(*) FROM account_emails`, 0, &log)
+	if r := mail.Recipients(); len(r) != 1 || r[0].Email != "queued@example.com" {
+		t.Fatalf("sent %v, want the queued email once", r)
 	}
 }
