@@ -231,10 +231,10 @@ func TestTransientFailureRetried(t *testing.T) {
 	}
 }
 
-// An instance that dies after handing an email to the provider, before it
-// records the answer, leaves the email stamped; the attempt River makes
-// after rescuing the job does not send it again. One that dies before the
-// stamp leaves the email unstamped, and it is sent.
+// An instance dies holding two account email jobs: it had handed the
+// first email to the provider (stamped) and not reached the second. River
+// rescues both jobs on a live instance once their rescue delay has
+// passed; the first is not sent again, the second is sent.
 func TestCrashMidSendIsNotSentAgain(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
@@ -243,12 +243,32 @@ func TestCrashMidSendIsNotSentAgain(t *testing.T) {
 	producer := newInstance(t, pool, mail, &log, false)
 	queueReset(t, pool, producer.comp, "sent@example.com")
 	queueReset(t, pool, producer.comp, "unsent@example.com")
-	// The dead instance stamped the first email and sent it; it never
-	// reached the second.
-	if _, err := pool.Exec(context.Background(), `UPDATE account_emails SET sending_at = now() WHERE to_email = 'sent@example.com'`); err != nil {
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `UPDATE account_emails SET sending_at = now() WHERE to_email = 'sent@example.com'`); err != nil {
 		t.Fatal(err)
 	}
-	newInstance(t, pool, mail, &log, true)
+	if _, err := pool.Exec(ctx, `
+		UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour', attempted_by = '{dead_instance}'
+		WHERE kind = 'account_email'`); err != nil {
+		t.Fatal(err)
+	}
+	survivor := newInstance(t, pool, mail, &log, true)
+	// The rescue makes them retryable after the first backoff; let that
+	// pass.
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'retryable'`, 2, &log)
+	rows, err := pool.Query(ctx, `SELECT id FROM river_job WHERE kind = 'account_email'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := survivor.queue.Client().JobRetry(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	waitFor(t, pool, unfinishedJobs, 0, &log)
 	if n := mail.RecipientCount(); n != 1 || mail.Recipients()[0].Email != "unsent@example.com" {
 		t.Fatalf("sent %v, want only the unstamped email", mail.Recipients())
