@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -48,16 +50,19 @@ type Deps struct {
 	Processing ProcessingOptions
 	// Observer hears about processing passes (metrics); optional.
 	Observer Observer
-	// Runs takes the service's requests to run a campaign (the runner).
-	Runs RunQueue
+	// Queue takes the runs that requests ask for (RunArgs jobs, worked by
+	// the Runner).
+	Queue Queue
+	// Schedule is the scheduler's cron spec (CAMPAIGN_SCHEDULE): the
+	// Runner's periodic job. "" leaves the scheduler out.
+	Schedule string
 	// Segments compiles the segments that enrollments and audiences name.
 	Segments *segments.Service
 }
 
-// RunQueue takes a request to process a campaign in the background;
-// queued is false when a run of the campaign is already queued or running.
-type RunQueue interface {
-	Enqueue(ctx context.Context, campaignID uuid.UUID) (queued bool, err error)
+// Queue enqueues a job on its own (the River client, jobs.Client).
+type Queue interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Observer hears about processing: each pass by trigger ("schedule" or
@@ -109,14 +114,14 @@ type Service struct {
 	shared
 	books      BookAccess
 	images     ImageStore
-	runs       RunQueue
+	queue      Queue
 	suppressor suppression.Suppressor
 }
 
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now),
+	return &Service{shared: sh, books: d.Books, queue: d.Queue, suppressor: suppression.New(sh.now),
 		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
 }
 
@@ -214,7 +219,11 @@ func (s *Service) Run(ctx context.Context, actor *auth.Actor, campaignID uuid.UU
 	if sc.campaign.Status != StatusActive {
 		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", sc.campaign.Status)
 	}
-	return s.runs.Enqueue(ctx, campaignID)
+	res, err := s.queue.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
+	if err != nil {
+		return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
+	}
+	return !res.UniqueSkippedAsDuplicate, nil
 }
 
 // --- templates ---

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/apptest"
@@ -728,7 +729,7 @@ func TestScheduleWorker(t *testing.T) {
 	if c.mail.RecipientCount() != 3 {
 		t.Fatalf("%d emails in all, want 3", c.mail.RecipientCount())
 	}
-	if _, err := campaigns.Schedule("not a schedule"); err == nil {
+	if _, err := campaigns.NewRunner(campaigns.Deps{Schedule: "not a schedule"}).Jobs(river.NewWorkers()); err == nil {
 		t.Fatal("a bad schedule must fail")
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -85,24 +87,30 @@ type Service struct {
 	db       postgres.Pool
 	books    *books.Service
 	contacts *contacts.Service
-	queue    *jobs.Client
+	queue    txQueue
 	now      func() time.Time
+	log      *slog.Logger
 	// suppressor marks imported contacts whose addresses are suppressed.
 	suppressor suppression.Suppressor
 }
 
-// NewService wires the service; queue takes the import jobs (nil until
-// the job queue is built: see SetQueue).
-func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, now func() time.Time) *Service {
+// txQueue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type txQueue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// NewService wires the service; queue takes the import jobs, which the
+// service's own worker works (Jobs).
+func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, queue txQueue, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, contacts: cs, now: now, suppressor: suppression.New(now)}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: db, books: bks, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
 }
-
-// SetQueue gives the service the job client: the queue is built after its
-// workers, and the workers after this service.
-func (s *Service) SetQueue(q *jobs.Client) { s.queue = q }
 
 // parsed is a checked file: its text and how to read it.
 type parsed struct {
@@ -229,9 +237,6 @@ func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID
 		// The file is stored as UTF-8 text: the job need not guess again.
 		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, u.text); err != nil {
 			return postgres.Translate(err)
-		}
-		if s.queue == nil {
-			return apperr.New(apperr.Unavailable, "Imports cannot be queued on this instance.")
 		}
 		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
 			return apperr.Wrap(err, apperr.Internal, "queue import")
