@@ -178,6 +178,10 @@ func (s *Service) members(ctx context.Context, bookID uuid.UUID, cond Condition)
 			return err
 		})
 	})
+	if ids == nil {
+		// No member is an empty set, not "no filter" (Filter.ids).
+		ids = []uuid.UUID{}
+	}
 	return ids, err
 }
 

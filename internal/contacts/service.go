@@ -124,17 +124,18 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID,
 	)
 	switch {
 	case f.Segment != nil:
-		// The rule is evaluated by both statements, in one snapshot,
-		// bounded as every evaluation of a rule is.
-		err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-			return f.Segment.Within(ctx, tx, func() (err error) {
-				if total, err = s.st.count(ctx, tx, b.ID, f); err != nil {
-					return err
-				}
-				pg, err = s.st.list(ctx, tx, b.ID, f, after, total)
-				return err
-			})
-		})
+		// The rule is evaluated once, bounded as every evaluation of a
+		// rule is; the count and the page then read its members by id.
+		if f.ids, err = s.members(ctx, b.ID, f.Segment); err != nil {
+			return Page{}, err
+		}
+		f.Segment = nil
+		if f.Q == "" && f.LabelID == nil && f.Starred == nil {
+			total = int64(len(f.ids))
+		} else if total, err = s.st.count(ctx, s.db, b.ID, f); err != nil {
+			return Page{}, err
+		}
+		pg, err = s.st.list(ctx, s.db, b.ID, f, after, total)
 	case f.Q == "" && f.LabelID == nil && f.Starred == nil:
 		if total, err = s.books.ContactCount(ctx, b.ID); err == nil {
 			pg, err = s.st.list(ctx, s.db, b.ID, f, after, total)

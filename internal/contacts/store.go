@@ -360,7 +360,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		FROM (SELECT c.id, %s AS key FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
 		JOIN contacts c ON c.id = p.id
 		ORDER BY %s`,
-		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), args...)
+		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), f.queryArgs(args)...)
 	if err != nil {
 		return page{}, postgres.Translate(err)
 	}
@@ -393,7 +393,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) (int64, error) {
 	where, args := listWhere(bookID, f)
 	var n int64
-	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, args...).Scan(&n)
+	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, f.queryArgs(args)...).Scan(&n)
 	return n, postgres.Translate(err)
 }
 

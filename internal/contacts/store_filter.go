@@ -43,6 +43,16 @@ func escapeLike(q string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
 }
 
+// queryArgs are the arguments of a list statement: a filter holding a
+// segment's members (up to a whole book's ids) is planned for its array
+// (postgres.PlanEachTime).
+func (f Filter) queryArgs(args []any) []any {
+	if f.ids == nil {
+		return args
+	}
+	return append([]any{postgres.PlanEachTime}, args...)
+}
+
 // memberIDs returns the ids of the book's contacts that satisfy the
 // condition (a segment's rule).
 func (store) memberIDs(ctx context.Context, db postgres.DB, bookID uuid.UUID, cond Condition) ([]uuid.UUID, error) {

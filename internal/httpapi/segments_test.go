@@ -197,6 +197,18 @@ func TestContactsBySegment(t *testing.T) {
 	}
 	s.O.Get("/api/books/" + s.Book + "/export?format=vcard&segment_id=" + seg).Expect(http.StatusOK)
 
+	// A segment nobody matches lists and exports nobody.
+	none := s.M.Post("/api/segments", map[string]any{"name": "Nobody", "rule": map[string]any{"any": []any{}}}).Expect(http.StatusCreated).String("data.id")
+	if r := s.Key.Get("/api/v1/contacts?segment_id=" + none).Expect(http.StatusOK); r.Int("meta.total") != 0 || r.Len("data") != 0 {
+		t.Fatalf("empty segment: %s", r.Body)
+	}
+	if body := strings.TrimSpace(string(s.V.Get("/api/contacts/export?segment_id=" + none).Expect(http.StatusOK).Body)); strings.Contains(body, "\n") {
+		t.Fatalf("empty segment exported rows:\n%s", body)
+	}
+	if n := s.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"segment_id": none, "label_id": s.vip}).Expect(http.StatusOK).Int("data.added"); n != 0 {
+		t.Fatalf("empty segment labelled %d", n)
+	}
+
 	// A segment of another book is not found.
 	book2 := s.Owner.CreateBook("Second")
 	other := s.Owner.InBook(book2).Post("/api/segments", map[string]any{"name": "All", "rule": map[string]any{"all": []any{}}}).
