@@ -21,7 +21,6 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
 		Accounts:      a.Accounts,
-		Books:         a.Books,
 		Sender:        mailer.NewSender(a.Config.MailerBaseURL, nil),
 		Now:           now,
 		Log:           a.Log,
@@ -35,7 +34,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	if err := campaigns.AddWorkers(workers, a.CampaignRunner); err != nil {
 		return err
 	}
-	a.Transfer = transfer.NewService(a.Pool, a.Books, a.Contacts, now)
+	a.Transfer = transfer.NewService(a.Pool, a.Contacts, now)
 	if err := transfer.AddWorkers(workers, a.Transfer, a.Log); err != nil {
 		return err
 	}

@@ -83,7 +83,6 @@ type Request struct {
 // Service starts, lists and cancels imports and writes exports.
 type Service struct {
 	db       postgres.Pool
-	books    *books.Service
 	contacts *contacts.Service
 	queue    *jobs.Client
 	now      func() time.Time
@@ -93,11 +92,11 @@ type Service struct {
 
 // NewService wires the service; queue takes the import jobs (nil until
 // the job queue is built: see SetQueue).
-func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, now func() time.Time) *Service {
+func NewService(db postgres.Pool, cs *contacts.Service, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, contacts: cs, now: now, suppressor: suppression.New(now)}
+	return &Service{db: db, contacts: cs, now: now, suppressor: suppression.New(now)}
 }
 
 // SetQueue gives the service the job client: the queue is built after its
@@ -198,13 +197,13 @@ func readRecords[R any](next func() (R, error), row func(R) contacts.ImportRow, 
 
 // Start checks the file and queues its import (member): the import row,
 // the file and the job are written in one transaction.
-func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []contacts.RowError{},
-		CreatedBy: actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
+		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
 	switch in.Mode {
 	case "":
 		in.Mode = contacts.ModeSkip
@@ -279,11 +278,11 @@ func scanImport(row pgx.Row) (Import, error) {
 }
 
 // List returns the book's imports, newest first (viewer).
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
+	b := sc.Book
 	rows, _ := s.db.Query(ctx, `SELECT `+importColumns+` FROM imports WHERE book_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, b.ID)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Import, error) { return scanImport(r) })
 	if err != nil {
@@ -296,11 +295,11 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID)
 }
 
 // Get returns an import of the book (viewer).
-func (s *Service) Get(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	return s.byID(ctx, s.db, b.ID, id, false)
 }
 
@@ -319,13 +318,13 @@ func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID
 // Cancel stops a queued or running import (member): the chunk in flight,
 // if any, finishes (its rows are written and counted), then the job stops
 // at its next chunk. An import already over is returned as it is.
-func (s *Service) Cancel(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Cancel(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	var out Import
-	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		in, err := s.byID(ctx, tx, b.ID, id, true)
 		if err != nil {
 			return err
@@ -423,11 +422,11 @@ type PreviewColumn struct {
 
 // Preview reads a file as Start would, without queueing anything
 // (member): the same checks, the same column detection.
-func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Preview, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Preview, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Preview{}, err
 	}
+	b := sc.Book
 	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Preview{}, err
