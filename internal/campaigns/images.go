@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"time"
 
-
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"

@@ -17,9 +17,9 @@ const MaxBatchBytes = 5 << 20
 
 // Service applies provider events and reports on them.
 type Service struct {
-	db    postgres.Pool
-	sp    suppression.Suppressor
-	now   func() time.Time
+	db  postgres.Pool
+	sp  suppression.Suppressor
+	now func() time.Time
 }
 
 // NewService returns the delivery feedback service on the clock now

@@ -43,8 +43,8 @@ type AddInput struct {
 
 // Service serves the suppression list of a book to its team.
 type Service struct {
-	db    postgres.Pool
-	sp    Suppressor
+	db postgres.Pool
+	sp Suppressor
 }
 
 // NewService returns the suppression list service.
