@@ -51,6 +51,14 @@ func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, sc books.
 
 // importForm reads an import's multipart form.
 func importForm(w http.ResponseWriter, r *http.Request) (transfer.Request, error) {
+	// A declared length over the limit is refused before a byte of the body
+	// is read: the 413 reaches the client while it is still sending. Read
+	// up to the limit first, the answer would come after 50 MB, and the
+	// connection, closed with the rest unread, could be reset before the
+	// client read it. A body without a length is cut at the limit below.
+	if r.ContentLength > maxImportRequest {
+		return transfer.Request{}, errImportTooLarge
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxImportRequest)
 	mr, err := r.MultipartReader()
 	if err != nil {
