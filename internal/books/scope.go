@@ -38,27 +38,28 @@ func (sc Scope) Require(ctx context.Context, min auth.Role) error {
 
 const errNoBook = "The X-Book-ID header is required: send the id of the book to work in."
 
-// Naming is where a request names its book; it decides what an outsider
-// learns.
-type Naming int
+// Addressing is what the book is to a request; it decides what an
+// outsider learns.
+type Addressing int
 
 const (
-	// InHeader is a book named by X-Book-ID, the context of a collection
-	// (/contacts, /campaigns, ...): an unknown book or one of another team
-	// answers 403 FORBIDDEN, as the API reference says.
-	InHeader Naming = iota + 1
-	// InPath is a book addressed as a resource (/books/{id}/...): an
-	// unknown book or one of another team answers 404 NOT_FOUND, so its
-	// existence is not revealed.
-	InPath
+	// AsContext is the book a request works in: named by X-Book-ID
+	// (/contacts, /campaigns, ...) or in the path of a book's imports and
+	// exports. An unknown book or one of another team answers 403
+	// FORBIDDEN, as the API reference says.
+	AsContext Addressing = iota + 1
+	// AsResource is the book a request reads or changes itself
+	// (/books/{id}, its labels and fields): an unknown book or one of
+	// another team answers 404 NOT_FOUND, so its existence is not revealed.
+	AsResource
 )
 
 // Resolve loads the book a request names and proves the actor is a member
 // of its team (any role): the one access check of a book-scoped request.
 // The book's ContactCount is not loaded.
-func (s *Service) Resolve(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, named Naming) (Scope, error) {
+func (s *Service) Resolve(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, as Addressing) (Scope, error) {
 	outsider := ErrBookForbidden
-	if named == InPath {
+	if as == AsResource {
 		outsider = errBookNotFound
 	}
 	b, err := s.st.book(ctx, s.db, bookID, false)

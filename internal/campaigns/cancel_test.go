@@ -100,7 +100,7 @@ func TestSendTestRequestGone(t *testing.T) {
 	tm.ob.NewContact("Ann", "ann@example.com")
 	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
 	book, tpl := uuid.MustParse(tm.book), uuid.MustParse(tm.tpl)
-	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.InHeader)
+	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,15 +73,16 @@ func (s *Server) routes() http.Handler {
 // sub-routers, so /contacts/{id}/... routes of several domains coexist.
 //
 // Where a route takes its book from is said once, by the router it is
-// registered on (see scope.go): inBook for X-Book-ID (required), ofBook
-// for the {id} of /books/{id}/..., maybeBook for X-Book-ID when sent;
-// r for routes that work in no book.
+// registered on (see scope.go): inBook for X-Book-ID (required),
+// inPathBook for the book of /books/{id}/imports and exports, theBook for
+// /books/{id} itself with its labels and fields, maybeBook for X-Book-ID
+// when sent; r for routes that work in no book.
 func (s *Server) publicRoutes(r chi.Router) {
-	inBook, ofBook, maybeBook := s.bookRouters(r)
+	inBook, _, theBook, maybeBook := s.bookRouters(r)
 
 	r.Get("/books", s.h(s.listBooks))
-	ofBook.Get("/books/{id}", s.h(s.getBook))
-	ofBook.Get("/books/{id}/labels", s.h(s.listLabels))
+	theBook.Get("/books/{id}", s.h(s.getBook))
+	theBook.Get("/books/{id}/labels", s.h(s.listLabels))
 
 	inBook.Get("/contacts", s.h(s.listContacts))
 	inBook.Get("/contacts/export", s.h(s.exportContacts))
@@ -118,7 +119,7 @@ func (s *Server) publicRoutes(r chi.Router) {
 // internalRoutes are the dashboard's endpoints beyond the public API,
 // under /api only.
 func (s *Server) internalRoutes(r chi.Router) {
-	inBook, ofBook, maybeBook := s.bookRouters(r)
+	inBook, inPathBook, theBook, maybeBook := s.bookRouters(r)
 
 	r.Get("/me", s.h(s.me))
 	r.Post("/auth/password", s.h(s.changePassword))
@@ -148,21 +149,21 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.With(s.checkoutRateLimit(), s.scoped(bookIfSent)).Post("/payments/create-campaign-checkout", s.h(s.createCheckout))
 
 	r.Post("/books", s.h(s.createBook))
-	ofBook.Patch("/books/{id}", s.h(s.updateBook))
-	ofBook.Delete("/books/{id}", s.h(s.deleteBook))
-	ofBook.Post("/books/{id}/labels", s.h(s.createLabel))
-	ofBook.Patch("/books/{id}/labels/{lid}", s.h(s.updateLabel))
-	ofBook.Delete("/books/{id}/labels/{lid}", s.h(s.deleteLabel))
-	ofBook.Get("/books/{id}/fields", s.h(s.listFields))
-	ofBook.Post("/books/{id}/fields", s.h(s.createField))
-	ofBook.Delete("/books/{id}/fields/{fid}", s.h(s.deleteField))
-	ofBook.Post("/books/{id}/imports", s.h(s.startImport))
-	ofBook.Post("/books/{id}/imports/preview", s.h(s.previewImport))
-	ofBook.Get("/books/{id}/imports", s.h(s.listImports))
-	ofBook.Get("/books/{id}/imports/{import_id}", s.h(s.getImport))
-	ofBook.Delete("/books/{id}/imports/{import_id}", s.h(s.cancelImport))
-	ofBook.Get("/books/{id}/export", s.h(s.exportContacts))
-	ofBook.Get("/books/{id}/suppressions/export", s.h(s.exportSuppressions))
+	theBook.Patch("/books/{id}", s.h(s.updateBook))
+	theBook.Delete("/books/{id}", s.h(s.deleteBook))
+	theBook.Post("/books/{id}/labels", s.h(s.createLabel))
+	theBook.Patch("/books/{id}/labels/{lid}", s.h(s.updateLabel))
+	theBook.Delete("/books/{id}/labels/{lid}", s.h(s.deleteLabel))
+	theBook.Get("/books/{id}/fields", s.h(s.listFields))
+	theBook.Post("/books/{id}/fields", s.h(s.createField))
+	theBook.Delete("/books/{id}/fields/{fid}", s.h(s.deleteField))
+	inPathBook.Post("/books/{id}/imports", s.h(s.startImport))
+	inPathBook.Post("/books/{id}/imports/preview", s.h(s.previewImport))
+	inPathBook.Get("/books/{id}/imports", s.h(s.listImports))
+	inPathBook.Get("/books/{id}/imports/{import_id}", s.h(s.getImport))
+	inPathBook.Delete("/books/{id}/imports/{import_id}", s.h(s.cancelImport))
+	inPathBook.Get("/books/{id}/export", s.h(s.exportContacts))
+	inPathBook.Get("/books/{id}/suppressions/export", s.h(s.exportSuppressions))
 
 	inBook.Get("/contacts/check-email", s.h(s.checkEmail))
 	r.Get("/contacts/{id}/campaigns", s.h(s.contactCampaigns))

@@ -37,13 +37,16 @@ func (s *Server) h(fn handler) http.HandlerFunc {
 
 type scopeKey struct{}
 
-// bookSource is where a route takes the book it works in from. There is
-// one rule: a collection of a book's resources (/contacts, /campaigns,
-// /campaign-templates, /suppressions, ...) is named by X-Book-ID; a book
-// addressed as a resource is in the path (/books/{id}/...); a resource
-// addressed by its own id (/campaigns/{id}/...) carries its book, and
-// X-Book-ID, when sent, must be that book. However it is named, the book
-// is resolved once, here, before the handler reads anything else.
+// bookSource is where a route takes the book it works in from, and what
+// an outsider is told. The rule, in one place: the collections of a book
+// (/contacts, /campaigns, /campaign-templates, /suppressions, ...) name it
+// in X-Book-ID; a book addressed by id is in the path (/books/{id}/...);
+// a resource addressed by its own id (/campaigns/{id}/...) carries its
+// book, and X-Book-ID, when sent, must be that book. A book the request
+// works in that is not the caller's team's is 403 FORBIDDEN; the book
+// itself (/books/{id}, its labels and fields), 404 NOT_FOUND. However it
+// is named, the book is resolved once, here, before the handler reads
+// anything else of the request.
 type bookSource int
 
 const (
@@ -51,9 +54,13 @@ const (
 	// malformed 400 INVALID_INPUT, a book that is not the caller's team's
 	// (or no book) 403 FORBIDDEN.
 	bookInHeader bookSource = iota + 1
-	// bookInPath: the {id} of /books/{id}/...; malformed is 400
-	// INVALID_INPUT, unknown or another team's 404 NOT_FOUND.
+	// bookInPath: the {id} of /books/{id}/imports, /export, ...: the book
+	// the request works in, so an outsider gets 403 FORBIDDEN as for
+	// X-Book-ID; malformed is 400 INVALID_INPUT.
 	bookInPath
+	// bookAddressed: the {id} of /books/{id}, its labels and fields: the
+	// book is the resource, so an outsider gets 404 NOT_FOUND.
+	bookAddressed
 	// bookIfSent: X-Book-ID is optional and, when sent, resolved as
 	// bookInHeader; without it the scope has no book.
 	bookIfSent
@@ -61,8 +68,8 @@ const (
 
 // bookRouters are r with each book source's middleware: the route table
 // registers a route on the one that says where its book comes from.
-func (s *Server) bookRouters(r chi.Router) (inBook, ofBook, maybeBook chi.Router) {
-	return r.With(s.scoped(bookInHeader)), r.With(s.scoped(bookInPath)), r.With(s.scoped(bookIfSent))
+func (s *Server) bookRouters(r chi.Router) (inBook, inPathBook, theBook, maybeBook chi.Router) {
+	return r.With(s.scoped(bookInHeader)), r.With(s.scoped(bookInPath)), r.With(s.scoped(bookAddressed)), r.With(s.scoped(bookIfSent))
 }
 
 // scoped is the middleware that resolves a route's book and puts the
@@ -89,12 +96,14 @@ func (s *Server) resolveScope(r *http.Request, src bookSource) (books.Scope, err
 	}
 	var (
 		bookID uuid.UUID
-		named  = books.InHeader
+		as     = books.AsContext
 	)
 	switch src {
 	case bookInPath:
 		bookID, err = pathUUID(r, "id")
-		named = books.InPath
+	case bookAddressed:
+		bookID, err = pathUUID(r, "id")
+		as = books.AsResource
 	case bookIfSent:
 		if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
 			return books.Scope{Actor: a}, nil
@@ -106,7 +115,7 @@ func (s *Server) resolveScope(r *http.Request, src bookSource) (books.Scope, err
 	if err != nil {
 		return books.Scope{}, err
 	}
-	return s.books.Resolve(r.Context(), a, bookID, named)
+	return s.books.Resolve(r.Context(), a, bookID, as)
 }
 
 // bookHeader parses X-Book-ID.

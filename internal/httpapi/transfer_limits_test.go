@@ -13,8 +13,9 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 )
 
-// stalledBody sends its first bytes, then waits until stop is closed:
-// a client still uploading when the server must already have answered.
+// stalledBody sends its first bytes, then waits until stop is closed (the
+// request's context ends): a client still uploading when the server must
+// already have answered.
 type stalledBody struct {
 	head io.Reader
 	stop <-chan struct{}
@@ -43,11 +44,9 @@ func TestImportOversizeLengthRefusedBeforeTheBody(t *testing.T) {
 	srv := httptest.NewServer(env.App.Handler)
 	t.Cleanup(srv.Close)
 
-	stop := make(chan struct{})
-	defer close(stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	body := &stalledBody{head: bytes.NewReader(bytes.Repeat([]byte("x"), 1<<10)), stop: stop}
+	body := &stalledBody{head: bytes.NewReader(bytes.Repeat([]byte("x"), 1<<10)), stop: ctx.Done()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/books/"+book+"/imports", body)
 	if err != nil {
 		t.Fatal(err)
