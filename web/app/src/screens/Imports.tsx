@@ -92,17 +92,17 @@ export default function Imports({ book: bookId }: { book: string }) {
       <section aria-labelledby="export">
         <h2 id="export">Export</h2>
         {canWrite ? (
-        <p>
-          The whole book as{' '}
-          <a href={`/api/books/${bookId}/export?format=csv`} download>
-            CSV
-          </a>{' '}
-          or{' '}
-          <a href={`/api/books/${bookId}/export?format=vcard`} download>
-            vCard
-          </a>
-          ; a CSV export imports back as it is. To export some contacts, filter the <a href={`/app/books/${bookId}/contacts`}>contacts table</a> and use its Export.
-        </p>
+          <p>
+            The whole book as{' '}
+            <a href={`/api/books/${bookId}/export?format=csv`} download>
+              CSV
+            </a>{' '}
+            or{' '}
+            <a href={`/api/books/${bookId}/export?format=vcard`} download>
+              vCard
+            </a>
+            ; a CSV export imports back as it is. To export some contacts, filter the <a href={`/app/books/${bookId}/contacts`}>contacts table</a> and use its Export.
+          </p>
         ) : (
           <p class="hint">Exporting: {needs('member')}</p>
         )}

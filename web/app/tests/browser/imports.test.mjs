@@ -126,9 +126,9 @@ export default () =>
       const line = Buffer.from('Big,Person,big@example.com\r\n');
       writeFileSync(file, Buffer.concat([Buffer.from('First Name,Last Name,E-mail Address\r\n'), Buffer.alloc(60 << 20, line)]));
       const page = await env.page(t);
+      await login(page, member, `/app/books/${book}/imports`);
       const sent = [];
       page.on('request', (r) => r.method() === 'POST' && sent.push(r.url()));
-      await login(page, member, `/app/books/${book}/imports`);
       await page.getByLabel('File (CSV or vCard)').setInputFiles(file);
       await page.getByRole('alert').filter({ hasText: 'The file is larger than 50 MB; split it into several imports.' }).waitFor();
       assert.deepEqual(sent, [], 'nothing uploaded');
