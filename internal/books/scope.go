@@ -27,16 +27,15 @@ func (sc Scope) InBook() bool { return sc.Book.ID != uuid.Nil }
 
 // Require checks that the actor holds at least min in the book's team. The
 // actor's role was looked up when the book was resolved (Actor memoises
-// it), so this costs no query. A scope without a book refuses: a service
-// that asks for a role in the book was reached by a route that names none.
+// it), so this costs no query. A scope without a book is refused as the
+// server's own error: a service that needs a book was reached by a route
+// registered without one.
 func (sc Scope) Require(ctx context.Context, min auth.Role) error {
 	if !sc.InBook() {
-		return apperr.New(apperr.MissingBook, "%s", errNoBook)
+		return apperr.New(apperr.Internal, "a book-scoped operation was called without a book")
 	}
 	return sc.Actor.Require(ctx, sc.Book.TeamID, min, ErrBookForbidden)
 }
-
-const errNoBook = "The X-Book-ID header is required: send the id of the book to work in."
 
 // Addressing is what the book is to a request; it decides what an
 // outsider learns.

@@ -30,7 +30,7 @@ type Service struct {
 	st     store
 }
 
-// NewService wires the service; books resolves X-Book-ID, outbox takes
+// NewService wires the service; books counts a book's contacts, outbox takes
 // the contact.* events.
 func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
