@@ -133,9 +133,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
-	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
-	a.Delivery = delivery.NewService(pool, a.Books, now)
-	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(pool, now)
+	a.Suppressions = suppression.NewService(pool, suppression.New(now))
 	if err := a.wireJobs(now); err != nil {
 		pool.Close()
 		return nil, err

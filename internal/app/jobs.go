@@ -24,7 +24,6 @@ func (a *App) wireJobs(now func() time.Time) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
 		Accounts:      a.Accounts,
-		Books:         a.Books,
 		Sender:        mailer.NewSender(a.Config.MailerBaseURL, nil),
 		Now:           now,
 		Log:           a.Log,
@@ -37,7 +36,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
-	a.Transfer = transfer.NewService(a.Pool, a.Books, a.Contacts, queue, now, a.Log)
+	a.Transfer = transfer.NewService(a.Pool, a.Contacts, queue, now, a.Log)
 	accountMail := accountmail.NewWorker(a.Pool, queue, accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
