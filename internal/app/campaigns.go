@@ -8,6 +8,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -44,7 +45,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	if err != nil {
 		return err
 	}
-	prune, err := webhooks.NewRetention(a.Pool, a.Config.EventRetention, now, a.Log).Jobs(workers)
+	prune, err := webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log).Jobs(workers)
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,10 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 			periodic = append(periodic, prune)
 		}
 	}
-	a.Jobs, err = jobs.New(a.Pool, jobs.Config{Workers: workers, Periodic: periodic, RescueAfter: a.Config.JobRescueAfter, Log: a.Log})
+	a.Jobs, err = jobs.New(a.Pool, jobs.Config{
+		Workers: workers, Periodic: periodic, RescueAfter: a.Config.JobRescueAfter, Log: a.Log,
+		PollOnly: a.Config.DatabasePoolMode == postgres.PoolTransaction,
+	})
 	if err != nil {
 		return err
 	}

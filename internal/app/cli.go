@@ -162,7 +162,7 @@ func migrateCommand(ctx context.Context, args []string, stdout io.Writer) (runFu
 		return nil, err
 	}
 	return func(cfg config.Config, _ *slog.Logger) error {
-		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
+		applied, err := postgres.Migrate(ctx, cfg.DatabaseDirectURL)
 		if err != nil {
 			return err
 		}

@@ -47,7 +47,12 @@ type Config struct {
 	// PollInterval is how often an idle instance looks for jobs that no
 	// notification announced, such as retries come due (default 1 s).
 	PollInterval time.Duration
-	Log          *slog.Logger
+	// PollOnly finds new jobs by polling instead of LISTEN/NOTIFY, for
+	// connections through a transaction pooler, where a LISTEN would be
+	// lost with the server connection it was issued on. A queued job then
+	// waits up to PollInterval.
+	PollOnly bool
+	Log      *slog.Logger
 }
 
 // Queue is this instance's River client and its lifetime.
@@ -82,6 +87,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 		Workers:           cfg.Workers,
 		PeriodicJobs:      cfg.Periodic,
 		FetchPollInterval: cfg.PollInterval,
+		PollOnly:          cfg.PollOnly,
 		// The process id in the client id tells an operator (and the
 		// crash tests) which instance holds a job (river_job.attempted_by).
 		ID:                   clientID(),
