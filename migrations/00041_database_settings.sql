@@ -12,6 +12,7 @@
 -- neither gets a warning and the server's default, which an operator can
 -- set with the same statement.
 -- +goose Up
+-- +goose StatementBegin
 DO $$
 BEGIN
     EXECUTE format('ALTER DATABASE %I SET jit = off', current_database());
@@ -20,8 +21,10 @@ EXCEPTION WHEN insufficient_privilege THEN
         current_database(), current_database();
 END
 $$;
+-- +goose StatementEnd
 
 -- +goose Down
+-- +goose StatementBegin
 DO $$
 BEGIN
     EXECUTE format('ALTER DATABASE %I RESET jit', current_database());
@@ -29,3 +32,4 @@ EXCEPTION WHEN insufficient_privilege THEN
     NULL;
 END
 $$;
+-- +goose StatementEnd
