@@ -2,7 +2,7 @@ package app
 
 import (
 	"context"
-		"time"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
