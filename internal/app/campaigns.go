@@ -28,7 +28,6 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 		Log:           a.Log,
 		SettingsKey:   a.Config.SettingsKey,
 		PublicBaseURL: a.Config.PublicBaseURL,
-		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)

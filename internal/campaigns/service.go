@@ -41,8 +41,6 @@ type Deps struct {
 	SettingsKey []byte
 	// PublicBaseURL is the absolute base of unsubscribe links and image URLs.
 	PublicBaseURL string
-	// ImagesDir is where uploaded campaign images are stored.
-	ImagesDir string
 	// Processing tunes the runner; zero values take the defaults.
 	Processing ProcessingOptions
 	// Observer hears about processing passes (metrics); optional.
@@ -103,7 +101,6 @@ func newShared(d Deps) shared {
 type Service struct {
 	shared
 	books      BookAccess
-	images     ImageStore
 	runs       RunQueue
 	suppressor suppression.Suppressor
 }
@@ -111,8 +108,7 @@ type Service struct {
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now),
-		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
+	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now)}
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.
