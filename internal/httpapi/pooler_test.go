@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,8 @@ func setupThroughPgBouncer(t *testing.T, env map[string]string) *apptest.Team {
 // The service's flows through PgBouncer 1.18 in transaction mode: sign-up
 // and the team's setup (in setupThroughPgBouncer), books, contacts, a bulk
 // change, an import and a campaign run (jobs the queue finds by polling),
-// and a webhook delivery (the engine listening on the direct connection).
+// an image upload, and a webhook delivery (the engine listening on the
+// direct connection).
 func TestFlowsThroughPgBouncerTransactionMode(t *testing.T) {
 	t.Parallel()
 	var (
@@ -88,6 +90,11 @@ func TestFlowsThroughPgBouncerTransactionMode(t *testing.T) {
 	}
 	if r := tm.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK); r.Int("data.summary.completed_count") != len(ids) {
 		t.Fatalf("stats: %s", r.Body)
+	}
+
+	url := uploadImage(tm.O, "image", "logo.png", pngBytes()).Expect(http.StatusOK).String("data.url")
+	if res, body := getImage(t, env.URL, url[strings.LastIndex(url, "/images/"):]); res.StatusCode != http.StatusOK || string(body) != string(pngBytes()) {
+		t.Fatalf("the uploaded image: %d", res.StatusCode)
 	}
 
 	// 7 contacts were created (5 through the API, 2 by the import).
