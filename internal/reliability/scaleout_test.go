@@ -60,7 +60,7 @@ func (s *loadStats) record(r *response, err error, what string) bool {
 		if err != nil {
 			s.failures = append(s.failures, fmt.Sprintf("%s: %v", what, err))
 		} else {
-			s.failures = append(s.failures, fmt.Sprintf("%s: %d %.200s", what, r.status, r.body))
+			s.failures = append(s.failures, fmt.Sprintf("%s: %d %.120s", what, r.status, strings.Join(strings.Fields(string(r.body)), " ")))
 		}
 	}
 	s.mu.Unlock()
@@ -415,7 +415,7 @@ func TestScaleOut(t *testing.T) {
 		t.Errorf("%d webhook events never delivered", undelivered())
 	}
 	report(t, "scale-out: 3 instances behind HAProxy, PgBouncer 1.18 (transaction mode, 20 server connections) in front of PostgreSQL; %d clients of mixed load", clients)
-	report(t, "scale-out rolling restart: %d requests served, %d failed, in %s; meanwhile an import of %d rows (worked by %d instance processes in turn, %d contacts in the end) and a run of %d emails (worked by %d)",
+	report(t, "scale-out rolling restart: %d requests served, %d failed, in %s; meanwhile an import of %d rows (worked by %d instance processes in turn, %d contacts in the end) and a run of %d emails (its jobs worked by %d instance processes)",
 		rolling.served.Load(), rolling.failed.Load(), rollingTook.Round(100*time.Millisecond), importRows, importWorkers, imported, campaignSize, run1Workers)
 	for _, r := range restarts {
 		report(t, "scale-out rolling restart of %s: SIGTERM to exit %s (drain 3 s included), start to ready %s, back in rotation after %s",
@@ -423,7 +423,7 @@ func TestScaleOut(t *testing.T) {
 	}
 	report(t, "scale-out kill -9 of %s (holding the second run, %d emails at the provider): %d requests served, %d failed (in flight to the killed instance) %v",
 		victim, emailsAtKill, killPhase.served.Load(), killPhase.failed.Load(), killPhase.failures)
-	report(t, "scale-out lost: %d of %d acknowledged creates, %d of %d acknowledged labellings; emails: %d participants, %d sent, %d recorded as %q (at the provider when the kill cut the answer off), %d accepted by the provider in all, %d addresses twice; "+
+	report(t, "scale-out lost: %d of %d acknowledged creates, %d of %d acknowledged labellings; emails: %d participants, %d sent, %d recorded as %q (handed to the provider by the killed instance, so never sent again), %d accepted by the provider in all, %d addresses twice; "+
 		"webhooks: %d events, %d deliveries, %d never delivered; an image uploaded on a served by b and c",
 		lostCreates, len(created), lostLabels, len(labelledIDs), 2*campaignSize, success, unknown, campaigns.DetailOutcomeUnknown, mail.RecipientCount(), dupes,
 		len(eventIDs), deliveries, undelivered())
