@@ -29,7 +29,7 @@ func BenchmarkPoolModes(b *testing.B) {
 	var book uuid.UUID
 	if err := setup.QueryRow(ctx, `
 		WITH t AS (INSERT INTO teams (name) VALUES ('Bench') RETURNING id)
-		INSERT INTO books (team_id, name) SELECT id, 'Bench' FROM t RETURNING id`).Scan(&book); err != nil {
+		INSERT INTO books (team_id, name, slug) SELECT id, 'Bench', 'bench' FROM t RETURNING id`).Scan(&book); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := setup.Exec(ctx, `

@@ -3,8 +3,11 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -101,4 +104,42 @@ func TestJITOffWithoutStartupParameter(t *testing.T) {
 	if _, sent := cfg.RuntimeParams["jit"]; sent {
 		t.Fatal("the test URL itself sets jit")
 	}
+}
+
+// The pooler's counters, which the scale-out scenario reads to size a
+// deployment, count what passed through it.
+func TestPgBouncerStats(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.NewURL(t)
+	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{})
+	pool, err := postgres.ConnectMode(ctx, bouncer.URL(dbURL), 2, postgres.PoolTransaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	name := strings.TrimPrefix(must(url.Parse(dbURL)).Path, "/")
+	before, err := bouncer.Stats(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := pool.Exec(ctx, `SELECT pg_sleep(0.001)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := bouncer.Stats(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Sub(before)
+	if d.Queries < 20 || d.Transactions < 20 || d.QueryTime < 20*time.Millisecond {
+		t.Fatalf("counters grew by %+v for 20 statements of at least 1 ms", d)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -7,6 +7,7 @@ package pgbouncertest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Options shape the pooler.
@@ -36,7 +39,8 @@ type Options struct {
 
 // Bouncer is one running PgBouncer.
 type Bouncer struct {
-	Addr string
+	Addr     string
+	adminURL string
 	cmd  *exec.Cmd
 	logs *lockedBuffer
 	done chan struct{}
@@ -93,6 +97,7 @@ func Start(t testing.TB, serverURL string, opts Options) *Bouncer {
 	ini := Config(ConfigParams{
 		ServerHost: u.Hostname(), ServerPort: portOf(u), ListenHost: host, ListenPort: port,
 		AuthFile: filepath.Join(dir, "userlist.txt"), PoolSize: opts.PoolSize, MaxClients: opts.MaxClients,
+		StatsUser: userName,
 	})
 	// PgBouncer refuses to run as root; started as root it changes to the
 	// user the server runs as.
@@ -114,7 +119,7 @@ func Start(t testing.TB, serverURL string, opts Options) *Bouncer {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := &Bouncer{Addr: opts.Addr, logs: &lockedBuffer{}, done: make(chan struct{})}
+	b := &Bouncer{Addr: opts.Addr, adminURL: adminURL(u, opts.Addr), logs: &lockedBuffer{}, done: make(chan struct{})}
 	b.cmd = exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
 	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
 	if err := b.cmd.Start(); err != nil {
@@ -167,6 +172,77 @@ func (b *Bouncer) Stop() {
 	}
 }
 
+// Stats are PgBouncer's counters for one database since it started
+// (SHOW STATS): transactions and statements it passed to PostgreSQL, and
+// the time they spent there.
+type Stats struct {
+	Transactions, Queries int64
+	// TransactionTime and QueryTime are the time server connections spent
+	// in transactions and in statements; WaitTime is the time clients
+	// waited for a server connection.
+	TransactionTime, QueryTime, WaitTime time.Duration
+}
+
+// Stats reads the counters of database dbName (zero before anything
+// connected to it).
+func (b *Bouncer) Stats(ctx context.Context, dbName string) (Stats, error) {
+	cfg, err := pgx.ParseConfig(b.adminURL)
+	if err != nil {
+		return Stats{}, err
+	}
+	// The admin console speaks the simple query protocol only.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SHOW STATS")
+	if err != nil {
+		return Stats{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		// The simple protocol answers in text; the counters' types vary
+		// between PgBouncer versions, their text does not.
+		row := map[string]string{}
+		for i, f := range rows.FieldDescriptions() {
+			row[f.Name] = string(rows.RawValues()[i])
+		}
+		if row["database"] != dbName {
+			continue
+		}
+		num := func(name string) int64 {
+			n, _ := strconv.ParseInt(row[name], 10, 64)
+			return n
+		}
+		return Stats{
+			Transactions: num("total_xact_count"), Queries: num("total_query_count"),
+			TransactionTime: time.Duration(num("total_xact_time")) * time.Microsecond,
+			QueryTime:       time.Duration(num("total_query_time")) * time.Microsecond,
+			WaitTime:        time.Duration(num("total_wait_time")) * time.Microsecond,
+		}, nil
+	}
+	// No row yet: nobody has connected to the database through it.
+	return Stats{}, rows.Err()
+}
+
+// Sub is the counters' growth from before to s.
+func (s Stats) Sub(before Stats) Stats {
+	return Stats{
+		Transactions: s.Transactions - before.Transactions, Queries: s.Queries - before.Queries,
+		TransactionTime: s.TransactionTime - before.TransactionTime, QueryTime: s.QueryTime - before.QueryTime,
+		WaitTime: s.WaitTime - before.WaitTime,
+	}
+}
+
+func adminURL(server *url.URL, addr string) string {
+	u := *server
+	u.Host = addr
+	u.Path = "/pgbouncer"
+	return u.String()
+}
+
 // Logs returns what PgBouncer has logged.
 func (b *Bouncer) Logs() string { return b.logs.String() }
 
@@ -176,6 +252,8 @@ type ConfigParams struct {
 	ListenHost, ListenPort string
 	AuthFile               string
 	PoolSize, MaxClients   int
+	// StatsUser may read the admin console's SHOW commands.
+	StatsUser string
 }
 
 // Config is the pgbouncer.ini the tests and the scale-out scenario run:
@@ -196,7 +274,8 @@ default_pool_size = %d
 max_client_conn = %d
 log_connections = 0
 log_disconnections = 0
-`, p.ServerHost, p.ServerPort, p.ListenHost, p.ListenPort, p.AuthFile, p.PoolSize, p.MaxClients)
+stats_users = %s
+`, p.ServerHost, p.ServerPort, p.ListenHost, p.ListenPort, p.AuthFile, p.PoolSize, p.MaxClients, p.StatsUser)
 }
 
 func portOf(u *url.URL) string {
