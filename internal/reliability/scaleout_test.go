@@ -170,6 +170,74 @@ func TestScaleOut(t *testing.T) {
 	phase.Store(&loadStats{})
 	key := tm.key
 	key.base = lb
+	// one sends one request of the mix and counts its answer in st.
+	one := func(r *rand.Rand, st *loadStats) {
+		switch n := r.IntN(100); {
+		case n < 35:
+			res, err := key.do("GET", "/api/v1/contacts/"+seedIDs[r.IntN(len(seedIDs))], nil)
+			st.record(res, err, "get")
+		case n < 55:
+			res, err := key.do("GET", fmt.Sprintf("/api/v1/contacts?limit=50&page=%d", 1+r.IntN(20)), nil)
+			st.record(res, err, "list")
+		case n < 65:
+			res, err := key.do("GET", fmt.Sprintf("/api/v1/contacts?q=seed%d", r.IntN(seedContacts)), nil)
+			st.record(res, err, "search")
+		case n < 85:
+			res, err := key.do("POST", "/api/v1/contacts", map[string]any{
+				"first_name": "New", "last_name": strconv.Itoa(r.IntN(1e6)),
+				"emails": []map[string]any{{"address": unique("new") + "@example.com", "label": "work", "primary": true}},
+			})
+			if st.record(res, err, "create") {
+				ackedMu.Lock()
+				created = append(created, res.str("data.id"))
+				ackedMu.Unlock()
+			}
+		case n < 95:
+			res, err := key.do("PATCH", "/api/v1/contacts/"+seedIDs[r.IntN(len(seedIDs))], map[string]any{"job_title": "T" + strconv.Itoa(r.IntN(1000))})
+			st.record(res, err, "patch")
+		default:
+			s := r.IntN(len(seedIDs) - 50)
+			ids := seedIDs[s : s+50]
+			res, err := key.do("POST", "/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label})
+			if st.record(res, err, "bulk-add-label") {
+				ackedMu.Lock()
+				for _, id := range ids {
+					labelled[id] = true
+				}
+				ackedMu.Unlock()
+			}
+		}
+	}
+
+	// Phase 0: the database cost of a request, from PgBouncer's counters:
+	// first one client alone for 5 s (the cost of a request on an idle
+	// system), then the 24 clients for 6 s (at saturation, where the time
+	// includes queueing for the machine's 2 cores).
+	dbName := dbURL[strings.LastIndex(dbURL, "/")+1:]
+	if i := strings.IndexByte(dbName, '?'); i >= 0 {
+		dbName = dbName[:i]
+	}
+	measure := func(run func()) (pgbouncertest.Stats, time.Duration) {
+		before, err := bouncer.Stats(ctx, dbName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		run()
+		after, err := bouncer.Stats(ctx, dbName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return after.Sub(before), time.Since(began)
+	}
+	solo := &loadStats{}
+	soloCost, soloTook := measure(func() {
+		r := rand.New(rand.NewPCG(99, 7))
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+			one(r, solo)
+		}
+	})
+	time.Sleep(2 * time.Second) // the solo phase's webhook deliveries
 	for c := range clients {
 		loadGroup.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(c), 7))
@@ -179,42 +247,7 @@ func TestScaleOut(t *testing.T) {
 					return
 				default:
 				}
-				st := phase.Load()
-				switch n := r.IntN(100); {
-				case n < 35:
-					res, err := key.do("GET", "/api/v1/contacts/"+seedIDs[r.IntN(len(seedIDs))], nil)
-					st.record(res, err, "get")
-				case n < 55:
-					res, err := key.do("GET", fmt.Sprintf("/api/v1/contacts?limit=50&page=%d", 1+r.IntN(20)), nil)
-					st.record(res, err, "list")
-				case n < 65:
-					res, err := key.do("GET", fmt.Sprintf("/api/v1/contacts?q=seed%d", r.IntN(seedContacts)), nil)
-					st.record(res, err, "search")
-				case n < 85:
-					res, err := key.do("POST", "/api/v1/contacts", map[string]any{
-						"first_name": "New", "last_name": strconv.Itoa(r.IntN(1e6)),
-						"emails": []map[string]any{{"address": unique("new") + "@example.com", "label": "work", "primary": true}},
-					})
-					if st.record(res, err, "create") {
-						ackedMu.Lock()
-						created = append(created, res.str("data.id"))
-						ackedMu.Unlock()
-					}
-				case n < 95:
-					res, err := key.do("PATCH", "/api/v1/contacts/"+seedIDs[r.IntN(len(seedIDs))], map[string]any{"job_title": "T" + strconv.Itoa(r.IntN(1000))})
-					st.record(res, err, "patch")
-				default:
-					s := r.IntN(len(seedIDs) - 50)
-					ids := seedIDs[s : s+50]
-					res, err := key.do("POST", "/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label})
-					if st.record(res, err, "bulk-add-label") {
-						ackedMu.Lock()
-						for _, id := range ids {
-							labelled[id] = true
-						}
-						ackedMu.Unlock()
-					}
-				}
+				one(r, phase.Load())
 			}
 		})
 	}
@@ -224,8 +257,12 @@ func TestScaleOut(t *testing.T) {
 		return owner.must(t, http.StatusOK, "POST", "/api/campaigns/"+id+"/run", nil).str("data.message")
 	}
 
+	time.Sleep(time.Second)
+	steady := &loadStats{}
+	phase.Store(steady)
+	cost, steadyTook := measure(func() { time.Sleep(6 * time.Second) })
+
 	// Phase 1: the rolling restart, with an import and a run going on.
-	time.Sleep(2 * time.Second)
 	var csv bytes.Buffer
 	csv.WriteString("first_name,last_name,email\r\n")
 	for i := range importRows {
@@ -396,6 +433,9 @@ func TestScaleOut(t *testing.T) {
 	}
 	hookMu.Unlock()
 
+	if n := steady.failed.Load() + solo.failed.Load(); n != 0 {
+		t.Errorf("the steady load failed %d requests, want 0: %v", n, steady.failures)
+	}
 	if n := rolling.failed.Load(); n != 0 {
 		t.Errorf("the rolling restart failed %d requests, want 0: %v", n, rolling.failures)
 	}
@@ -415,6 +455,16 @@ func TestScaleOut(t *testing.T) {
 		t.Errorf("%d webhook events never delivered", undelivered())
 	}
 	report(t, "scale-out: 3 instances behind HAProxy, PgBouncer 1.18 (transaction mode, 20 server connections) in front of PostgreSQL; %d clients of mixed load", clients)
+	costReport := func(what string, st *loadStats, cost pgbouncertest.Stats, took time.Duration) {
+		per := func(n int64) float64 { return float64(n) / float64(max(st.served.Load(), 1)) }
+		perTime := func(d time.Duration) time.Duration { return time.Duration(per(int64(d))).Round(10 * time.Microsecond) }
+		report(t, "scale-out database cost, %s (%s, %d requests, %.0f req/s, %d failed): per request %.2f transactions, %.2f statements, "+
+			"%s in statements, %s in transactions (a server connection held), %s waiting for a server connection",
+			what, took.Round(100*time.Millisecond), st.served.Load(), float64(st.served.Load())/took.Seconds(), st.failed.Load(),
+			per(cost.Transactions), per(cost.Queries), perTime(cost.QueryTime), perTime(cost.TransactionTime), perTime(cost.WaitTime))
+	}
+	costReport("1 client", solo, soloCost, soloTook)
+	costReport(fmt.Sprintf("%d clients", clients), steady, cost, steadyTook)
 	report(t, "scale-out rolling restart: %d requests served, %d failed, in %s; meanwhile an import of %d rows (worked by %d instance processes in turn, %d contacts in the end) and a run of %d emails (its jobs worked by %d instance processes)",
 		rolling.served.Load(), rolling.failed.Load(), rollingTook.Round(100*time.Millisecond), importRows, importWorkers, imported, campaignSize, run1Workers)
 	for _, r := range restarts {
