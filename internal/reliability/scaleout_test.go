@@ -230,6 +230,9 @@ func TestScaleOut(t *testing.T) {
 		}
 		return after.Sub(before), time.Since(began)
 	}
+	// The instances' own background work (job queue and webhook polls,
+	// leader election), with no request: subtracted from what follows.
+	idleCost, idleTook := measure(func() { time.Sleep(4 * time.Second) })
 	solo := &loadStats{}
 	soloCost, soloTook := measure(func() {
 		r := rand.New(rand.NewPCG(99, 7))
@@ -455,10 +458,22 @@ func TestScaleOut(t *testing.T) {
 		t.Errorf("%d webhook events never delivered", undelivered())
 	}
 	report(t, "scale-out: 3 instances behind HAProxy, PgBouncer 1.18 (transaction mode, 20 server connections) in front of PostgreSQL; %d clients of mixed load", clients)
+	idleShare := func(took time.Duration) pgbouncertest.Stats {
+		f := took.Seconds() / idleTook.Seconds()
+		return pgbouncertest.Stats{
+			Transactions: int64(float64(idleCost.Transactions) * f), Queries: int64(float64(idleCost.Queries) * f),
+			TransactionTime: time.Duration(float64(idleCost.TransactionTime) * f), QueryTime: time.Duration(float64(idleCost.QueryTime) * f),
+			WaitTime: time.Duration(float64(idleCost.WaitTime) * f),
+		}
+	}
+	report(t, "scale-out database cost of 3 idle instances (%s): %.1f transactions/s, %.1f statements/s, %s/s in transactions",
+		idleTook.Round(100*time.Millisecond), float64(idleCost.Transactions)/idleTook.Seconds(), float64(idleCost.Queries)/idleTook.Seconds(),
+		time.Duration(float64(idleCost.TransactionTime)/idleTook.Seconds()).Round(10*time.Microsecond))
 	costReport := func(what string, st *loadStats, cost pgbouncertest.Stats, took time.Duration) {
+		cost = cost.Sub(idleShare(took))
 		per := func(n int64) float64 { return float64(n) / float64(max(st.served.Load(), 1)) }
 		perTime := func(d time.Duration) time.Duration { return time.Duration(per(int64(d))).Round(10 * time.Microsecond) }
-		report(t, "scale-out database cost, %s (%s, %d requests, %.0f req/s, %d failed): per request %.2f transactions, %.2f statements, "+
+		report(t, "scale-out database cost, %s (%s, %d requests, %.0f req/s, %d failed), the idle instances' share taken out: per request %.2f transactions, %.2f statements, "+
 			"%s in statements, %s in transactions (a server connection held), %s waiting for a server connection",
 			what, took.Round(100*time.Millisecond), st.served.Load(), float64(st.served.Load())/took.Seconds(), st.failed.Load(),
 			per(cost.Transactions), per(cost.Queries), perTime(cost.QueryTime), perTime(cost.TransactionTime), perTime(cost.WaitTime))
