@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -457,7 +458,8 @@ func TestScaleOut(t *testing.T) {
 	if undelivered() != 0 {
 		t.Errorf("%d webhook events never delivered", undelivered())
 	}
-	report(t, "scale-out: 3 instances behind HAProxy, PgBouncer 1.18 (transaction mode, 20 server connections) in front of PostgreSQL; %d clients of mixed load", clients)
+	report(t, "scale-out: 3 instances behind HAProxy, PgBouncer 1.18 (transaction mode, 20 server connections) in front of PostgreSQL; %d clients of mixed load; machine load average at the end %s",
+		clients, loadAverage())
 	idleShare := func(took time.Duration) pgbouncertest.Stats {
 		f := took.Seconds() / idleTook.Seconds()
 		return pgbouncertest.Stats{
@@ -492,4 +494,14 @@ func TestScaleOut(t *testing.T) {
 		"webhooks: %d events, %d deliveries, %d never delivered; an image uploaded on a served by b and c",
 		lostCreates, len(created), lostLabels, len(labelledIDs), 2*campaignSize, success, unknown, campaigns.DetailOutcomeUnknown, mail.RecipientCount(), dupes,
 		len(eventIDs), deliveries, undelivered())
+}
+
+// loadAverage is the machine's 1-minute load average (Linux), which says
+// how much of the measured times is queueing for the CPU.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
 }
