@@ -41,9 +41,9 @@ type Options struct {
 type Bouncer struct {
 	Addr     string
 	adminURL string
-	cmd  *exec.Cmd
-	logs *lockedBuffer
-	done chan struct{}
+	cmd      *exec.Cmd
+	logs     *lockedBuffer
+	done     chan struct{}
 }
 
 // Binary finds the pgbouncer executable: PGBOUNCER_BIN, the PATH, then
