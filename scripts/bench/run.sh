@@ -19,6 +19,7 @@
 #    webhook.
 #  - The dashboard's budgets in headless Chromium (make bench-web): first
 #    load, the first page of a 100,000-contact book, search.
+#  - The same figures at 100,000 and 1,000,000 contacts (scale.sh).
 #  - A calibration of the machine: pgbench's primary-key selects.
 # Raw output goes to docs/bench-raw.txt (ignored by git).
 set -euo pipefail
@@ -86,6 +87,13 @@ wrk_run create 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create
 hook=$(webhook_on contact.created)
 wrk_run create_webhook 16 "$CB_URL/api/v1/contacts" "${auth[@]}" -s scripts/bench/create.lua
 webhook_off "$hook" "$url"
+
+# The same figures at 100,000 and 1,000,000 contacts (their own section of
+# docs/benchmarks.md). SCALE_BENCH=0 leaves them out.
+if [ "${SCALE_BENCH:-1}" != 0 ]; then
+	log "scripts/bench/scale.sh"
+	RAW="$raw" scripts/bench/scale.sh
+fi
 
 # Calibration: what PostgreSQL alone does on this machine (primary-key
 # selects, pgbench -S, 20 clients), so figures from different machines can
