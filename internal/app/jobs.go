@@ -29,7 +29,6 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Log:           a.Log,
 		SettingsKey:   a.Config.SettingsKey,
 		PublicBaseURL: a.Config.PublicBaseURL,
-		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
@@ -44,7 +43,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	return a.Jobs.Add(
 		a.CampaignRunner,
 		a.Transfer,
-		webhookRetention{webhooks.NewRetention(a.Pool, a.Config.EventRetention, now, a.Log)},
+		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		accountMail,
 		accounts.NewSweeper(a.Pool, now),
 	)

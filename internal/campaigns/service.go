@@ -37,8 +37,6 @@ type Deps struct {
 	SettingsKey []byte
 	// PublicBaseURL is the absolute base of unsubscribe links and image URLs.
 	PublicBaseURL string
-	// ImagesDir is where uploaded campaign images are stored.
-	ImagesDir string
 	// Processing tunes the runner; zero values take the defaults.
 	Processing ProcessingOptions
 	// Observer hears about processing passes (metrics); optional.
@@ -101,7 +99,6 @@ func newShared(d Deps) shared {
 // unsubscribe page. Background processing is the Runner's.
 type Service struct {
 	shared
-	images     ImageStore
 	queue      Queue
 	suppressor suppression.Suppressor
 }
@@ -109,8 +106,7 @@ type Service struct {
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, queue: d.Queue, suppressor: suppression.New(sh.now),
-		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
+	return &Service{shared: sh, queue: d.Queue, suppressor: suppression.New(sh.now)}
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.

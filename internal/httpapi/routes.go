@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -193,9 +194,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ books.Scope) 
 	return nil
 }
 
-// readyz answers whether the database is reachable.
+// readyz answers whether the instance takes traffic: the database is
+// reachable and no stop signal has arrived (an error from ready that is
+// already classified says which).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	if err := s.ready(r.Context()); err != nil {
+		var classified *apperr.Error
+		if errors.As(err, &classified) {
+			return err
+		}
 		return apperr.Wrap(err, apperr.Unavailable, "The database is not reachable.")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

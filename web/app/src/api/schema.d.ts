@@ -1825,7 +1825,7 @@ export interface paths {
         };
         /**
          * Get an uploaded image
-         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public.
+         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public. Images are stored in the database, so every instance serves every image.
          */
         get: operations["getImage"];
         put?: never;
@@ -1865,7 +1865,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 only while PostgreSQL answers, else 503.
+         * @description Answers 200 only while PostgreSQL answers and the instance is not shutting down, else 503. After a stop signal the instance answers 503 here for SHUTDOWN_DRAIN while it still serves requests, so a load balancer takes it out of rotation before it stops.
          */
         get: operations["readyz"];
         put?: never;
