@@ -24,13 +24,11 @@ func (a *App) wireJobs(now func() time.Time) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
 		Accounts:      a.Accounts,
-		Books:         a.Books,
 		Sender:        mailer.NewSender(a.Config.MailerBaseURL, nil),
 		Now:           now,
 		Log:           a.Log,
 		SettingsKey:   a.Config.SettingsKey,
 		PublicBaseURL: a.Config.PublicBaseURL,
-		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
@@ -38,7 +36,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
-	a.Transfer = transfer.NewService(a.Pool, a.Books, a.Contacts, queue, now, a.Log)
+	a.Transfer = transfer.NewService(a.Pool, a.Contacts, queue, now, a.Log)
 	accountMail := accountmail.NewWorker(a.Pool, queue, accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
@@ -46,7 +44,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	return a.Jobs.Add(
 		a.CampaignRunner,
 		a.Transfer,
-		webhookRetention{webhooks.NewRetention(a.Pool, a.Config.EventRetention, now, a.Log)},
+		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		accountMail,
 		accounts.NewSweeper(a.Pool, now),
 	)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
@@ -69,7 +70,7 @@ func TestRunUniqueAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
-			ok, err := instances[i%2].Run(context.Background(), actor, cid, nil)
+			ok, err := instances[i%2].Run(context.Background(), books.Scope{Actor: actor}, cid)
 			if err != nil {
 				t.Error(err)
 			}

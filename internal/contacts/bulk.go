@@ -35,8 +35,8 @@ type BulkInput struct {
 
 // BulkDelete deletes the book's contacts among contact_ids (member); ids
 // outside the book are skipped. Emits contact.deleted per deleted contact.
-func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	b, targets, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) BulkDelete(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -58,22 +58,22 @@ func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid
 
 // BulkAddLabel tags the book's contacts among contact_ids (member); those
 // already tagged are skipped and not counted.
-func (s *Service) BulkAddLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, actor, bookID, in, s.st.addLabels)
+func (s *Service) BulkAddLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, sc, in, s.st.addLabels)
 }
 
 // BulkRemoveLabel untags the book's contacts among contact_ids (member);
 // it counts the contacts that had the label.
-func (s *Service) BulkRemoveLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, actor, bookID, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
+func (s *Service) BulkRemoveLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, sc, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
 		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
 	})
 }
 
 type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
 
-func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput, change labelChange) (int, error) {
-	b, targets, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) bulkLabel(ctx context.Context, sc books.Scope, in BulkInput, change labelChange) (int, error) {
+	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -103,8 +103,8 @@ func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.
 // BulkUpdateField sets a custom field on the book's contacts among
 // contact_ids (member), creating or overwriting the value; an empty value
 // removes it. It counts the contacts whose value changed.
-func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	b, targets, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) BulkUpdateField(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -151,21 +151,21 @@ type bulkTargets struct {
 	segment Condition
 }
 
-// bulkStart resolves the book (member) and the contacts of a bulk body:
-// exactly one of contact_ids (1 to MaxBulkIDs) and a segment (no limit).
-func (s *Service) bulkStart(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (books.Book, bulkTargets, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+// bulkStart checks the role (member) and reads the contacts of a bulk
+// body: exactly one of contact_ids (1 to MaxBulkIDs) and a segment (no
+// limit).
+func (s *Service) bulkStart(ctx context.Context, sc books.Scope, in BulkInput) (books.Book, bulkTargets, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return books.Book{}, bulkTargets{}, err
 	}
 	if in.Segment != nil {
 		if len(in.ContactIDs) > 0 {
 			return books.Book{}, bulkTargets{}, apperr.Invalidf("`segment_id` replaces contact_ids: send one of the two, not both.")
 		}
-		return b, bulkTargets{segment: in.Segment}, nil
+		return sc.Book, bulkTargets{segment: in.Segment}, nil
 	}
 	ids, err := parseIDs(in.ContactIDs)
-	return b, bulkTargets{ids: ids}, err
+	return sc.Book, bulkTargets{ids: ids}, err
 }
 
 // members returns the ids of the book's contacts that a segment's rule

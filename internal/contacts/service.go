@@ -26,7 +26,7 @@ type Service struct {
 	st     store
 }
 
-// NewService wires the service; books resolves X-Book-ID, outbox takes
+// NewService wires the service; books counts a book's contacts, outbox takes
 // the contact.* events.
 func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
@@ -84,11 +84,12 @@ type Page struct {
 // List returns a page of the book's contacts and how many match in all.
 // Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) (Page, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Page{}, err
 	}
+	b := sc.Book
+	var err error
 	f.Q = strings.TrimSpace(f.Q)
 	if utf8.RuneCountInString(f.Q) > maxQuery {
 		return Page{}, apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
@@ -164,30 +165,16 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 	return c, actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound)
 }
 
-// Create adds a contact to the book (member); emits contact.created.
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CreateInput) (Contact, error) {
-	related := len(relatedIDs(in.Relationships)) > 0
-	// An API key acts in its own team, as a member: its book check travels
-	// in the batch that writes (contact_book_of_team, migration 00017), so
-	// its create is one round trip. A user's role must be looked up, and
-	// related contacts are checked in a transaction: those ask first.
-	inBatch := actor.IsKey() && !related
-	teamID := actor.KeyTeamID
-	if !inBatch {
-		b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-		if err != nil {
-			return Contact{}, err
-		}
-		teamID = b.TeamID
+// Create adds a contact to the scope's book (member); emits
+// contact.created.
+func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Contact, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+		return Contact{}, err
 	}
-	c, err := in.contact(bookID, actor.CreatedBy())
+	related := len(relatedIDs(in.Relationships)) > 0
+	teamID := sc.Book.TeamID
+	c, err := in.contact(sc.Book.ID, sc.Actor.CreatedBy())
 	if err != nil {
-		if inBatch {
-			// A book outside the caller's team answers 403 whatever the body.
-			if _, aerr := s.books.Access(ctx, actor, bookID, auth.RoleMember); aerr != nil {
-				return Contact{}, aerr
-			}
-		}
 		return Contact{}, err
 	}
 	// The contact is complete before it is written (PostgreSQL keeps
@@ -196,9 +183,6 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	c.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
 	c.UpdatedAt = c.CreatedAt
 	batch := &pgx.Batch{}
-	if inBatch {
-		s.st.bookOfTeam(batch, bookID, teamID)
-	}
 	s.st.insert(batch, c)
 	committed, err := s.outbox.Queue(batch, c.CreatedAt, contactEvent(events.ContactCreated, teamID, c))
 	if err != nil {
@@ -217,9 +201,6 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 		// One round trip: the insert and its event, in the implicit
 		// transaction of the batch.
 		err = s.db.SendBatch(ctx, batch).Close()
-	}
-	if postgres.IsInsufficientPrivilege(err) {
-		return Contact{}, apperr.Wrap(err, apperr.Forbidden, "%s", books.ErrBookForbidden.Message)
 	}
 	if err != nil {
 		return Contact{}, s.writeErr(ctx, err, c)
@@ -390,11 +371,11 @@ type EmailCheck struct {
 
 // CheckEmail tells whether a contact of the book other than exclude has
 // the address, compared case-insensitively (viewer).
-func (s *Service) CheckEmail(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, email string, exclude *uuid.UUID) (EmailCheck, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) CheckEmail(ctx context.Context, sc books.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return EmailCheck{}, err
 	}
+	b := sc.Book
 	email = strings.TrimSpace(email)
 	if email == "" {
 		return EmailCheck{}, apperr.Invalidf("The query parameter email is required.")

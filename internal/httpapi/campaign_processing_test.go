@@ -496,7 +496,7 @@ func TestCampaignConcurrentProcessors(t *testing.T) {
 
 	newProcessor := func() *campaigns.Runner {
 		return campaigns.NewRunner(campaigns.Deps{
-			DB: c.env.App.Pool, Accounts: c.env.App.Accounts, Books: c.env.App.Books,
+			DB: c.env.App.Pool, Accounts: c.env.App.Accounts,
 			Sender: mailer.NewSender(c.mail.URL, nil), Now: c.env.Clock.Now, Log: slog.New(slog.DiscardHandler),
 			SettingsKey: c.env.App.Config.SettingsKey, PublicBaseURL: c.env.App.Config.PublicBaseURL,
 			Processing: campaigns.ProcessingOptions{ChunkSize: 7, Senders: 2},

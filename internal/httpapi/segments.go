@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/segments"
 )
@@ -18,48 +18,60 @@ import (
 // Handlers of segments: list, create, read (with the count), change,
 // delete, and the preview of a rule.
 
-func (s *Server) listSegments(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	segs, err := s.segments.List(r.Context(), a, bookID)
+func (s *Server) listSegments(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	segs, err := s.segments.List(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(segs))
 }
 
-func (s *Server) createSegment(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) createSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	in, err := decodeSegmentBody(w, r)
 	if err != nil {
 		return err
 	}
-	seg, err := s.segments.Create(r.Context(), a, bookID, in)
+	seg, err := s.segments.Create(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, seg)
 }
 
-func (s *Server) getSegment(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
-	seg, err := s.segments.Get(r.Context(), a, id, hint)
+func (s *Server) getSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	seg, err := s.segments.Get(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, seg)
 }
 
-func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
+func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	in, err := decodeSegmentBody(w, r)
 	if err != nil {
 		return err
 	}
-	seg, err := s.segments.Update(r.Context(), a, id, hint, in)
+	seg, err := s.segments.Update(r.Context(), sc, id, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, seg)
 }
 
-func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
-	if err := s.segments.Delete(r.Context(), a, id, hint); err != nil {
+func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.segments.Delete(r.Context(), sc, id); err != nil {
 		return err
 	}
 	return noContent(w)
@@ -72,7 +84,7 @@ type segmentPreview struct {
 	Contacts []contacts.Contact `json:"contacts"`
 }
 
-func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	in, err := decodeSegmentBody(w, r)
 	if err != nil {
 		return err
@@ -80,11 +92,11 @@ func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request, a *auth.
 	if in.Rule == nil {
 		return apperr.Invalidf("`rule` is required: the rule to preview.")
 	}
-	p, err := s.segments.Compile(r.Context(), a, bookID, *in.Rule)
+	p, err := s.segments.Compile(r.Context(), sc, *in.Rule)
 	if err != nil {
 		return err
 	}
-	pg, err := s.contacts.List(r.Context(), a, bookID, contacts.Filter{Segment: p, Limit: segments.PreviewSize})
+	pg, err := s.contacts.List(r.Context(), sc, contacts.Filter{Segment: p, Limit: segments.PreviewSize})
 	if err != nil {
 		return err
 	}
@@ -150,12 +162,12 @@ func decodeSegmentBody(w http.ResponseWriter, r *http.Request) (segments.Input, 
 // segmentParam resolves the segment_id query parameter of a contacts
 // list or export into its compiled rule (nil when absent): a segment of
 // another book is not found.
-func (s *Server) segmentParam(r *http.Request, a *auth.Actor, bookID uuid.UUID) (contacts.Condition, error) {
+func (s *Server) segmentParam(r *http.Request, sc books.Scope) (contacts.Condition, error) {
 	id, err := queryUUID(r, "segment_id")
 	if err != nil || id == nil {
 		return nil, err
 	}
-	p, err := s.segments.Members(r.Context(), a, bookID, *id)
+	p, err := s.segments.Members(r.Context(), sc, *id)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +176,7 @@ func (s *Server) segmentParam(r *http.Request, a *auth.Actor, bookID uuid.UUID) 
 
 // bulkSegment resolves the segment_id of a bulk body into its compiled
 // rule, in place of contact_ids.
-func (s *Server) bulkSegment(r *http.Request, a *auth.Actor, bookID uuid.UUID, in *contacts.BulkInput) error {
+func (s *Server) bulkSegment(r *http.Request, sc books.Scope, in *contacts.BulkInput) error {
 	if in.SegmentID == nil {
 		return nil
 	}
@@ -172,7 +184,7 @@ func (s *Server) bulkSegment(r *http.Request, a *auth.Actor, bookID uuid.UUID, i
 	if err != nil {
 		return apperr.Invalidf("`segment_id` must be a segment id (UUID).")
 	}
-	p, err := s.segments.Members(r.Context(), a, bookID, id)
+	p, err := s.segments.Members(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}

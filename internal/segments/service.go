@@ -15,10 +15,10 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
-// Books is what the service needs of books: access to a book, and the
-// labels and custom fields a rule may name (books.Service).
+// Books is what the service needs of books: the labels and custom fields
+// a rule may name (books.Service). Access to a book comes with the
+// request's scope (books.Scope).
 type Books interface {
-	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
 	LabelsOf(ctx context.Context, bookID uuid.UUID) ([]books.Label, error)
 	FieldsOf(ctx context.Context, bookID uuid.UUID) ([]books.Field, error)
 }
@@ -55,18 +55,17 @@ func NewService(db postgres.Pool, bks Books, cps Campaigns, now func() time.Time
 }
 
 // List returns the book's segments sorted by name (viewer).
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Segment, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope) ([]Segment, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.list(ctx, s.db, b.ID)
+	return s.st.list(ctx, s.db, sc.Book.ID)
 }
 
-// Get returns a segment with how many contacts match it now (viewer).
-// bookHint (X-Book-ID, when sent) must be the segment's book.
-func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) (Segment, error) {
-	seg, err := s.segmentFor(ctx, s.db, actor, id, bookHint, auth.RoleViewer, false)
+// Get returns a segment with how many contacts match it now (viewer). The
+// scope's book (X-Book-ID, when sent) must be the segment's book.
+func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Segment, error) {
+	seg, err := s.segmentFor(ctx, s.db, sc, id, auth.RoleViewer, false)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -85,18 +84,18 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID, book
 }
 
 // Create saves a segment in the book (member).
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in Input) (Segment, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Segment, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Segment{}, err
 	}
+	b := sc.Book
 	if in.Name == nil {
 		return Segment{}, apperr.Invalidf("`name` is required: 1 to %d characters, unique in the book.", MaxName)
 	}
 	if in.Rule == nil {
 		return Segment{}, apperr.Invalidf("`rule` is required: a group such as {\"all\":[...]} or a condition.")
 	}
-	seg := Segment{BookID: b.ID, Rule: *in.Rule, CreatedBy: actor.CreatedBy(), CreatedAt: s.now().UTC()}
+	seg := Segment{BookID: b.ID, Rule: *in.Rule, CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC()}
 	if err := seg.apply(in); err != nil {
 		return Segment{}, err
 	}
@@ -107,13 +106,13 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 }
 
 // Update changes the name, description or rule of a segment (member).
-func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, p Patch) (Segment, error) {
+func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Patch) (Segment, error) {
 	if p.Name == nil && p.Description == nil && p.Rule == nil {
 		return Segment{}, apperr.Invalidf("Send at least one field to change: name, description, rule.")
 	}
 	var out Segment
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		seg, err := s.segmentFor(ctx, tx, actor, id, bookHint, auth.RoleMember, true)
+		seg, err := s.segmentFor(ctx, tx, sc, id, auth.RoleMember, true)
 		if err != nil {
 			return err
 		}
@@ -134,9 +133,9 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, b
 
 // Delete removes a segment (member); one that a campaign's audience names
 // is a conflict naming the campaign.
-func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, sc books.Scope, id uuid.UUID) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if _, err := s.segmentFor(ctx, tx, actor, id, bookHint, auth.RoleMember, true); err != nil {
+		if _, err := s.segmentFor(ctx, tx, sc, id, auth.RoleMember, true); err != nil {
 			return err
 		}
 		// A campaign that comes to name it meanwhile is caught by the
@@ -154,22 +153,21 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID, b
 
 // Compile checks a rule against the book (viewer) and compiles it; it is
 // what a preview evaluates.
-func (s *Service) Compile(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, r Rule) (*Predicate, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) Compile(ctx context.Context, sc books.Scope, r Rule) (*Predicate, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.compile(ctx, b.ID, r, false, "`rule`")
+	return s.compile(ctx, sc.Book.ID, r, false, "`rule`")
 }
 
 // Members compiles the rule of a segment of the book (viewer), for the
 // statements that act on its members: a segment of another book is not
 // found.
-func (s *Service) Members(ctx context.Context, actor *auth.Actor, bookID, segmentID uuid.UUID) (*Predicate, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) Members(ctx context.Context, sc books.Scope, segmentID uuid.UUID) (*Predicate, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
+	b := sc.Book
 	seg, _, err := s.st.byID(ctx, s.db, segmentID, false)
 	if err != nil || seg.BookID != b.ID {
 		return nil, errNotInBook(err)
@@ -213,19 +211,20 @@ func errNotInBook(err error) error {
 }
 
 // segmentFor loads a segment addressed by id: NOT_FOUND outside the
-// caller's team or outside bookHint, then the role.
-func (s *Service) segmentFor(ctx context.Context, db postgres.DB, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, min auth.Role, lock bool) (Segment, error) {
+// caller's team or outside the scope's book (X-Book-ID, when sent), then
+// the role.
+func (s *Service) segmentFor(ctx context.Context, db postgres.DB, sc books.Scope, id uuid.UUID, min auth.Role, lock bool) (Segment, error) {
 	seg, teamID, err := s.st.byID(ctx, db, id, lock)
 	if err != nil {
 		return Segment{}, err
 	}
-	if bookHint != nil && *bookHint != seg.BookID {
+	if sc.InBook() && sc.Book.ID != seg.BookID {
 		return Segment{}, errSegmentNotFound
 	}
-	if err := actor.Require(ctx, teamID, auth.RoleViewer, errSegmentNotFound); err != nil {
+	if err := sc.Actor.Require(ctx, teamID, auth.RoleViewer, errSegmentNotFound); err != nil {
 		return Segment{}, err
 	}
-	return seg, actor.Require(ctx, teamID, min, errSegmentNotFound)
+	return seg, sc.Actor.Require(ctx, teamID, min, errSegmentNotFound)
 }
 
 // apply sets the name and description of a segment from an input.

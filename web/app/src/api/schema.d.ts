@@ -1825,7 +1825,7 @@ export interface paths {
         };
         /**
          * Get an uploaded image
-         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public.
+         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public. Images are stored in the database, so every instance serves every image.
          */
         get: operations["getImage"];
         put?: never;
@@ -1865,7 +1865,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 only while PostgreSQL answers, else 503.
+         * @description Answers 200 only while PostgreSQL answers and the instance is not shutting down, else 503. After a stop signal the instance answers 503 here for SHUTDOWN_DRAIN while it still serves requests, so a load balancer takes it out of rotation before it stops.
          */
         get: operations["readyz"];
         put?: never;
@@ -2053,7 +2053,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportBook"];
         put?: never;
@@ -2161,7 +2161,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -5154,7 +5154,7 @@ export interface components {
          */
         XBookID: string;
         /**
-         * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+         * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
          * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
          */
         XBookIDOptional: string;
@@ -6283,7 +6283,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6853,7 +6853,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6942,7 +6942,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6988,7 +6988,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7052,7 +7052,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7114,7 +7114,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7166,7 +7166,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7218,7 +7218,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7269,7 +7269,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7329,7 +7329,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7375,7 +7375,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7462,7 +7462,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7528,7 +7528,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7580,7 +7580,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7631,7 +7631,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -8755,7 +8755,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10337,7 +10337,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10426,7 +10426,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10472,7 +10472,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10531,7 +10531,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10583,7 +10583,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -12865,7 +12865,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -12942,7 +12942,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -12975,7 +12975,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -13257,7 +13257,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -13334,7 +13334,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -13367,7 +13367,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
