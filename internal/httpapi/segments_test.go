@@ -191,7 +191,7 @@ func TestContactsBySegment(t *testing.T) {
 	if r.Int("meta.total") != 1 || r.String("data.0.id") != s.acme[1] {
 		t.Fatalf("segment and q: %s", r.Body)
 	}
-	csv := s.V.Get("/api/contacts/export?segment_id=" + seg).Expect(http.StatusOK)
+	csv := s.M.Get("/api/contacts/export?segment_id=" + seg).Expect(http.StatusOK)
 	if lines := strings.Count(strings.TrimSpace(string(csv.Body)), "\n"); lines != 3 {
 		t.Fatalf("export by segment: %d rows\n%s", lines, csv.Body)
 	}
@@ -202,7 +202,7 @@ func TestContactsBySegment(t *testing.T) {
 	if r := s.Key.Get("/api/v1/contacts?segment_id=" + none).Expect(http.StatusOK); r.Int("meta.total") != 0 || r.Len("data") != 0 {
 		t.Fatalf("empty segment: %s", r.Body)
 	}
-	if body := strings.TrimSpace(string(s.V.Get("/api/contacts/export?segment_id=" + none).Expect(http.StatusOK).Body)); strings.Contains(body, "\n") {
+	if body := strings.TrimSpace(string(s.M.Get("/api/contacts/export?segment_id=" + none).Expect(http.StatusOK).Body)); strings.Contains(body, "\n") {
 		t.Fatalf("empty segment exported rows:\n%s", body)
 	}
 	if n := s.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"segment_id": none, "label_id": s.vip}).Expect(http.StatusOK).Int("data.added"); n != 0 {
