@@ -35,6 +35,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -59,6 +60,7 @@ type App struct {
 	Accounts *accounts.Service
 	Books    *books.Service
 	Contacts *contacts.Service
+	Segments *segments.Service
 	Workers  []Worker
 	Metrics  *metrics.Metrics
 
@@ -145,6 +147,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
+	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(pool, now)
 	a.Suppressions = suppression.NewService(pool, suppression.New(now))
@@ -158,6 +161,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: a.Accounts,
 		Books:    a.Books,
 		Contacts: a.Contacts,
+		Segments: a.Segments,
 		Ready:    a.ready,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),

@@ -32,6 +32,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Observer:      a.Metrics,
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
+		Segments:      a.Segments,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)

@@ -208,6 +208,18 @@ func (s *Service) Fields(ctx context.Context, sc Scope) ([]Field, error) {
 	return s.st.fields(ctx, s.db, sc.Book.ID)
 }
 
+// LabelsOf and FieldsOf return the labels and custom field definitions
+// of a book the caller has already been given access to (Access): what
+// the rules of a segment may name, checked when a rule is compiled.
+func (s *Service) LabelsOf(ctx context.Context, bookID uuid.UUID) ([]Label, error) {
+	return s.st.labels(ctx, s.db, bookID)
+}
+
+// FieldsOf: see LabelsOf.
+func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, error) {
+	return s.st.fields(ctx, s.db, bookID)
+}
+
 // FieldInput is a new custom field definition.
 type FieldInput struct {
 	Key  string `json:"key"`

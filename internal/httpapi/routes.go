@@ -111,6 +111,13 @@ func (s *Server) publicRoutes(r chi.Router) {
 	maybeBook.Post("/campaigns/{id}/steps", s.h(s.createStep))
 	maybeBook.Post("/campaigns/{id}/participants", s.h(s.enrollParticipants))
 
+	inBook.Get("/segments", s.h(s.listSegments))
+	inBook.Post("/segments", s.h(s.createSegment))
+	inBook.Post("/segments/preview", s.h(s.previewSegment))
+	maybeBook.Get("/segments/{id}", s.h(s.getSegment))
+	maybeBook.Patch("/segments/{id}", s.h(s.updateSegment))
+	maybeBook.Delete("/segments/{id}", s.h(s.deleteSegment))
+
 	inBook.Get("/suppressions", s.h(s.listSuppressions))
 	inBook.Post("/suppressions", s.h(s.addSuppression))
 	r.Delete("/suppressions/{id}", s.h(s.liftSuppression))

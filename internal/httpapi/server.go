@@ -20,6 +20,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -33,6 +34,9 @@ type Deps struct {
 	Books    *books.Service
 	// Contacts serves the contact endpoints.
 	Contacts *contacts.Service
+	// Segments serves segments and compiles the segments that lists,
+	// exports, bulk operations and enrollments name.
+	Segments *segments.Service
 	// Campaigns serves templates, campaigns, settings, images, unsubscribe.
 	Campaigns *campaigns.Service
 	// Transfer serves imports and exports.
@@ -84,6 +88,7 @@ type Server struct {
 	rateCounts httprate.LimitCounter
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
+	segments   *segments.Service
 	campaigns  *campaigns.Service
 	transfer   *transfer.Service
 
@@ -99,6 +104,7 @@ func New(d Deps) http.Handler {
 	s.secureCookies = d.SecureCookies
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
+	s.segments = d.Segments
 	return s.routes()
 }
 
