@@ -22,7 +22,7 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 	}
 	old, live := uuid.New(), uuid.New()
 	for id, exp := range map[uuid.UUID]time.Time{old: now.Add(-time.Second), live: now.Add(time.Hour)} {
-		if err := st.insertSession(ctx, pool, id, u.ID, now.Add(-24*time.Hour), exp); err != nil {
+		if err := st.insertSession(ctx, pool, id, u.ID, now.Add(-24*time.Hour), exp, "", ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
@@ -81,6 +82,11 @@ type App struct {
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker
+
+	// Audit reads the teams' audit logs.
+	Audit *audit.Service
+	// KeyLimits limits each API key's requests a minute across instances.
+	KeyLimits *ratelimit.PerKey
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -131,12 +137,15 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	})
 	a.Workers = append(a.Workers, a.AccountMail, accounts.NewSweeper(pool, now, log))
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, a.AccountMail.Wake)
-	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
+	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
 	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
 	a.Delivery = delivery.NewService(pool, a.Books, now)
 	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
+	a.Audit = audit.NewService(pool)
+	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, nil, log)
+	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now, opts); err != nil {
 		pool.Close()
 		return nil, err
@@ -162,6 +171,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Delivery:     a.Delivery,
 		Suppressions: a.Suppressions,
+		Audit:        a.Audit,
+		KeyLimits:    a.KeyLimits,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

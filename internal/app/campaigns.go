@@ -5,6 +5,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
@@ -14,7 +15,8 @@ import (
 
 // wireJobs builds the durable background work: the campaigns runner
 // (sending through the provider at MAILER_BASE_URL) with the scheduler's
-// periodic ticks, the hourly webhook history prune, the job queue that
+// periodic ticks, the hourly webhook history prune, the daily audit log
+// retention, the job queue that
 // runs them, the campaigns request service that queues runs on it, and the
 // contact imports (transfer) with their worker.
 func (a *App) wireJobs(now func() time.Time, opts Options) error {
@@ -48,8 +50,12 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	if err != nil {
 		return err
 	}
+	auditPrune, err := audit.NewRetention(a.Pool, now, a.Log).Jobs(workers)
+	if err != nil {
+		return err
+	}
 	if !opts.WithoutPeriodicJobs {
-		periodic = append(periodic, schedule)
+		periodic = append(periodic, schedule, auditPrune)
 		if prune != nil {
 			periodic = append(periodic, prune)
 		}

@@ -21,7 +21,7 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route as that GET, without the
 	// body (net/http drops a HEAD answer's body).
-	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log), middleware.GetHead)
+	r.Use(withRequestID, s.securityHeaders, withAccessLog(s.log, s.observe), s.withOrigin, withTextCheck(s.log), middleware.GetHead)
 	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error { return errNoEndpoint }))
 	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request) error {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
@@ -45,7 +45,8 @@ func (s *Server) routes() http.Handler {
 	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
 	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
 	r.Post("/api/auth/signup", s.h(s.signup))
-	r.With(s.clientIP()).Post("/api/auth/login", s.h(s.login))
+	r.Post("/api/auth/login", s.h(s.login))
+	r.Post("/api/auth/login/2fa", s.h(s.loginSecondStep))
 	r.Post("/api/auth/password-reset", s.h(s.requestReset))
 	r.Post("/api/auth/password-reset/confirm", s.h(s.confirmReset))
 	r.Get("/api/invitations/{token}", s.h(s.lookupInvitation))
@@ -55,7 +56,7 @@ func (s *Server) routes() http.Handler {
 
 	// The public API, for API keys, under /api/v1.
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.requireKey)
+		r.Use(s.requireKey, s.keyPolicy)
 		s.publicRoutes(r)
 	})
 	// The internal API, for the dashboard's users, under /api: the public
@@ -117,10 +118,15 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/me", s.as(s.me))
 	r.Post("/auth/password", s.as(s.changePassword))
 	r.Post("/auth/logout", s.as(s.logout))
+	r.Post("/auth/2fa/setup", s.as(s.setupTwoFactor))
+	r.Post("/auth/2fa/enable", s.as(s.enableTwoFactor))
+	r.Post("/auth/2fa/disable", s.as(s.disableTwoFactor))
+	r.Get("/auth/sessions", s.as(s.listSessions))
+	r.Delete("/auth/sessions/{id}", s.withID("id", s.endSessionByID))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.withID("team_id", s.getTeam))
-		r.Patch("/", s.withID("team_id", s.renameTeam))
+		r.Patch("/", s.withID("team_id", s.updateTeam))
 		r.Get("/members", s.withID("team_id", s.listMembers))
 		r.Post("/invitations", s.withID("team_id", s.invite))
 		r.Get("/invitations", s.withID("team_id", s.listInvitations))
@@ -131,6 +137,8 @@ func (s *Server) internalRoutes(r chi.Router) {
 		r.Post("/api-keys", s.withID("team_id", s.createKey))
 		r.Delete("/api-keys/{key_id}", s.withID("team_id", s.revokeKey))
 		r.Post("/addons/campaigns/trial", s.withID("team_id", s.startTrial))
+		r.Get("/audit-log", s.withID("team_id", s.listAuditLog))
+		r.Get("/audit-log/export", s.withID("team_id", s.exportAuditLog))
 		r.Route("/webhooks", func(r chi.Router) {
 			r.Get("/", s.withID("team_id", s.listWebhooks))
 			r.Post("/", s.withID("team_id", s.createWebhook))

@@ -2,7 +2,6 @@ package suppression
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"io"
 	"net/mail"
@@ -15,6 +14,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -83,7 +83,7 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	if f.Reason != "" && !f.Reason.Valid() {
 		return apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
-	out := csv.NewWriter(open())
+	out := csvsafe.NewWriter(open())
 	if err := out.Write([]string{"email", "reason", "source", "created_at"}); err != nil {
 		return err
 	}

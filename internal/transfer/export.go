@@ -3,7 +3,6 @@ package transfer
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"io"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
 // flushEvery is how many contacts an export writes between flushes to the
@@ -64,7 +64,7 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	name := "contacts-" + b.Slug
 	if format == FormatCSV {
 		out := bufio.NewWriterSize(open(Download{ContentType: "text/csv; charset=utf-8", Filename: name + ".csv"}), 64<<10)
-		cw := csv.NewWriter(out)
+		cw := csvsafe.NewWriter(out)
 		header := exportHeader(keys, dateLabels)
 		if err := cw.Write(header); err != nil {
 			return err
