@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -145,7 +146,8 @@ func (s *Service) GetSettings(ctx context.Context, actor *auth.Actor, bookID uui
 
 // PutSettings creates or replaces the book's email settings (owner).
 func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in SettingsInput) (Settings, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleOwner); err != nil {
+	book, err := s.bookFor(ctx, actor, bookID, auth.RoleOwner)
+	if err != nil {
 		return Settings{}, err
 	}
 	in.trim()
@@ -158,7 +160,7 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 		}
 	}
 	var out Settings
-	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// The book row lock serialises two PUTs of the masked value.
 		if err := s.st.lockBook(ctx, tx, bookID); err != nil {
 			return err
@@ -184,7 +186,16 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 		row.MailerAPIKey = MaskKey(apiKey)
 		row.EventWebhookURL = s.links.eventWebhookURL(bookID)
 		out = row
-		return nil
+		// What changed, never the provider key: only whether it changed.
+		return audit.Record(ctx, tx, audit.Entry{
+			TeamID: book.TeamID, Actor: audit.From(actor), Action: "email_settings.updated",
+			TargetType: "book", TargetID: bookID.String(),
+			Details: map[string]any{
+				"sender_email": row.SenderEmail, "sender_name": row.SenderName,
+				"mailer_api_key_changed": apiKey != cur.apiKey,
+				"track_opens":            row.TrackOpens, "track_clicks": row.TrackClicks,
+			},
+		})
 	})
 	return out, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
@@ -376,6 +377,12 @@ func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid
 			return err
 		}
 		n = len(gone)
+		if err := audit.Record(ctx, tx, audit.Entry{
+			TeamID: b.TeamID, Actor: audit.From(actor), Action: "contacts.bulk_deleted", TargetType: "book", TargetID: b.ID.String(),
+			Details: map[string]any{"deleted": n, "contact_ids": gone},
+		}); err != nil {
+			return err
+		}
 		return s.outbox.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
 	})
 	return n, err

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/csvsafe"
@@ -155,6 +156,12 @@ func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) err
 		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
 			return err
 		}
-		return s.sp.Lift(ctx, tx, id, actor.CreatedBy())
+		if err := s.sp.Lift(ctx, tx, id, actor.CreatedBy()); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{
+			TeamID: teamID, Actor: audit.From(actor), Action: "suppression.lifted", TargetType: "suppression", TargetID: id.String(),
+			Details: map[string]any{"book_id": bookID},
+		})
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
@@ -44,6 +45,14 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	case FormatVCard:
 	default:
 		return apperr.Invalidf("The query parameter format must be csv or vcard.")
+	}
+	// An export changes nothing, so its entry is written before the file
+	// is: a download that is cut short was still asked for.
+	if err := audit.Record(ctx, s.db, audit.Entry{
+		TeamID: b.TeamID, Actor: audit.From(actor), Action: "contacts.exported", TargetType: "book", TargetID: b.ID.String(),
+		Details: map[string]any{"format": format, "q": f.Q, "label_id": f.LabelID, "starred": f.Starred},
+	}); err != nil {
+		return err
 	}
 	var (
 		keys, dateLabels []string
