@@ -144,7 +144,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Delivery = delivery.NewService(pool, a.Books, now)
 	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
 	a.Audit = audit.NewService(pool)
-	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, nil, log)
+	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, now, log)
 	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now, opts); err != nil {
 		pool.Close()

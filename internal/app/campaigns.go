@@ -50,7 +50,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	if err != nil {
 		return err
 	}
-	auditPrune, err := audit.NewRetention(a.Pool, now, a.Log).Jobs(workers)
+	auditPrune, err := audit.NewRetention(a.Pool, a.Log).Jobs(workers)
 	if err != nil {
 		return err
 	}

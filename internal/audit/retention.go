@@ -19,19 +19,15 @@ const Kept = 400 * 24 * time.Hour
 // job. It is the only deletion of entries there is.
 type Retention struct {
 	db  postgres.DB
-	now func() time.Time
 	log *slog.Logger
 }
 
 // NewRetention returns the retention job over db.
-func NewRetention(db postgres.DB, now func() time.Time, log *slog.Logger) *Retention {
-	if now == nil {
-		now = time.Now
-	}
+func NewRetention(db postgres.DB, log *slog.Logger) *Retention {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Retention{db: db, now: now, log: log}
+	return &Retention{db: db, log: log}
 }
 
 // RetentionArgs is the job of one prune.
@@ -56,9 +52,10 @@ func (r *Retention) Jobs(w *river.Workers) (*river.PeriodicJob, error) {
 		&river.PeriodicJobOpts{ID: "audit_log_retention", RunOnStart: true}), nil
 }
 
-// Prune deletes the entries older than Kept and says how many.
+// Prune deletes the entries older than Kept and says how many. Entries
+// are stamped by the database's clock (Record), so their age is too.
 func (r *Retention) Prune(ctx context.Context) (int64, error) {
-	tag, err := r.db.Exec(ctx, `DELETE FROM audit_log WHERE at < $1`, r.now().Add(-Kept))
+	tag, err := r.db.Exec(ctx, `DELETE FROM audit_log WHERE at < now() - make_interval(secs => $1)`, Kept.Seconds())
 	if err != nil {
 		return 0, postgres.Translate(err)
 	}
