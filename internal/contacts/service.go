@@ -142,11 +142,11 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 // Create adds a contact to the book (member); emits contact.created.
 func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CreateInput) (Contact, error) {
 	related := len(relatedIDs(in.Relationships)) > 0
-	// An API key acts in its own team, as a member: its book check travels
+	// A full API key acts in its own team, as a member: its book check travels
 	// in the batch that writes (contact_book_of_team, migration 00017), so
 	// its create is one round trip. A user's role must be looked up, and
 	// related contacts are checked in a transaction: those ask first.
-	inBatch := actor.IsKey() && !related
+	inBatch := actor.IsKey() && !actor.ReadOnly() && !related
 	teamID := actor.KeyTeamID
 	if !inBatch {
 		b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
