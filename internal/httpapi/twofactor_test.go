@@ -216,7 +216,7 @@ func TestSessionsListAndEnd(t *testing.T) {
 	}
 	// Another user cannot end it.
 	bob := a.Signup("bob")
-	bob.Delete("/api/auth/sessions/" + otherID).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	bob.Delete("/api/auth/sessions/"+otherID).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	ann.Delete("/api/auth/sessions/" + otherID).Expect(http.StatusNoContent)
 	waitRefused(t, other)
 	ann.Get("/api/me").Expect(http.StatusOK)
@@ -259,7 +259,7 @@ func TestTeamRequiresTwoFactor(t *testing.T) {
 	owner.Patch(team, map[string]bool{"require_two_factor": false}).Expect(http.StatusOK)
 	admin.Get(team).Expect(http.StatusOK)
 	var actions []string
-	for _, e := range owner.Get(team+"/audit-log?action=security.2fa_required").Expect(http.StatusOK).Value("data").([]any) {
+	for _, e := range owner.Get(team + "/audit-log?action=security.2fa_required").Expect(http.StatusOK).Value("data").([]any) {
 		actions = append(actions, e.(map[string]any)["action"].(string))
 	}
 	if len(actions) != 2 {
