@@ -9,6 +9,7 @@ package accounts
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -148,7 +149,7 @@ type TeamPatch struct {
 func (p *TeamPatch) check() error {
 	if p.Name != nil {
 		n := strings.TrimSpace(*p.Name)
-		if n == "" || len(n) > 200 {
+		if n == "" || utf8.RuneCountInString(n) > 200 {
 			return apperr.Invalidf("`name` must be 1 to 200 characters.")
 		}
 		p.Name = &n
