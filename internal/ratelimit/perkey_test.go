@@ -2,10 +2,14 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -86,5 +90,75 @@ func TestPerKeyWritesOncePerBudget(t *testing.T) {
 	l.SyncAll(ctx)
 	if err := pool.QueryRow(ctx, `SELECT n FROM rate_limit_counters WHERE key = 'api_key:k'`).Scan(&total); err != nil || total != 31 {
 		t.Fatalf("shared count after a sync: %d (%v), want 31", total, err)
+	}
+}
+
+// BenchmarkPerKeyAllow is the limit's cost on a request's path between two
+// syncs: a map lookup and a count under a mutex.
+func BenchmarkPerKeyAllow(b *testing.B) {
+	l := ratelimit.NewPerKey(pgtest.NewPool(b), 1_000_000_000, nil, nil)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := l.Allow(ctx, "k"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPerKeySync is one admission and one sync of the key's count
+// with PostgreSQL (one upsert), which a key pays once per budget (a
+// fortieth of the limit) of requests, and every key in use once per
+// SyncEvery in the background.
+func BenchmarkPerKeySync(b *testing.B) {
+	l := ratelimit.NewPerKey(pgtest.NewPool(b), 1_000_000_000, nil, nil)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := l.Allow(ctx, "k"); err != nil {
+			b.Fatal(err)
+		}
+		l.SyncAll(ctx)
+	}
+}
+
+// One background sync carries every key's count.
+func TestPerKeySyncAllCarriesEveryKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
+	a := ratelimit.NewPerKey(pool, 1200, now, nil)
+	b := ratelimit.NewPerKey(pool, 1200, now, nil)
+	for i, n := range []int{3, 5, 7} {
+		for range n {
+			if _, err := a.Allow(ctx, fmt.Sprint("k", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := b.Allow(ctx, "k0"); err != nil {
+		t.Fatal(err)
+	}
+	a.SyncAll(ctx)
+	b.SyncAll(ctx)
+	rows, err := pool.Query(ctx, `SELECT key || '=' || n FROM rate_limit_counters ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != "api_key:k0=4 api_key:k1=5 api_key:k2=7" {
+		t.Fatalf("counters: %v", got)
+	}
+	// The totals came back: b knows of a's three.
+	if d, _ := b.Allow(ctx, "k0"); d.Remaining != 1200-5 {
+		t.Fatalf("b after the sync: %+v", d)
+	}
+	// Nothing left to sync: no write.
+	a.SyncAll(ctx)
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT n FROM rate_limit_counters WHERE key = 'api_key:k1'`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("k1 after an idle sync: %d %v", n, err)
 	}
 }
