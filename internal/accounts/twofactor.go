@@ -73,7 +73,7 @@ var (
 	errNeedsUser       = apperr.New(apperr.Unauthorized, "Two-factor sign-in belongs to a person; log in with a token.")
 	errOneFactor       = apperr.Invalidf("Send either `code` (from your authenticator app) or `recovery_code`.")
 	errMFAGone         = apperr.New(apperr.Unauthorized, "This sign-in step is unknown, used or expired, or the code is wrong; log in again or try another code.")
-	errWrongFactorHere = errors.New("wrong second factor")
+	errWrongSecondFactor = errors.New("wrong second factor")
 )
 
 // challengeIfTwoFactor starts the second step of a login for a user with
@@ -252,7 +252,7 @@ func (s *Service) LoginSecondStep(ctx context.Context, in SecondStepInput, clien
 		}
 		if !ok {
 			// Rolled back: the challenge stays for another try.
-			return errWrongFactorHere
+			return errWrongSecondFactor
 		}
 		if err := s.st.loginSucceeded(ctx, tx, emailKey, ipKey); err != nil {
 			return err
@@ -260,7 +260,7 @@ func (s *Service) LoginSecondStep(ctx context.Context, in SecondStepInput, clien
 		sess, err = s.startSession(ctx, tx, userID)
 		return err
 	})
-	if errors.Is(err, errWrongFactorHere) {
+	if errors.Is(err, errWrongSecondFactor) {
 		return Session{}, errMFAGone
 	}
 	return sess, err
