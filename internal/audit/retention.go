@@ -42,14 +42,15 @@ func (RetentionArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
-// Jobs registers the prune's worker and returns its daily periodic job.
-func (r *Retention) Jobs(w *river.Workers) (*river.PeriodicJob, error) {
+// Jobs registers the prune's worker and returns its daily periodic job
+// (a jobs.Source).
+func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 	if err := river.AddWorkerSafely(w, &retentionWorker{r: r}); err != nil {
 		return nil, err
 	}
-	return river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
 		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "audit_log_retention", RunOnStart: true}), nil
+		&river.PeriodicJobOpts{ID: "audit_log_retention", RunOnStart: true})}, nil
 }
 
 // Prune deletes the entries older than Kept and says how many. Entries

@@ -10,15 +10,15 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
 // Two-factor sign-in, sessions and the audit log (docs/design.md,
 // "Securing a team").
 
-func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	setup, err := s.accounts.SetupTwoFactor(r.Context(), a)
+func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	setup, err := s.accounts.SetupTwoFactor(r.Context(), sc.Actor)
 	if err != nil {
 		return err
 	}
@@ -26,12 +26,12 @@ func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, setup)
 }
 
-func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in accounts.CodeInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	codes, err := s.accounts.EnableTwoFactor(r.Context(), a, in)
+	codes, err := s.accounts.EnableTwoFactor(r.Context(), sc.Actor, in)
 	if err != nil {
 		return err
 	}
@@ -39,18 +39,18 @@ func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, a *auth
 	return data(w, http.StatusOK, codes)
 }
 
-func (s *Server) disableTwoFactor(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+func (s *Server) disableTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in accounts.DisableInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if err := s.accounts.DisableTwoFactor(r.Context(), a, in); err != nil {
+	if err := s.accounts.DisableTwoFactor(r.Context(), sc.Actor, in); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.SecondStepInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -64,19 +64,23 @@ func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusOK, sess)
 }
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	list, err := s.accounts.Sessions(r.Context(), a)
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	list, err := s.accounts.Sessions(r.Context(), sc.Actor)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(list))
 }
 
-func (s *Server) endSessionByID(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	if err := s.accounts.EndSession(r.Context(), a, id); err != nil {
+func (s *Server) endSessionByID(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
 		return err
 	}
-	if id == a.SessionID {
+	if err := s.accounts.EndSession(r.Context(), sc.Actor, id); err != nil {
+		return err
+	}
+	if id == sc.Actor.SessionID {
 		s.endSession(w, r)
 	}
 	return noContent(w)
@@ -118,12 +122,16 @@ type auditPage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
-	list, next, err := s.audit.List(r.Context(), a, teamID, f)
+	list, next, err := s.audit.List(r.Context(), sc.Actor, teamID, f)
 	if err != nil {
 		return err
 	}
@@ -138,14 +146,18 @@ func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, a *auth.Ac
 // auditHeader is the audit log CSV's header.
 var auditHeader = []string{"id", "at", "actor_type", "actor_id", "actor_name", "action", "target_type", "target_id", "ip", "user_agent", "details"}
 
-func (s *Server) exportAuditLog(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) exportAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
 	var out *csvsafe.Writer
 	rec := make([]string, len(auditHeader))
-	err = s.audit.Export(r.Context(), a, teamID, f, func(v audit.View) error {
+	err = s.audit.Export(r.Context(), sc.Actor, teamID, f, func(v audit.View) error {
 		if out == nil {
 			out = csvsafe.NewWriter(download(w, "text/csv; charset=utf-8", "audit-log.csv"))
 			if err := out.Write(auditHeader); err != nil {

@@ -2053,7 +2053,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportBook"];
         put?: never;
@@ -2161,7 +2161,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -5010,7 +5010,7 @@ export interface components {
          */
         XBookID: string;
         /**
-         * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+         * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
          * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
          */
         XBookIDOptional: string;
@@ -6124,7 +6124,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6694,7 +6694,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6783,7 +6783,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6829,7 +6829,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6893,7 +6893,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6955,7 +6955,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7007,7 +7007,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7059,7 +7059,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7110,7 +7110,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7170,7 +7170,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7216,7 +7216,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7303,7 +7303,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7369,7 +7369,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7421,7 +7421,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7472,7 +7472,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -8594,7 +8594,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10213,7 +10213,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10303,7 +10303,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10350,7 +10350,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10410,7 +10410,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10463,7 +10463,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
