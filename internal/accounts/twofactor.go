@@ -70,9 +70,9 @@ type SecondStepInput struct {
 }
 
 var (
-	errNeedsUser       = apperr.New(apperr.Unauthorized, "Two-factor sign-in belongs to a person; log in with a token.")
-	errOneFactor       = apperr.Invalidf("Send either `code` (from your authenticator app) or `recovery_code`.")
-	errMFAGone         = apperr.New(apperr.Unauthorized, "This sign-in step is unknown, used or expired, or the code is wrong; log in again or try another code.")
+	errNeedsUser         = apperr.New(apperr.Unauthorized, "Two-factor sign-in belongs to a person; log in with a token.")
+	errOneFactor         = apperr.Invalidf("Send either `code` (from your authenticator app) or `recovery_code`.")
+	errMFAGone           = apperr.New(apperr.Unauthorized, "This sign-in step is unknown, used or expired, or the code is wrong; log in again or try another code.")
 	errWrongSecondFactor = errors.New("wrong second factor")
 )
 
