@@ -22,6 +22,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
@@ -87,6 +88,10 @@ type App struct {
 
 	// draining is set once a stop signal arrived: /readyz answers 503.
 	draining atomic.Bool
+	// Audit reads the teams' audit logs.
+	Audit *audit.Service
+	// KeyLimits limits each API key's requests a minute across instances.
+	KeyLimits *ratelimit.PerKey
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -144,13 +149,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Workers = append(a.Workers, a.Jobs)
 	queue := a.Jobs.Client()
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
-	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
+	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
 	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(pool, now)
 	a.Suppressions = suppression.NewService(pool, suppression.New(now))
+	a.Audit = audit.NewService(pool)
+	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, now, log)
+	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now); err != nil {
 		a.Close()
 		return nil, err
@@ -177,6 +185,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Delivery:     a.Delivery,
 		Suppressions: a.Suppressions,
+		Audit:        a.Audit,
+		KeyLimits:    a.KeyLimits,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -89,6 +90,9 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 			if out, err = s.st.insertBook(ctx, tx, b); err != nil {
 				return err
 			}
+			if err := recordBook(ctx, tx, actor, "book.created", out); err != nil {
+				return err
+			}
 			return s.outbox.Append(ctx, tx, s.now(), events.Event{Type: events.BookCreated, TeamID: out.TeamID, BookID: &out.ID, Data: out})
 		})
 		if postgres.IsUniqueViolation(err, "books_team_slug_key") && attempt < 5 {
@@ -130,6 +134,9 @@ func (s *Service) Delete(ctx context.Context, sc Scope) error {
 	b := sc.Book
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
+			return err
+		}
+		if err := recordBook(ctx, tx, sc.Actor, "book.deleted", b); err != nil {
 			return err
 		}
 		return s.outbox.Append(ctx, tx, s.now(), events.Event{
@@ -245,4 +252,12 @@ func (s *Service) DeleteField(ctx context.Context, sc Scope, fieldID uuid.UUID) 
 		return err
 	}
 	return s.st.deleteField(ctx, s.db, sc.Book.ID, fieldID)
+}
+
+// recordBook writes the team's audit entry of a change to book b in tx.
+func recordBook(ctx context.Context, tx postgres.DB, actor *auth.Actor, action string, b Book) error {
+	return audit.Record(ctx, tx, audit.Entry{
+		TeamID: b.TeamID, Actor: audit.From(actor), Action: action, TargetType: "book", TargetID: b.ID.String(),
+		Details: map[string]any{"name": b.Name, "slug": b.Slug},
+	})
 }

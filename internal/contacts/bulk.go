@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -51,9 +52,31 @@ func (s *Service) BulkDelete(ctx context.Context, sc books.Scope, in BulkInput) 
 			return err
 		}
 		n = len(gone)
+		if err := audit.Record(ctx, tx, audit.Entry{
+			TeamID: b.TeamID, Actor: audit.From(sc.Actor), Action: "contacts.bulk_deleted", TargetType: "book", TargetID: b.ID.String(),
+			Details: bulkDeleteDetails(in, gone),
+		}); err != nil {
+			return err
+		}
 		return s.outbox.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
 	})
 	return n, err
+}
+
+// auditedIDs is how many deleted contact ids an audit entry lists; a
+// larger delete (a segment's members) records its count and segment only,
+// so one entry never grows with the book.
+const auditedIDs = 10_000
+
+func bulkDeleteDetails(in BulkInput, gone []uuid.UUID) map[string]any {
+	d := map[string]any{"deleted": len(gone)}
+	if in.SegmentID != nil {
+		d["segment_id"] = *in.SegmentID
+	}
+	if len(gone) <= auditedIDs {
+		d["contact_ids"] = gone
+	}
+	return d
 }
 
 // BulkAddLabel tags the book's contacts among contact_ids (member); those

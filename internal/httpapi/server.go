@@ -14,12 +14,14 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
@@ -69,6 +71,10 @@ type Deps struct {
 	Delivery *delivery.Service
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
+	// Audit serves the teams' audit logs.
+	Audit *audit.Service
+	// KeyLimits limits each API key's requests a minute; nil for none.
+	KeyLimits *ratelimit.PerKey
 }
 
 // Server routes requests to handlers.
@@ -96,6 +102,8 @@ type Server struct {
 
 	delivery     *delivery.Service
 	suppressions *suppression.Service
+	audit        *audit.Service
+	keyLimits    *ratelimit.PerKey
 }
 
 // New builds the HTTP handler of the whole service.
@@ -105,6 +113,7 @@ func New(d Deps) http.Handler {
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
 	s.segments = d.Segments
+	s.audit, s.keyLimits = d.Audit, d.KeyLimits
 	return s.routes()
 }
 

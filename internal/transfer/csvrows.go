@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
 // Limits of an imported file.
@@ -63,6 +64,11 @@ func (f *csvFile) next() ([]string, error) {
 		f.record++
 		if len(rec) > maxColumns {
 			return nil, apperr.Invalidf("Row %d has %d columns; a file may have at most %d.", f.record, len(rec), maxColumns)
+		}
+		// A cell that an export wrote with a leading apostrophe, so that a
+		// spreadsheet reads it as text, gets its value back.
+		for i, c := range rec {
+			rec[i] = csvsafe.Restore(c)
 		}
 		return rec, nil
 	}

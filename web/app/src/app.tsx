@@ -36,6 +36,8 @@ const Imports = lazy(() => import('./screens/Imports'));
 const Settings = lazy(() => import('./screens/Settings'));
 const Webhooks = lazy(() => import('./screens/Webhooks'));
 const Billing = lazy(() => import('./screens/Billing'));
+const Security = lazy(() => import('./screens/Security'));
+const AuditLog = lazy(() => import('./screens/AuditLog'));
 const NotFound = lazy(() => import('./screens/NotFound'));
 
 // Screens for visitors only: a signed-in person who opens one goes on.
@@ -145,6 +147,11 @@ function Shell() {
               Webhooks
             </NavLink>
           )}
+          {atLeast(w.role, 'admin') && (
+            <NavLink href="/app/audit-log" match={/^\/app\/audit-log/}>
+              Audit log
+            </NavLink>
+          )}
           <NavLink href="/app/team" match={/^\/app\/team/}>
             Team
           </NavLink>
@@ -155,6 +162,11 @@ function Shell() {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
+        {w.twoFactorRequired && path !== '/app/security' && (
+          <p class="banner" role="alert">
+            {w.team.name} requires two-factor sign-in. <a href="/app/security">Turn it on</a> to reach the team's books.
+          </p>
+        )}
         <Router onRouteChange={markNavigation}>
           <Route path="/app/" component={Home} />
           <Route path="/app/books" component={Books} />
@@ -178,6 +190,8 @@ function Shell() {
           <Route path="/app/team" component={Team} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/billing" component={Billing} />
+          <Route path="/app/security" component={Security} />
+          <Route path="/app/audit-log" component={AuditLog} />
           <Route default component={NotFound} />
         </Router>
       </main>
@@ -312,6 +326,9 @@ function UserMenu() {
           <br />
           {roleNames[w.role]} of {w.team.name}
         </p>
+        <a class="button secondary" href="/app/security" onClick={() => setOpen(false)}>
+          Security
+        </a>
         <button
           type="button"
           class="secondary"

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a success clears the email's count. A token is valid until it expires or its session ends (logout, password change or reset).
+         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a completed login clears the email's count (a right password whose second step is pending does not). A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["login"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset link
-         * @description Sets the password (8 to 72 characters) of the link's account, ends every earlier session of it and answers a new one. Unknown, used, replaced or expired token: 404.
+         * @description Sets the password (8 to 72 characters) of the link's account, ends every earlier session of it and answers a new one. Unknown, used, replaced or expired token: 404. For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["confirmPasswordReset"];
         delete?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a team
-         * @description Changes the team's name. Role: admin.
+         * @description Changes the team's name. Role: admin. `require_two_factor` needs the owner role and is recorded as security.2fa_required; a new name is recorded as team.updated.
          */
         patch: operations["renameTeam"];
         trace?: never;
@@ -1075,7 +1075,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Creates a team API key for /api/v1; the secret key is shown only in this answer. A key acts as a member of its team. Role: admin.
+         * @description Creates a team API key for /api/v1; the secret key is shown only in this answer. A key acts as a member of its team. Role: admin. A key of scope read may only GET and HEAD; a key past expires_at is refused with 401. Recorded in the audit log (api_key.created), without the secret.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -2336,6 +2336,166 @@ export interface paths {
         patch: operations["updateSegmentInternal"];
         trace?: never;
     };
+    "/api/auth/2fa/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up two-factor sign-in
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30-second steps), pending until enabled with a code; calling again replaces a pending one. The QR code is rendered by the service. 409 when two-factor sign-in is already on.
+         */
+        post: operations["setupTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/2fa/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description Confirms the pending secret with a current code and answers ten single-use recovery codes, shown only here (stored hashed). A wrong code: 400 naming `code`.
+         */
+        post: operations["enableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/2fa/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description Needs the password and a current code or an unused recovery code; wrong: 403 FORBIDDEN. Attempts count in the login throttle of the account (429 with Retry-After).
+         */
+        post: operations["disableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/2fa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a two-factor login
+         * @description The second step of a login for an account with two-factor sign-in: the mfa_token of POST /api/auth/login with a current TOTP code or a recovery code. A code is accepted once (a replay is refused), a recovery code once, the mfa_token once and for 5 minutes. Wrong: 401 UNAUTHORIZED, the token stays usable; wrong codes count in the login throttle (429 with Retry-After).
+         */
+        post: operations["loginSecondStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your sessions
+         * @description Your open login sessions, most recently seen first; current marks this request's.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sessions
+         * @description Its token is refused on every instance within a second, as after logout.
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Who did what in the team, newest first, written in the same transaction as each change. Entries are kept at least 400 days; no endpoint changes or deletes them. Role: admin.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/audit-log/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the audit log as CSV
+         * @description The entries matching the same filters, newest first, streamed as CSV (id, at, actor_type, actor_id, actor_name, action, target_type, target_id, ip, user_agent, details). A cell that starts with =, +, -, @, a tab or a carriage return is written with a leading apostrophe. Role: admin.
+         */
+        get: operations["exportAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -2482,10 +2642,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN and ADDON_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -2574,7 +2734,8 @@ export interface components {
          *       "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "email": "ann@example.com",
          *       "name": "Ann Lee",
-         *       "created_at": "2026-03-02T09:00:00Z"
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "two_factor_enabled": false
          *     }
          */
         User: {
@@ -2585,6 +2746,8 @@ export interface components {
             name: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Whether the user signs in with a TOTP code besides the password. */
+            two_factor_enabled: boolean;
         };
         /**
          * @description A login token and when it expires. With ?session=cookie the token is set as the HttpOnly cb_session cookie instead and left out of the body.
@@ -2620,7 +2783,8 @@ export interface components {
          *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "email": "ann@example.com",
          *         "name": "Ann Lee",
-         *         "created_at": "2026-03-02T09:00:00Z"
+         *         "created_at": "2026-03-02T09:00:00Z",
+         *         "two_factor_enabled": false
          *       },
          *       "team": {
          *         "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
@@ -2657,7 +2821,8 @@ export interface components {
          *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "email": "ann@example.com",
          *         "name": "Ann Lee",
-         *         "created_at": "2026-03-02T09:00:00Z"
+         *         "created_at": "2026-03-02T09:00:00Z",
+         *         "two_factor_enabled": false
          *       },
          *       "teams": [
          *         {
@@ -2680,7 +2845,8 @@ export interface components {
          *       "campaign_addon": "trial",
          *       "trial_ends_at": "2026-03-16T09:00:00Z",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:15:00Z"
+         *       "updated_at": "2026-03-02T09:15:00Z",
+         *       "require_two_factor": false
          *     }
          */
         Team: {
@@ -2701,6 +2867,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Members without two-factor sign-in get 403 TWO_FACTOR_REQUIRED from the team's resources. Set by an owner. */
+            require_two_factor: boolean;
         };
         /**
          * @description A user's membership of a team.
@@ -2729,7 +2897,9 @@ export interface components {
          *       "name": "CRM sync",
          *       "prefix": "cbk_Xq3vR8a",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "last_used_at": null
+         *       "last_used_at": null,
+         *       "scope": "full",
+         *       "expires_at": null
          *     }
          */
         ApiKey: {
@@ -2745,6 +2915,16 @@ export interface components {
              * @description Last use, updated at most once a minute; null when never used.
              */
             last_used_at: string | null;
+            /**
+             * @description full: everything a key may do; read: GET and HEAD only (anything else is 403 FORBIDDEN).
+             * @enum {string}
+             */
+            scope: "full" | "read";
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 after); null for never.
+             */
+            expires_at: string | null;
         };
         /**
          * @description A freshly created API key with its secret.
@@ -2754,7 +2934,9 @@ export interface components {
          *         "name": "CRM sync",
          *         "prefix": "cbk_Xq3vR8a",
          *         "created_at": "2026-03-02T09:00:00Z",
-         *         "last_used_at": null
+         *         "last_used_at": null,
+         *         "scope": "full",
+         *         "expires_at": null
          *       },
          *       "key": "cbk_Xq3vR8aK2mZ7pL0nW4tY6uB1cD9eF5gH3jS8kA2qV0w"
          *     }
@@ -4983,6 +5165,108 @@ export interface components {
             /** @description The first 10 matches in the contact list's default order (newest first). */
             contacts: components["schemas"]["Contact"][];
         };
+        /**
+         * @description The answer to a right password of an account with two-factor sign-in: no session yet; send mfa_token with a code to POST /api/auth/login/2fa within 5 minutes.
+         * @example {
+         *       "mfa_required": true,
+         *       "mfa_token": "q8Zk3v0nJ2xY7hL1cW5bR9tE4uA6sD8fG0hJ2kL4mN6",
+         *       "expires_at": "2026-03-02T09:05:00Z"
+         *     }
+         */
+        MFAChallenge: {
+            /** @constant */
+            mfa_required: true;
+            mfa_token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauth_url": "otpauth://totp/contactbook:ann@example.com?algorithm=SHA1&digits=6&issuer=contactbook&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "qr_code": "data:image/png;base64,iVBORw0KGgo="
+         *     }
+         */
+        TwoFactorSetup: {
+            /** @description Base32 TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s). */
+            secret: string;
+            otpauth_url: string;
+            /** @description The otpauth URL as a QR code: a PNG data URL rendered by the service. */
+            qr_code: string;
+        };
+        /**
+         * @example {
+         *       "id": "3c1f6a2e-8d4b-4c7e-9f1a-2b3c4d5e6f70",
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "last_seen_at": "2026-03-02T09:30:00Z",
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0",
+         *       "current": true
+         *     }
+         */
+        SessionInfo: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description To the minute.
+             */
+            last_seen_at: string;
+            ip: string;
+            user_agent: string;
+            /** @description The session of this request. */
+            current: boolean;
+        };
+        /**
+         * @example {
+         *       "id": "7a9c1e3f-5b7d-4f1a-8c3e-5a7c9e1f3b5d",
+         *       "at": "2026-03-02T09:10:00Z",
+         *       "actor": {
+         *         "type": "user",
+         *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+         *         "name": "ann@example.com"
+         *       },
+         *       "action": "api_key.created",
+         *       "target": {
+         *         "type": "api_key",
+         *         "id": "e1f3a5c7-9b1d-4e3f-a5c7-9b1d3f5a7c9e"
+         *       },
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0",
+         *       "details": {
+         *         "name": "Reporting",
+         *         "prefix": "cbk_Xq3vR8a",
+         *         "scope": "read",
+         *         "expires_at": null
+         *       }
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+                /** Format: uuid */
+                id: string | null;
+                /** @description A user's email or a key's name; empty for the system. */
+                name: string;
+            };
+            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, ... */
+            action: string;
+            target: {
+                type: string;
+                id: string;
+            };
+            ip: string;
+            user_agent: string;
+            /** @description What changed; never a secret. */
+            details: Record<string, never>;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -5003,7 +5287,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description FORBIDDEN: the caller's role is too low, or the book in X-Book-ID is not one of the caller's team; ADDON_REQUIRED: the team lacks the Campaigns add-on (or, to run campaigns, the paid add-on). */
+        /** @description FORBIDDEN: the caller's role is too low, the book in X-Book-ID is not one of the caller's team, or a read API key asked to change something; ADDON_REQUIRED: the team lacks the Campaigns add-on (or, to run campaigns, the paid add-on); TWO_FACTOR_REQUIRED: the team requires two-factor sign-in and the caller has not turned it on (POST /api/auth/2fa/setup). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -5057,7 +5341,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description RATE_LIMITED: too many requests from this address; retry after Retry-After seconds. */
+        /** @description RATE_LIMITED: too many requests from this address or with this API key; retry after Retry-After seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -5230,16 +5514,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
-                     *         "expires_at": "2026-03-03T09:00:00Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
-                        data: components["schemas"]["Session"];
+                        data: components["schemas"]["Session"] | components["schemas"]["MFAChallenge"];
                     };
                 };
             };
@@ -5400,16 +5676,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
-                     *         "expires_at": "2026-03-03T09:00:00Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
-                        data: components["schemas"]["Session"];
+                        data: components["schemas"]["Session"] | components["schemas"]["MFAChallenge"];
                     };
                 };
             };
@@ -5466,7 +5734,8 @@ export interface operations {
                      *           "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "email": "ann@example.com",
                      *           "name": "Ann Lee",
-                     *           "created_at": "2026-03-02T09:00:00Z"
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "two_factor_enabled": false
                      *         },
                      *         "team": {
                      *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
@@ -5531,6 +5800,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5652,6 +5922,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5794,6 +6065,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5939,6 +6211,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -8286,6 +8559,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -8695,7 +8969,8 @@ export interface operations {
                      *           "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "email": "ann@example.com",
                      *           "name": "Ann Lee",
-                     *           "created_at": "2026-03-02T09:00:00Z"
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "two_factor_enabled": false
                      *         },
                      *         "teams": [
                      *           {
@@ -8891,7 +9166,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -8902,6 +9178,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -8923,11 +9200,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Acme Sales EMEA"
+                 *       "require_two_factor": true
                  *     }
                  */
                 "application/json": {
-                    name: string;
+                    name?: string;
+                    /** @description Owner only; to require it the owner must have two-factor sign-in on (409 otherwise). */
+                    require_two_factor?: boolean;
                 };
             };
         };
@@ -8946,7 +9225,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -8959,6 +9239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -8993,7 +9274,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -9039,7 +9321,9 @@ export interface operations {
                      *           "name": "CRM sync",
                      *           "prefix": "cbk_Xq3vR8a",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "last_used_at": null
+                     *           "last_used_at": null,
+                     *           "scope": "full",
+                     *           "expires_at": null
                      *         }
                      *       ]
                      *     }
@@ -9073,11 +9357,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "CRM sync"
+                 *       "name": "Reporting",
+                 *       "scope": "read",
+                 *       "expires_at": "2026-12-31T00:00:00Z"
                  *     }
                  */
                 "application/json": {
                     name: string;
+                    /**
+                     * @default full
+                     * @enum {string}
+                     */
+                    scope?: "full" | "read";
+                    /**
+                     * Format: date-time
+                     * @description In the future; null or absent for a key that never expires.
+                     */
+                    expires_at?: string | null;
                 };
             };
         };
@@ -9096,7 +9392,9 @@ export interface operations {
                      *           "name": "CRM sync",
                      *           "prefix": "cbk_Xq3vR8a",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "last_used_at": null
+                     *           "last_used_at": null,
+                     *           "scope": "full",
+                     *           "expires_at": null
                      *         },
                      *         "key": "cbk_Xq3vR8aK2mZ7pL0nW4tY6uB1cD9eF5gH3jS8kA2qV0w"
                      *       }
@@ -9336,6 +9634,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -9872,7 +10171,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9921,7 +10222,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9968,7 +10271,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10017,6 +10322,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10069,6 +10375,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10122,6 +10429,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10168,6 +10476,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10227,6 +10536,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10277,6 +10587,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10329,6 +10640,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10418,6 +10730,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10464,6 +10777,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10523,6 +10837,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10575,6 +10890,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10641,6 +10957,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10773,6 +11090,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10886,6 +11204,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10935,6 +11254,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10984,6 +11304,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11033,6 +11354,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11082,6 +11404,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11186,7 +11509,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11216,6 +11541,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11330,6 +11656,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11384,6 +11711,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11418,6 +11746,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11753,6 +12082,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11826,6 +12156,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11990,6 +12321,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12086,6 +12418,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12208,6 +12541,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -12658,6 +12992,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -13442,6 +13777,377 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    setupTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *         "otpauth_url": "otpauth://totp/contactbook:ann@example.com?algorithm=SHA1&digits=6&issuer=contactbook&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *         "qr_code": "data:image/png;base64,iVBORw0KGgo="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TwoFactorSetup"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    enableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "recovery_codes": [
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                    code?: string;
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    loginSecondStep: {
+        parameters: {
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mfa_token": "q8Zk3v0nJ2xY7hL1cW5bR9tE4uA6sD8fG0hJ2kL4mN6",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    mfa_token: string;
+                    code?: string;
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+                     *         "expires_at": "2026-03-03T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3c1f6a2e-8d4b-4c7e-9f1a-2b3c4d5e6f70",
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "last_seen_at": "2026-03-02T09:30:00Z",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "current": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SessionInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action, e.g. api_key.created. */
+                action?: string;
+                /** @description Only entries of this user or API key. */
+                actor_id?: string;
+                /** @description RFC 3339; entries at or after. */
+                since?: string;
+                /** @description RFC 3339; entries before. */
+                until?: string;
+                /** @description 1..200 (larger is clamped). */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7a9c1e3f-5b7d-4f1a-8c3e-5a7c9e1f3b5d",
+                     *           "at": "2026-03-02T09:10:00Z",
+                     *           "actor": {
+                     *             "type": "user",
+                     *             "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *             "name": "ann@example.com"
+                     *           },
+                     *           "action": "api_key.created",
+                     *           "target": {
+                     *             "type": "api_key",
+                     *             "id": "e1f3a5c7-9b1d-4e3f-a5c7-9b1d3f5a7c9e"
+                     *           },
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "details": {
+                     *             "name": "Reporting",
+                     *             "prefix": "cbk_Xq3vR8a",
+                     *             "scope": "read",
+                     *             "expires_at": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: {
+                            /** @description Send as cursor for the next page; null on the last. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action, e.g. api_key.created. */
+                action?: string;
+                /** @description Only entries of this user or API key. */
+                actor_id?: string;
+                /** @description RFC 3339; entries at or after. */
+                since?: string;
+                /** @description RFC 3339; entries before. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (Content-Disposition: attachment). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example id,at,actor_type,actor_id,actor_name,action,target_type,target_id,ip,user_agent,details */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
