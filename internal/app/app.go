@@ -115,10 +115,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a := &App{Config: cfg, Log: log, Pool: pool}
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
-	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
+		DisableAfter: cfg.WebhookDisableAfter,
+		// The notice goes to the team's admins and owners, whom a.Accounts
+		// (wired below) knows.
+		OnDisabled: func(ctx context.Context, tx *postgres.Tx, n webhooks.DisabledNotice) error {
+			return a.Accounts.NotifyWebhookDisabled(ctx, tx, n.TeamID, n.URL, n.Reason, n.At)
+		},
 	})
+	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure, a.WebhookEngine.WakeDeliveries)
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)

@@ -15,8 +15,9 @@ import (
 // wireJobs builds the durable background work: the campaigns runner
 // (sending through the provider at MAILER_BASE_URL) with the scheduler's
 // periodic ticks, the hourly webhook history prune, the job queue that
-// runs them, the campaigns request service that queues runs on it, and the
-// contact imports (transfer) with their worker.
+// runs them, the campaigns request service that queues runs on it, the
+// contact imports (transfer) with their worker, and the webhook
+// recoveries.
 func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
@@ -37,6 +38,9 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	}
 	a.Transfer = transfer.NewService(a.Pool, a.Books, a.Contacts, now)
 	if err := transfer.AddWorkers(workers, a.Transfer, a.Log); err != nil {
+		return err
+	}
+	if err := webhooks.AddWorkers(workers, a.Webhooks, a.Log); err != nil {
 		return err
 	}
 	var periodic []*river.PeriodicJob
@@ -61,6 +65,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	a.Workers = append(a.Workers, a.Jobs)
 	d.Runs = campaigns.NewRuns(a.Jobs.Client())
 	a.Transfer.SetQueue(a.Jobs.Client())
+	a.Webhooks.SetQueue(a.Jobs.Client())
 	a.Campaigns = campaigns.NewService(d)
 	return nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -57,9 +58,52 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a
 	if err != nil {
 		return err
 	}
-	log, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, limit, success)
+	since, err := queryTime(r, "since")
 	if err != nil {
 		return err
 	}
-	return data(w, http.StatusOK, nonNil(log))
+	q := r.URL.Query()
+	pg, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, webhooks.LogFilter{
+		Limit: limit, Event: q.Get("event"), Success: success, Since: since, Cursor: q.Get("cursor"),
+	})
+	if err != nil {
+		return err
+	}
+	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	delivery, err := s.webhooks.SendTest(r.Context(), a, teamID, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
+}
+
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	delivery, err := pathUUID(r, "delivery_id")
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Retry(r.Context(), a, teamID, id, delivery); err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
+}
+
+// recoverInput is the body of a recovery.
+type recoverInput struct {
+	Since time.Time `json:"since"`
+}
+
+func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+	var in recoverInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	queued, err := s.webhooks.Recover(r.Context(), a, teamID, id, in.Since)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]int{"queued": queued})
 }
