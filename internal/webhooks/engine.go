@@ -427,4 +427,3 @@ func reserve(ctx context.Context, slots chan struct{}, saturated bool) int {
 	}
 	return n
 }
-

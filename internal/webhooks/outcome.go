@@ -164,4 +164,3 @@ func (e *Engine) run(ctx context.Context, j job) outcome {
 	}
 	return o
 }
-
