@@ -78,12 +78,13 @@ func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.U
 }
 
 // releaseHeld queues again the deliveries kept while the webhook was
-// switched off automatically, due from now in the order of their events.
+// switched off automatically, all due now, their due times a microsecond
+// apart in the order of their events (the claim takes the earliest first).
 func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		UPDATE webhook_deliveries d SET status = 'pending', slotted = false, updated_at = now(),
-		       next_attempt_at = $2 + o.n * interval '1 microsecond'
-		FROM (SELECT h.id, row_number() OVER (ORDER BY e.occurred_at, e.id) AS n
+		       next_attempt_at = $2::timestamptz - o.n * interval '1 microsecond'
+		FROM (SELECT h.id, row_number() OVER (ORDER BY e.occurred_at DESC, e.id DESC) AS n
 		      FROM webhook_deliveries h JOIN events e ON e.id = h.event_id
 		      WHERE h.webhook_id = $1 AND h.status = 'held') o
 		WHERE d.id = o.id`, webhookID, now)
