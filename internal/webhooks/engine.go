@@ -96,12 +96,6 @@ type Engine struct {
 
 	fanoutWake chan struct{}
 	claimWake  chan struct{}
-
-	// slotTimer wakes the claim loop at slotAt, the earliest send time a
-	// rate limit gave to deliveries it held back.
-	slotMu    sync.Mutex
-	slotAt    time.Time
-	slotTimer *time.Timer
 }
 
 // NewEngine wires an engine on the pool.
@@ -304,12 +298,15 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan struct{}) {
 	tick := time.NewTicker(e.cfg.Poll)
 	defer tick.Stop()
+	due := time.NewTimer(e.cfg.Poll)
+	defer due.Stop()
 	saturated := false
 	for ticks := 1; ; {
 		select {
 		case <-ctx.Done():
 			return
 		case <-e.claimWake:
+		case <-due.C:
 		case <-tick.C:
 			signal(e.fanoutWake)
 			// Instances die rarely; looking for their leases every tenth
@@ -341,39 +338,40 @@ func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan stru
 				break
 			}
 		}
+		if wait, ok := e.untilNextDue(ctx); ok {
+			due.Reset(wait)
+		}
 	}
 }
 
-// claim leases up to n due deliveries for this engine. When a rate limit
-// held some back, the engine wakes for the earliest of their send times.
+// claim leases up to n due deliveries for this engine.
 func (e *Engine) claim(ctx context.Context, n int) ([]job, error) {
 	now := e.cfg.Now()
 	until := now.Add(e.cfg.Lease)
-	c, err := e.st.claim(ctx, e.pool, e.owner, now, until, n)
-	for i := range c.jobs {
-		c.jobs[i].LeaseUntil = until
+	jobs, err := e.st.claim(ctx, e.pool, e.owner, now, until, n)
+	for i := range jobs {
+		jobs[i].LeaseUntil = until
 	}
-	if !c.nextSlot.IsZero() {
-		e.wakeAt(c.nextSlot)
-	}
-	return c.jobs, err
+	return jobs, err
 }
 
-// wakeAt has the claim loop look for due deliveries at t (engine clock),
-// unless it is already to wake earlier.
-func (e *Engine) wakeAt(t time.Time) {
-	e.slotMu.Lock()
-	defer e.slotMu.Unlock()
-	if !e.slotAt.IsZero() && !t.Before(e.slotAt) && e.slotAt.After(e.cfg.Now()) {
-		return
+// untilNextDue is how long until a pending delivery next falls due, when
+// that comes before the next poll: the claim loop sleeps that long, so
+// deliveries a rate limit holds back go out at their send times, and
+// retries on time, without polling faster.
+func (e *Engine) untilNextDue(ctx context.Context) (time.Duration, bool) {
+	now := e.cfg.Now()
+	at, err := e.st.nextDue(ctx, e.pool, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.cfg.Log.Warn("webhooks: looking for the next due delivery failed", "err", err)
+		}
+		return 0, false
 	}
-	e.slotAt = t
-	d := max(t.Sub(e.cfg.Now()), 0)
-	if e.slotTimer == nil {
-		e.slotTimer = time.AfterFunc(d, func() { signal(e.claimWake) })
-		return
+	if at == nil || at.Sub(now) >= e.cfg.Poll {
+		return 0, false
 	}
-	e.slotTimer.Reset(d)
+	return at.Sub(now), true
 }
 
 // WakeDeliveries has the engine look for due deliveries now; it never

@@ -160,14 +160,6 @@ type job struct {
 	LeaseUntil time.Time // set by the engine
 }
 
-// claimed is what one claim took: the jobs to run now, and the earliest
-// send time it gave to deliveries held back by a rate limit (zero when it
-// held none back).
-type claimed struct {
-	jobs     []job
-	nextSlot time.Time
-}
-
 // claim leases up to limit due deliveries for owner until leaseUntil. A
 // row is due when pending, its next attempt time has come, and nobody
 // holds a live lease on it; a lease that ran out (its instance died) makes
@@ -178,9 +170,9 @@ type claimed struct {
 // so instances never hand out the same time twice). A row whose time is
 // now is leased; the others are not, their next attempt moves to their
 // time and they are marked slotted, so that they are claimed then without
-// taking a second time. Nothing polls for them: the claim reports the
-// earliest such time and the engine wakes for it.
-func (store) claim(ctx context.Context, db postgres.DB, owner string, now, leaseUntil time.Time, limit int) (claimed, error) {
+// taking a second time. Nothing polls for them: the engine wakes at the
+// next due time (nextDue).
+func (store) claim(ctx context.Context, db postgres.DB, owner string, now, leaseUntil time.Time, limit int) ([]job, error) {
 	rows, err := db.Query(ctx, `
 		WITH c AS (
 			SELECT id, webhook_id, slotted, next_attempt_at FROM webhook_deliveries
@@ -212,43 +204,31 @@ func (store) claim(ctx context.Context, db postgres.DB, owner string, now, lease
 			    slotted = COALESCE(p.slot_at > @now, false)
 			FROM c LEFT JOIN planned p ON p.id = c.id
 			WHERE d.id = c.id
-			RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.manual, d.next_attempt_at, d.lease_owner IS NOT NULL AS leased
+			RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.manual, d.lease_owner IS NOT NULL AS leased
 		)
-		SELECT u.leased, u.next_attempt_at, u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual,
-		       e.type, e.body, w.url, w.secret, w.active
-		FROM u LEFT JOIN events e ON u.leased AND e.id = u.event_id LEFT JOIN webhooks w ON u.leased AND w.id = u.webhook_id`,
+		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual, e.type, e.body, w.url, w.secret, w.active
+		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id
+		WHERE u.leased`,
 		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit})
 	if err != nil {
-		return claimed{}, postgres.Translate(err)
+		return nil, postgres.Translate(err)
 	}
-	var (
-		out    claimed
-		j      job
-		leased bool
-		at     time.Time
-		typ    *string
-		url    *string
-		secret *string
-		active *bool
-	)
-	_, err = pgx.ForEachRow(rows, []any{&leased, &at, &j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual,
-		&typ, &j.Body, &url, &secret, &active}, func() error {
-		if !leased {
-			if out.nextSlot.IsZero() || at.Before(out.nextSlot) {
-				out.nextSlot = at
-			}
-			return nil
-		}
-		if typ == nil || url == nil {
-			// Deleted with its webhook or event meanwhile: nothing to send.
-			return nil
-		}
-		j.EventType, j.URL, j.Secret, j.Active = *typ, *url, *secret, *active
-		out.jobs = append(out.jobs, j)
-		j = job{}
-		return nil
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
+		var j job
+		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active)
+		return j, err
 	})
 	return out, postgres.Translate(err)
+}
+
+// nextDue is the earliest time after now at which a pending delivery
+// falls due (a retry, or a send time a rate limit gave), if any: one probe
+// of the due index.
+func (store) nextDue(ctx context.Context, db postgres.DB, now time.Time) (*time.Time, error) {
+	var at *time.Time
+	err := db.QueryRow(ctx, `
+		SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > $1`, now).Scan(&at)
+	return at, postgres.Translate(err)
 }
 
 // complete records a batch of outcomes in one statement: the attempts that
