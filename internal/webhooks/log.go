@@ -156,7 +156,8 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 			a.ResponseBody = *errText
 		}
 		if len(out) < f.Limit {
-			pos.at, last = a.CreatedAt, pos
+			pos.at = a.CreatedAt
+			last = pos
 		}
 		out = append(out, a)
 	}
