@@ -123,6 +123,7 @@ func (e *Engine) DeliverDue(ctx context.Context) (int, error) {
 type outcome struct {
 	job       job
 	attempted bool      // an HTTP attempt was made (and is logged)
+	lostSlot  bool      // not attempted: its rate-limited send time passed
 	status    string    // the delivery's new status
 	next      time.Time // when pending: the next attempt's time
 
@@ -150,6 +151,11 @@ func (e *Engine) run(ctx context.Context, j job) outcome {
 		// Shutting down, or the job waited so long that its lease could
 		// run out mid-attempt: hand it back unattempted.
 		return outcome{job: j, status: statusPending}
+	}
+	if j.SendBy != nil && e.cfg.Now().After(*j.SendBy) {
+		// Too late for its send time under the rate limit: sending now
+		// could bunch up with the next ones. It takes a new time.
+		return outcome{job: j, status: statusPending, lostSlot: true}
 	}
 	o := e.attempt(context.WithoutCancel(ctx), j)
 	o.attempted = true

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -42,9 +44,24 @@ func TestWebhookRateLimitSchedulesWhatExceedsIt(t *testing.T) {
 	if n := run(t, eng); n != 1 {
 		t.Fatalf("%d attempts at the next send time, want 1", n)
 	}
-	env.Clock.Advance(1500 * time.Millisecond)
-	if n := run(t, eng); n != 3 || limited.count() != 5 {
-		t.Fatalf("%d attempts 2 s in, want the last 3", n)
+	env.Clock.Advance(500 * time.Millisecond)
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("%d attempts at 1 s, want 1", n)
+	}
+	// An instance that falls behind does not catch up in a burst: the
+	// delivery whose time (1.5 s) passed more than a moment ago takes a
+	// new one (2.5 s), after the one due now (2 s).
+	env.Clock.Advance(time.Second)
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("%d attempts at 2 s, want 1", n)
+	}
+	env.Clock.Advance(499 * time.Millisecond)
+	if n := run(t, eng); n != 0 {
+		t.Fatalf("%d attempts before the new send time", n)
+	}
+	env.Clock.Advance(time.Millisecond)
+	if n := run(t, eng); n != 1 || limited.count() != 5 {
+		t.Fatalf("%d attempts at the new send time, want the last one", n)
 	}
 	// The waiting deliveries did not fail, and each attempt is logged once.
 	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1`); n != 10 {
@@ -88,18 +105,25 @@ func TestWebhookRateLimitAcrossInstances(t *testing.T) {
 	cancel()
 	wg.Wait()
 
-	var at []time.Time
-	for _, d := range rc.deliveries() {
-		at = append(at, d.At)
+	// The attempts' start times, as the engines logged them: the receiver
+	// here shares the test's CPU, and its own clock readings bunch up when
+	// it is starved.
+	rows, err := env.App.Pool.Query(context.Background(), `SELECT created_at FROM webhook_attempts ORDER BY created_at`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
-	most := 0
-	for i := range at {
-		n := sort.Search(len(at), func(j int) bool { return !at[j].Before(at[i].Add(time.Second)) }) - i
-		most = max(most, n)
+	at, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := busiestSecond(at)
+	var received []time.Time
+	for _, d := range rc.deliveries() {
+		received = append(received, d.At)
 	}
 	span := at[len(at)-1].Sub(at[0])
-	t.Logf("%d deliveries in %s by two engines; at most %d in one second (limit %d)", len(at), span.Round(time.Millisecond), most, rate)
+	t.Logf("%d deliveries in %s by two engines; at most %d sent in one second (limit %d), %d received",
+		len(at), span.Round(time.Millisecond), most, rate, busiestSecond(received))
 	if most > rate*11/10 {
 		t.Errorf("%d deliveries in one second, limit %d (+10 %%)", most, rate)
 	}
@@ -109,4 +133,16 @@ func TestWebhookRateLimitAcrossInstances(t *testing.T) {
 	if len(at) != total {
 		t.Errorf("receiver got %d requests, want %d", len(at), total)
 	}
+}
+
+// busiestSecond is the most of times that fall within one second.
+func busiestSecond(times []time.Time) int {
+	at := append([]time.Time(nil), times...)
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	most := 0
+	for i := range at {
+		n := sort.Search(len(at), func(j int) bool { return !at[j].Before(at[i].Add(time.Second)) }) - i
+		most = max(most, n)
+	}
+	return most
 }

@@ -157,8 +157,18 @@ type job struct {
 	Secret     string
 	Active     bool
 	Manual     bool      // an admin asked for this attempt: made once, not retried
+	// SendBy is, for a webhook with a rate limit, the latest time the
+	// attempt may start: its send time plus sendTolerance.
+	SendBy *time.Time
 	LeaseUntil time.Time // set by the engine
 }
+
+// sendTolerance is how late after its send time a rate-limited delivery
+// may still start: a twentieth of a second, so that at any rate the
+// instances send at most 5 % over the limit in any second, even when one
+// fell behind. One later than that takes a new send time instead
+// (outcome.lostSlot).
+const sendTolerance = 50 * time.Millisecond
 
 // claim leases up to limit due deliveries for owner until leaseUntil. A
 // row is due when pending, its next attempt time has come, and nobody
@@ -204,18 +214,19 @@ func (store) claim(ctx context.Context, db postgres.DB, owner string, now, lease
 			    slotted = COALESCE(p.slot_at > @now, false)
 			FROM c LEFT JOIN planned p ON p.id = c.id
 			WHERE d.id = c.id
-			RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.manual, d.lease_owner IS NOT NULL AS leased
+			RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.manual, d.next_attempt_at, d.lease_owner IS NOT NULL AS leased
 		)
-		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual, e.type, e.body, w.url, w.secret, w.active
+		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual, e.type, e.body, w.url, w.secret, w.active,
+		       CASE WHEN w.rate_limit IS NOT NULL THEN u.next_attempt_at + @tolerance::interval END
 		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id
 		WHERE u.leased`,
-		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit})
+		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit, "tolerance": sendTolerance})
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
 		var j job
-		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active)
+		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active, &j.SendBy)
 		return j, err
 	})
 	return out, postgres.Translate(err)
@@ -243,6 +254,7 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		statuses = make([]string, n)
 		incs     = make([]int32, n)
 		nexts    = make([]*time.Time, n)
+		lost     = make([]bool, n)
 
 		aDelivery, aWebhook, aEvent []uuid.UUID
 		aType, aBody                []string
@@ -253,7 +265,7 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		aAt                         []time.Time
 	)
 	for i, o := range outs {
-		ids[i], statuses[i] = o.job.DeliveryID, o.status
+		ids[i], statuses[i], lost[i] = o.job.DeliveryID, o.status, o.lostSlot
 		if o.status == statusPending && !o.next.IsZero() {
 			next := o.next
 			nexts[i] = &next
@@ -294,11 +306,12 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		    lease_owner = NULL, lease_until = NULL, updated_at = now(),
 		    -- A delivery handed back unattempted keeps its flags: its
 		    -- admin's send is still to come, its send time still counted.
-		    manual = d.manual AND r.inc = 0, slotted = d.slotted AND r.inc = 0
-		FROM unnest(@ids::uuid[], @statuses::text[], @incs::int[], @nexts::timestamptz[]) AS r(id, status, inc, next_at)
+		    manual = d.manual AND r.inc = 0, slotted = d.slotted AND r.inc = 0 AND NOT r.lost
+		FROM unnest(@ids::uuid[], @statuses::text[], @incs::int[], @nexts::timestamptz[], @lost::bool[])
+		     AS r(id, status, inc, next_at, lost)
 		WHERE d.id = r.id AND d.lease_owner = @owner AND d.status = 'pending'`,
 		postgres.PlanEachTime, pgx.StrictNamedArgs{
-			"owner": owner, "ids": ids, "statuses": statuses, "incs": incs, "nexts": nexts,
+			"owner": owner, "ids": ids, "statuses": statuses, "incs": incs, "nexts": nexts, "lost": lost,
 			"a_delivery": aDelivery, "a_webhook": aWebhook, "a_event": aEvent, "a_type": aType,
 			"a_attempt": aAttempt, "a_status": aStatus, "a_body": aBody, "a_error": aError,
 			"a_duration": aDuration, "a_success": aSuccess, "a_manual": aManual, "a_at": aAt,
