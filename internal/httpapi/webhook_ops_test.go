@@ -47,7 +47,7 @@ func TestWebhookOperationsRolesAndValidation(t *testing.T) {
 	owner.Post(one+"/recover", since).ExpectError(http.StatusConflict, "CONFLICT")
 
 	for _, q := range []string{"?event=nope", "?since=monday", "?cursor=!!!", "?cursor=bm90IGEgY3Vyc29y", "?success=maybe"} {
-		owner.Get(one + "/deliveries" + q).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+		owner.Get(one+"/deliveries"+q).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	}
 	for _, body := range []any{map[string]any{"rate_limit": 0}, map[string]any{"rate_limit": 1001}} {
 		owner.Patch(one, body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")

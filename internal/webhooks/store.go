@@ -156,10 +156,10 @@ type job struct {
 	URL        string
 	Secret     string
 	Active     bool
-	Manual     bool      // an admin asked for this attempt: made once, not retried
+	Manual     bool // an admin asked for this attempt: made once, not retried
 	// SendBy is, for a webhook with a rate limit, the latest time the
 	// attempt may start: its send time plus sendTolerance.
-	SendBy *time.Time
+	SendBy     *time.Time
 	LeaseUntil time.Time // set by the engine
 }
 
