@@ -103,7 +103,7 @@ function Manage({ teamId }: { teamId: string }) {
         </button>
       }
     >
-      <p class="hint">Each webhook receives a signed POST (header X-Service-Signature: HMAC-SHA256 of the body with its secret) for every event it subscribes to; failed deliveries are retried with backoff.</p>
+      <p class="hint">Each webhook receives a signed POST (header X-Service-Signature: HMAC-SHA256 of the body with its secret) for every event it subscribes to; failed deliveries are retried with backoff, and a webhook whose deliveries keep failing for days is switched off (its admins are emailed) until it is enabled again.</p>
       <Notice message={notice} />
       <DataTable
         caption="Webhooks of the team"
@@ -125,7 +125,7 @@ function Manage({ teamId }: { teamId: string }) {
                 <button type="button" class="secondary" aria-label={`Delivery log of ${h.url}`} onClick={() => setLogOf(h)}>
                   Delivery log
                 </button>
-                <button type="button" class="secondary" aria-label={`Send a test event to ${h.url}`} onClick={() => void sendTest(h)}>
+                <button type="button" class="secondary" aria-label={`Send test to ${h.url}`} onClick={() => void sendTest(h)}>
                   Send test
                 </button>
                 <button type="button" class="secondary" aria-label={`Edit ${h.url}`} onClick={() => setEditing(h)}>
