@@ -35,11 +35,6 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	}
 	t.Parallel()
 	const total = 1000
-	bin := filepath.Join(t.TempDir(), "contactbook")
-	build := exec.Command("go", "build", "-o", bin, "github.com/contactbook/contactbook/cmd/contactbook")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	dbURL := pgtest.NewURL(t)
 
 	var (
@@ -60,49 +55,8 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		defer mu.Unlock()
 		return len(received)
 	}
-
-	logs := &bytes.Buffer{}
-	var logMu sync.Mutex
-	start := func() (*exec.Cmd, string) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(os.Environ(),
-			"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET=crash-test-secret-0123456789",
-			"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
-			"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
-		w := &syncWriter{mu: &logMu, w: logs}
-		cmd.Stdout, cmd.Stderr = w, w
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		base := "http://" + addr
-		for deadline := time.Now().Add(15 * time.Second); ; {
-			if res, err := http.Get(base + "/healthz"); err == nil {
-				res.Body.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatal("the service did not start")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		return cmd, base
-	}
-	defer func() {
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("service logs:\n%s", logs)
-			logMu.Unlock()
-		}
-	}()
-
+	svc := newBinaryService(t, dbURL)
+	start := svc.start
 	first, base := start()
 	defer func() { _ = first.Process.Kill() }()
 	var signup struct {
@@ -219,6 +173,72 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Error("the service did not exit after SIGTERM")
 	}
+}
+
+// binaryService runs the built binary on one database, as often as a test
+// starts it, and prints its logs when the test fails.
+type binaryService struct {
+	t     *testing.T
+	bin   string
+	dbURL string
+	env   []string
+	mu    sync.Mutex
+	logs  bytes.Buffer
+}
+
+func newBinaryService(t *testing.T, dbURL string, env ...string) *binaryService {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "contactbook")
+	build := exec.Command("go", "build", "-o", bin, "github.com/contactbook/contactbook/cmd/contactbook")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	s := &binaryService{t: t, bin: bin, dbURL: dbURL, env: env}
+	t.Cleanup(func() {
+		if t.Failed() {
+			s.mu.Lock()
+			t.Logf("service logs:\n%s", s.logs.String())
+			s.mu.Unlock()
+		}
+	})
+	return s
+}
+
+// start runs an instance and waits until it answers; it returns the
+// process and its base URL.
+func (s *binaryService) start() (*exec.Cmd, string) {
+	t := s.t
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(s.bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+s.dbURL, "HTTP_ADDR="+addr, "JWT_SECRET=crash-test-secret-0123456789",
+		"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
+		"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
+	cmd.Env = append(cmd.Env, s.env...)
+	w := &syncWriter{mu: &s.mu, w: &s.logs}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + addr
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if res, err := http.Get(base + "/healthz"); err == nil {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatal("the service did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, base
 }
 
 type syncWriter struct {
