@@ -10,6 +10,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 func TestWebhookSwitchedOffAfterFailingAndOnAgain(t *testing.T) {
@@ -94,7 +95,7 @@ func TestWebhookSwitchedOffAfterFailingAndOnAgain(t *testing.T) {
 	if r.Value("data.disabled_reason") != nil || r.Value("data.disabled_at") != nil || !r.Bool("data.active") {
 		t.Fatalf("switched on: %v", r.Value("data"))
 	}
-	eng1 := engine(env, webhooksConfigOneWorker())
+	eng1 := engine(env, webhooks.EngineConfig{Workers: 1}) // one at a time: in the order handed out
 	if n := run(t, eng1); n != 5 {
 		t.Fatalf("switching on sent %d deliveries, want the 5 kept", n)
 	}

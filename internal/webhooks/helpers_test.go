@@ -175,7 +175,3 @@ func payload(t testing.TB, d delivery) map[string]any {
 	}
 	return m
 }
-
-// webhooksConfigOneWorker is an engine configuration whose attempts are
-// made one at a time, in the order the queue hands them out.
-func webhooksConfigOneWorker() webhooks.EngineConfig { return webhooks.EngineConfig{Workers: 1} }

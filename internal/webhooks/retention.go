@@ -18,9 +18,9 @@ import (
 // Retention deletes webhook history older than Keep: events (and, by their
 // foreign key, their finished deliveries) and the delivery log's attempts.
 // An event still queued for fan-out or with a delivery still pending (or
-// held for a webhook switched off automatically) is
-// kept whatever its age. Without it the outbox grows by about 10 MB with
-// every bulk change of 10,000 contacts, for ever.
+// held for a webhook switched off automatically) is kept whatever its age.
+// Without it the outbox grows by about 10 MB with every bulk change of
+// 10,000 contacts, for ever.
 //
 // It runs as an hourly periodic job (Jobs), in batches of
 // retentionBatch rows per statement so no transaction holds locks for long.

@@ -8,7 +8,15 @@
 // queue lives in the database, several instances share the work and a
 // crashed one loses nothing: its leases run out and the rows are claimed
 // again. Delivery is therefore at least once; receivers deduplicate on
-// X-Service-Delivery (or on event, data.id and timestamp).
+// X-Service-Delivery, the delivery's id (or on event, data.id and
+// timestamp).
+//
+// Around that pipeline: admins send a test event, send one delivery again
+// or recover every failed one since a time (a River job, operations.go);
+// the engine switches off a webhook that has only failed for
+// WEBHOOK_DISABLE_AFTER, keeping its pending deliveries (disable.go); and a
+// webhook's rate limit spaces its deliveries across every instance (the
+// claim in store.go).
 package webhooks
 
 import (
