@@ -31,7 +31,6 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
-	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -78,16 +77,14 @@ type App struct {
 
 	// Transfer imports and exports contacts; imports run as jobs.
 	Transfer *transfer.Service
-
-	// AccountMail sends invitations, reset links and password notices.
-	AccountMail *accountmail.Worker
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
 type Options struct {
 	Now func() time.Time
-	// WithoutPeriodicJobs leaves the scheduler's ticks and the hourly
-	// prune out; tests run that work when they mean to.
+	// WithoutPeriodicJobs leaves every periodic job out (the scheduler's
+	// ticks, the prune, the sweep, the account email requeue); tests run
+	// that work when they mean to.
 	WithoutPeriodicJobs bool
 }
 
@@ -124,26 +121,28 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			return a.Accounts.NotifyWebhookDisabled(ctx, tx, n.TeamID, n.URL, n.Reason, n.At)
 		},
 	})
-	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure, a.WebhookEngine.WakeDeliveries)
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
-	a.AccountMail = accountmail.NewWorker(pool, accountmail.WorkerConfig{
-		Sender: accountmail.Sender{
-			Client: mailer.NewSender(cfg.MailerBaseURL, nil), APIKey: cfg.SystemMailerAPIKey,
-			FromEmail: cfg.SystemSenderEmail, FromName: cfg.SystemSenderName,
-		},
-		Now: now, Log: log,
-	})
-	a.Workers = append(a.Workers, a.AccountMail, accounts.NewSweeper(pool, now, log))
-	mail := accountmail.NewComposer(cfg.PublicBaseURL, a.AccountMail.Wake)
+	// The job queue comes first: the services enqueue on its client, and
+	// their workers, which need the services, are added to it afterwards
+	// (wireJobs).
+	a.Jobs, err = jobs.New(pool, jobs.Config{RescueAfter: cfg.JobRescueAfter, WithoutPeriodic: opts.WithoutPeriodicJobs, Log: log})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a.Workers = append(a.Workers, a.Jobs)
+	queue := a.Jobs.Client()
+	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
+	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
-	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
-	a.Delivery = delivery.NewService(pool, a.Books, now)
-	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
-	if err := a.wireJobs(now, opts); err != nil {
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(pool, now)
+	a.Suppressions = suppression.NewService(pool, suppression.New(now))
+	if err := a.wireJobs(now); err != nil {
 		pool.Close()
 		return nil, err
 	}

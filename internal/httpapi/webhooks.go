@@ -6,50 +6,80 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	ws, err := s.webhooks.List(r.Context(), a, teamID)
+// webhookPath reads the team and webhook ids of a route addressed to one
+// webhook.
+func webhookPath(r *http.Request) (teamID, id uuid.UUID, err error) {
+	if teamID, err = pathUUID(r, "team_id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err = pathUUID(r, "webhook_id")
+	return teamID, id, err
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	ws, err := s.webhooks.List(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ws))
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	var in webhooks.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Create(r.Context(), a, teamID, in)
+	out, err := s.webhooks.Create(r.Context(), sc.Actor, teamID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, out)
 }
 
-func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
 	var p webhooks.Patch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Update(r.Context(), a, teamID, id, p)
+	out, err := s.webhooks.Update(r.Context(), sc.Actor, teamID, id, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
-	if err := s.webhooks.Delete(r.Context(), a, teamID, id); err != nil {
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Delete(r.Context(), sc.Actor, teamID, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
 	limit, err := limitParam(r, webhooks.DefaultLogLimit, webhooks.MaxLogLimit)
 	if err != nil {
 		return err
@@ -63,7 +93,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a
 		return err
 	}
 	q := r.URL.Query()
-	pg, err := s.webhooks.Deliveries(r.Context(), a, teamID, id, webhooks.LogFilter{
+	pg, err := s.webhooks.Deliveries(r.Context(), sc.Actor, teamID, id, webhooks.LogFilter{
 		Limit: limit, Event: q.Get("event"), Success: success, Since: since, Cursor: q.Get("cursor"),
 	})
 	if err != nil {
@@ -72,20 +102,28 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, a
 	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
 }
 
-func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
-	delivery, err := s.webhooks.SendTest(r.Context(), a, teamID, id)
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
+	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
 }
 
-func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
 	delivery, err := pathUUID(r, "delivery_id")
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Retry(r.Context(), a, teamID, id, delivery); err != nil {
+	if err := s.webhooks.Retry(r.Context(), sc.Actor, teamID, id, delivery); err != nil {
 		return err
 	}
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
@@ -96,12 +134,16 @@ type recoverInput struct {
 	Since time.Time `json:"since"`
 }
 
-func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, id uuid.UUID) error {
+func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
 	var in recoverInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	queued, err := s.webhooks.Recover(r.Context(), a, teamID, id, in.Since)
+	queued, err := s.webhooks.Recover(r.Context(), sc.Actor, teamID, id, in.Since)
 	if err != nil {
 		return err
 	}

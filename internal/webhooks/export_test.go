@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/riverqueue/river"
 )
@@ -10,6 +9,6 @@ import (
 // RunRecovery works a recovery job as the queue would, again: what a rerun
 // after a crash does.
 func RunRecovery(ctx context.Context, s *Service, args RecoveryArgs) error {
-	w := &recoveryWorker{s: s, log: slog.New(slog.DiscardHandler)}
+	w := &recoveryWorker{s: s}
 	return w.Work(ctx, &river.Job[RecoveryArgs]{Args: args})
 }

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -126,18 +125,15 @@ func (RecoveryArgs) Kind() string { return "webhook_recovery" }
 // run carries on where the last one stopped.
 func (RecoveryArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 10} }
 
-// AddWorkers registers the recovery worker.
-func AddWorkers(w *river.Workers, s *Service, log *slog.Logger) error {
-	if log == nil {
-		log = slog.Default()
-	}
-	return river.AddWorkerSafely(w, &recoveryWorker{s: s, log: log})
+// Jobs registers the recovery worker with the job queue; recoveries have
+// no periodic job.
+func (s *Service) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
+	return nil, river.AddWorkerSafely(w, &recoveryWorker{s: s})
 }
 
 type recoveryWorker struct {
 	river.WorkerDefaults[RecoveryArgs]
-	s   *Service
-	log *slog.Logger
+	s *Service
 }
 
 // Timeout allows a recovery of a month of a busy webhook's events.
@@ -160,7 +156,7 @@ func (w *recoveryWorker) Work(ctx context.Context, job *river.Job[RecoveryArgs])
 		total += n
 		w.s.wake()
 	}
-	w.log.Info("webhooks: recovery queued", "webhook_id", job.Args.WebhookID, "recovery_id", job.Args.RecoveryID,
+	w.s.log.Info("webhooks: recovery queued", "webhook_id", job.Args.WebhookID, "recovery_id", job.Args.RecoveryID,
 		"deliveries", total, "since", job.Args.Since)
 	return nil
 }

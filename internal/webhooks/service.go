@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,26 +23,27 @@ type Service struct {
 	// wake has this instance's engine look for due deliveries now
 	// (Engine.WakeDeliveries), after a commit that queued some.
 	wake func()
-	// recoveries queues recovery jobs (see SetQueue).
+	// recoveries queues recovery jobs.
 	recoveries *jobs.Client
+	log        *slog.Logger
 }
 
 // NewService wires the service. insecure (WEBHOOK_ALLOW_INSECURE) accepts
-// http:// and local URLs, for development and tests; wake is called after
-// a commit that queued deliveries and must not block.
-func NewService(db postgres.Pool, now func() time.Time, insecure bool, wake func()) *Service {
+// http:// and local URLs, for development and tests; recoveries are queued
+// on queue; wake is called after a commit that queued deliveries and must
+// not block.
+func NewService(db postgres.Pool, now func() time.Time, insecure bool, queue *jobs.Client, wake func(), log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
 	if wake == nil {
 		wake = func() {}
 	}
-	return &Service{db: db, now: now, insecure: insecure, wake: wake}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: db, now: now, insecure: insecure, recoveries: queue, wake: wake, log: log}
 }
-
-// SetQueue gives the service the job client that recoveries are queued
-// on: the queue is built after the service.
-func (s *Service) SetQueue(q *jobs.Client) { s.recoveries = q }
 
 var (
 	errTeamNotFound    = apperr.NotFoundf("No team with this id.")

@@ -2053,7 +2053,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportBook"];
         put?: never;
@@ -2161,7 +2161,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -4854,7 +4854,7 @@ export interface components {
          */
         XBookID: string;
         /**
-         * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+         * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
          * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
          */
         XBookIDOptional: string;
@@ -5979,7 +5979,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6549,7 +6549,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6638,7 +6638,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6684,7 +6684,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6748,7 +6748,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6810,7 +6810,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6862,7 +6862,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6914,7 +6914,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6965,7 +6965,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7025,7 +7025,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7071,7 +7071,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7158,7 +7158,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7224,7 +7224,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7276,7 +7276,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7327,7 +7327,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -8447,7 +8447,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10051,7 +10051,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10140,7 +10140,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10186,7 +10186,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10245,7 +10245,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10297,7 +10297,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
