@@ -116,9 +116,13 @@ export default () =>
       const before = received.length;
       await page.getByRole('button', { name: `Send test to ${url}` }).click();
       await page.getByText(`A test event is on its way to ${url}; its attempt shows in the delivery log.`).waitFor();
-      await receivedAtLeast(before + 1, 'the receiver got the test event');
-      const test = JSON.parse(received[before].body);
-      assert.equal(test.event, 'webhook.test');
+      // (An automatic retry of the failed delivery may arrive meanwhile.)
+      const isTest = (r) => JSON.parse(r.body).event === 'webhook.test';
+      for (let i = 0; !received.slice(before).some(isTest); i++) {
+        assert.ok(i < 300, 'the receiver got the test event');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const test = JSON.parse(received.slice(before).find(isTest).body);
       assert.equal(test.data.webhook_id, env.db(`SELECT id FROM webhooks WHERE url = '${url}'`));
       const log = page.getByRole('table', { name: `Delivery attempts to ${url}, newest first` });
       for (let i = 0; (await log.getByRole('cell', { name: 'webhook.test', exact: true }).count()) === 0; i++) {
@@ -140,9 +144,11 @@ export default () =>
       const sent = received.length;
       await log.getByRole('button', { name: /^Retry the delivery of the contact\.created attempt/ }).first().click();
       await page.getByText('The contact.created delivery is being sent again').waitFor();
-      await receivedAtLeast(sent + 1, 'the receiver got the retry');
+      for (let i = 0; !received.slice(sent).some((r) => r.delivery === failed.delivery); i++) {
+        assert.ok(i < 300, 'the retry carries the same X-Service-Delivery');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const again = received.slice(sent).find((r) => r.delivery === failed.delivery);
-      assert.ok(again, 'the retry carries the same X-Service-Delivery');
       assert.equal(again.body, failed.body, 'byte for byte');
       await screen(page, 'webhook-retry');
       await page.done();
