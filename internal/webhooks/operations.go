@@ -136,13 +136,12 @@ type recoveryWorker struct {
 	s *Service
 }
 
-// Timeout allows a recovery of a month of a busy webhook's events.
-func (w *recoveryWorker) Timeout(*river.Job[RecoveryArgs]) time.Duration { return 10 * time.Minute }
-
 // Work queues the recovery in batches, each its own statement: what a
 // batch queued stays queued if the instance dies, and is marked with the
 // recovery's id so the rerun does not queue it again (once more at most).
 // The engine is woken after each batch, so sending starts with the first.
+// A recovery longer than the queue's job timeout (a month of a busy
+// webhook) ends with its context and carries on in the next attempt.
 func (w *recoveryWorker) Work(ctx context.Context, job *river.Job[RecoveryArgs]) error {
 	base, total := w.s.now(), 0
 	for {
