@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
@@ -28,48 +25,13 @@ func TestWebhookRecoveryCrash(t *testing.T) {
 	t.Parallel()
 	const total = 10000
 	dbURL := pgtest.NewURL(t)
-	var (
-		mu       sync.Mutex
-		received = map[string]int{}
-		requests int
-	)
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		received[r.Header.Get("X-Service-Delivery")]++
-		requests++
-		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-	}))
-	defer rc.Close()
-	counts := func() (distinct, all int) {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(received), requests
-	}
+	rc := newDeliveryCounter(t, 5*time.Millisecond)
+	counts := rc.counts
 	// The killed instance's job is taken over after JOB_RESCUE_AFTER.
 	svc := newBinaryService(t, dbURL, "JOB_RESCUE_AFTER=10s")
 	first, base := svc.start()
 	defer func() { _ = first.Process.Kill() }()
-	var signup struct {
-		Data struct {
-			Token string `json:"token"`
-			Team  struct {
-				ID string `json:"id"`
-			} `json:"team"`
-		} `json:"data"`
-	}
-	postJSON(t, base+"/api/auth/signup", "", map[string]string{
-		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
-	}, &signup)
-	var hook struct {
-		Data struct {
-			Webhook struct {
-				ID string `json:"id"`
-			} `json:"webhook"`
-		} `json:"data"`
-	}
-	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
-		map[string]any{"url": rc.URL + "/hook", "events": []string{events.ContactCreated}}, &hook)
+	token, teamID, webhookID := signupWithWebhook(t, base, rc.URL+"/hook")
 
 	// An hour-long outage: every event's delivery failed for good.
 	pool, err := postgres.Connect(context.Background(), dbURL, 2)
@@ -84,15 +46,15 @@ func TestWebhookRecoveryCrash(t *testing.T) {
 			       now() - interval '1 hour' + n * interval '1 millisecond'
 			FROM generate_series(1, $3) n RETURNING id)
 		INSERT INTO webhook_deliveries (event_id, webhook_id, status, attempts, next_attempt_at)
-		SELECT id, $2, 'failed', 4, now() FROM e`, signup.Data.Team.ID, hook.Data.Webhook.ID, total)
+		SELECT id, $2, 'failed', 4, now() FROM e`, teamID, webhookID, total)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	body, _ := json.Marshal(map[string]string{"since": time.Now().Add(-2 * time.Hour).Format(time.RFC3339)})
-	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/teams/%s/webhooks/%s/recover", base, signup.Data.Team.ID, hook.Data.Webhook.ID), bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/teams/%s/webhooks/%s/recover", base, teamID, webhookID), bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+signup.Data.Token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

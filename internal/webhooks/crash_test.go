@@ -37,41 +37,14 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	const total = 1000
 	dbURL := pgtest.NewURL(t)
 
-	var (
-		mu       sync.Mutex
-		received = map[string]int{}
-		requests int
-	)
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		received[r.Header.Get("X-Service-Delivery")]++
-		requests++
-		mu.Unlock()
-		time.Sleep(25 * time.Millisecond) // slow: the burst is still going when the kill comes
-	}))
-	defer rc.Close()
-	distinct := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(received)
-	}
+	// Slow: the burst is still going when the kill comes.
+	rc := newDeliveryCounter(t, 25*time.Millisecond)
+	distinct := func() int { d, _ := rc.counts(); return d }
 	svc := newBinaryService(t, dbURL)
 	start := svc.start
 	first, base := start()
 	defer func() { _ = first.Process.Kill() }()
-	var signup struct {
-		Data struct {
-			Token string `json:"token"`
-			Team  struct {
-				ID string `json:"id"`
-			} `json:"team"`
-		} `json:"data"`
-	}
-	postJSON(t, base+"/api/auth/signup", "", map[string]string{
-		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
-	}, &signup)
-	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
-		map[string]any{"url": rc.URL + "/hook", "events": []string{events.ContactCreated}}, nil)
+	_, teamID, _ := signupWithWebhook(t, base, rc.URL+"/hook")
 
 	// Queue the burst through the outbox, in ten transactions.
 	pool, err := postgres.Connect(context.Background(), dbURL, 2)
@@ -79,7 +52,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	team := uuid.MustParse(signup.Data.Team.ID)
+	team := uuid.MustParse(teamID)
 	for range 10 {
 		evs := make([]events.Event, total/10)
 		for i := range evs {
@@ -131,14 +104,13 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
 	for _, id := range ids {
-		if received[id] == 0 {
+		if rc.times(id) == 0 {
 			t.Errorf("delivery %s never reached the receiver", id)
 		}
 	}
-	dupes := requests - len(received)
-	mu.Unlock()
+	d, all := rc.counts()
+	dupes := all - d
 	if len(ids) != total {
 		t.Fatalf("%d deliveries of the outbox's events, want %d", len(ids), total)
 	}
@@ -173,6 +145,69 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Error("the service did not exit after SIGTERM")
 	}
+}
+
+// deliveryCounter is a webhook receiver that counts the requests of each
+// delivery (X-Service-Delivery), answering 200 after pause.
+type deliveryCounter struct {
+	*httptest.Server
+	mu       sync.Mutex
+	received map[string]int
+	requests int
+}
+
+func newDeliveryCounter(t *testing.T, pause time.Duration) *deliveryCounter {
+	c := &deliveryCounter{received: map[string]int{}}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.received[r.Header.Get("X-Service-Delivery")]++
+		c.requests++
+		c.mu.Unlock()
+		time.Sleep(pause)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+// counts is how many deliveries arrived, and how many requests in all.
+func (c *deliveryCounter) counts() (distinct, all int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.received), c.requests
+}
+
+// times is how many requests delivery made.
+func (c *deliveryCounter) times(delivery string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.received[delivery]
+}
+
+// signupWithWebhook signs up on the service at base and subscribes url to
+// contact.created.
+func signupWithWebhook(t *testing.T, base, url string) (token, teamID, webhookID string) {
+	t.Helper()
+	var signup struct {
+		Data struct {
+			Token string `json:"token"`
+			Team  struct {
+				ID string `json:"id"`
+			} `json:"team"`
+		} `json:"data"`
+	}
+	postJSON(t, base+"/api/auth/signup", "", map[string]string{
+		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
+	}, &signup)
+	var hook struct {
+		Data struct {
+			Webhook struct {
+				ID string `json:"id"`
+			} `json:"webhook"`
+		} `json:"data"`
+	}
+	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
+		map[string]any{"url": url, "events": []string{events.ContactCreated}}, &hook)
+	return signup.Data.Token, signup.Data.Team.ID, hook.Data.Webhook.ID
 }
 
 // binaryService runs the built binary on one database, as often as a test
