@@ -30,6 +30,7 @@ const (
 	KindInvitation      = "invitation"
 	KindPasswordReset   = "password_reset"
 	KindPasswordChanged = "password_changed"
+	KindWebhookDisabled = "webhook_disabled"
 )
 
 // Message is one account email, rendered.
@@ -89,6 +90,23 @@ type PasswordReset struct {
 type PasswordChanged struct {
 	To, Name string
 	At       time.Time
+}
+
+// WebhookDisabled is what the notice of a webhook switched off says.
+type WebhookDisabled struct {
+	To, Name string
+	TeamName string
+	URL      string // with its password masked
+	Reason   string
+	At       time.Time
+}
+
+// QueueWebhookDisabled queues the notice of a webhook the service switched
+// off in tx (the transaction that switches it off).
+func (c *Composer) QueueWebhookDisabled(ctx context.Context, tx *postgres.Tx, now time.Time, in WebhookDisabled) error {
+	link := c.baseURL + "/app/webhooks"
+	data := map[string]any{"Name": in.Name, "Team": in.TeamName, "URL": in.URL, "Reason": in.Reason, "At": when(in.At), "Link": link}
+	return c.enqueue(ctx, tx, now, KindWebhookDisabled, in.To, in.Name, fmt.Sprintf("A webhook of %s was switched off", in.TeamName), link, webhookDisabledTemplates, data)
 }
 
 // QueueInvitation queues the invitation email in tx (the transaction that
@@ -186,4 +204,19 @@ var changedTemplates = parse("password_changed",
 The password of your contactbook account was changed on {{.At}}, and every session that was logged in has been logged out.
 
 If this was not you, reset your password now with "Forgot password" at {{.AppLink}}
+`)
+
+var webhookDisabledTemplates = parse("webhook_disabled",
+	`<p>Hello {{.Name}},</p>
+<p>The webhook of <strong>{{.Team}}</strong> that sends events to <code>{{.URL}}</code> was switched off on {{.At}}.</p>
+<p>{{.Reason}}</p>
+<p>Once the receiver answers again, switch the webhook on in the dashboard; you can send it a test event first.</p>
+<p><a href="{{.Link}}" style="background: #4F46E5; color: #ffffff; padding: 10px 16px; border-radius: 6px; text-decoration: none;">Open the webhooks</a></p>`,
+	`Hello {{.Name}},
+
+The webhook of {{.Team}} that sends events to {{.URL}} was switched off on {{.At}}.
+
+{{.Reason}}
+
+Once the receiver answers again, switch the webhook on in the dashboard; you can send it a test event first: {{.Link}}
 `)

@@ -127,10 +127,15 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a := &App{Config: cfg, Log: log, Pool: pool, Direct: direct}
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
-	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
-		Listen: direct.Config().ConnConfig,
+		Listen:       direct.Config().ConnConfig,
+		DisableAfter: cfg.WebhookDisableAfter,
+		// The notice goes to the team's admins and owners, whom a.Accounts
+		// (wired below) knows.
+		OnDisabled: func(ctx context.Context, tx *postgres.Tx, n webhooks.DisabledNotice) error {
+			return a.Accounts.NotifyWebhookDisabled(ctx, tx, n.TeamID, n.URL, n.Reason, n.At)
+		},
 	})
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
@@ -148,6 +153,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	a.Workers = append(a.Workers, a.Jobs)
 	queue := a.Jobs.Client()
+	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)

@@ -17,8 +17,9 @@ import (
 // wireJobs builds the services whose work runs as jobs and hands every
 // package's background work to the queue, in one list: the campaigns
 // runner (sending through the provider at MAILER_BASE_URL, ticked on
-// CAMPAIGN_SCHEDULE), the contact imports, the webhook history prune, the
-// account emails, the accounts sweep and the audit log retention. The services enqueue on the
+// CAMPAIGN_SCHEDULE), the contact imports, the webhook history prune and
+// recoveries, the account emails, the accounts sweep and the audit log
+// retention. The services enqueue on the
 // queue's client, passed to their constructors.
 func (a *App) wireJobs(now func() time.Time) error {
 	queue := a.Jobs.Client()
@@ -46,6 +47,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		a.CampaignRunner,
 		a.Transfer,
 		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
+		a.Webhooks,
 		accountMail,
 		accounts.NewSweeper(a.Pool, now),
 		audit.NewRetention(a.Pool, a.Log),

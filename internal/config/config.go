@@ -62,6 +62,9 @@ type Config struct {
 	// was not woken for (events written by an instance that died, due
 	// retries); it is also the precision of retry times.
 	WebhookPoll time.Duration
+	// WebhookDisableAfter is how long a webhook may fail at every attempt
+	// before it is switched off (WEBHOOK_DISABLE_AFTER, at least 1m).
+	WebhookDisableAfter time.Duration
 	// EventRetention is how long events, their deliveries and the delivery
 	// log are kept; 0 keeps them for ever.
 	EventRetention time.Duration
@@ -188,6 +191,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("WEBHOOK_POLL: %q is not a positive duration such as 1s", getenv("WEBHOOK_POLL")))
 	}
 	c.WebhookPoll = poll
+	disableAfter, err := time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h"))
+	if err != nil || disableAfter < time.Minute {
+		errs = append(errs, fmt.Errorf("WEBHOOK_DISABLE_AFTER: %q is not a duration of at least 1m such as 120h", getenv("WEBHOOK_DISABLE_AFTER")))
+	}
+	c.WebhookDisableAfter = disableAfter
 	keep, err := time.ParseDuration(env("EVENT_RETENTION", "720h"))
 	if err != nil || keep < 0 {
 		errs = append(errs, fmt.Errorf("EVENT_RETENTION: %q is not a duration such as 720h (0 keeps everything)", getenv("EVENT_RETENTION")))

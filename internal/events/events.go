@@ -28,6 +28,10 @@ const (
 	BookDeleted    = "book.deleted"
 )
 
+// WebhookTest is the event of a webhook's test send. No change emits it
+// and no webhook subscribes to it: it is addressed to one webhook (Write).
+const WebhookTest = "webhook.test"
+
 // whenWanted are the event types written only when a webhook of the team
 // subscribes to them (Outbox.Wanted): contact changes come by the
 // thousand, and their bodies were most of the cost of a bulk change. The
@@ -177,6 +181,22 @@ func Append(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) (i
 	default:
 		return copyMany(ctx, db, now.UTC(), evs)
 	}
+}
+
+// Write stores one event without queueing it for fan-out and returns its
+// id: its caller addresses it to a webhook itself (a test send).
+func Write(ctx context.Context, db postgres.DB, now time.Time, ev Event) (uuid.UUID, error) {
+	now = now.UTC()
+	id, body, err := newRow(ev, now)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	_, err = db.Exec(ctx, `INSERT INTO events (id, team_id, book_id, type, body, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		id, ev.TeamID, ev.BookID, ev.Type, body, now)
+	if err != nil {
+		return uuid.Nil, postgres.Translate(fmt.Errorf("write %s event: %w", ev.Type, err))
+	}
+	return id, nil
 }
 
 // fewEvents is up to how many events go in one INSERT of both the events

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -215,4 +216,17 @@ func queryBool(r *http.Request, name string) (*bool, error) {
 		return nil, apperr.Invalidf("The query parameter %s must be true or false.", name)
 	}
 	return &b, nil
+}
+
+// queryTime reads an optional RFC 3339 time query parameter.
+func queryTime(r *http.Request, name string) (*time.Time, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, raw)
+	if err != nil {
+		return nil, apperr.Invalidf("The query parameter %s must be an RFC 3339 time such as 2026-01-31T09:00:00Z.", name)
+	}
+	return &t, nil
 }

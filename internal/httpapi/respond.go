@@ -73,6 +73,23 @@ func cursorPage(w http.ResponseWriter, items any, p Paging, total int64, next st
 	return nil
 }
 
+// nextMeta is the meta of a list paged by cursor alone: its size is not
+// counted, the next page's cursor is null on the last.
+type nextMeta struct {
+	Limit      int     `json:"limit"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// nextPage answers a page of a list paged by cursor alone.
+func nextPage(w http.ResponseWriter, items any, limit int, next string) error {
+	meta := nextMeta{Limit: limit}
+	if next != "" {
+		meta.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, pageBody{Data: items, Meta: meta})
+	return nil
+}
+
 // message answers {data: {message}}.
 func message(w http.ResponseWriter, text string) error {
 	return data(w, http.StatusOK, map[string]string{"message": text})

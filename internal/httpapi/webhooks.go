@@ -2,10 +2,23 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
+
+// webhookPath reads the team and webhook ids of a route addressed to one
+// webhook.
+func webhookPath(r *http.Request) (teamID, id uuid.UUID, err error) {
+	if teamID, err = pathUUID(r, "team_id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err = pathUUID(r, "webhook_id")
+	return teamID, id, err
+}
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	teamID, err := pathUUID(r, "team_id")
@@ -36,11 +49,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "webhook_id")
+	teamID, id, err := webhookPath(r)
 	if err != nil {
 		return err
 	}
@@ -56,11 +65,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "webhook_id")
+	teamID, id, err := webhookPath(r)
 	if err != nil {
 		return err
 	}
@@ -71,11 +76,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.
 }
 
 func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "webhook_id")
+	teamID, id, err := webhookPath(r)
 	if err != nil {
 		return err
 	}
@@ -87,9 +88,64 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 	if err != nil {
 		return err
 	}
-	log, err := s.webhooks.Deliveries(r.Context(), sc.Actor, teamID, id, limit, success)
+	since, err := queryTime(r, "since")
 	if err != nil {
 		return err
 	}
-	return data(w, http.StatusOK, nonNil(log))
+	q := r.URL.Query()
+	pg, err := s.webhooks.Deliveries(r.Context(), sc.Actor, teamID, id, webhooks.LogFilter{
+		Limit: limit, Event: q.Get("event"), Success: success, Since: since, Cursor: q.Get("cursor"),
+	})
+	if err != nil {
+		return err
+	}
+	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
+	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
+}
+
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
+	delivery, err := pathUUID(r, "delivery_id")
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Retry(r.Context(), sc.Actor, teamID, id, delivery); err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
+}
+
+// recoverInput is the body of a recovery.
+type recoverInput struct {
+	Since time.Time `json:"since"`
+}
+
+func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, id, err := webhookPath(r)
+	if err != nil {
+		return err
+	}
+	var in recoverInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	queued, err := s.webhooks.Recover(r.Context(), sc.Actor, teamID, id, in.Since)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusAccepted, map[string]int{"queued": queued})
 }

@@ -24,7 +24,7 @@ import (
 type tenant struct {
 	*team
 	label, field, contact, template, campaign, step, participant, webhook, keyID, member, invitation string
-	suppression, importID, segment                                                                   string
+	suppression, importID, segment, delivery                                                         string
 }
 
 func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *tenant {
@@ -49,6 +49,8 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 	}
 	tn.webhook = o.must(t, http.StatusCreated, "POST", "/api/teams/"+tn.teamID+"/webhooks",
 		map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"contact.created"}}).str("data.webhook.id")
+	// A delivery of that webhook, for the routes that address one.
+	tn.delivery = o.must(t, http.StatusAccepted, "POST", "/api/teams/"+tn.teamID+"/webhooks/"+tn.webhook+"/test", nil).str("data.delivery_id")
 	if err = pool.QueryRow(context.Background(), `SELECT id::text FROM api_keys WHERE team_id = $1 LIMIT 1`, tn.teamID).Scan(&tn.keyID); err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +263,10 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 		return path, map[string]any{"url": "http://127.0.0.1:9/x", "events": []string{"contact.created"}}
 	case "updateWebhook":
 		return path, map[string]any{"active": false}
+	case "recoverWebhook":
+		return path, map[string]any{"since": time.Now().Add(-time.Hour).Format(time.RFC3339)}
+	case "testWebhook", "retryWebhookDelivery":
+		return path, map[string]any{}
 	case "createCampaignCheckout":
 		return path, map[string]any{"team_id": target.teamID, "plan": "monthly", "currency": "eur"}
 	case "runCampaign", "startCampaignTrial":
@@ -305,6 +311,8 @@ func (tn *tenant) param(t *testing.T, path, name string) string {
 		return tn.member
 	case "webhook_id":
 		return tn.webhook
+	case "delivery_id":
+		return tn.delivery
 	case "lid":
 		return tn.label
 	case "fid":

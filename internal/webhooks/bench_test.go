@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +22,7 @@ import (
 
 // benchEnv is a service with one team whose webhook points at a local
 // receiver, and an engine (real clock) that start begins running.
-func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, uuid.UUID, func()) {
+func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, *apptest.User, func()) {
 	b.Helper()
 	env := apptest.New(b, apptest.Options{RealClock: true})
 	owner := env.Signup("bench")
@@ -44,7 +45,7 @@ func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, uuid.UUID, 
 			_ = eng.Run(ctx)
 		}()
 	}
-	return env, uuid.MustParse(owner.TeamID), start
+	return env, owner, start
 }
 
 // BenchmarkWebhookDelivery measures deliveries per second: b.N events
@@ -55,13 +56,14 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	var got atomic.Int64
 	all := make(chan struct{})
 	var target int64
-	env, team, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
+	env, owner, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if got.Add(1) == atomic.LoadInt64(&target) {
 			close(all)
 		}
 	})
 	atomic.StoreInt64(&target, int64(b.N))
+	team := uuid.MustParse(owner.TeamID)
 	for off := 0; off < b.N; off += 1000 {
 		evs := make([]events.Event, min(1000, b.N-off))
 		for i := range evs {
@@ -97,7 +99,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 		arrived   = map[int]time.Time{}
 		got       atomic.Int64
 	)
-	env, team, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
+	env, owner, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
 		at := time.Now()
 		var p struct {
 			Data struct {
@@ -110,6 +112,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 		mu.Unlock()
 		got.Add(1)
 	})
+	team := uuid.MustParse(owner.TeamID)
 	start()
 	time.Sleep(200 * time.Millisecond) // the engine is listening
 	// Commits are paced by a schedule, not by each other: several
@@ -173,4 +176,73 @@ func BenchmarkWebhookLatency(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 	b.ReportMetric(float64(b.N)/sent.Seconds(), "events/s")
+}
+
+// BenchmarkWebhookRecovery recovers 10,000 failed events: it reports how
+// long the recovery takes to queue them all (from the request) and the
+// rate at which the engine then delivers them to a local receiver.
+func BenchmarkWebhookRecovery(b *testing.B) {
+	const failed = 10000
+	for range b.N {
+		var got atomic.Int64
+		all := make(chan struct{})
+		env, owner, start := benchEnv(b, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			if got.Add(1) == failed {
+				close(all)
+			}
+		})
+		var hook uuid.UUID
+		team := uuid.MustParse(owner.TeamID)
+		err := env.App.Pool.QueryRow(context.Background(), `SELECT id FROM webhooks WHERE team_id = $1`, team).Scan(&hook)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// An hour-old outage: every event's delivery failed for good.
+		_, err = env.App.Pool.Exec(context.Background(), `
+			WITH e AS (
+				INSERT INTO events (id, team_id, type, body, occurred_at)
+				SELECT gen_random_uuid(), $1, 'contact.created', convert_to('{"event":"contact.created","n":' || n || '}', 'UTF8'),
+				       now() - interval '1 hour' + n * interval '1 millisecond'
+				FROM generate_series(1, $3) n RETURNING id)
+			INSERT INTO webhook_deliveries (event_id, webhook_id, status, attempts, next_attempt_at)
+			SELECT id, $2, 'failed', 4, now() FROM e`, team, hook, failed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start()
+		b.ResetTimer()
+		began := time.Now()
+		r := owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/recover", team, hook),
+			map[string]any{"since": time.Now().Add(-2 * time.Hour).Format(time.RFC3339)}).Expect(http.StatusAccepted)
+		if queued := r.Int("data.queued"); queued != failed {
+			b.Fatalf("recover queued %d", queued)
+		}
+		var queuedIn time.Duration
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			var n int
+			if err := env.App.Pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM webhook_deliveries WHERE recovery_id IS NOT NULL`).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			if n == failed {
+				queuedIn = time.Since(began)
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("queued %d of %d", n, failed)
+			}
+		}
+		select {
+		case <-all:
+		case <-time.After(60 * time.Second):
+			b.Fatalf("delivered %d of %d", got.Load(), failed)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(queuedIn.Microseconds())/1000, "queue-ms")
+		var pickup, work float64
+		_ = env.App.Pool.QueryRow(context.Background(), `SELECT extract(epoch from attempted_at - created_at)*1000, extract(epoch from finalized_at - attempted_at)*1000 FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&pickup, &work)
+		b.Logf("pickup %.0f ms, work %.0f ms", pickup, work)
+		b.ReportMetric(failed/time.Since(began).Seconds(), "deliveries/s")
+	}
 }

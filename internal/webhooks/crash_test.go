@@ -35,89 +35,16 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	}
 	t.Parallel()
 	const total = 1000
-	bin := filepath.Join(t.TempDir(), "contactbook")
-	build := exec.Command("go", "build", "-o", bin, "github.com/contactbook/contactbook/cmd/contactbook")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	dbURL := pgtest.NewURL(t)
 
-	var (
-		mu       sync.Mutex
-		received = map[string]int{}
-		requests int
-	)
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		received[r.Header.Get("X-Service-Delivery")]++
-		requests++
-		mu.Unlock()
-		time.Sleep(25 * time.Millisecond) // slow: the burst is still going when the kill comes
-	}))
-	defer rc.Close()
-	distinct := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(received)
-	}
-
-	logs := &bytes.Buffer{}
-	var logMu sync.Mutex
-	start := func() (*exec.Cmd, string) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(os.Environ(),
-			"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET=crash-test-secret-0123456789",
-			"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
-			"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
-		w := &syncWriter{mu: &logMu, w: logs}
-		cmd.Stdout, cmd.Stderr = w, w
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		base := "http://" + addr
-		for deadline := time.Now().Add(15 * time.Second); ; {
-			if res, err := http.Get(base + "/healthz"); err == nil {
-				res.Body.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatal("the service did not start")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		return cmd, base
-	}
-	defer func() {
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("service logs:\n%s", logs)
-			logMu.Unlock()
-		}
-	}()
-
+	// Slow: the burst is still going when the kill comes.
+	rc := newDeliveryCounter(t, 25*time.Millisecond)
+	distinct := func() int { d, _ := rc.counts(); return d }
+	svc := newBinaryService(t, dbURL)
+	start := svc.start
 	first, base := start()
 	defer func() { _ = first.Process.Kill() }()
-	var signup struct {
-		Data struct {
-			Token string `json:"token"`
-			Team  struct {
-				ID string `json:"id"`
-			} `json:"team"`
-		} `json:"data"`
-	}
-	postJSON(t, base+"/api/auth/signup", "", map[string]string{
-		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
-	}, &signup)
-	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
-		map[string]any{"url": rc.URL + "/hook", "events": []string{events.ContactCreated}}, nil)
+	_, teamID, _ := signupWithWebhook(t, base, rc.URL+"/hook")
 
 	// Queue the burst through the outbox, in ten transactions.
 	pool, err := postgres.Connect(context.Background(), dbURL, 2)
@@ -125,7 +52,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	team := uuid.MustParse(signup.Data.Team.ID)
+	team := uuid.MustParse(teamID)
 	for range 10 {
 		evs := make([]events.Event, total/10)
 		for i := range evs {
@@ -167,8 +94,9 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		}
 	}
 
-	// Every event id reached the receiver ...
-	rows, err := pool.Query(context.Background(), `SELECT id::text FROM events WHERE type = $1`, events.ContactCreated)
+	// Every event's delivery reached the receiver ...
+	rows, err := pool.Query(context.Background(), `
+		SELECT d.id::text FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.type = $1`, events.ContactCreated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,16 +104,15 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
 	for _, id := range ids {
-		if received[id] == 0 {
-			t.Errorf("event %s never delivered", id)
+		if rc.times(id) == 0 {
+			t.Errorf("delivery %s never reached the receiver", id)
 		}
 	}
-	dupes := requests - len(received)
-	mu.Unlock()
+	d, all := rc.counts()
+	dupes := all - d
 	if len(ids) != total {
-		t.Fatalf("%d events in the outbox, want %d", len(ids), total)
+		t.Fatalf("%d deliveries of the outbox's events, want %d", len(ids), total)
 	}
 	// ... and the log shows a successful attempt for each.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -218,6 +145,135 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Error("the service did not exit after SIGTERM")
 	}
+}
+
+// deliveryCounter is a webhook receiver that counts the requests of each
+// delivery (X-Service-Delivery), answering 200 after pause.
+type deliveryCounter struct {
+	*httptest.Server
+	mu       sync.Mutex
+	received map[string]int
+	requests int
+}
+
+func newDeliveryCounter(t *testing.T, pause time.Duration) *deliveryCounter {
+	c := &deliveryCounter{received: map[string]int{}}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.received[r.Header.Get("X-Service-Delivery")]++
+		c.requests++
+		c.mu.Unlock()
+		time.Sleep(pause)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+// counts is how many deliveries arrived, and how many requests in all.
+func (c *deliveryCounter) counts() (distinct, all int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.received), c.requests
+}
+
+// times is how many requests delivery made.
+func (c *deliveryCounter) times(delivery string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.received[delivery]
+}
+
+// signupWithWebhook signs up on the service at base and subscribes url to
+// contact.created.
+func signupWithWebhook(t *testing.T, base, url string) (token, teamID, webhookID string) {
+	t.Helper()
+	var signup struct {
+		Data struct {
+			Token string `json:"token"`
+			Team  struct {
+				ID string `json:"id"`
+			} `json:"team"`
+		} `json:"data"`
+	}
+	postJSON(t, base+"/api/auth/signup", "", map[string]string{
+		"email": "crash@example.com", "password": "correct horse battery", "name": "Crash", "team_name": "Crash team",
+	}, &signup)
+	var hook struct {
+		Data struct {
+			Webhook struct {
+				ID string `json:"id"`
+			} `json:"webhook"`
+		} `json:"data"`
+	}
+	postJSON(t, fmt.Sprintf("%s/api/teams/%s/webhooks", base, signup.Data.Team.ID), signup.Data.Token,
+		map[string]any{"url": url, "events": []string{events.ContactCreated}}, &hook)
+	return signup.Data.Token, signup.Data.Team.ID, hook.Data.Webhook.ID
+}
+
+// binaryService runs the built binary on one database, as often as a test
+// starts it, and prints its logs when the test fails.
+type binaryService struct {
+	t     *testing.T
+	bin   string
+	dbURL string
+	env   []string
+	mu    sync.Mutex
+	logs  bytes.Buffer
+}
+
+func newBinaryService(t *testing.T, dbURL string, env ...string) *binaryService {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "contactbook")
+	build := exec.Command("go", "build", "-o", bin, "github.com/contactbook/contactbook/cmd/contactbook")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	s := &binaryService{t: t, bin: bin, dbURL: dbURL, env: env}
+	t.Cleanup(func() {
+		if t.Failed() {
+			s.mu.Lock()
+			t.Logf("service logs:\n%s", s.logs.String())
+			s.mu.Unlock()
+		}
+	})
+	return s
+}
+
+// start runs an instance and waits until it answers; it returns the
+// process and its base URL.
+func (s *binaryService) start() (*exec.Cmd, string) {
+	t := s.t
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(s.bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+s.dbURL, "HTTP_ADDR="+addr, "JWT_SECRET=crash-test-secret-0123456789",
+		"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
+		"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
+	cmd.Env = append(cmd.Env, s.env...)
+	w := &syncWriter{mu: &s.mu, w: &s.logs}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + addr
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if res, err := http.Get(base + "/healthz"); err == nil {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatal("the service did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, base
 }
 
 type syncWriter struct {

@@ -1,21 +1,11 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +75,11 @@ type EngineConfig struct {
 	// LISTENs and shows other instances that this one is alive; it must
 	// reach PostgreSQL directly, as a session (default: the pool's).
 	Listen *pgx.ConnConfig
+	// DisableAfter is how long a webhook may fail at every attempt before
+	// it is switched off (WEBHOOK_DISABLE_AFTER, default 120 h).
+	DisableAfter time.Duration
+	// OnDisabled tells the team about a webhook switched off; optional.
+	OnDisabled DisabledNotifier
 }
 
 // AttemptObserver hears the outcome of each delivery attempt: "success",
@@ -123,6 +118,9 @@ func NewEngine(pool *pgxpool.Pool, cfg EngineConfig) *Engine {
 	cfg.Lease = max(cfg.Lease, cfg.Timeout+time.Second)
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
+	}
+	if cfg.DisableAfter <= 0 {
+		cfg.DisableAfter = DefaultDisableAfter
 	}
 	if cfg.Retries == nil {
 		cfg.Retries = DefaultRetries
@@ -307,12 +305,15 @@ func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan struct{}) {
 	tick := time.NewTicker(e.cfg.Poll)
 	defer tick.Stop()
+	due := time.NewTimer(e.cfg.Poll)
+	defer due.Stop()
 	saturated := false
 	for ticks := 1; ; {
 		select {
 		case <-ctx.Done():
 			return
 		case <-e.claimWake:
+		case <-due.C:
 		case <-tick.C:
 			signal(e.fanoutWake)
 			// Instances die rarely; looking for their leases every tenth
@@ -344,6 +345,9 @@ func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan stru
 				break
 			}
 		}
+		if wait, ok := e.untilNextDue(ctx); ok {
+			due.Reset(wait)
+		}
 	}
 }
 
@@ -357,6 +361,29 @@ func (e *Engine) claim(ctx context.Context, n int) ([]job, error) {
 	}
 	return jobs, err
 }
+
+// untilNextDue is how long until a pending delivery next falls due, when
+// that comes before the next poll: the claim loop sleeps that long, so
+// deliveries a rate limit holds back go out at their send times, and
+// retries on time, without polling faster.
+func (e *Engine) untilNextDue(ctx context.Context) (time.Duration, bool) {
+	now := e.cfg.Now()
+	at, err := e.st.nextDue(ctx, e.pool, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.cfg.Log.Warn("webhooks: looking for the next due delivery failed", "err", err)
+		}
+		return 0, false
+	}
+	if at == nil || at.Sub(now) >= e.cfg.Poll {
+		return 0, false
+	}
+	return at.Sub(now), true
+}
+
+// WakeDeliveries has the engine look for due deliveries now; it never
+// blocks. The service calls it after queueing an admin's send.
+func (e *Engine) WakeDeliveries() { signal(e.claimWake) }
 
 // reap takes over the deliveries leased by instances that are gone.
 func (e *Engine) reap(ctx context.Context) {
@@ -404,255 +431,4 @@ func reserve(ctx context.Context, slots chan struct{}, saturated bool) int {
 		}
 	}
 	return n
-}
-
-// completeLoop records outcomes in batches: whatever has arrived is
-// written in one statement.
-func (e *Engine) completeLoop(results <-chan outcome) {
-	batch := make([]outcome, 0, 256)
-	for o := range results {
-		batch = append(batch[:0], o)
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case o, ok := <-results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, o)
-			default:
-				break drain
-			}
-		}
-		e.record(batch)
-	}
-}
-
-// record writes a batch of outcomes, retrying a few times: if it never
-// gets through, the leases run out and the deliveries are made again
-// (at least once).
-func (e *Engine) record(batch []outcome) {
-	e.observe(batch)
-	var err error
-	for try := range 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = e.st.complete(ctx, e.pool, e.owner, batch)
-		cancel()
-		if err == nil {
-			return
-		}
-		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
-	}
-	e.cfg.Log.Error("webhooks: recording delivery results failed; the deliveries will be retried", "err", err, "deliveries", len(batch))
-}
-
-// observe logs each attempt of batch with its ids and tells the observer
-// how it ended.
-func (e *Engine) observe(batch []outcome) {
-	for _, o := range batch {
-		if !o.attempted {
-			continue
-		}
-		outcome := map[string]string{statusSucceeded: "success", statusFailed: "failed", statusPending: "retry"}[o.status]
-		level := slog.LevelDebug
-		if o.status != statusSucceeded {
-			level = slog.LevelInfo
-		}
-		attrs := []any{"delivery_id", o.job.DeliveryID, "event_id", o.job.EventID, "webhook_id", o.job.WebhookID,
-			"event", o.job.EventType, "attempt", o.job.Attempt, "outcome", outcome, "duration_ms", o.duration.Milliseconds()}
-		if o.responseStatus != nil {
-			attrs = append(attrs, "response_status", *o.responseStatus)
-		}
-		if o.errText != nil {
-			attrs = append(attrs, "error", *o.errText)
-		}
-		if o.status == statusPending {
-			attrs = append(attrs, "next_attempt_at", o.next)
-		}
-		e.cfg.Log.Log(context.Background(), level, "webhook attempt", attrs...)
-		if e.cfg.Observer != nil && outcome != "" {
-			e.cfg.Observer.WebhookAttempt(outcome)
-		}
-	}
-}
-
-// DeliverDue makes every due attempt once (up to Workers at a time),
-// records the results, and returns how many attempts it made.
-func (e *Engine) DeliverDue(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		jobs, err := e.claim(ctx, e.cfg.Workers)
-		if err != nil || len(jobs) == 0 {
-			return total, err
-		}
-		outs := make([]outcome, len(jobs))
-		var wg sync.WaitGroup
-		for i, j := range jobs {
-			wg.Go(func() { outs[i] = e.run(ctx, j) })
-		}
-		wg.Wait()
-		e.observe(outs)
-		if err := e.st.complete(ctx, e.pool, e.owner, outs); err != nil {
-			return total, err
-		}
-		for _, o := range outs {
-			if o.attempted {
-				total++
-			}
-		}
-		if len(jobs) < e.cfg.Workers {
-			return total, nil
-		}
-	}
-}
-
-// outcome is what became of a claimed delivery.
-type outcome struct {
-	job       job
-	attempted bool      // an HTTP attempt was made (and is logged)
-	status    string    // the delivery's new status
-	next      time.Time // when pending: the next attempt's time
-
-	at             time.Time // attempt start, per the engine clock
-	duration       time.Duration
-	responseStatus *int32
-	responseBody   string
-	errText        *string
-	finalErr       bool // errText is a reason retrying cannot fix
-	success        bool
-}
-
-// run makes one attempt of a claimed delivery and decides what follows.
-// ctx is the engine's: once it has ended, unstarted work is handed back.
-// The attempt itself runs on its own bounded context so a shutdown lets it
-// finish.
-func (e *Engine) run(ctx context.Context, j job) outcome {
-	switch {
-	case !j.Active:
-		return outcome{job: j, status: statusCanceled}
-	case ctx.Err() != nil, e.cfg.Now().Add(e.cfg.Timeout).After(j.LeaseUntil):
-		// Shutting down, or the job waited so long that its lease could
-		// run out mid-attempt: hand it back unattempted.
-		return outcome{job: j, status: statusPending}
-	}
-	o := e.attempt(context.WithoutCancel(ctx), j)
-	o.attempted = true
-	switch {
-	case o.success:
-		o.status = statusSucceeded
-	case o.retryable() && j.Attempt <= len(e.cfg.Retries):
-		o.status = statusPending
-		o.next = e.cfg.Now().Add(e.cfg.Retries[j.Attempt-1])
-	default:
-		o.status = statusFailed
-	}
-	return o
-}
-
-// retryable: 5xx, network errors and timeouts are retried; 2xx is done;
-// 3xx (redirects are not followed) and 4xx are the receiver's final word;
-// a refused address or an unusable URL will not change by retrying.
-func (o outcome) retryable() bool {
-	if o.responseStatus != nil {
-		return *o.responseStatus >= 500
-	}
-	return o.errText != nil && !o.finalErr
-}
-
-// attempt POSTs the stored body to the webhook and reports what happened.
-func (e *Engine) attempt(ctx context.Context, j job) outcome {
-	o := outcome{job: j, at: e.cfg.Now()}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(j.Body))
-	if err != nil {
-		o.errText, o.finalErr = ptr(redactIn("invalid URL: "+err.Error(), j.URL)), true
-		return o
-	}
-	ts := strconv.FormatInt(o.at.Unix(), 10)
-	id := j.EventID.String()
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", UserAgent)
-	h.Set("X-Service-Event", j.EventType)
-	h.Set("X-Service-Signature", SignatureHex(j.Secret, j.Body))
-	h.Set("X-Service-Delivery", id)
-	h.Set("X-Service-Timestamp", ts)
-	h.Set("webhook-id", id)
-	h.Set("webhook-timestamp", ts)
-	if sig, err := StandardSignature(j.Secret, id, ts, j.Body); err == nil {
-		h.Set("webhook-signature", sig)
-	}
-
-	start := time.Now()
-	res, err := e.client.Do(req)
-	if err != nil {
-		o.duration = time.Since(start)
-		var refused *RefusedError
-		o.errText, o.finalErr = ptr(redactIn(describe(err, e.cfg.Timeout), j.URL)), errors.As(err, &refused)
-		return o
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, MaxLoggedBody))
-	// Read a little more so the connection can be reused, then let go.
-	_, _ = io.CopyN(io.Discard, res.Body, 64<<10)
-	_ = res.Body.Close()
-	o.duration = time.Since(start)
-	code := int32(res.StatusCode)
-	o.responseStatus = &code
-	o.responseBody = loggable(body)
-	o.success = res.StatusCode >= 200 && res.StatusCode < 300
-	return o
-}
-
-// describe turns a client error into the log's words.
-func describe(err error, timeout time.Duration) string {
-	var refused *RefusedError
-	if errors.As(err, &refused) {
-		return "refused: " + refused.Error()
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Sprintf("timeout: no response within %s", timeout)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Sprintf("timeout: no response within %s", timeout)
-		}
-		err = ue.Err
-	}
-	return "network error: " + err.Error()
-}
-
-// loggable makes a response body storable as text: invalid UTF-8 is
-// replaced and NUL bytes (which PostgreSQL text refuses) are dropped.
-func loggable(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	return strings.ReplaceAll(s, "\x00", "")
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// SignatureHex is the X-Service-Signature of body: hex HMAC-SHA256 keyed
-// with the whole secret string, "whsec_" prefix included.
-func SignatureHex(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
-}
-
-// StandardSignature is the Standard Webhooks webhook-signature header:
-// "v1," + base64 HMAC-SHA256 of "id.timestamp.body", keyed, as that spec
-// says, with the bytes the secret's base64 part (after "whsec_") decodes to.
-func StandardSignature(secret, id, timestamp string, body []byte) (string, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, secretPrefix))
-	if err != nil {
-		return "", fmt.Errorf("decode signing secret: %w", err)
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id))
-	mac.Write([]byte{'.'})
-	mac.Write([]byte(timestamp))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }

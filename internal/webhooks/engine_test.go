@@ -82,12 +82,14 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 				t.Errorf("%s: header %s = %q, want %q", typ, h, got, v)
 			}
 		}
-		// The delivery id is the event's id, and the body is the stored one
-		// byte for byte.
-		eventID := d.Header.Get("X-Service-Delivery")
-		if d.Header.Get("webhook-id") != eventID ||
-			env.QueryInt(`SELECT count(*) FROM events WHERE id::text = $1 AND team_id = $2 AND type = $3 AND body = $4`, eventID, owner.TeamID, typ, d.Body) != 1 {
-			t.Errorf("%s: X-Service-Delivery %q, webhook-id %q: not the id of the event whose body was sent", typ, eventID, d.Header.Get("webhook-id"))
+		// The delivery id is the id of this event's delivery to this
+		// webhook, and the body is the stored one byte for byte.
+		deliveryID := d.Header.Get("X-Service-Delivery")
+		if d.Header.Get("webhook-id") != deliveryID ||
+			env.QueryInt(`SELECT count(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+				WHERE d.id::text = $1 AND d.webhook_id = $5 AND e.team_id = $2 AND e.type = $3 AND e.body = $4`,
+				deliveryID, owner.TeamID, typ, d.Body, hookID) != 1 {
+			t.Errorf("%s: X-Service-Delivery %q, webhook-id %q: not the id of the delivery whose event was sent", typ, deliveryID, d.Header.Get("webhook-id"))
 		}
 
 		p := payload(t, d)
@@ -120,9 +122,10 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 	if log.Len("data") != len(events.Types) {
 		t.Fatalf("log holds %d entries, want %d", log.Len("data"), len(events.Types))
 	}
-	bodies := map[string][]byte{}
+	bodies, deliveryIDs := map[string][]byte{}, map[string]string{}
 	for _, d := range rc.deliveries() {
 		bodies[d.Header.Get("X-Service-Event")] = d.Body
+		deliveryIDs[d.Header.Get("X-Service-Event")] = d.Header.Get("X-Service-Delivery")
 	}
 	for i := range len(events.Types) {
 		e := fmt.Sprintf("data.%d.", i)
@@ -132,12 +135,13 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 		if !reflect.DeepEqual(log.Value(e+"payload"), sent) {
 			t.Errorf("log payload of %s = %v, want the body sent %s", typ, log.Value(e+"payload"), bodies[typ])
 		}
-		if log.String(e+"webhook_id") != hookID || log.Int(e+"response_status") != 200 || log.String(e+"response_body") != "ok" ||
+		if log.String(e+"webhook_id") != hookID || log.Bool(e+"manual") ||
+			log.String(e+"delivery_id") != deliveryIDs[typ] || log.Int(e+"response_status") != 200 || log.String(e+"response_body") != "ok" ||
 			!log.Bool(e+"success") || log.String(e+"created_at") != now.Format(time.RFC3339) || !log.Has(e+"duration_ms") || !log.Has(e+"id") {
 			t.Errorf("log entry %d: %v", i, log.Value(strings.TrimSuffix(e, ".")))
 		}
-		if m, _ := log.Value(strings.TrimSuffix(e, ".")).(map[string]any); len(m) != 9 {
-			t.Errorf("log entry has fields %v, want exactly the nine the API documents", m)
+		if m, _ := log.Value(strings.TrimSuffix(e, ".")).(map[string]any); len(m) != 11 {
+			t.Errorf("log entry has fields %v, want exactly the eleven the API documents", m)
 		}
 	}
 	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1`); n != len(events.Types) {

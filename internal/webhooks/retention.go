@@ -17,9 +17,10 @@ import (
 
 // Retention deletes webhook history older than Keep: events (and, by their
 // foreign key, their finished deliveries) and the delivery log's attempts.
-// An event still queued for fan-out or with a delivery still pending is
-// kept whatever its age. Without it the outbox grows by about 10 MB with
-// every bulk change of 10,000 contacts, for ever.
+// An event still queued for fan-out or with a delivery still pending (or
+// held for a webhook switched off automatically) is kept whatever its age.
+// Without it the outbox grows by about 10 MB with every bulk change of
+// 10,000 contacts, for ever.
 //
 // It runs as an hourly periodic job (Jobs), in batches of
 // retentionBatch rows per statement so no transaction holds locks for long.
@@ -157,7 +158,7 @@ func pruneEvents(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, er
 				DELETE FROM events e USING batch b
 				WHERE e.id = b.id AND e.occurred_at < $3
 				  AND NOT EXISTS (SELECT 1 FROM event_queue q WHERE q.event_id = e.id)
-				  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+				  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'held'))
 				RETURNING 1
 			)
 			SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM gone)`,

@@ -2,12 +2,14 @@ package webhooks
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -18,15 +20,29 @@ type Service struct {
 	now      func() time.Time
 	insecure bool
 	st       store
+	// wake has this instance's engine look for due deliveries now
+	// (Engine.WakeDeliveries), after a commit that queued some.
+	wake func()
+	// recoveries queues recovery jobs.
+	recoveries *jobs.Client
+	log        *slog.Logger
 }
 
 // NewService wires the service. insecure (WEBHOOK_ALLOW_INSECURE) accepts
-// http:// and local URLs, for development and tests.
-func NewService(db postgres.Pool, now func() time.Time, insecure bool) *Service {
+// http:// and local URLs, for development and tests; recoveries are queued
+// on queue; wake is called after a commit that queued deliveries and must
+// not block.
+func NewService(db postgres.Pool, now func() time.Time, insecure bool, queue *jobs.Client, wake func(), log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, now: now, insecure: insecure}
+	if wake == nil {
+		wake = func() {}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: db, now: now, insecure: insecure, recoveries: queue, wake: wake, log: log}
 }
 
 var (
@@ -53,13 +69,16 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	if err != nil {
 		return Created{}, err
 	}
+	if err := checkRateLimit(in.RateLimit); err != nil {
+		return Created{}, err
+	}
 	secret, err := newSecret()
 	if err != nil {
 		return Created{}, err
 	}
 	var w Webhook
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, CreatedBy: actor.CreatedBy()}, secret); err != nil {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret); err != nil {
 			return err
 		}
 		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
@@ -82,20 +101,28 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 	return ws, err
 }
 
-// Update changes the URL, the event types or the active flag. Turning a
-// webhook off cancels its pending deliveries: an inactive webhook gets
+// Update changes the URL, the event types, the rate limit or the active
+// flag. Turning a webhook off cancels its pending deliveries (and those
+// kept while it was switched off automatically): an inactive webhook gets
 // nothing, and turning it on again does not replay what it missed.
-// Retries still pending go to the new URL when the URL changes. A URL sent
-// back as shown, with the masked password, keeps the stored password.
+// Turning on a webhook the service switched off clears the reason and
+// sends what was kept, in the order of its events. Retries still pending
+// go to the new URL when the URL changes. A URL sent back as shown, with
+// the masked password, keeps the stored password.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return Webhook{}, err
 	}
-	if !p.URL.Set && !p.Events.Set && !p.Active.Set {
-		return Webhook{}, apperr.Invalidf("Send at least one of url, events, active.")
+	if !p.URL.Set && !p.Events.Set && !p.Active.Set && !p.RateLimit.Set {
+		return Webhook{}, apperr.Invalidf("Send at least one of url, events, active, rate_limit.")
 	}
 	if p.URL.Null || p.Events.Null || p.Active.Null {
-		return Webhook{}, apperr.Invalidf("Webhook fields cannot be null.")
+		return Webhook{}, apperr.Invalidf("Webhook fields other than rate_limit cannot be null.")
+	}
+	if p.RateLimit.HasValue() {
+		if err := checkRateLimit(&p.RateLimit.V); err != nil {
+			return Webhook{}, err
+		}
 	}
 	var out Webhook
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -115,8 +142,13 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 				return err
 			}
 		}
-		wasActive := w.Active
+		p.RateLimit.ApplyToPtr(&w.RateLimit)
+		wasActive, wasDisabled := w.Active, w.DisabledAt != nil
 		p.Active.ApplyTo(&w.Active)
+		if p.Active.Set {
+			// An admin's switch, either way, replaces the service's.
+			w.DisabledAt, w.DisabledReason = nil, nil
+		}
 		if out, err = s.st.updateWebhook(ctx, tx, w); err != nil {
 			return err
 		}
@@ -124,8 +156,14 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		if err := recordChange(ctx, tx, actor, "webhook.updated", out); err != nil {
 			return err
 		}
-		if wasActive && !w.Active {
+		switch {
+		case p.Active.Set && !w.Active && (wasActive || wasDisabled):
 			return s.st.cancelPending(ctx, tx, w.ID)
+		case w.Active && wasDisabled:
+			if err := s.st.releaseHeld(ctx, tx, w.ID, s.now()); err != nil {
+				return err
+			}
+			tx.AfterCommit(s.wake)
 		}
 		return nil
 	})
@@ -149,27 +187,6 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		}
 		return recordChange(ctx, tx, actor, "webhook.deleted", Webhook{ID: id, TeamID: teamID})
 	})
-}
-
-// Deliveries returns the webhook's delivery log, newest attempt first.
-// limit 0 means the default; above the maximum it is clamped. success,
-// when set, keeps only the attempts that succeeded (true) or failed.
-func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, limit int, success *bool) ([]Attempt, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
-		return nil, err
-	}
-	switch {
-	case limit < 0:
-		return nil, apperr.Invalidf("The query parameter limit must be a non-negative integer.")
-	case limit == 0:
-		limit = DefaultLogLimit
-	case limit > MaxLogLimit:
-		limit = MaxLogLimit
-	}
-	if _, err := s.st.webhook(ctx, s.db, teamID, id); err != nil {
-		return nil, err
-	}
-	return s.st.attempts(ctx, s.db, id, limit, success)
 }
 
 // QueueDepth counts deliveries waiting for an attempt, due or scheduled

@@ -14,11 +14,12 @@ import (
 // store is the webhooks SQL: subscriptions, the delivery queue and the log.
 type store struct{}
 
-const webhookColumns = `id, team_id, url, events, active, created_by, created_at, updated_at`
+const webhookColumns = `id, team_id, url, events, active, rate_limit, disabled_at, disabled_reason, created_by, created_at, updated_at`
 
 func scanWebhook(row pgx.Row) (Webhook, error) {
 	var w Webhook
-	err := row.Scan(&w.ID, &w.TeamID, &w.URL, &w.Events, &w.Active, &w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
+	err := row.Scan(&w.ID, &w.TeamID, &w.URL, &w.Events, &w.Active, &w.RateLimit, &w.DisabledAt, &w.DisabledReason,
+		&w.CreatedBy, &w.CreatedAt, &w.UpdatedAt)
 	return w, err
 }
 
@@ -32,9 +33,9 @@ func oneWebhook(row pgx.Row) (Webhook, error) {
 
 func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
-		INSERT INTO webhooks (team_id, url, events, secret, active, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+webhookColumns,
-		w.TeamID, w.URL, w.Events, secret, w.Active, w.CreatedBy))
+		INSERT INTO webhooks (team_id, url, events, secret, active, rate_limit, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+webhookColumns,
+		w.TeamID, w.URL, w.Events, secret, w.Active, w.RateLimit, w.CreatedBy))
 }
 
 func (store) webhooks(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Webhook, error) {
@@ -55,19 +56,38 @@ func (store) webhookForUpdate(ctx context.Context, db postgres.DB, teamID, id uu
 	return oneWebhook(db.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE team_id = $1 AND id = $2 FOR UPDATE`, teamID, id))
 }
 
+// updateWebhook writes w's settings; its disabled fields are written as
+// they are, so a webhook switched on or off by an admin has them cleared.
 func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
-		UPDATE webhooks SET url = $2, events = $3, active = $4, updated_at = now()
-		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active))
+		UPDATE webhooks SET url = $2, events = $3, active = $4, rate_limit = $5, disabled_at = $6, disabled_reason = $7,
+		       updated_at = now()
+		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active, w.RateLimit, w.DisabledAt, w.DisabledReason))
 }
 
 // cancelPending stops the deliveries a deactivated webhook has not
-// finished. An attempt in flight still logs; its result no longer
-// changes the delivery (the completion only touches pending rows).
+// finished, held ones included. An attempt in flight still logs; its
+// result no longer changes the delivery (the completion only touches
+// pending rows).
 func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.UUID) error {
 	_, err := db.Exec(ctx, `
-		UPDATE webhook_deliveries SET status = 'canceled', lease_owner = NULL, lease_until = NULL, updated_at = now()
-		WHERE webhook_id = $1 AND status = 'pending'`, webhookID)
+		UPDATE webhook_deliveries SET status = 'canceled', lease_owner = NULL, lease_until = NULL, manual = false,
+		       updated_at = now()
+		WHERE webhook_id = $1 AND status IN ('pending', 'held')`, webhookID)
+	return postgres.Translate(err)
+}
+
+// releaseHeld queues again the deliveries kept while the webhook was
+// switched off automatically, all due now, their due times a microsecond
+// apart in the order of their events (the claim takes the earliest first).
+func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUID, now time.Time) error {
+	_, err := db.Exec(ctx, `
+		UPDATE webhook_deliveries d SET status = 'pending', slotted = false, updated_at = now(),
+		       next_attempt_at = $2::timestamptz - o.n * interval '1 microsecond'
+		FROM (SELECT h.id, row_number() OVER (ORDER BY e.occurred_at DESC, e.id DESC) AS n
+		      FROM webhook_deliveries h JOIN events e ON e.id = h.event_id
+		      WHERE h.webhook_id = $1 AND h.status = 'held') o
+		WHERE d.id = o.id`, webhookID, now)
 	return postgres.Translate(err)
 }
 
@@ -91,36 +111,6 @@ func (store) deleteWebhook(ctx context.Context, db postgres.DB, teamID, id uuid.
 		return errWebhookNotFound
 	}
 	return nil
-}
-
-// attempts is the delivery log of a webhook, newest first. payload is the
-// stored event body: exactly the bytes that were sent.
-func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, limit int, success *bool) ([]Attempt, error) {
-	rows, err := db.Query(ctx, `
-		SELECT a.id, a.webhook_id, a.event_type, e.body, a.response_status, a.response_body, a.error,
-		       a.duration_ms, a.success, a.created_at
-		FROM webhook_attempts a JOIN events e ON e.id = a.event_id
-		WHERE a.webhook_id = $1 AND ($3::bool IS NULL OR a.success = $3)
-		ORDER BY a.created_at DESC, a.seq DESC
-		LIMIT $2`, webhookID, limit, success)
-	if err != nil {
-		return nil, postgres.Translate(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
-		var (
-			a       Attempt
-			body    []byte
-			errText *string
-		)
-		err := r.Scan(&a.ID, &a.WebhookID, &a.EventType, &body, &a.ResponseStatus, &a.ResponseBody, &errText,
-			&a.DurationMS, &a.Success, &a.CreatedAt)
-		a.Payload = body
-		if a.ResponseStatus == nil && errText != nil && a.ResponseBody == "" {
-			a.ResponseBody = *errText
-		}
-		return a, err
-	})
-	return out, postgres.Translate(err)
 }
 
 // dispatch fans queued events out into deliveries, one per active webhook
@@ -166,39 +156,90 @@ type job struct {
 	URL        string
 	Secret     string
 	Active     bool
+	Manual     bool // an admin asked for this attempt: made once, not retried
+	// SendBy is, for a webhook with a rate limit, the latest time the
+	// attempt may start: its send time plus sendTolerance.
+	SendBy     *time.Time
 	LeaseUntil time.Time // set by the engine
 }
+
+// sendTolerance is how late after its send time a rate-limited delivery
+// may still start: a twentieth of a second, so that at any rate the
+// instances send at most 5 % over the limit in any second, even when one
+// fell behind. One later than that takes a new send time instead
+// (outcome.lostSlot).
+const sendTolerance = 50 * time.Millisecond
 
 // claim leases up to limit due deliveries for owner until leaseUntil. A
 // row is due when pending, its next attempt time has come, and nobody
 // holds a live lease on it; a lease that ran out (its instance died) makes
 // the row claimable again.
+//
+// A due row of a rate-limited webhook first takes the next send time of
+// the webhook's schedule (webhook_rate_slots, advanced under its row lock,
+// so instances never hand out the same time twice). A row whose time is
+// now is leased; the others are not, their next attempt moves to their
+// time and they are marked slotted, so that they are claimed then without
+// taking a second time. Nothing polls for them: the engine wakes at the
+// next due time (nextDue).
 func (store) claim(ctx context.Context, db postgres.DB, owner string, now, leaseUntil time.Time, limit int) ([]job, error) {
 	rows, err := db.Query(ctx, `
 		WITH c AS (
-			SELECT id FROM webhook_deliveries
-			WHERE status = 'pending' AND next_attempt_at <= $2
-			  AND (lease_until IS NULL OR lease_until < $2)
+			SELECT id, webhook_id, slotted, next_attempt_at FROM webhook_deliveries
+			WHERE status = 'pending' AND next_attempt_at <= @now
+			  AND (lease_until IS NULL OR lease_until < @now)
 			ORDER BY next_attempt_at
-			LIMIT $4
+			LIMIT @limit
 			FOR UPDATE SKIP LOCKED
+		), need AS (
+			SELECT c.id, c.webhook_id, interval '1 second' / w.rate_limit AS gap,
+			       row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) AS k,
+			       count(*) OVER (PARTITION BY c.webhook_id) AS n
+			FROM c JOIN webhooks w ON w.id = c.webhook_id
+			WHERE w.rate_limit IS NOT NULL AND NOT c.slotted
+		), slots AS (
+			INSERT INTO webhook_rate_slots AS s (webhook_id, next_slot_at)
+			SELECT DISTINCT ON (webhook_id) webhook_id, @now::timestamptz + n * gap FROM need
+			ON CONFLICT (webhook_id) DO UPDATE
+			SET next_slot_at = greatest(s.next_slot_at, @now) + (excluded.next_slot_at - @now)
+			RETURNING webhook_id, next_slot_at
+		), planned AS (
+			SELECT need.id, s.next_slot_at - (need.n - need.k + 1) * need.gap AS slot_at
+			FROM need JOIN slots s USING (webhook_id)
 		), u AS (
-			UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $3
-			FROM c WHERE d.id = c.id
-			RETURNING d.id, d.event_id, d.webhook_id, d.attempts
+			UPDATE webhook_deliveries d
+			SET lease_owner = CASE WHEN p.slot_at > @now THEN NULL ELSE @owner END,
+			    lease_until = CASE WHEN p.slot_at > @now THEN NULL ELSE @until::timestamptz END,
+			    next_attempt_at = COALESCE(p.slot_at, d.next_attempt_at),
+			    slotted = COALESCE(p.slot_at > @now, false)
+			FROM c LEFT JOIN planned p ON p.id = c.id
+			WHERE d.id = c.id
+			RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.manual, d.next_attempt_at, d.lease_owner IS NOT NULL AS leased
 		)
-		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, e.type, e.body, w.url, w.secret, w.active
-		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id`,
-		postgres.PlanEachTime, owner, now, leaseUntil, limit)
+		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual, e.type, e.body, w.url, w.secret, w.active,
+		       CASE WHEN w.rate_limit IS NOT NULL THEN u.next_attempt_at + @tolerance::interval END
+		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id
+		WHERE u.leased`,
+		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit, "tolerance": sendTolerance})
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
 		var j job
-		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active)
+		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active, &j.SendBy)
 		return j, err
 	})
 	return out, postgres.Translate(err)
+}
+
+// nextDue is the earliest time after now at which a pending delivery
+// falls due (a retry, or a send time a rate limit gave), if any: one probe
+// of the due index.
+func (store) nextDue(ctx context.Context, db postgres.DB, now time.Time) (*time.Time, error) {
+	var at *time.Time
+	err := db.QueryRow(ctx, `
+		SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > $1`, now).Scan(&at)
+	return at, postgres.Translate(err)
 }
 
 // complete records a batch of outcomes in one statement: the attempts that
@@ -213,17 +254,18 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		statuses = make([]string, n)
 		incs     = make([]int32, n)
 		nexts    = make([]*time.Time, n)
+		lost     = make([]bool, n)
 
 		aDelivery, aWebhook, aEvent []uuid.UUID
 		aType, aBody                []string
 		aAttempt, aDuration         []int32
 		aStatus                     []*int32
 		aError                      []*string
-		aSuccess                    []bool
+		aSuccess, aManual           []bool
 		aAt                         []time.Time
 	)
 	for i, o := range outs {
-		ids[i], statuses[i] = o.job.DeliveryID, o.status
+		ids[i], statuses[i], lost[i] = o.job.DeliveryID, o.status, o.lostSlot
 		if o.status == statusPending && !o.next.IsZero() {
 			next := o.next
 			nexts[i] = &next
@@ -242,17 +284,18 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		aError = append(aError, o.errText)
 		aDuration = append(aDuration, int32(o.duration.Milliseconds()))
 		aSuccess = append(aSuccess, o.success)
+		aManual = append(aManual, o.job.Manual)
 		aAt = append(aAt, o.at)
 	}
 	_, err := db.Exec(ctx, `
 		WITH log AS (
 			INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt, response_status,
-			                              response_body, error, duration_ms, success, created_at)
+			                              response_body, error, duration_ms, success, manual, created_at)
 			SELECT a.* FROM unnest(@a_delivery::uuid[], @a_webhook::uuid[], @a_event::uuid[], @a_type::text[],
 			                       @a_attempt::int[], @a_status::int[], @a_body::text[], @a_error::text[],
-			                       @a_duration::int[], @a_success::bool[], @a_at::timestamptz[])
+			                       @a_duration::int[], @a_success::bool[], @a_manual::bool[], @a_at::timestamptz[])
 			       AS a(delivery_id, webhook_id, event_id, event_type, attempt, response_status,
-			            response_body, error, duration_ms, success, created_at)
+			            response_body, error, duration_ms, success, manual, created_at)
 			-- A webhook deleted while its attempt was in flight takes its
 			-- deliveries and log with it; such attempts are dropped.
 			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)
@@ -260,14 +303,18 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 		UPDATE webhook_deliveries d
 		SET status = r.status, attempts = d.attempts + r.inc,
 		    next_attempt_at = COALESCE(r.next_at, d.next_attempt_at),
-		    lease_owner = NULL, lease_until = NULL, updated_at = now()
-		FROM unnest(@ids::uuid[], @statuses::text[], @incs::int[], @nexts::timestamptz[]) AS r(id, status, inc, next_at)
+		    lease_owner = NULL, lease_until = NULL, updated_at = now(),
+		    -- A delivery handed back unattempted keeps its flags: its
+		    -- admin's send is still to come, its send time still counted.
+		    manual = d.manual AND r.inc = 0, slotted = d.slotted AND r.inc = 0 AND NOT r.lost
+		FROM unnest(@ids::uuid[], @statuses::text[], @incs::int[], @nexts::timestamptz[], @lost::bool[])
+		     AS r(id, status, inc, next_at, lost)
 		WHERE d.id = r.id AND d.lease_owner = @owner AND d.status = 'pending'`,
 		postgres.PlanEachTime, pgx.StrictNamedArgs{
-			"owner": owner, "ids": ids, "statuses": statuses, "incs": incs, "nexts": nexts,
+			"owner": owner, "ids": ids, "statuses": statuses, "incs": incs, "nexts": nexts, "lost": lost,
 			"a_delivery": aDelivery, "a_webhook": aWebhook, "a_event": aEvent, "a_type": aType,
 			"a_attempt": aAttempt, "a_status": aStatus, "a_body": aBody, "a_error": aError,
-			"a_duration": aDuration, "a_success": aSuccess, "a_at": aAt,
+			"a_duration": aDuration, "a_success": aSuccess, "a_manual": aManual, "a_at": aAt,
 		})
 	return postgres.Translate(err)
 }

@@ -8,7 +8,15 @@
 // queue lives in the database, several instances share the work and a
 // crashed one loses nothing: its leases run out and the rows are claimed
 // again. Delivery is therefore at least once; receivers deduplicate on
-// X-Service-Delivery (or on event, data.id and timestamp).
+// X-Service-Delivery, the delivery's id (or on event, data.id and
+// timestamp).
+//
+// Around that pipeline: admins send a test event, send one delivery again
+// or recover every failed one since a time (a River job, operations.go);
+// the engine switches off a webhook that has only failed for
+// WEBHOOK_DISABLE_AFTER, keeping its pending deliveries (disable.go); and a
+// webhook's rate limit spaces its deliveries across every instance (the
+// claim in store.go).
 package webhooks
 
 import (
@@ -30,14 +38,21 @@ import (
 
 // Webhook is a URL subscribed to some of a team's event types.
 type Webhook struct {
-	ID        uuid.UUID  `json:"id"`
-	TeamID    uuid.UUID  `json:"team_id"`
-	URL       string     `json:"url"`
-	Events    []string   `json:"events"`
-	Active    bool       `json:"active"`
-	CreatedBy *uuid.UUID `json:"created_by"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
+	ID     uuid.UUID `json:"id"`
+	TeamID uuid.UUID `json:"team_id"`
+	URL    string    `json:"url"`
+	Events []string  `json:"events"`
+	Active bool      `json:"active"`
+	// RateLimit is the most deliveries a second the webhook gets; nil for
+	// no limit. Deliveries beyond it wait their turn.
+	RateLimit *int `json:"rate_limit"`
+	// DisabledAt and DisabledReason say when and why the service switched
+	// the webhook off after it failed for too long; nil otherwise.
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason *string    `json:"disabled_reason"`
+	CreatedBy      *uuid.UUID `json:"created_by"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 // Created is the answer to a create: the only time the secret is shown.
@@ -48,8 +63,9 @@ type Created struct {
 
 // CreateInput is a new subscription.
 type CreateInput struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	RateLimit *int     `json:"rate_limit"`
 }
 
 // Patch changes a subscription; omitted fields stay.
@@ -57,21 +73,30 @@ type Patch struct {
 	URL    optional.Value[string]   `json:"url"`
 	Events optional.Value[[]string] `json:"events"`
 	Active optional.Value[bool]     `json:"active"`
+	// RateLimit null removes the limit.
+	RateLimit optional.Value[int] `json:"rate_limit"`
 }
 
 // Attempt is one entry of the delivery log: one HTTP POST to the webhook.
 type Attempt struct {
-	ID        uuid.UUID       `json:"id"`
-	WebhookID uuid.UUID       `json:"webhook_id"`
-	EventType string          `json:"event_type"`
-	Payload   json.RawMessage `json:"payload"`
+	ID        uuid.UUID `json:"id"`
+	WebhookID uuid.UUID `json:"webhook_id"`
+	// DeliveryID is the delivery (one event sent to this webhook) the
+	// attempt belongs to: the X-Service-Delivery header, the same on every
+	// attempt of it.
+	DeliveryID uuid.UUID       `json:"delivery_id"`
+	EventType  string          `json:"event_type"`
+	Payload    json.RawMessage `json:"payload"`
 	// ResponseStatus is nil when no HTTP response came back (network
 	// error, timeout, refused address); ResponseBody then says why.
-	ResponseStatus *int      `json:"response_status"`
-	ResponseBody   string    `json:"response_body"`
-	DurationMS     int       `json:"duration_ms"`
-	Success        bool      `json:"success"`
-	CreatedAt      time.Time `json:"created_at"`
+	ResponseStatus *int   `json:"response_status"`
+	ResponseBody   string `json:"response_body"`
+	DurationMS     int    `json:"duration_ms"`
+	Success        bool   `json:"success"`
+	// Manual marks an attempt an admin asked for (a test, a retry or a
+	// recovery) rather than an automatic one.
+	Manual    bool      `json:"manual"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Log page sizes (default 50, max 200, as the API reference documents).
@@ -79,6 +104,20 @@ const (
 	DefaultLogLimit = 50
 	MaxLogLimit     = 200
 )
+
+// Rate limits a webhook may have, in deliveries a second.
+const (
+	MinRateLimit = 1
+	MaxRateLimit = 1000
+)
+
+// checkRateLimit accepts nil (no limit) or a rate within the bounds.
+func checkRateLimit(rate *int) error {
+	if rate != nil && (*rate < MinRateLimit || *rate > MaxRateLimit) {
+		return apperr.Invalidf("`rate_limit` must be from %d to %d deliveries a second, or null for no limit.", MinRateLimit, MaxRateLimit)
+	}
+	return nil
+}
 
 // maxURLLength bounds a webhook URL; browsers and proxies choke beyond it.
 const maxURLLength = 2048

@@ -1249,7 +1249,7 @@ export interface paths {
         };
         /**
          * Delivery log
-         * @description The webhook's most recent delivery attempts, newest first, optionally only the successful or the failed ones. Role: admin.
+         * @description The webhook's delivery log, one entry per attempt, newest first, filtered by event type, outcome and time, paged by cursor: pass meta.next_cursor as cursor for the next page (null on the last). Role: admin.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -2496,6 +2496,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team_id}/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a webhook.test event (data: {webhook_id}) to the webhook now, through the usual signed and logged pipeline, whether or not the webhook is switched on (so a receiver can be checked before switching it on again). The attempt is logged manual and is not retried. Role: admin.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery
+         * @description Sends that delivery's event again now, byte for byte, with the same X-Service-Delivery, whatever its earlier outcome and after the automatic attempts too. The attempt is logged manual: true and is made once (a failure is not retried automatically). 409 CONFLICT while an attempt of the delivery is under way. Role: admin.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/webhooks/{webhook_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed events
+         * @description Every event of this webhook since `since` (the time of the event) whose latest attempt failed is sent once more, oldest first. The sending is queued as a background job that survives a restart and runs on one instance; each event is sent once more at most. Attempts are logged manual and not retried. The webhook must be switched on (409 CONFLICT otherwise). Role: admin.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -2632,6 +2692,26 @@ export interface webhooks {
          * @description Sent to each active webhook subscribed to book.deleted when a book is deleted. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
          */
         post: operations["webhook_book_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent to one webhook when an admin asks for a test send, whatever events it subscribes to. Signed and logged like every delivery; not retried.
+         */
+        post: operations["webhook_webhook_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4269,6 +4349,9 @@ export interface components {
          *         "contact.updated"
          *       ],
          *       "active": true,
+         *       "rate_limit": null,
+         *       "disabled_at": null,
+         *       "disabled_reason": null,
          *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "created_at": "2026-03-02T09:00:00Z",
          *       "updated_at": "2026-03-02T09:00:00Z"
@@ -4286,7 +4369,17 @@ export interface components {
             url: string;
             /** @description Subscribed event types. */
             events: components["schemas"]["EventType"][];
+            /** @description Whether events are delivered. The service switches a webhook off by itself after its attempts have all failed for WEBHOOK_DISABLE_AFTER (default 120 h): disabled_at and disabled_reason then say when and why. */
             active: boolean;
+            /** @description Most deliveries a second this webhook gets, across every instance of the service; null for no limit. Deliveries beyond it wait their turn; they do not fail. */
+            rate_limit: number | null;
+            /**
+             * Format: date-time
+             * @description When the service switched the webhook off after failing for too long; null otherwise. Switching it on (active: true) clears it.
+             */
+            disabled_at: string | null;
+            /** @description Why the service switched the webhook off; null otherwise. */
+            disabled_reason: string | null;
             /**
              * Format: uuid
              * @description Admin who created it.
@@ -4308,6 +4401,9 @@ export interface components {
          *           "contact.updated"
          *         ],
          *         "active": true,
+         *         "rate_limit": null,
+         *         "disabled_at": null,
+         *         "disabled_reason": null,
          *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "created_at": "2026-03-02T09:00:00Z",
          *         "updated_at": "2026-03-02T09:00:00Z"
@@ -4326,7 +4422,8 @@ export interface components {
          *       "events": [
          *         "contact.created",
          *         "contact.updated"
-         *       ]
+         *       ],
+         *       "rate_limit": 50
          *     }
          */
         WebhookCreate: {
@@ -4337,9 +4434,11 @@ export interface components {
             url: string;
             /** @description At least one event type; duplicates are dropped. */
             events: components["schemas"]["EventType"][];
+            /** @description Most deliveries a second, 1 to 1000; null or absent for no limit. */
+            rate_limit?: number | null;
         };
         /**
-         * @description At least one of url, events, active; none may be null.
+         * @description At least one of url, events, active, rate_limit; only rate_limit may be null (no limit). Switching a webhook on that the service switched off clears disabled_at and disabled_reason and sends the deliveries that were pending when it was switched off, in the order of their events; switching one off cancels its pending deliveries.
          * @example {
          *       "active": false
          *     }
@@ -4352,12 +4451,15 @@ export interface components {
             url?: string;
             events?: components["schemas"]["EventType"][];
             active?: boolean;
+            /** @description Most deliveries a second, 1 to 1000; null removes the limit. */
+            rate_limit?: number | null;
         };
         /**
-         * @description One delivery attempt: one HTTP POST to the webhook.
+         * @description One delivery attempt: one HTTP POST to the webhook. A delivery is one event sent to one webhook; its attempts share its delivery_id.
          * @example {
          *       "id": "b9d1f3a5-7c9e-4b1d-8f3a-5c7e9a1b3d5f",
          *       "webhook_id": "a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e",
+         *       "delivery_id": "c2e4a6b8-0d1f-4a3c-8e5b-7d9f1a3c5e7b",
          *       "event_type": "contact.deleted",
          *       "payload": {
          *         "event": "contact.deleted",
@@ -4372,6 +4474,7 @@ export interface components {
          *       "response_body": "ok",
          *       "duration_ms": 84,
          *       "success": true,
+         *       "manual": false,
          *       "created_at": "2026-03-02T09:15:00Z"
          *     }
          */
@@ -4380,7 +4483,12 @@ export interface components {
             id: string;
             /** Format: uuid */
             webhook_id: string;
-            event_type: components["schemas"]["EventType"];
+            /**
+             * Format: uuid
+             * @description The delivery the attempt belongs to: the X-Service-Delivery header sent, the same on every attempt of it, manual ones included.
+             */
+            delivery_id: string;
+            event_type: components["schemas"]["DeliveredEventType"];
             /** @description The JSON body sent. */
             payload: Record<string, never>;
             /** @description HTTP status the receiver answered; null when no response came back (network error, timeout, refused address). */
@@ -4389,6 +4497,8 @@ export interface components {
             response_body: string;
             duration_ms: number;
             success: boolean;
+            /** @description An attempt an admin asked for (a test send, a retry or a recovery) rather than an automatic one. */
+            manual: boolean;
             /**
              * Format: date-time
              * @description Attempt time.
@@ -5266,6 +5376,24 @@ export interface components {
             user_agent: string;
             /** @description What changed; never a secret. */
             details: Record<string, never>;
+        };
+        /**
+         * @description The type of a delivered event: a subscribable event type, or webhook.test for a test send.
+         * @enum {string}
+         */
+        DeliveredEventType: "contact.created" | "contact.updated" | "contact.deleted" | "member.joined" | "member.removed" | "book.created" | "book.deleted" | "webhook.test";
+        /**
+         * @description Paging information of a list paged by cursor alone.
+         * @example {
+         *       "limit": 50,
+         *       "next_cursor": "MjAyNi0wMy0wMlQwOToxNTowMFp8NDI"
+         *     }
+         */
+        NextMeta: {
+            /** @description Page size actually used (after defaulting and clamping). */
+            limit: number;
+            /** @description Pass as the cursor parameter to get the page after this one; null on the last page. */
+            next_cursor: string | null;
         };
     };
     responses: {
@@ -9770,6 +9898,9 @@ export interface operations {
                      *             "contact.updated"
                      *           ],
                      *           "active": true,
+                     *           "rate_limit": null,
+                     *           "disabled_at": null,
+                     *           "disabled_reason": null,
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
                      *           "updated_at": "2026-03-02T09:00:00Z"
@@ -9826,6 +9957,9 @@ export interface operations {
                      *             "contact.updated"
                      *           ],
                      *           "active": true,
+                     *           "rate_limit": null,
+                     *           "disabled_at": null,
+                     *           "disabled_reason": null,
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
                      *           "updated_at": "2026-03-02T09:00:00Z"
@@ -9923,6 +10057,9 @@ export interface operations {
                      *           "contact.updated"
                      *         ],
                      *         "active": true,
+                     *         "rate_limit": null,
+                     *         "disabled_at": null,
+                     *         "disabled_reason": null,
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
                      *         "updated_at": "2026-03-02T09:00:00Z"
@@ -9950,6 +10087,12 @@ export interface operations {
                 limit?: components["parameters"]["DeliveriesLimit"];
                 /** @description Only the attempts that succeeded (true) or failed (false: an answer other than 2xx, or none). */
                 success?: boolean;
+                /** @description Only the attempts of this event type. */
+                event?: components["schemas"]["DeliveredEventType"];
+                /** @description Only the attempts made at or after this time (RFC 3339). */
+                since?: string;
+                /** @description meta.next_cursor of the previous page. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -9980,6 +10123,7 @@ export interface operations {
                      *         {
                      *           "id": "b9d1f3a5-7c9e-4b1d-8f3a-5c7e9a1b3d5f",
                      *           "webhook_id": "a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e",
+                     *           "delivery_id": "c2e4a6b8-0d1f-4a3c-8e5b-7d9f1a3c5e7b",
                      *           "event_type": "contact.deleted",
                      *           "payload": {
                      *             "event": "contact.deleted",
@@ -9994,13 +10138,19 @@ export interface operations {
                      *           "response_body": "ok",
                      *           "duration_ms": 84,
                      *           "success": true,
+                     *           "manual": false,
                      *           "created_at": "2026-03-02T09:15:00Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 50,
+                     *         "next_cursor": null
+                     *       }
                      *     }
                      */
                     "application/json": {
                         data: components["schemas"]["DeliveryLogEntry"][];
+                        meta: components["schemas"]["NextMeta"];
                     };
                 };
             };
@@ -14151,6 +14301,174 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+                /**
+                 * @description Webhook id.
+                 * @example a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e
+                 */
+                webhook_id: components["parameters"]["WebhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "delivery_id": "c2e4a6b8-0d1f-4a3c-8e5b-7d9f1a3c5e7b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description The delivery: its X-Service-Delivery header.
+                             */
+                            delivery_id: string;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+                /**
+                 * @description Webhook id.
+                 * @example a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e
+                 */
+                webhook_id: components["parameters"]["WebhookID"];
+                /** @description The delivery (delivery_id of a log entry). */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "delivery_id": "c2e4a6b8-0d1f-4a3c-8e5b-7d9f1a3c5e7b"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description The delivery: its X-Service-Delivery header.
+                             */
+                            delivery_id: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+                /**
+                 * @description Webhook id.
+                 * @example a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e
+                 */
+                webhook_id: components["parameters"]["WebhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-03-01T09:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, within the last 30 days.
+                     */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "queued": 1240
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description How many events are sent again. */
+                            queued: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     webhook_contact_created: {
         parameters: {
             query?: never;
@@ -14159,7 +14477,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14287,7 +14605,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14415,7 +14733,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14480,7 +14798,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14552,7 +14870,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14624,7 +14942,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14696,7 +15014,7 @@ export interface operations {
                 "X-Service-Signature": string;
                 /** @description The event type. */
                 "X-Service-Event": string;
-                /** @description Id of the event, the same on every retry; deduplicate on it. */
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
                 "X-Service-Delivery": string;
                 /** @description Unix time of the attempt. */
                 "X-Service-Timestamp": string;
@@ -14726,6 +15044,77 @@ export interface operations {
                     };
                     /** Format: uuid */
                     book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "webhook.test",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": null,
+                 *       "data": {
+                 *         "webhook_id": "a8c0e2f4-6b8d-4a0c-9e2f-4b6d8f0a2c4e"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    event: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the test was asked for.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    team_id: string;
+                    book_id: null;
+                    data: {
+                        /** Format: uuid */
+                        webhook_id: string;
+                    };
                 };
             };
         };

@@ -1,7 +1,8 @@
-// The team's webhooks (admins): create one with the events it wants (its
-// signing secret shown once), edit, enable or disable, delete, and each
-// one's delivery log (status, duration, payload and response), filtered by
-// outcome.
+// The team's webhooks (admins): create one with the events it wants and
+// an optional rate limit (its signing secret shown once), edit, enable or
+// disable (a webhook the service switched off shows why, and enabling it
+// sends what was kept), send a test event, delete, and each one's delivery
+// log (WebhookLog.tsx).
 import { useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../api/client';
 import { checkRequired, checkURL } from '../lib/form';
@@ -16,10 +17,10 @@ import { Dialog } from '../ui/Dialog';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
 import { Notice, Page } from '../ui/Page';
+import { DeliveryLog } from './WebhookLog';
 
 type Webhook = Schemas['Webhook'];
 type EventType = Schemas['EventType'];
-type Attempt = Schemas['DeliveryLogEntry'];
 
 const eventNames: Record<EventType, string> = {
   'contact.created': 'A contact is created',
@@ -31,6 +32,13 @@ const eventNames: Record<EventType, string> = {
   'member.removed': 'Someone leaves the team',
 };
 const eventTypes = Object.keys(eventNames) as EventType[];
+
+/** state says whether a webhook is on, and if the service switched it off, when and why. */
+function state(h: Webhook): string {
+  if (h.active) return 'Enabled';
+  if (h.disabled_at) return `Switched off by the service on ${new Date(h.disabled_at).toLocaleString()}. ${h.disabled_reason ?? ''}`;
+  return 'Disabled';
+}
 
 export default function Webhooks() {
   const w = useWorkspace();
@@ -55,13 +63,32 @@ function Manage({ teamId }: { teamId: string }) {
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   const [logOf, setLogOf] = useState<Webhook | null>(null);
   const [notice, setNotice] = useState('');
+  // Bumped after a test send, so an open log shows its attempt.
+  const [logReloads, setLogReloads] = useState(0);
   const hookPath = (h: Webhook) => ({ params: { path: { team_id: teamId, webhook_id: h.id } } });
 
   async function toggle(h: Webhook) {
     try {
       await ok(api.PATCH('/api/teams/{team_id}/webhooks/{webhook_id}', { ...hookPath(h), body: { active: !h.active } }));
-      setNotice(h.active ? `The webhook to ${h.url} is disabled: nothing is sent to it until it is enabled.` : `The webhook to ${h.url} is enabled.`);
+      setNotice(
+        h.active
+          ? `The webhook to ${h.url} is disabled: nothing is sent to it until it is enabled.`
+          : h.disabled_at
+            ? `The webhook to ${h.url} is enabled: the deliveries kept while it was off are being sent, oldest first.`
+            : `The webhook to ${h.url} is enabled.`,
+      );
       list.reload();
+    } catch (e) {
+      setNotice(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async function sendTest(h: Webhook) {
+    try {
+      await ok(api.POST('/api/teams/{team_id}/webhooks/{webhook_id}/test', hookPath(h)));
+      setNotice(`A test event is on its way to ${h.url}; its attempt shows in the delivery log.`);
+      setLogOf(h);
+      setLogReloads((n) => n + 1);
     } catch (e) {
       setNotice(e instanceof Error ? e.message : String(e));
     }
@@ -76,7 +103,7 @@ function Manage({ teamId }: { teamId: string }) {
         </button>
       }
     >
-      <p class="hint">Each webhook receives a signed POST (header X-Service-Signature: HMAC-SHA256 of the body with its secret) for every event it subscribes to; failed deliveries are retried with backoff.</p>
+      <p class="hint">Each webhook receives a signed POST (header X-Service-Signature: HMAC-SHA256 of the body with its secret) for every event it subscribes to; failed deliveries are retried with backoff, and a webhook whose deliveries keep failing for days is switched off (its admins are emailed) until it is enabled again.</p>
       <Notice message={notice} />
       <DataTable
         caption="Webhooks of the team"
@@ -88,7 +115,8 @@ function Manage({ teamId }: { teamId: string }) {
         columns={[
           { key: 'url', header: 'URL', cell: (h) => <code>{h.url}</code> },
           { key: 'events', header: 'Events', cell: (h) => h.events.join(', ') },
-          { key: 'state', header: 'State', cell: (h) => (h.active ? 'Enabled' : 'Disabled') },
+          { key: 'rate', header: 'Rate limit', cell: (h) => (h.rate_limit ? `${h.rate_limit.toLocaleString('en')} a second` : 'None') },
+          { key: 'state', header: 'State', cell: (h) => state(h) },
           {
             key: 'actions',
             header: 'Actions',
@@ -96,6 +124,9 @@ function Manage({ teamId }: { teamId: string }) {
               <span class="row-actions">
                 <button type="button" class="secondary" aria-label={`Delivery log of ${h.url}`} onClick={() => setLogOf(h)}>
                   Delivery log
+                </button>
+                <button type="button" class="secondary" aria-label={`Send test to ${h.url}`} onClick={() => void sendTest(h)}>
+                  Send test
                 </button>
                 <button type="button" class="secondary" aria-label={`Edit ${h.url}`} onClick={() => setEditing(h)}>
                   Edit
@@ -111,7 +142,7 @@ function Manage({ teamId }: { teamId: string }) {
           },
         ]}
       />
-      {logOf && <DeliveryLog teamId={teamId} webhook={logOf} />}
+      {logOf && <DeliveryLog teamId={teamId} webhook={list.rows?.find((h) => h.id === logOf.id) ?? logOf} reloads={logReloads} />}
       {editing && (
         <WebhookForm
           teamId={teamId}
@@ -152,7 +183,7 @@ function Manage({ teamId }: { teamId: string }) {
 }
 
 function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; webhook: Webhook | null; onClose: () => void; onSaved: (h: Webhook, secret?: string) => void }) {
-  const form = useForm({ url: webhook?.url ?? '', events: (webhook?.events ?? []) as EventType[] });
+  const form = useForm({ url: webhook?.url ?? '', events: (webhook?.events ?? []) as EventType[], rate_limit: webhook?.rate_limit ? String(webhook.rate_limit) : '' });
   const chosen = new Set(form.values.events);
   return (
     <FormDialog
@@ -162,9 +193,11 @@ function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; we
       checks={() => ({
         url: checkRequired(form.values.url, 'the address that receives the events') || checkURL(form.values.url),
         events: form.values.events.length ? '' : 'Choose at least one event.',
+        rate_limit: checkRateLimit(form.values.rate_limit),
       })}
       send={async () => {
-        const body = { url: form.values.url.trim(), events: form.values.events };
+        const rate = form.values.rate_limit.trim();
+        const body = { url: form.values.url.trim(), events: form.values.events, rate_limit: rate ? Number(rate) : null };
         if (webhook) {
           const r = await ok(api.PATCH('/api/teams/{team_id}/webhooks/{webhook_id}', { params: { path: { team_id: teamId, webhook_id: webhook.id } }, body }));
           onSaved(r.data);
@@ -176,6 +209,15 @@ function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; we
       onClose={onClose}
     >
       <Field label="URL" type="url" required hint="An https:// address of a public host. A user:password@ in it is sent as Basic authentication." {...form.bind('url')} />
+      <Field
+        label="Rate limit (deliveries a second)"
+        type="number"
+        min={1}
+        max={1000}
+        inputMode="numeric"
+        hint="Optional, 1 to 1,000. Deliveries beyond it wait their turn rather than fail. Empty for no limit."
+        {...form.bind('rate_limit')}
+      />
       <fieldset aria-describedby={form.errors.events ? 'events-error' : undefined}>
         <legend>Events</legend>
         {eventTypes.map((t) => (
@@ -199,69 +241,10 @@ function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; we
   );
 }
 
-type Outcome = '' | 'true' | 'false';
-
-function DeliveryLog({ teamId, webhook }: { teamId: string; webhook: Webhook }) {
-  const [outcome, setOutcome] = useState<Outcome>('');
-  const [shown, setShown] = useState<Attempt | null>(null);
-  const log = useList<Attempt>(async (signal) => {
-    const r = await ok(
-      api.GET('/api/teams/{team_id}/webhooks/{webhook_id}/deliveries', {
-        params: { path: { team_id: teamId, webhook_id: webhook.id }, query: { limit: 200, success: outcome === '' ? undefined : outcome === 'true' } },
-        signal,
-      }),
-    );
-    return { data: r.data, meta: { total: r.data.length } };
-  }, `${webhook.id}/${outcome}`);
-  return (
-    <section aria-labelledby="delivery-log">
-      <div class="section-head">
-        <h2 id="delivery-log">Delivery log of {webhook.url}</h2>
-        <Field label="Outcome" as="select" value={outcome} onChange={(e) => setOutcome((e.target as HTMLSelectElement).value as Outcome)}>
-          <option value="">Every attempt</option>
-          <option value="true">Succeeded</option>
-          <option value="false">Failed</option>
-        </Field>
-        <button type="button" class="secondary" onClick={log.reload}>
-          Refresh
-        </button>
-      </div>
-      <DataTable
-        caption={`Delivery attempts to ${webhook.url}, newest first`}
-        rows={log.rows}
-        rowKey={(a) => a.id}
-        loading={log.loading}
-        error={log.error}
-        empty={outcome ? 'No attempt with this outcome among the latest 200.' : 'Nothing was sent to this webhook yet.'}
-        columns={[
-          { key: 'at', header: 'Time', cell: (a) => new Date(a.created_at).toLocaleString() },
-          { key: 'event', header: 'Event', cell: (a) => a.event_type },
-          { key: 'result', header: 'Result', cell: (a) => (a.success ? 'Succeeded' : 'Failed') },
-          { key: 'status', header: 'Status', cell: (a) => a.response_status ?? 'No answer' },
-          { key: 'duration', header: 'Duration', cell: (a) => `${a.duration_ms.toLocaleString('en')} ms` },
-          {
-            key: 'details',
-            header: 'Details',
-            cell: (a) => (
-              <button type="button" class="secondary" aria-label={`Show the payload and response of the ${a.event_type} attempt at ${new Date(a.created_at).toLocaleString()}`} onClick={() => setShown(a)}>
-                Show
-              </button>
-            ),
-          },
-        ]}
-      />
-      {shown && (
-        <Dialog title={`${shown.event_type} at ${new Date(shown.created_at).toLocaleString()}`} open onClose={() => setShown(null)} closeText="Close">
-          <h3>Payload sent</h3>
-          <pre class="payload" tabIndex={0} aria-label="Payload sent">
-            {JSON.stringify(shown.payload, null, 2)}
-          </pre>
-          <h3>Response {shown.response_status !== null ? `(HTTP ${shown.response_status})` : '(none)'}</h3>
-          <pre class="payload" tabIndex={0} aria-label="Response">
-            {shown.response_body || '(empty)'}
-          </pre>
-        </Dialog>
-      )}
-    </section>
-  );
+/** checkRateLimit accepts an empty limit (none) or a whole number from 1 to 1,000. */
+function checkRateLimit(v: string): string {
+  const t = v.trim();
+  if (!t) return '';
+  const n = Number(t);
+  return Number.isInteger(n) && n >= 1 && n <= 1000 ? '' : 'Enter a whole number from 1 to 1,000, or leave it empty for no limit.';
 }

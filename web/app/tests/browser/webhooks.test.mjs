@@ -1,6 +1,8 @@
 // Webhooks (admins): create with an event picker (the secret shown once),
 // the delivery log of real deliveries to a local receiver, filtered by
-// outcome, with payload and response; edit, disable, delete; what others see.
+// outcome, with payload and response; a test send, a retry and a recovery;
+// the rate limit in the form; a webhook the service switched off, enabled
+// again; edit, disable, delete; what others see.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -24,7 +26,7 @@ export default () =>
         req.on('data', (c) => chunks.push(c));
         req.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
-          received.push({ body, signature: req.headers['x-service-signature'] });
+          received.push({ body, signature: req.headers['x-service-signature'], delivery: req.headers['x-service-delivery'] });
           const fail = JSON.parse(body).data?.first_name === 'Fail';
           res.writeHead(fail ? 500 : 200, { 'Content-Type': 'text/plain' }).end(fail ? 'receiver broke' : 'thanks');
         });
@@ -97,6 +99,113 @@ export default () =>
       await only('Succeeded', 'Failed');
       await log.getByRole('cell', { name: '200' }).waitFor();
       await screen(page, 'webhooks');
+      await page.done();
+    });
+
+    // Waits until the receiver holds n requests.
+    const receivedAtLeast = async (n, what) => {
+      for (let i = 0; received.length < n; i++) {
+        assert.ok(i < 300, what);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
+    test('an admin sends a test event and retries a failed delivery', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/webhooks');
+      const before = received.length;
+      await page.getByRole('button', { name: `Send test to ${url}` }).click();
+      await page.getByText(`A test event is on its way to ${url}; its attempt shows in the delivery log.`).waitFor();
+      // (An automatic retry of the failed delivery may arrive meanwhile.)
+      const isTest = (r) => JSON.parse(r.body).event === 'webhook.test';
+      for (let i = 0; !received.slice(before).some(isTest); i++) {
+        assert.ok(i < 300, 'the receiver got the test event');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const test = JSON.parse(received.slice(before).find(isTest).body);
+      assert.equal(test.data.webhook_id, env.db(`SELECT id FROM webhooks WHERE url = '${url}'`));
+      const log = page.getByRole('table', { name: `Delivery attempts to ${url}, newest first` });
+      for (let i = 0; (await log.getByRole('cell', { name: 'webhook.test', exact: true }).count()) === 0; i++) {
+        assert.ok(i < 50, 'the test attempt shows in the log');
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(100);
+      }
+      await log.getByRole('cell', { name: 'By an admin' }).first().waitFor();
+      await page.getByLabel('Event', { exact: true }).selectOption('webhook.test');
+      for (let i = 0; (await log.getByRole('cell', { name: 'contact.created', exact: true }).count()) !== 0; i++) {
+        assert.ok(i < 100, 'the event filter leaves only the test');
+        await page.waitForTimeout(50);
+      }
+
+      // The failed delivery goes again, byte for byte, with the same delivery id.
+      await page.getByLabel('Event', { exact: true }).selectOption('contact.created');
+      await page.getByLabel('Outcome').selectOption('false');
+      const failed = received.find((r) => JSON.parse(r.body).data?.first_name === 'Fail');
+      const sent = received.length;
+      await log.getByRole('button', { name: /^Retry the delivery of the contact\.created attempt/ }).first().click();
+      await page.getByText('The contact.created delivery is being sent again').waitFor();
+      for (let i = 0; !received.slice(sent).some((r) => r.delivery === failed.delivery); i++) {
+        assert.ok(i < 300, 'the retry carries the same X-Service-Delivery');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const again = received.slice(sent).find((r) => r.delivery === failed.delivery);
+      assert.equal(again.body, failed.body, 'byte for byte');
+      await screen(page, 'webhook-retry');
+      await page.done();
+    });
+
+    test('an admin recovers the events that failed since a time', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/webhooks');
+      await page.getByRole('button', { name: `Delivery log of ${url}` }).click();
+      await page.getByRole('button', { name: 'Recover failed events' }).click();
+      const d = page.getByRole('dialog', { name: `Recover the failed events of ${url}` });
+      const since = d.getByLabel('Since');
+      assert.ok(await since.inputValue(), 'a time is proposed');
+      await since.fill('2001-01-01T00:00');
+      await d.getByRole('button', { name: 'Recover' }).click();
+      await d.getByText('Choose a time within the last 30 days.').waitFor();
+      const hourAgo = new Date(Date.now() - 3600 * 1000);
+      const pad = (n) => String(n).padStart(2, '0');
+      await since.fill(`${hourAgo.getFullYear()}-${pad(hourAgo.getMonth() + 1)}-${pad(hourAgo.getDate())}T${pad(hourAgo.getHours())}:${pad(hourAgo.getMinutes())}`);
+      await screen(page, 'webhook-recover');
+      const sent = received.length;
+      await d.getByRole('button', { name: 'Recover' }).click();
+      await page.getByText('1 failed event is being sent again, oldest first.').waitFor();
+      await receivedAtLeast(sent + 1, 'the recovery sent the failed event');
+      assert.equal(JSON.parse(received[sent].body).data.first_name, 'Fail');
+      await page.done();
+    });
+
+    test('the rate limit is set in the form; a webhook the service switched off shows why and is enabled again', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/webhooks');
+      await page.getByRole('button', { name: `Edit ${url}` }).click();
+      let d = page.getByRole('dialog', { name: `Edit the webhook to ${url}` });
+      const rate = d.getByLabel('Rate limit (deliveries a second)');
+      await rate.fill('5000');
+      await d.getByRole('button', { name: 'Save webhook' }).click();
+      await d.getByText('Enter a whole number from 1 to 1,000, or leave it empty for no limit.').waitFor();
+      await rate.fill('5');
+      await d.getByRole('button', { name: 'Save webhook' }).click();
+      await page.getByRole('cell', { name: '5 a second' }).waitFor();
+      assert.equal(env.db(`SELECT rate_limit FROM webhooks WHERE url = '${url}'`), '5');
+
+      // Switched off by the service, with a delivery kept for later.
+      const reason = 'Every delivery attempt has failed since 2 March 2026, 09:00 UTC (5 days or more), so the webhook was switched off.';
+      env.db(`UPDATE webhooks SET active = false, disabled_at = now(), disabled_reason = '${reason}' WHERE url = '${url}'`);
+      const good = received.find((r) => JSON.parse(r.body).data?.first_name === 'Good');
+      env.db(`UPDATE webhook_deliveries SET status = 'held' WHERE id = '${good.delivery}'`);
+      await page.reload();
+      await page.getByRole('cell', { name: new RegExp(`^Switched off by the service on .*${reason.replace(/[().]/g, '\\$&')}`) }).waitFor();
+      await screen(page, 'webhook-switched-off');
+      const sent = received.length;
+      await page.getByRole('button', { name: `Enable ${url}` }).click();
+      await page.getByText(`The webhook to ${url} is enabled: the deliveries kept while it was off are being sent, oldest first.`).waitFor();
+      await receivedAtLeast(sent + 1, 'the kept delivery was sent');
+      assert.equal(received[sent].delivery, good.delivery);
+      assert.equal(env.db(`SELECT active::text || coalesce(disabled_reason, '-') FROM webhooks WHERE url = '${url}'`), 'true-');
+      await page.getByRole('cell', { name: 'Enabled', exact: true }).waitFor();
       await page.done();
     });
 

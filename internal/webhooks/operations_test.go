@@ -1,0 +1,235 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/webhooks"
+)
+
+// switchable answers 500 (or status, when set) until ok is stored true,
+// then 200.
+func switchable(ok *atomic.Bool, status int) func(w http.ResponseWriter, _ *http.Request, _ int) {
+	return func(w http.ResponseWriter, _ *http.Request, _ int) {
+		if ok.Load() {
+			_, _ = io.WriteString(w, "ok")
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "down")
+	}
+}
+
+func TestWebhookManualRetryIsTheSameDelivery(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	var up atomic.Bool
+	rc := newReceiver(t, switchable(&up, http.StatusInternalServerError))
+	hookID, secret := createWebhook(t, owner, rc.URL, events.BookCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	owner.CreateBook("Work")
+	// The four automatic attempts, all failing.
+	run(t, eng)
+	for _, d := range []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute} {
+		env.Clock.Advance(d)
+		run(t, eng)
+	}
+	if rc.count() != 4 {
+		t.Fatalf("receiver got %d requests, want the 4 automatic attempts", rc.count())
+	}
+	deliveryID := owner.Get(base + "/deliveries").Expect(http.StatusOK).String("data.0.delivery_id")
+
+	// A retry after the automatic attempts: one more attempt, the same
+	// delivery byte for byte, logged manual, not retried when it fails.
+	r := owner.Post(base+"/deliveries/"+deliveryID+"/retry", nil).Expect(http.StatusAccepted)
+	if r.String("data.delivery_id") != deliveryID {
+		t.Errorf("retry answered %v", r.Value("data"))
+	}
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("retry made %d attempts, want 1", n)
+	}
+	env.Clock.Advance(time.Hour)
+	if n := run(t, eng); n != 0 {
+		t.Fatalf("a failed manual attempt was retried automatically (%d attempts)", n)
+	}
+	// Once the receiver is back, a retry succeeds; a retry of a succeeded
+	// delivery sends it again too.
+	up.Store(true)
+	for range 2 {
+		owner.Post(base+"/deliveries/"+deliveryID+"/retry", nil).Expect(http.StatusAccepted)
+		if n := run(t, eng); n != 1 {
+			t.Fatalf("retry made %d attempts, want 1", n)
+		}
+	}
+	got := rc.deliveries()
+	if len(got) != 7 {
+		t.Fatalf("receiver got %d requests, want 7", len(got))
+	}
+	for i, d := range got {
+		checkSignatures(t, d, secret)
+		if d.Header.Get("X-Service-Delivery") != deliveryID || string(d.Body) != string(got[0].Body) {
+			t.Errorf("request %d: delivery %s, body %s; want delivery %s with the first body", i, d.Header.Get("X-Service-Delivery"), d.Body, deliveryID)
+		}
+	}
+	log := owner.Get(base + "/deliveries").Expect(http.StatusOK)
+	for i, want := range []bool{true, true, true, false, false, false, false} {
+		e := fmt.Sprintf("data.%d.", i)
+		if log.Bool(e+"manual") != want || log.String(e+"delivery_id") != deliveryID {
+			t.Errorf("log entry %d: manual %v, want %v", i, log.Bool(e+"manual"), want)
+		}
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE id::text = $1 AND status = 'succeeded' AND NOT manual`, deliveryID); n != 1 {
+		t.Error("the delivery is not succeeded after the successful retry")
+	}
+
+	// Only a delivery of this webhook can be retried.
+	other, _ := createWebhook(t, owner, rc.URL, events.BookCreated)
+	owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/deliveries/%s/retry", owner.TeamID, other, deliveryID), nil).
+		ExpectError(http.StatusNotFound, "NOT_FOUND")
+	owner.Post(base+"/deliveries/00000000-0000-0000-0000-000000000001/retry", nil).ExpectError(http.StatusNotFound, "NOT_FOUND")
+}
+
+func TestWebhookTestSend(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	rc := newReceiver(t, nil)
+	hookID, secret := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	deliveryID := owner.Post(base+"/test", nil).Expect(http.StatusAccepted).String("data.delivery_id")
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("test send made %d attempts, want 1", n)
+	}
+	got := rc.deliveries()
+	if len(got) != 1 {
+		t.Fatalf("receiver got %d requests", len(got))
+	}
+	d := got[0]
+	checkSignatures(t, d, secret)
+	p := payload(t, d)
+	data, _ := p["data"].(map[string]any)
+	if d.Header.Get("X-Service-Event") != "webhook.test" || p["event"] != "webhook.test" || data["webhook_id"] != hookID ||
+		p["team_id"] != owner.TeamID || d.Header.Get("X-Service-Delivery") != deliveryID {
+		t.Errorf("test event: headers %v, body %s", d.Header, d.Body)
+	}
+	log := owner.Get(base + "/deliveries?event=webhook.test").Expect(http.StatusOK)
+	if log.Len("data") != 1 || !log.Bool("data.0.manual") || log.String("data.0.delivery_id") != deliveryID || !log.Bool("data.0.success") {
+		t.Errorf("log: %v", log.Value("data"))
+	}
+	// A switched-off webhook still gets its admin's test.
+	owner.Patch(base, map[string]any{"active": false}).Expect(http.StatusOK)
+	owner.Post(base+"/test", nil).Expect(http.StatusAccepted)
+	if n := run(t, eng); n != 1 || rc.count() != 2 {
+		t.Fatalf("test send to a switched-off webhook: %d attempts, %d requests", n, rc.count())
+	}
+}
+
+func TestWebhookRecovery(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	// One worker: attempts are made in the order the queue hands them out.
+	eng := engine(env, webhooks.EngineConfig{Workers: 1})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	var up atomic.Bool
+	rc := newReceiver(t, switchable(&up, http.StatusBadRequest)) // 400: failed at once, no retries
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	t0 := env.Clock.Now()
+	appendEvents(t, env, owner.TeamID, 5, t0)                  // before since: not recovered
+	appendEvents(t, env, owner.TeamID, 12, t0.Add(time.Hour))  // recovered
+	appendEvents(t, env, owner.TeamID, 3, t0.Add(2*time.Hour)) // recovered
+	env.Clock.Advance(2 * time.Hour)
+	if n := run(t, eng); n != 20 {
+		t.Fatalf("%d attempts, want 20", n)
+	}
+	up.Store(true)
+	before := rc.count()
+	since := t0.Add(30 * time.Minute).Format(time.RFC3339)
+	if q := owner.Post(base+"/recover", map[string]any{"since": since}).Expect(http.StatusAccepted).Int("data.queued"); q != 15 {
+		t.Fatalf("queued %d, want 15", q)
+	}
+	env.WaitJobs()
+	env.Clock.Advance(time.Second) // the queued deliveries are due microseconds apart, in order
+	if n := run(t, eng); n != 15 {
+		t.Fatalf("recovery made %d attempts, want 15", n)
+	}
+	// Oldest first: the hour's twelve in their order, then the next three.
+	var ns []float64
+	for _, d := range rc.deliveries()[before:] {
+		data, _ := payload(t, d)["data"].(map[string]any)
+		ns = append(ns, data["n"].(float64))
+	}
+	want := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1, 2}
+	if fmt.Sprint(ns) != fmt.Sprint(want) {
+		t.Errorf("recovered in the order %v, want %v", ns, want)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_attempts WHERE manual AND success`); n != 15 {
+		t.Errorf("%d manual successful attempts logged, want 15", n)
+	}
+	// Nothing failed since: a second recovery has nothing to send.
+	if q := owner.Post(base+"/recover", map[string]any{"since": since}).Expect(http.StatusAccepted).Int("data.queued"); q != 0 {
+		t.Errorf("second recovery queued %d", q)
+	}
+
+	// since must be within the last 30 days, and present.
+	for _, bad := range []map[string]any{{}, {"since": env.Clock.Now().Add(-31 * 24 * time.Hour).Format(time.RFC3339)},
+		{"since": env.Clock.Now().Add(time.Hour).Format(time.RFC3339)}} {
+		owner.Post(base+"/recover", bad).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	}
+}
+
+func TestWebhookRecoveryRerunSendsEachOnceMore(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	eng := engine(env, webhooks.EngineConfig{})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	rc := newReceiver(t, switchable(new(atomic.Bool), http.StatusGone)) // always fails, for good
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	appendEvents(t, env, owner.TeamID, 8, env.Clock.Now())
+	env.Clock.Advance(time.Minute)
+	run(t, eng)
+	owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/recover", owner.TeamID, hookID),
+		map[string]any{"since": env.Clock.Now().Add(-time.Hour).Format(time.RFC3339)}).Expect(http.StatusAccepted)
+	var raw []byte
+	if err := env.App.Pool.QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var args webhooks.RecoveryArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := webhooks.RunRecovery(ctx, env.App.Webhooks, args); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(time.Second)
+	if n := run(t, eng); n != 8 {
+		t.Fatalf("recovery made %d attempts, want 8", n)
+	}
+	// The job runs again (its instance died before River heard it end):
+	// the deliveries it queued failed again, and are not queued twice.
+	if err := webhooks.RunRecovery(ctx, env.App.Webhooks, args); err != nil {
+		t.Fatal(err)
+	}
+	if n := run(t, eng); n != 0 {
+		t.Fatalf("the rerun made %d attempts more", n)
+	}
+	if rc.count() != 16 {
+		t.Errorf("receiver got %d requests, want 16", rc.count())
+	}
+}
