@@ -29,6 +29,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
@@ -81,6 +82,11 @@ type App struct {
 
 	// AccountMail sends invitations, reset links and password notices.
 	AccountMail *accountmail.Worker
+
+	// Forms collects sign-ups; Rights serves a person's preferences,
+	// data export and erasure.
+	Forms  *forms.Service
+	Rights *forms.Rights
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -162,6 +168,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Delivery:     a.Delivery,
 		Suppressions: a.Suppressions,
+		Forms:        a.Forms,
+		Rights:       a.Rights,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

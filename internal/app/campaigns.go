@@ -6,8 +6,10 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -16,7 +18,8 @@ import (
 // (sending through the provider at MAILER_BASE_URL) with the scheduler's
 // periodic ticks, the hourly webhook history prune, the job queue that
 // runs them, the campaigns request service that queues runs on it, and the
-// contact imports (transfer) with their worker.
+// contact imports (transfer) with their worker, and the sign-up forms with
+// their confirmation emails and the hourly prune of expired submissions.
 func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	d := campaigns.Deps{
 		DB:            a.Pool,
@@ -39,6 +42,14 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	if err := transfer.AddWorkers(workers, a.Transfer, a.Log); err != nil {
 		return err
 	}
+	a.Forms = forms.NewService(forms.Deps{
+		DB: a.Pool, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner,
+		Suppressor: suppression.New(now), Mail: d.Sender, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
+	})
+	formPrune, err := forms.AddWorkers(workers, a.Forms)
+	if err != nil {
+		return err
+	}
 	var periodic []*river.PeriodicJob
 	schedule, err := campaigns.Schedule(a.Config.CampaignSchedule)
 	if err != nil {
@@ -49,7 +60,7 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 		return err
 	}
 	if !opts.WithoutPeriodicJobs {
-		periodic = append(periodic, schedule)
+		periodic = append(periodic, schedule, formPrune)
 		if prune != nil {
 			periodic = append(periodic, prune)
 		}
@@ -61,6 +72,8 @@ func (a *App) wireJobs(now func() time.Time, opts Options) error {
 	a.Workers = append(a.Workers, a.Jobs)
 	d.Runs = campaigns.NewRuns(a.Jobs.Client())
 	a.Transfer.SetQueue(a.Jobs.Client())
+	a.Forms.SetQueue(a.Jobs.Client())
 	a.Campaigns = campaigns.NewService(d)
+	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -65,6 +66,10 @@ type Deps struct {
 	Delivery *delivery.Service
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
+	// Forms serves sign-up forms, their hosted pages and submissions;
+	// Rights the preference page, data export and erasure.
+	Forms  *forms.Service
+	Rights *forms.Rights
 }
 
 // Server routes requests to handlers.
@@ -91,6 +96,9 @@ type Server struct {
 
 	delivery     *delivery.Service
 	suppressions *suppression.Service
+
+	forms  *forms.Service
+	rights *forms.Rights
 }
 
 // New builds the HTTP handler of the whole service.
@@ -99,6 +107,7 @@ func New(d Deps) http.Handler {
 	s.secureCookies = d.SecureCookies
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
+	s.forms, s.rights = d.Forms, d.Rights
 	return s.routes()
 }
 
