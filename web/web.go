@@ -57,6 +57,11 @@ type UnsubscribeData struct {
 	Campaigns         []Campaign // the contact's active campaigns (may be empty)
 	CurrentCampaignID string     // the campaign of the email the link came from (listed first, highlighted), may be empty
 	ConfirmURL        string     // absolute URL of POST /api/unsubscribe/confirm
+	// Topics are the book's public labels, checked where the contact has
+	// them; the preference form posts the full set wanted to
+	// PreferencesURL. No topics: no preference form.
+	Topics         []SignupTopic
+	PreferencesURL string
 }
 
 // ConfirmData is what the confirmation page shows. Scope is "campaign" or

@@ -181,6 +181,12 @@ func (s *Service) PublicLabels(ctx context.Context, bookID uuid.UUID) ([]Label, 
 	return out, nil
 }
 
+// FieldsOf lists a book's custom field definitions without an actor, for
+// the hosted sign-up page that names them.
+func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, error) {
+	return s.st.fields(ctx, s.db, bookID)
+}
+
 // LabelIDs returns which of ids are labels of the book.
 func (s *Service) LabelIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
 	all, err := s.st.labels(ctx, s.db, bookID)

@@ -191,10 +191,13 @@ func (s *Service) Consents(ctx context.Context, actor *auth.Actor, contactID uui
 type PublicForm struct {
 	Form   Form
 	Topics []books.Label
+	// Custom holds the book's custom field definitions by form key
+	// (custom.<key>): their names label the inputs, their types type them.
+	Custom map[string]books.Field
 }
 
 // Hosted loads an enabled form for its hosted page; unknown or disabled:
-// NOT_FOUND.
+// NOT_FOUND. BuiltinLabel names the built-in fields.
 func (s *Service) Hosted(ctx context.Context, id uuid.UUID) (PublicForm, error) {
 	f, err := s.st.form(ctx, s.d.DB, id, false)
 	if err != nil {
@@ -203,13 +206,31 @@ func (s *Service) Hosted(ctx context.Context, id uuid.UUID) (PublicForm, error) 
 	if !f.Enabled {
 		return PublicForm{}, errFormNotFound
 	}
-	out := PublicForm{Form: f}
+	out := PublicForm{Form: f, Custom: map[string]books.Field{}}
+	defs, err := s.d.Books.FieldsOf(ctx, f.BookID)
+	if err != nil {
+		return PublicForm{}, err
+	}
+	for _, d := range defs {
+		out.Custom[customPrefix+d.Key] = d
+	}
 	if f.has(KeyTopics) {
 		if out.Topics, err = s.d.Books.PublicLabels(ctx, f.BookID); err != nil {
 			return PublicForm{}, err
 		}
 	}
 	return out, nil
+}
+
+// BuiltinLabel is the label the hosted page shows for a built-in field
+// key, or "" for a custom one.
+func BuiltinLabel(key string) string {
+	for _, b := range builtinFields {
+		if b.Key == key {
+			return b.Label
+		}
+	}
+	return ""
 }
 
 func containsID(ids []uuid.UUID, id uuid.UUID) bool {

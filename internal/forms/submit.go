@@ -237,9 +237,23 @@ func (s *Service) readSubmission(ctx context.Context, f Form, in SubmitInput, fr
 		}
 	}
 	if err := s.d.Contacts.CheckSignup(ctx, f.BookID, signupOf(h, nil)); err != nil {
-		return held{}, err
+		return held{}, asFormError(err)
 	}
 	return h, nil
+}
+
+// asFormError names a contact rule's field as the form does (`phone` for
+// `phones[0].number`, `email` for `emails[0].address`), as INVALID_INPUT.
+func asFormError(err error) error {
+	code := apperr.CodeOf(err)
+	if code != apperr.Validation && code != apperr.InvalidInput {
+		return err
+	}
+	msg := apperr.MessageOf(err)
+	for from, to := range map[string]string{"phones[0].number": KeyPhone, "phones[0]": KeyPhone, "emails[0].address": "email", "emails[0]": "email"} {
+		msg = strings.Replace(msg, "`"+from+"`", "`"+to+"`", 1)
+	}
+	return apperr.Invalidf("%s", msg)
 }
 
 // signupOf turns a submission into what the contacts service writes.

@@ -44,6 +44,12 @@ func (s *Server) routes() http.Handler {
 
 	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
 	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
+	r.Post("/api/preferences", s.h(s.savePreferences))
+	r.Get("/f/{form_id}", s.h(s.hostedForm))
+	r.With(s.clientIP()).Post("/api/forms/{form_id}/submissions", s.h(s.submitForm))
+	r.Options("/api/forms/{form_id}/submissions", s.h(s.submissionPreflight))
+	r.Get("/api/forms/confirm", s.h(s.confirmSignupPage))
+	r.Post("/api/forms/confirm", s.h(s.confirmSignup))
 	r.Post("/api/auth/signup", s.h(s.signup))
 	r.With(s.clientIP()).Post("/api/auth/login", s.h(s.login))
 	r.Post("/api/auth/password-reset", s.h(s.requestReset))
@@ -104,6 +110,15 @@ func (s *Server) publicRoutes(r chi.Router) {
 	r.Delete("/campaigns/{id}", s.withBookHint("id", s.deleteCampaign))
 	r.Post("/campaigns/{id}/steps", s.withBookHint("id", s.createStep))
 	r.Post("/campaigns/{id}/participants", s.withBookHint("id", s.enrollParticipants))
+
+	r.Get("/forms", s.inBook(s.listForms))
+	r.Post("/forms", s.inBook(s.createForm))
+	r.Get("/forms/{id}", s.withID("id", s.getForm))
+	r.Patch("/forms/{id}", s.withID("id", s.updateForm))
+	r.Delete("/forms/{id}", s.withID("id", s.deleteForm))
+	r.Get("/contacts/{id}/consents", s.withID("id", s.contactConsents))
+	r.Get("/contacts/{id}/data-export", s.withID("id", s.contactDataExport))
+	r.Post("/contacts/{id}/erase", s.withID("id", s.eraseContact))
 
 	r.Get("/suppressions", s.inBook(s.listSuppressions))
 	r.Post("/suppressions", s.inBook(s.addSuppression))
