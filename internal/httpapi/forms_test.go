@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -397,4 +398,37 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 	if f.count(`SELECT count(*) FROM contacts WHERE suppressed_at IS NOT NULL`) != 1 {
 		t.Fatal("a single opt-in of the erased address must be suppressed")
 	}
+}
+
+func TestPreferencePage(t *testing.T) {
+	t.Parallel()
+	u := newUnsubEnv(t)
+	news := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "News", "public": true, "description": "Monthly"}).Expect(http.StatusCreated).String("data.id")
+	events := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "Events", "public": true}).Expect(http.StatusCreated).String("data.id")
+	private := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	u.key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": news}).Expect(http.StatusOK)
+	u.key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": private}).Expect(http.StatusOK)
+
+	res, body := u.raw(http.MethodGet, "/api/unsubscribe?token="+url.QueryEscape(u.token), "", nil)
+	expectHTML(t, res, body, http.StatusOK, "Topics you hear about", `value="`+news+`" checked`, `value="`+events+`"`, "Monthly", "Save preferences")
+	if strings.Contains(body, `value="`+private+`"`) {
+		t.Fatal("a private label is listed")
+	}
+	// The full set wanted: Events in, News out; VIP (not public) stays.
+	res, body = u.raw(http.MethodPost, "/api/preferences", "application/x-www-form-urlencoded",
+		[]byte(url.Values{"token": {u.token}, "label_ids": {events, private + "-not-an-id"}}.Encode()))
+	expectHTML(t, res, body, http.StatusOK, "Preferences saved")
+	labels := u.key.Get("/api/v1/contacts/" + u.contact).Expect(http.StatusOK)
+	var names []string
+	for i := range labels.Len("data.labels") {
+		names = append(names, labels.String("data.labels."+strconv.Itoa(i)+".name"))
+	}
+	if strings.Join(names, ",") != "Events,VIP" && strings.Join(names, ",") != "VIP,Events" {
+		t.Fatalf("labels after saving: %v", names)
+	}
+	r := u.env.Anonymous().Post("/api/preferences", map[string]any{"token": u.token, "label_ids": []string{}}).Expect(http.StatusOK)
+	if r.String("data.message") == "" {
+		t.Fatalf("json answer: %s", r.Body)
+	}
+	u.env.Anonymous().Post("/api/preferences", map[string]any{"token": "nope", "label_ids": []string{}}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
