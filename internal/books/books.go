@@ -86,8 +86,8 @@ type LabelInput struct {
 
 // LabelPatch changes a label.
 type LabelPatch struct {
-	Name      optional.Value[string] `json:"name"`
-	Color     optional.Value[string] `json:"color"`
+	Name        optional.Value[string] `json:"name"`
+	Color       optional.Value[string] `json:"color"`
 	SortOrder   optional.Value[int]    `json:"sort_order"`
 	Public      optional.Value[bool]   `json:"public"`
 	Description optional.Value[string] `json:"description"`

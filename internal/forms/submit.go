@@ -160,7 +160,7 @@ func (s *Service) countPost(ctx context.Context, formID uuid.UUID, ip string) er
 		wait = time.Second
 	}
 	return &RateLimitedError{
-		err: apperr.New(apperr.RateLimited, "Too many submissions of this form from your address; wait a few minutes (see Retry-After) and try again."),
+		err:   apperr.New(apperr.RateLimited, "Too many submissions of this form from your address; wait a few minutes (see Retry-After) and try again."),
 		After: wait,
 	}
 }

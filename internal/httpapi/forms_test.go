@@ -127,10 +127,10 @@ func TestFormsCRUD(t *testing.T) {
 	viewer.Get("/api/forms/" + id).Expect(http.StatusOK)
 	viewer.Post("/api/forms", map[string]any{"name": "x"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	stranger := f.env.Signup("stranger")
-	stranger.Get("/api/forms/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	stranger.Get("/api/forms/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	f.key.Delete("/api/v1/forms/" + id).Expect(http.StatusNoContent)
-	f.key.Get("/api/v1/forms/" + id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	f.key.Get("/api/v1/forms/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestDoubleOptInConfirmsOnce(t *testing.T) {
@@ -371,14 +371,14 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 	f.ob.Post("/api/suppressions", map[string]any{"email": "gone@example.com", "reason": "manual"}).Expect(http.StatusCreated)
 
 	member := f.env.Join(f.owner, "member", "member").InBook(f.book)
-	member.Get("/api/contacts/" + contact + "/data-export").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	member.Get("/api/contacts/"+contact+"/data-export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	export := f.key.Get("/api/v1/contacts/" + contact + "/data-export").Expect(http.StatusOK)
 	if export.String("data.contact.id") != contact || export.Len("data.consents") != 1 || export.Len("data.suppressions") != 1 {
 		t.Fatalf("export: %s", export.Body)
 	}
 	member.Post("/api/contacts/"+contact+"/erase", nil).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	f.ob.Post("/api/contacts/"+contact+"/erase", nil).Expect(http.StatusOK)
-	f.key.Get("/api/v1/contacts/" + contact).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	f.key.Get("/api/v1/contacts/"+contact).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	if f.count(`SELECT count(*) FROM consents`) != 0 || f.count(`SELECT count(*) FROM suppressions WHERE email IS NOT NULL`) != 0 ||
 		f.count(`SELECT count(*) FROM suppressions WHERE email_hash = encode(sha256('gone@example.com'), 'hex')`) != 1 {
 		t.Fatal("erasure must leave only the suppression's hash")
