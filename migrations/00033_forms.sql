@@ -23,13 +23,23 @@ CREATE TABLE forms (
     success_message   text NOT NULL DEFAULT '',
     redirect_url      text NOT NULL DEFAULT '',
     enabled           boolean NOT NULL DEFAULT true,
-    submissions_count bigint NOT NULL DEFAULT 0,
-    confirmed_count   bigint NOT NULL DEFAULT 0,
     created_by        uuid REFERENCES users (id) ON DELETE SET NULL,
     created_at        timestamptz NOT NULL,
     updated_at        timestamptz NOT NULL
 );
 CREATE INDEX forms_book_name_idx ON forms (book_id, name, id);
+
+-- A form's submission and sign-up counts, spread over 16 rows per form
+-- that each write adds to at random and reads sum: one counter row would
+-- be locked by every submission's transaction until it commits, so a busy
+-- form's posts would commit one at a time.
+CREATE TABLE form_counts (
+    form_id     uuid NOT NULL REFERENCES forms (id) ON DELETE CASCADE,
+    shard       smallint NOT NULL,
+    submissions bigint NOT NULL DEFAULT 0,
+    confirmed   bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (form_id, shard)
+);
 
 -- One row per accepted submission of a double opt-in form, from the post
 -- until it is confirmed (confirmed_at) or deleted after expires_at.
@@ -102,5 +112,6 @@ DROP FUNCTION contacts_delete_consents();
 DROP TABLE consents;
 DROP TABLE form_post_counts;
 DROP TABLE form_submissions;
+DROP TABLE form_counts;
 DROP TABLE forms;
 ALTER TABLE labels DROP COLUMN description, DROP COLUMN public;

@@ -17,8 +17,9 @@ import (
 	"github.com/contactbook/contactbook/web"
 )
 
-// ConfirmationArgs is the job of one confirmation email, queued in the
-// transaction that holds the submission; unique per submission.
+// ConfirmationArgs is the job of one confirmation email, queued once, in
+// the transaction that holds the submission (so it needs no uniqueness
+// check of its own).
 type ConfirmationArgs struct {
 	SubmissionID uuid.UUID `json:"submission_id"`
 }
@@ -28,7 +29,7 @@ func (ConfirmationArgs) Kind() string { return "form_confirmation" }
 
 // InsertOpts retries a failed send with backoff, for about a day.
 func (ConfirmationArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 12, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
+	return river.InsertOpts{MaxAttempts: 12}
 }
 
 // PruneArgs is the hourly deletion of expired submissions.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,8 +20,17 @@ type store struct{}
 
 var errFormNotFound = apperr.NotFoundf("No form with this id.")
 
-const formColumns = `id, book_id, name, fields, label_ids, double_opt_in, consent_text, success_message,
-	redirect_url, enabled, submissions_count, confirmed_count, created_at, updated_at`
+// formColumns reads a forms row aliased f, with its counts summed over
+// their shards (see countShards).
+const formColumns = `f.id, f.book_id, f.name, f.fields, f.label_ids, f.double_opt_in, f.consent_text, f.success_message,
+	f.redirect_url, f.enabled,
+	COALESCE((SELECT sum(c.submissions) FROM form_counts c WHERE c.form_id = f.id), 0)::bigint,
+	COALESCE((SELECT sum(c.confirmed) FROM form_counts c WHERE c.form_id = f.id), 0)::bigint,
+	f.created_at, f.updated_at`
+
+// countShards is how many rows a form's counts are spread over, so that
+// concurrent submissions rarely wait on each other's counter row.
+const countShards = 16
 
 func scanForm(row pgx.Row) (Form, error) {
 	var f Form
@@ -42,7 +52,7 @@ func scanForm(row pgx.Row) (Form, error) {
 
 func (store) insert(ctx context.Context, db postgres.DB, f Form, createdBy *uuid.UUID) (Form, error) {
 	return scanForm(db.QueryRow(ctx, `
-		INSERT INTO forms (id, book_id, name, fields, label_ids, double_opt_in, consent_text, success_message,
+		INSERT INTO forms AS f (id, book_id, name, fields, label_ids, double_opt_in, consent_text, success_message,
 			redirect_url, enabled, created_by, created_at, updated_at)
 		VALUES (@id, @book_id, @name, @fields, @label_ids, @double_opt_in, @consent_text, @success_message,
 			@redirect_url, @enabled, @created_by, @now, @now)
@@ -55,7 +65,7 @@ func (store) insert(ctx context.Context, db postgres.DB, f Form, createdBy *uuid
 
 func (store) update(ctx context.Context, db postgres.DB, f Form) (Form, error) {
 	return scanForm(db.QueryRow(ctx, `
-		UPDATE forms SET name = @name, fields = @fields, label_ids = @label_ids, double_opt_in = @double_opt_in,
+		UPDATE forms AS f SET name = @name, fields = @fields, label_ids = @label_ids, double_opt_in = @double_opt_in,
 			consent_text = @consent_text, success_message = @success_message, redirect_url = @redirect_url,
 			enabled = @enabled, updated_at = @now
 		WHERE id = @id
@@ -68,15 +78,15 @@ func (store) update(ctx context.Context, db postgres.DB, f Form) (Form, error) {
 
 // form loads a form; lock holds it for the transaction (a patch).
 func (store) form(ctx context.Context, db postgres.DB, id uuid.UUID, lock bool) (Form, error) {
-	q := `SELECT ` + formColumns + ` FROM forms WHERE id = $1`
+	q := `SELECT ` + formColumns + ` FROM forms f WHERE f.id = $1`
 	if lock {
-		q += ` FOR NO KEY UPDATE`
+		q += ` FOR NO KEY UPDATE OF f`
 	}
 	return scanForm(db.QueryRow(ctx, q, id))
 }
 
 func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Form, error) {
-	rows, err := db.Query(ctx, `SELECT `+formColumns+` FROM forms WHERE book_id = $1 ORDER BY lower(name), id`, bookID)
+	rows, err := db.Query(ctx, `SELECT `+formColumns+` FROM forms f WHERE f.book_id = $1 ORDER BY lower(f.name), f.id`, bookID)
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
@@ -171,10 +181,12 @@ func (store) insertHeld(ctx context.Context, tx *postgres.Tx, h held) error {
 	return postgres.Translate(err)
 }
 
-// counted adds to the form's counters.
+// counted adds to the form's counts, in one of its shards at random.
 func (store) counted(ctx context.Context, db postgres.DB, formID uuid.UUID, submissions, confirmed int) error {
-	_, err := db.Exec(ctx, `UPDATE forms SET submissions_count = submissions_count + $2, confirmed_count = confirmed_count + $3
-		WHERE id = $1`, formID, submissions, confirmed)
+	_, err := db.Exec(ctx, `
+		INSERT INTO form_counts AS c (form_id, shard, submissions, confirmed) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (form_id, shard) DO UPDATE SET submissions = c.submissions + EXCLUDED.submissions, confirmed = c.confirmed + EXCLUDED.confirmed`,
+		formID, rand.IntN(countShards), submissions, confirmed)
 	return postgres.Translate(err)
 }
 

@@ -144,7 +144,10 @@ func TestDoubleOptInConfirmsOnce(t *testing.T) {
 		"fields": []map[string]any{{"key": "first_name", "required": true}, {"key": "topics"}},
 	})
 
-	res, body := f.submitJSON(id, map[string]any{"email": "Ada@Example.com", "first_name": "Ada", "consent": true, "topics": []string{topic, private}})
+	// A public label of another book is no topic of this one.
+	otherBook := f.owner.CreateBook("Other")
+	foreign := f.ob.Post("/api/books/"+otherBook+"/labels", map[string]any{"name": "Foreign", "public": true}).Expect(http.StatusCreated).String("data.id")
+	res, body := f.submitJSON(id, map[string]any{"email": "Ada@Example.com", "first_name": "Ada", "consent": true, "topics": []string{topic, private, foreign}})
 	if res.StatusCode != http.StatusAccepted || res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Fatalf("submit: %d %v %s", res.StatusCode, res.Header, body)
 	}
@@ -183,6 +186,9 @@ func TestDoubleOptInConfirmsOnce(t *testing.T) {
 	}
 	if list.Len("data.0.labels") != 2 {
 		t.Fatalf("the form's label and the public topic only: %s", list.Body)
+	}
+	if n := f.count(`SELECT count(*) FROM contacts WHERE book_id = $1`, otherBook); n != 0 {
+		t.Fatalf("the other book got %d contacts", n)
 	}
 	contact := list.String("data.0.id")
 	consents := f.key.Get("/api/v1/contacts/" + contact + "/consents").Expect(http.StatusOK)
