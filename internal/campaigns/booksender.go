@@ -46,3 +46,11 @@ func (s *Service) TokenContact(ctx context.Context, token string) (contactID, bo
 	}
 	return t.ContactID, t.BookID, nil
 }
+
+// CampaignsOfContact lists every campaign the contact is or was enrolled
+// in, whatever the state of the team's add-on: a person's data export
+// (whose caller checked the actor) lists what is held, even when the team
+// no longer pays for campaigns.
+func (s *Service) CampaignsOfContact(ctx context.Context, contactID uuid.UUID) ([]ContactCampaign, error) {
+	return s.st.contactCampaigns(ctx, s.db, contactID)
+}

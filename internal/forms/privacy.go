@@ -19,7 +19,7 @@ import (
 // contact's campaigns for an export, and the contact of an unsubscribe
 // token for the preference page (campaigns.Service).
 type CampaignSource interface {
-	ContactCampaigns(ctx context.Context, actor *auth.Actor, contactID uuid.UUID) ([]campaigns.ContactCampaign, error)
+	CampaignsOfContact(ctx context.Context, contactID uuid.UUID) ([]campaigns.ContactCampaign, error)
 	TokenContact(ctx context.Context, token string) (contactID, bookID uuid.UUID, err error)
 }
 
@@ -87,7 +87,7 @@ func (r *Rights) DataExport(ctx context.Context, actor *auth.Actor, contactID uu
 			break
 		}
 	}
-	if out.Campaigns, err = r.campaigns.ContactCampaigns(ctx, actor, contactID); err != nil {
+	if out.Campaigns, err = r.campaigns.CampaignsOfContact(ctx, contactID); err != nil {
 		return Export{}, err
 	}
 	addrs, err := r.forms.d.Contacts.Addresses(ctx, r.forms.d.DB, contactID)

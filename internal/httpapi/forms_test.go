@@ -374,18 +374,21 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 	id := f.form(map[string]any{"name": "N", "double_opt_in": false})
 	f.submitJSON(id, map[string]any{"email": "gone@example.com"})
 	contact := f.key.Get("/api/v1/contacts").Expect(http.StatusOK).String("data.0.id")
+	f.enroll(f.campaign("Welcome", "active"), contact)
 	f.ob.Post("/api/suppressions", map[string]any{"email": "gone@example.com", "reason": "manual"}).Expect(http.StatusCreated)
 
 	member := f.env.Join(f.owner, "member", "member").InBook(f.book)
 	member.Get("/api/contacts/"+contact+"/data-export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	export := f.key.Get("/api/v1/contacts/" + contact + "/data-export").Expect(http.StatusOK)
-	if export.String("data.contact.id") != contact || export.Len("data.consents") != 1 || export.Len("data.suppressions") != 1 {
+	if export.String("data.contact.id") != contact || export.Len("data.consents") != 1 || export.Len("data.suppressions") != 1 ||
+		export.Len("data.campaigns") != 1 || export.Len("data.activity") == 0 {
 		t.Fatalf("export: %s", export.Body)
 	}
 	member.Post("/api/contacts/"+contact+"/erase", nil).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	f.ob.Post("/api/contacts/"+contact+"/erase", nil).Expect(http.StatusOK)
 	f.key.Get("/api/v1/contacts/"+contact).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	if f.count(`SELECT count(*) FROM consents`) != 0 || f.count(`SELECT count(*) FROM suppressions WHERE email IS NOT NULL`) != 0 ||
+		f.count(`SELECT count(*) FROM campaign_participants`) != 0 || f.count(`SELECT count(*) FROM form_submissions`) != 0 ||
 		f.count(`SELECT count(*) FROM suppressions WHERE email_hash = encode(sha256('gone@example.com'), 'hex')`) != 1 {
 		t.Fatal("erasure must leave only the suppression's hash")
 	}
