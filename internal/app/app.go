@@ -32,7 +32,6 @@ import (
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
-	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -80,9 +79,6 @@ type App struct {
 	// Transfer imports and exports contacts; imports run as jobs.
 	Transfer *transfer.Service
 
-	// AccountMail sends invitations, reset links and password notices.
-	AccountMail *accountmail.Worker
-
 	// Forms collects sign-ups; Rights serves a person's preferences,
 	// data export and erasure.
 	Forms  *forms.Service
@@ -92,8 +88,9 @@ type App struct {
 // Options adjust the wiring; tests use them to inject a clock.
 type Options struct {
 	Now func() time.Time
-	// WithoutPeriodicJobs leaves the scheduler's ticks and the hourly
-	// prune out; tests run that work when they mean to.
+	// WithoutPeriodicJobs leaves every periodic job out (the scheduler's
+	// ticks, the prune, the sweep, the account email requeue); tests run
+	// that work when they mean to.
 	WithoutPeriodicJobs bool
 }
 
@@ -128,22 +125,24 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
-	a.AccountMail = accountmail.NewWorker(pool, accountmail.WorkerConfig{
-		Sender: accountmail.Sender{
-			Client: mailer.NewSender(cfg.MailerBaseURL, nil), APIKey: cfg.SystemMailerAPIKey,
-			FromEmail: cfg.SystemSenderEmail, FromName: cfg.SystemSenderName,
-		},
-		Now: now, Log: log,
-	})
-	a.Workers = append(a.Workers, a.AccountMail, accounts.NewSweeper(pool, now, log))
-	mail := accountmail.NewComposer(cfg.PublicBaseURL, a.AccountMail.Wake)
+	// The job queue comes first: the services enqueue on its client, and
+	// their workers, which need the services, are added to it afterwards
+	// (wireJobs).
+	a.Jobs, err = jobs.New(pool, jobs.Config{RescueAfter: cfg.JobRescueAfter, WithoutPeriodic: opts.WithoutPeriodicJobs, Log: log})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a.Workers = append(a.Workers, a.Jobs)
+	queue := a.Jobs.Client()
+	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
-	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
-	a.Delivery = delivery.NewService(pool, a.Books, now)
-	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
-	if err := a.wireJobs(now, opts); err != nil {
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(pool, now)
+	a.Suppressions = suppression.NewService(pool, suppression.New(now))
+	if err := a.wireJobs(now); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -14,10 +14,9 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 )
 
 // MaxImageBytes bounds an uploaded campaign image.
@@ -56,8 +55,8 @@ func SniffImage(head []byte) string {
 // SaveImage stores an uploaded image (member) and returns its absolute
 // public URL. open is called only once the caller may upload, and yields
 // the file's content.
-func (s *Service) SaveImage(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, open func() (io.Reader, error)) (string, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) SaveImage(ctx context.Context, sc books.Scope, open func() (io.Reader, error)) (string, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return "", err
 	}
 	src, err := open()

@@ -44,18 +44,18 @@ func (PruneArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
-// AddWorkers registers the confirmation email's worker and the prune's,
-// and returns the prune's hourly periodic job.
-func AddWorkers(w *river.Workers, s *Service) (*river.PeriodicJob, error) {
+// Jobs registers the confirmation email's worker and the prune's, and
+// returns the prune's hourly periodic job (the service is a jobs.Source).
+func (s *Service) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 	if err := river.AddWorkerSafely(w, &confirmationWorker{s: s}); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(w, &pruneWorker{s: s}); err != nil {
 		return nil, err
 	}
-	return river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "form_prune"}), nil
+		&river.PeriodicJobOpts{ID: "form_prune"})}, nil
 }
 
 type confirmationWorker struct {

@@ -33,6 +33,9 @@ type Deps struct {
 	Suppressor suppression.Suppressor
 	// Mail sends the confirmation emails through the provider.
 	Mail mailer.Sender
+	// Queue takes the confirmation email jobs, in the submission's
+	// transaction.
+	Queue *jobs.Client
 	// PublicBaseURL makes the confirmation link absolute.
 	PublicBaseURL string
 	Now           func() time.Time
@@ -41,12 +44,11 @@ type Deps struct {
 
 // Service holds the rules of forms, submissions and consents.
 type Service struct {
-	d     Deps
-	st    store
-	queue *jobs.Client
+	d  Deps
+	st store
 }
 
-// NewService wires the service; the job client comes later (SetQueue).
+// NewService wires the service.
 func NewService(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
@@ -57,16 +59,12 @@ func NewService(d Deps) *Service {
 	return &Service{d: d}
 }
 
-// SetQueue gives the service the job client: the queue is built after its
-// workers are registered.
-func (s *Service) SetQueue(q *jobs.Client) { s.queue = q }
-
-// List returns the book's forms sorted by name (viewer).
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Form, error) {
-	if _, err := s.d.Books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+// List returns the scope's book's forms sorted by name (viewer).
+func (s *Service) List(ctx context.Context, sc books.Scope) ([]Form, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.list(ctx, s.d.DB, bookID)
+	return s.st.list(ctx, s.d.DB, sc.Book.ID)
 }
 
 // Get returns a form of the actor's team (viewer).
@@ -89,11 +87,12 @@ func (s *Service) owned(ctx context.Context, actor *auth.Actor, id uuid.UUID, mi
 	return f, b, actor.Require(ctx, b.TeamID, min, errFormNotFound)
 }
 
-// Create adds a form to the book (member).
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in Input) (Form, error) {
-	if _, err := s.d.Books.Access(ctx, actor, bookID, auth.RoleMember); err != nil {
+// Create adds a form to the scope's book (member).
+func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Form, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Form{}, err
 	}
+	bookID, actor := sc.Book.ID, sc.Actor
 	now := s.d.Now().UTC().Truncate(time.Microsecond)
 	f := Form{
 		ID: uuid.New(), BookID: bookID, Name: in.Name, Fields: in.Fields, LabelIDs: in.LabelIDs, DoubleOptIn: true,

@@ -122,7 +122,7 @@ func (s *Service) Submit(ctx context.Context, formID uuid.UUID, in SubmitInput, 
 		if err := s.st.insertHeld(ctx, tx, h); err != nil {
 			return err
 		}
-		if _, err := s.queue.InsertTx(ctx, tx, ConfirmationArgs{SubmissionID: h.ID}, nil); err != nil {
+		if _, err := s.d.Queue.InsertTx(ctx, tx, ConfirmationArgs{SubmissionID: h.ID}, nil); err != nil {
 			return apperr.Wrap(err, apperr.Internal, "queue confirmation email")
 		}
 		return s.st.counted(ctx, tx, f.ID, 1, 0)

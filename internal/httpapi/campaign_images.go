@@ -6,10 +6,9 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
@@ -19,8 +18,8 @@ import (
 // for the part headers and other small fields.
 const maxImageRequest = campaigns.MaxImageBytes + 1<<20
 
-func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	url, err := s.campaigns.SaveImage(r.Context(), a, bookID, func() (io.Reader, error) {
+func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	url, err := s.campaigns.SaveImage(r.Context(), sc, func() (io.Reader, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxImageRequest)
 		mr, err := r.MultipartReader()
 		if err != nil {
@@ -65,7 +64,7 @@ func imageReadError(err error) error {
 	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
 }
 
-func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	img, err := s.campaigns.OpenImage(chi.URLParam(r, "name"))
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/web"
 )
@@ -41,7 +42,7 @@ var invalidConfirmation = web.MessageData{
 }
 
 // hostedForm serves the hosted page of an enabled form.
-func (s *Server) hostedForm(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) hostedForm(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	id, err := uuid.Parse(chi.URLParam(r, "form_id"))
 	if err != nil {
 		return html(w, http.StatusNotFound, func(b io.Writer) error { return web.RenderSignupMissing(b, missingForm) })
@@ -64,7 +65,7 @@ func allowAnyOrigin(w http.ResponseWriter) {
 }
 
 // submissionPreflight answers a browser's CORS preflight of a submission.
-func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request) error {
+func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
 	allowAnyOrigin(w)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
@@ -76,7 +77,7 @@ func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request) err
 // submitForm takes a post of a form: JSON answers 202 with the message; a
 // browser's form post gets the success page, or a 303 to the form's
 // redirect_url, or the form again with the error at its field.
-func (s *Server) submitForm(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) submitForm(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	allowAnyOrigin(w)
 	asJSON := wantsJSON(r)
 	id, err := uuid.Parse(chi.URLParam(r, "form_id"))
@@ -302,7 +303,7 @@ func hasField(fs []web.SignupField, key string) bool {
 
 // confirmSignupPage shows the confirmation button of a valid link. It
 // changes nothing.
-func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	token := r.URL.Query().Get("token")
 	p, err := s.forms.CheckToken(r.Context(), token)
 	if apperr.Is(err, apperr.NotFound) {
@@ -316,7 +317,7 @@ func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request) error
 }
 
 // confirmSignup confirms a submission: a page, or JSON when asked.
-func (s *Server) confirmSignup(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) confirmSignup(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	asJSON := wantsJSON(r)
 	// The unsubscribe form's reader takes token from a form, JSON or the
 	// query alike; the other fields are not read.
@@ -347,7 +348,7 @@ type preferencesInput struct {
 
 // savePreferences sets the topics of the contact of an unsubscribe token:
 // a page, or JSON when asked, like the unsubscribe confirm.
-func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	asJSON := wantsJSON(r)
 	in, err := readPreferences(w, r)
 	if err == nil {
