@@ -44,7 +44,9 @@ CREATE TABLE form_counts (
 -- One row per accepted submission of a double opt-in form, from the post
 -- until it is confirmed (confirmed_at) or deleted after expires_at.
 -- mailed says whether a confirmation email was queued for it (the
--- per-address cap counts these); sent_at is when the provider took it.
+-- per-address cap counts these); sending_at is stamped, and committed,
+-- before the provider is called (a retry that finds it stamped does not
+-- send again), sent_at is when the provider took it.
 CREATE TABLE form_submissions (
     id           uuid PRIMARY KEY,
     form_id      uuid NOT NULL REFERENCES forms (id) ON DELETE CASCADE,
@@ -57,6 +59,7 @@ CREATE TABLE form_submissions (
     user_agent   text NOT NULL DEFAULT '',
     token_hash   bytea NOT NULL UNIQUE,
     mailed       boolean NOT NULL,
+    sending_at   timestamptz,
     sent_at      timestamptz,
     submitted_at timestamptz NOT NULL,
     expires_at   timestamptz NOT NULL,

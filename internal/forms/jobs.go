@@ -71,19 +71,20 @@ func (w *confirmationWorker) Work(ctx context.Context, job *river.Job[Confirmati
 	switch {
 	case err == nil:
 		return nil
-	case apperr.Is(err, apperr.NotFound), errors.As(err, &me) && me.Permanent:
+	case apperr.Is(err, apperr.NotFound), errors.Is(err, errOutcomeUnknown), errors.As(err, &me) && me.Permanent:
 		w.s.d.Log.WarnContext(ctx, "forms: confirmation email not sent", "submission_id", job.Args.SubmissionID, "err", err)
 		return river.JobCancel(err)
 	}
 	return err
 }
 
-// SendConfirmation sends the confirmation email of a held submission: a
-// fresh token is made and its hash stored, then the email goes out through
-// the book's email settings and the submission is marked sent. A
-// submission already sent, confirmed or gone is left alone, so a job that
-// runs again sends nothing twice (a crash between the provider's answer
-// and the mark is the one case that sends again, with a new link).
+// SendConfirmation sends the confirmation email of a held submission, at
+// most once: a fresh token is made, its hash stored with a "sending" stamp
+// that commits before the provider is called, then the email goes out
+// through the book's email settings and the submission is marked sent. A
+// submission already sent, confirmed or gone is left alone; one found
+// stamped (an attempt died between the provider and the mark) is not sent
+// again; one the provider refused for now is unstamped for the retry.
 func (s *Service) SendConfirmation(ctx context.Context, id uuid.UUID) error {
 	h, err := s.st.heldByID(ctx, s.d.DB, id)
 	if err != nil {
@@ -107,9 +108,6 @@ func (s *Service) SendConfirmation(ctx context.Context, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	if ok, err := s.st.setToken(ctx, s.d.DB, id, hash); err != nil || !ok {
-		return err
-	}
 	html, text, err := web.RenderConfirmationEmail(web.ConfirmationEmail{
 		Email: h.Email, FormName: f.Name, ConfirmURL: s.confirmURL(token),
 		CompanyName: sender.CompanyName, PostalAddress: sender.PostalAddress,
@@ -121,14 +119,28 @@ func (s *Service) SendConfirmation(ctx context.Context, id uuid.UUID) error {
 	if sender.CompanyName != "" {
 		subject += " to " + sender.CompanyName
 	}
-	if _, err := s.d.Mail.Send(ctx, mailer.Batch{
+	if ok, err := s.st.beginSend(ctx, s.d.DB, id, hash, s.d.Now().UTC()); err != nil || !ok {
+		return err
+	}
+	// The send and its record outlive a shutdown's cancellation: the
+	// provider's request timeout bounds the send.
+	done := context.WithoutCancel(ctx)
+	_, err = s.d.Mail.Send(done, mailer.Batch{
 		APIKey: sender.APIKey, FromEmail: sender.FromEmail, FromName: sender.FromName, ReplyTo: sender.ReplyTo,
 		HTML: html, Text: text, Tracking: &mailer.Tracking{},
 		Personalizations: []mailer.Personalization{{To: h.Email, Subject: headerSafe(subject)}},
-	}); err != nil {
+	})
+	var me *mailer.Error
+	switch {
+	case err == nil:
+		return s.st.markSent(done, s.d.DB, id, s.d.Now().UTC())
+	case errors.As(err, &me) && me.Permanent:
 		return fmt.Errorf("send confirmation email: %w", err)
 	}
-	return s.st.markSent(ctx, s.d.DB, id, s.d.Now().UTC())
+	if uerr := s.st.unstamp(done, s.d.DB, id); uerr != nil {
+		return uerr
+	}
+	return fmt.Errorf("send confirmation email: %w", err)
 }
 
 // confirmURL is the absolute link of a token's confirmation page.

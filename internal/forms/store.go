@@ -223,13 +223,40 @@ func (store) heldByID(ctx context.Context, db postgres.DB, id uuid.UUID) (held, 
 	return h, postgres.Translate(err)
 }
 
-// setToken stores the hash of the token an email is about to carry, while
-// the submission is still unconfirmed and unsent; false when it no longer
-// is.
-func (store) setToken(ctx context.Context, db postgres.DB, id uuid.UUID, hash []byte) (bool, error) {
-	tag, err := db.Exec(ctx, `UPDATE form_submissions SET token_hash = $2
-		WHERE id = $1 AND confirmed_at IS NULL AND sent_at IS NULL`, id, hash)
-	return tag.RowsAffected() == 1, postgres.Translate(err)
+// errOutcomeUnknown: an earlier attempt handed the email to the provider
+// and never recorded the answer (its instance died).
+var errOutcomeUnknown = errors.New("an earlier attempt may have sent this confirmation email (its instance stopped before recording the provider's answer); it is not sent again")
+
+// beginSend stamps the submission as being sent with the hash of the token
+// its email is about to carry; the stamp commits before the provider is
+// called. ok is false when there is nothing to send (sent, confirmed or
+// gone); a submission found stamped already gives errOutcomeUnknown.
+func (store) beginSend(ctx context.Context, db postgres.Pool, id uuid.UUID, hash []byte, now time.Time) (ok bool, err error) {
+	err = postgres.InTx(ctx, db, func(tx *postgres.Tx) error {
+		var sendingAt, sentAt, confirmedAt *time.Time
+		err := tx.QueryRow(ctx, `SELECT sending_at, sent_at, confirmed_at FROM form_submissions WHERE id = $1 FOR UPDATE`, id).
+			Scan(&sendingAt, &sentAt, &confirmedAt)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return postgres.Translate(err)
+		case sentAt != nil || confirmedAt != nil:
+			return nil
+		case sendingAt != nil:
+			return errOutcomeUnknown
+		}
+		_, err = tx.Exec(ctx, `UPDATE form_submissions SET sending_at = $2, token_hash = $3 WHERE id = $1`, id, now, hash)
+		ok = err == nil
+		return postgres.Translate(err)
+	})
+	return ok, err
+}
+
+// unstamp lets a later attempt send an email the provider refused for now.
+func (store) unstamp(ctx context.Context, db postgres.DB, id uuid.UUID) error {
+	_, err := db.Exec(ctx, `UPDATE form_submissions SET sending_at = NULL WHERE id = $1`, id)
+	return postgres.Translate(err)
 }
 
 func (store) markSent(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
@@ -440,4 +442,33 @@ func TestPreferencePage(t *testing.T) {
 		t.Fatalf("json answer: %s", r.Body)
 	}
 	u.env.Anonymous().Post("/api/preferences", map[string]any{"token": "nope", "label_ids": []string{}}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+}
+
+// The confirmation email goes out at most once: a provider refusal for now
+// is retried and sends one email; an attempt that died between the
+// provider and its record (the stamp is left) sends nothing more.
+func TestConfirmationEmailAtMostOnce(t *testing.T) {
+	t.Parallel()
+	f := newFormEnv(t)
+	id := f.form(map[string]any{"name": "N"})
+	f.mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
+	f.submitJSON(id, map[string]any{"email": "retry@example.com"})
+	tok := f.confirmToken("retry@example.com")
+	if res, _ := f.raw(http.MethodPost, "/api/forms/confirm", "application/json", []byte(`{"token":"`+tok+`"}`)); res.StatusCode != http.StatusOK {
+		t.Fatalf("the retried email's link: %d", res.StatusCode)
+	}
+
+	f.submitJSON(id, map[string]any{"email": "stamped@example.com"})
+	f.env.WaitJobs()
+	var sub uuid.UUID
+	if err := f.env.App.Pool.QueryRow(t.Context(), `UPDATE form_submissions SET sent_at = NULL, sending_at = now()
+		WHERE email = 'stamped@example.com' RETURNING id`).Scan(&sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.App.Forms.SendConfirmation(t.Context(), sub); err == nil {
+		t.Fatal("a stamped submission must not be sent again")
+	}
+	if n := f.mailsTo("stamped@example.com"); n != 1 {
+		t.Fatalf("%d emails, want the first one only", n)
+	}
 }
