@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +36,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -48,13 +50,18 @@ type Worker interface {
 
 // App is the wired service.
 type App struct {
-	Config   config.Config
-	Log      *slog.Logger
-	Pool     *pgxpool.Pool
+	Config config.Config
+	Log    *slog.Logger
+	Pool   *pgxpool.Pool
+	// Direct reaches PostgreSQL without a transaction pooler, for what
+	// needs a session (the retention lock); Pool itself when DATABASE_URL
+	// is direct.
+	Direct   *pgxpool.Pool
 	Handler  http.Handler
 	Accounts *accounts.Service
 	Books    *books.Service
 	Contacts *contacts.Service
+	Segments *segments.Service
 	Workers  []Worker
 	Metrics  *metrics.Metrics
 
@@ -83,6 +90,9 @@ type App struct {
 	// data export and erasure.
 	Forms  *forms.Service
 	Rights *forms.Rights
+
+	// draining is set once a stop signal arrived: /readyz answers 503.
+	draining atomic.Bool
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -102,7 +112,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		now = time.Now
 	}
 	if cfg.AutoMigrate {
-		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
+		applied, err := postgres.Migrate(ctx, cfg.DatabaseDirectURL)
 		if err != nil {
 			return nil, err
 		}
@@ -110,17 +120,18 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			log.Info("applied migrations", "files", applied)
 		}
 	}
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	pool, direct, err := connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
-	a := &App{Config: cfg, Log: log, Pool: pool}
+	a := &App{Config: cfg, Log: log, Pool: pool, Direct: direct}
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
 	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
+		Listen: direct.Config().ConnConfig,
 	})
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
@@ -128,9 +139,12 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	// The job queue comes first: the services enqueue on its client, and
 	// their workers, which need the services, are added to it afterwards
 	// (wireJobs).
-	a.Jobs, err = jobs.New(pool, jobs.Config{RescueAfter: cfg.JobRescueAfter, WithoutPeriodic: opts.WithoutPeriodicJobs, Log: log})
+	a.Jobs, err = jobs.New(pool, jobs.Config{
+		RescueAfter: cfg.JobRescueAfter, WithoutPeriodic: opts.WithoutPeriodicJobs, Log: log,
+		PollOnly: cfg.DatabasePoolMode == postgres.PoolTransaction,
+	})
 	if err != nil {
-		pool.Close()
+		a.Close()
 		return nil, err
 	}
 	a.Workers = append(a.Workers, a.Jobs)
@@ -139,11 +153,12 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
+	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(pool, now)
 	a.Suppressions = suppression.NewService(pool, suppression.New(now))
 	if err := a.wireJobs(now); err != nil {
-		pool.Close()
+		a.Close()
 		return nil, err
 	}
 	a.Handler = httpapi.New(httpapi.Deps{
@@ -152,7 +167,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: a.Accounts,
 		Books:    a.Books,
 		Contacts: a.Contacts,
-		Ready:    pool.Ping,
+		Segments: a.Segments,
+		Ready:    a.ready,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),
 		Webhooks: a.Webhooks,
@@ -175,8 +191,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	return a, nil
 }
 
-// Close releases the pool.
-func (a *App) Close() { a.Pool.Close() }
+// Close releases the pools.
+func (a *App) Close() {
+	a.Pool.Close()
+	if a.Direct != a.Pool {
+		a.Direct.Close()
+	}
+}
 
 // shutdownGrace bounds how long in-flight requests and webhook attempts
 // may take to finish after a stop signal.
@@ -238,6 +259,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, side ...SideListener) 
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
+		a.drain()
 		a.Log.Info("shutting down")
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

@@ -32,10 +32,10 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Log:           a.Log,
 		SettingsKey:   a.Config.SettingsKey,
 		PublicBaseURL: a.Config.PublicBaseURL,
-		ImagesDir:     a.Config.ImagesDir,
 		Observer:      a.Metrics,
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
+		Segments:      a.Segments,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
@@ -53,7 +53,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		a.CampaignRunner,
 		a.Transfer,
 		a.Forms,
-		webhookRetention{webhooks.NewRetention(a.Pool, a.Config.EventRetention, now, a.Log)},
+		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		accountMail,
 		accounts.NewSweeper(a.Pool, now),
 	)

@@ -161,12 +161,6 @@ func (s *Service) PublicLabels(ctx context.Context, bookID uuid.UUID) ([]Label, 
 	return out, nil
 }
 
-// FieldsOf lists a book's custom field definitions without an actor, for
-// the hosted sign-up page that names them.
-func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, error) {
-	return s.st.fields(ctx, s.db, bookID)
-}
-
 // LabelIDs returns which of ids are labels of the book.
 func (s *Service) LabelIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
 	all, err := s.st.labels(ctx, s.db, bookID)
@@ -256,6 +250,18 @@ func (s *Service) Fields(ctx context.Context, sc Scope) ([]Field, error) {
 		return nil, err
 	}
 	return s.st.fields(ctx, s.db, sc.Book.ID)
+}
+
+// LabelsOf and FieldsOf return the labels and custom field definitions
+// of a book the caller has already been given access to (Access): what
+// the rules of a segment may name, checked when a rule is compiled.
+func (s *Service) LabelsOf(ctx context.Context, bookID uuid.UUID) ([]Label, error) {
+	return s.st.labels(ctx, s.db, bookID)
+}
+
+// FieldsOf: see LabelsOf.
+func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, error) {
+	return s.st.fields(ctx, s.db, bookID)
 }
 
 // FieldInput is a new custom field definition.

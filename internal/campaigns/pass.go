@@ -10,6 +10,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/segments"
 )
 
 // ProcessingOptions tune the processor; zero values take the defaults.
@@ -105,6 +106,7 @@ type pass struct {
 	activeSteps []uuid.UUID
 	turn        *turn // nil: no bound
 	n           counters
+	audience    *segments.Audience // the campaign's audience, when it has one
 }
 
 // turn bounds what one pass may claim, so that the scheduler can give
@@ -193,6 +195,7 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 		return RunResult{}, err
 	}
 	p := &pass{campaign: c, turn: t}
+	rn.enrollAudience(ctx, p)
 	if p.book, err = rn.st.mergeBook(ctx, rn.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
@@ -264,6 +267,9 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 	base := claimParams{
 		CampaignID: p.campaign.ID, StepID: st.ID, Cutoff: cut,
 		Earlier: earlier, Limit: rn.opts.ChunkSize, MaxTries: rn.opts.MaxTries,
+	}
+	if err := rn.exitLeavers(ctx, p, st, base); err != nil {
+		return err
 	}
 	if st.StepType == StepTrigger {
 		return rn.processTrigger(ctx, p, st, base)

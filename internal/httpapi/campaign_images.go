@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -65,16 +66,15 @@ func imageReadError(err error) error {
 }
 
 func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
-	img, err := s.campaigns.OpenImage(chi.URLParam(r, "name"))
+	img, err := s.campaigns.OpenImage(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
 		return err
 	}
-	defer img.File.Close()
 	h := w.Header()
 	h.Set("Content-Type", img.ContentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	// Names are random and never reused, so the content never changes.
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	http.ServeContent(w, r, "", img.ModTime, img.File)
+	http.ServeContent(w, r, "", img.ModTime, bytes.NewReader(img.Data))
 	return nil
 }

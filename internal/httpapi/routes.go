@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -116,6 +117,13 @@ func (s *Server) publicRoutes(r chi.Router) {
 	maybeBook.Post("/campaigns/{id}/steps", s.h(s.createStep))
 	maybeBook.Post("/campaigns/{id}/participants", s.h(s.enrollParticipants))
 
+	inBook.Get("/segments", s.h(s.listSegments))
+	inBook.Post("/segments", s.h(s.createSegment))
+	inBook.Post("/segments/preview", s.h(s.previewSegment))
+	maybeBook.Get("/segments/{id}", s.h(s.getSegment))
+	maybeBook.Patch("/segments/{id}", s.h(s.updateSegment))
+	maybeBook.Delete("/segments/{id}", s.h(s.deleteSegment))
+
 	inBook.Get("/forms", s.h(s.listForms))
 	inBook.Post("/forms", s.h(s.createForm))
 	r.Get("/forms/{id}", s.h(s.getForm))
@@ -208,9 +216,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ books.Scope) 
 	return nil
 }
 
-// readyz answers whether the database is reachable.
+// readyz answers whether the instance takes traffic: the database is
+// reachable and no stop signal has arrived (an error from ready that is
+// already classified says which).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	if err := s.ready(r.Context()); err != nil {
+		var classified *apperr.Error
+		if errors.As(err, &classified) {
+			return err
+		}
 		return apperr.Wrap(err, apperr.Unavailable, "The database is not reachable.")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -21,6 +21,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -34,6 +35,9 @@ type Deps struct {
 	Books    *books.Service
 	// Contacts serves the contact endpoints.
 	Contacts *contacts.Service
+	// Segments serves segments and compiles the segments that lists,
+	// exports, bulk operations and enrollments name.
+	Segments *segments.Service
 	// Campaigns serves templates, campaigns, settings, images, unsubscribe.
 	Campaigns *campaigns.Service
 	// Transfer serves imports and exports.
@@ -89,6 +93,7 @@ type Server struct {
 	rateCounts httprate.LimitCounter
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
+	segments   *segments.Service
 	campaigns  *campaigns.Service
 	transfer   *transfer.Service
 
@@ -108,6 +113,7 @@ func New(d Deps) http.Handler {
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
 	s.forms, s.rights = d.Forms, d.Rights
+	s.segments = d.Segments
 	return s.routes()
 }
 

@@ -56,7 +56,12 @@ type Config struct {
 	// WithoutPeriodic leaves the sources' periodic jobs out: their workers
 	// still work what is queued. Tests run that work when they mean to.
 	WithoutPeriodic bool
-	Log             *slog.Logger
+	// PollOnly finds new jobs by polling instead of LISTEN/NOTIFY, for
+	// connections through a transaction pooler, where a LISTEN would be
+	// lost with the server connection it was issued on. A queued job then
+	// waits up to PollInterval.
+	PollOnly bool
+	Log      *slog.Logger
 }
 
 // Queue is this instance's River client and its lifetime.
@@ -97,6 +102,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
 		Workers:           workers,
 		FetchPollInterval: cfg.PollInterval,
+		PollOnly:          cfg.PollOnly,
 		// The process id in the client id tells an operator (and the
 		// crash tests) which instance holds a job (river_job.attempted_by).
 		ID:                   clientID(),

@@ -23,6 +23,8 @@ const ContactPage = lazy(() => import('./screens/ContactPage'));
 const ContactEditor = lazy(() => import('./screens/ContactEditor'));
 const BookSettings = lazy(() => import('./screens/BookSettings'));
 const Team = lazy(() => import('./screens/Team'));
+const Segments = lazy(() => import('./screens/Segments'));
+const SegmentEditor = lazy(() => import('./screens/SegmentEditor'));
 const Campaigns = lazy(() => import('./screens/Campaigns'));
 const Campaign = lazy(() => import('./screens/Campaign'));
 const Participants = lazy(() => import('./screens/Participants'));
@@ -132,6 +134,7 @@ function Shell() {
       <nav class="side" aria-label="Main">
         <ul>
           {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/segments`} match={/^\/app\/books\/[^/]+\/segments/}>Segments</NavLink>}
           {book && <NavLink href={`/app/books/${book}/campaigns`} match={/^\/app\/books\/[^/]+\/campaigns/}>Campaigns</NavLink>}
           {book && <NavLink href={`/app/books/${book}/templates`} match={/^\/app\/books\/[^/]+\/templates/}>Templates</NavLink>}
           {book && <NavLink href={`/app/books/${book}/suppressions`} match={/^\/app\/books\/[^/]+\/suppressions/}>Suppressions</NavLink>}
@@ -163,6 +166,9 @@ function Shell() {
           <Route path="/app/books/:book/labels" component={BookSettings} />
           <Route path="/app/contacts/:id" component={ContactPage} />
           <Route path="/app/contacts/:id/edit" component={ContactEditor} />
+          <Route path="/app/books/:book/segments" component={Segments} />
+          <Route path="/app/books/:book/segments/new" component={SegmentEditor} />
+          <Route path="/app/books/:book/segments/:id" component={SegmentEditor} />
           <Route path="/app/books/:book/campaigns" component={Campaigns} />
           <Route path="/app/books/:book/campaigns/:id" component={Campaign} />
           <Route path="/app/books/:book/campaigns/:id/participants" component={Participants} />
@@ -241,7 +247,7 @@ function TeamSwitcher() {
 }
 
 // The sections of a book, each a link of the navigation.
-const sections = ['contacts', 'labels', 'campaigns', 'templates', 'suppressions', 'imports', 'forms', 'settings'];
+const sections = ['contacts', 'labels', 'segments', 'campaigns', 'templates', 'suppressions', 'imports', 'forms', 'settings'];
 
 function BookSwitcher({ current }: { current: string }) {
   const w = useWorkspace();

@@ -1825,7 +1825,7 @@ export interface paths {
         };
         /**
          * Get an uploaded image
-         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public.
+         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public. Images are stored in the database, so every instance serves every image.
          */
         get: operations["getImage"];
         put?: never;
@@ -1865,7 +1865,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 only while PostgreSQL answers, else 503.
+         * @description Answers 200 only while PostgreSQL answers and the instance is not shutting down, else 503. After a stop signal the instance answers 503 here for SHUTDOWN_DRAIN while it still serves requests, so a load balancer takes it out of rotation before it stops.
          */
         get: operations["readyz"];
         put?: never;
@@ -2190,6 +2190,150 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List segments
+         * @description The X-Book-ID book's segments sorted by name. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listSegments"];
+        put?: never;
+        /**
+         * Create a segment
+         * @description Saves a rule as a segment of the X-Book-ID book. The rule is checked against the book: its labels, campaigns and custom fields (and their types). Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["createSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/segments/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a rule
+         * @description Evaluates a rule against the X-Book-ID book now: the exact count and the first 10 contacts in the contact list's default order. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["previewSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/segments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a segment
+         * @description A segment with contact_count, how many contacts match now. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["getSegment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment
+         * @description Deletes a segment. One that a campaign's audience names is 409 CONFLICT, the message naming the campaign. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        delete: operations["deleteSegment"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a segment
+         * @description Changes the name, description or rule. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        patch: operations["updateSegment"];
+        trace?: never;
+    };
+    "/api/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List segments
+         * @description The X-Book-ID book's segments sorted by name. Role: viewer.
+         */
+        get: operations["listSegmentsInternal"];
+        put?: never;
+        /**
+         * Create a segment
+         * @description Saves a rule as a segment of the X-Book-ID book. The rule is checked against the book: its labels, campaigns and custom fields (and their types). Role: member.
+         */
+        post: operations["createSegmentInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/segments/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a rule
+         * @description Evaluates a rule against the X-Book-ID book now: the exact count and the first 10 contacts in the contact list's default order. Role: viewer.
+         */
+        post: operations["previewSegmentInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/segments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a segment
+         * @description A segment with contact_count, how many contacts match now. Role: viewer.
+         */
+        get: operations["getSegmentInternal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment
+         * @description Deletes a segment. One that a campaign's audience names is 409 CONFLICT, the message naming the campaign. Role: member.
+         */
+        delete: operations["deleteSegmentInternal"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a segment
+         * @description Changes the name, description or rule. Role: member.
+         */
+        patch: operations["updateSegmentInternal"];
         trace?: never;
     };
     "/api/v1/forms": {
@@ -3345,18 +3489,28 @@ export interface components {
             starred?: boolean;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
          *         "9f3a5b7d-2c4e-4f6a-b8c0-d1e2f3a4b5c6"
          *       ]
          *     }
+         * @example {
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkDeleteInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
@@ -3364,17 +3518,27 @@ export interface components {
          *       ],
          *       "label_id": "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
          *     }
+         * @example {
+         *       "label_id": "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38",
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkLabelInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
             /**
              * Format: uuid
              * @description A label of the X-Book-ID book.
              */
             label_id: string;
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5"
@@ -3382,10 +3546,15 @@ export interface components {
          *       "field_definition_id": "7a3c9e1f-4b2d-4c86-a5e0-9d8f1b2c3e47",
          *       "value": "2026-12-31"
          *     }
+         * @example {
+         *       "field_definition_id": "7a3c9e1f-4b2d-4c86-a5e0-9d8f1b2c3e47",
+         *       "value": "2026-12-31",
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkFieldInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
             /**
              * Format: uuid
              * @description A custom field definition of the X-Book-ID book.
@@ -3393,6 +3562,11 @@ export interface components {
             field_definition_id: string;
             /** @description Value checked against the field's type; an empty string removes the value. */
             value: string;
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
          * @example {
@@ -3508,6 +3682,13 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: uuid
+             * @description A segment of the book whose members every scheduler pass and run enrolls while the campaign is active (never re-enrolling a contact that completed or was removed; suppressed contacts are skipped).
+             */
+            audience_segment_id?: string | null;
+            /** @description A participant who no longer matches the audience when a step falls due is removed (history: that step, failed, detail "left segment <name>"). */
+            exit_on_segment_leave?: boolean;
         };
         /**
          * @description A campaign as listed, with its counts.
@@ -3591,9 +3772,16 @@ export interface components {
         CampaignCreate: {
             name: string;
             description?: string;
+            /**
+             * Format: uuid
+             * @description A segment of the campaign's book, or null for none.
+             */
+            audience_segment_id?: string | null;
+            /** @description Default false. */
+            exit_on_segment_leave?: boolean;
         };
         /**
-         * @description At least one of name, description, status; none may be null.
+         * @description At least one of name, description, status, audience_segment_id, exit_on_segment_leave; only audience_segment_id may be null.
          * @example {
          *       "status": "active"
          *     }
@@ -3602,6 +3790,13 @@ export interface components {
             name?: string;
             description?: string;
             status?: components["schemas"]["CampaignStatus"];
+            /**
+             * Format: uuid
+             * @description A segment of the campaign's book, or null for none.
+             */
+            audience_segment_id?: string | null;
+            /** @description Default false. */
+            exit_on_segment_leave?: boolean;
         };
         /**
          * @description A step of a campaign: sends a templated email or enrolls the participant into another campaign.
@@ -3734,16 +3929,25 @@ export interface components {
             step_ids: string[];
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
          *         "9f3a5b7d-2c4e-4f6a-b8c0-d1e2f3a4b5c6"
          *       ]
          *     }
+         * @example {
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         EnrollInput: {
             /** @description Contacts of the campaign's book; already enrolled and suppressed contacts are skipped. */
-            contact_ids: string[];
+            contact_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Enrolls the segment's current members once (a segment of the campaign's book; 404 otherwise); answers how many were enrolled.
+             */
+            segment_id?: string;
         };
         /**
          * @example {
@@ -4877,6 +5081,230 @@ export interface components {
             rows: string[][];
         };
         /**
+         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book). A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op.
+         * @example {
+         *       "all": [
+         *         {
+         *           "field": "company",
+         *           "op": "contains",
+         *           "value": "acme"
+         *         },
+         *         {
+         *           "field": "labels",
+         *           "op": "has_any",
+         *           "value": [
+         *             "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *           ]
+         *         },
+         *         {
+         *           "field": "email.opened",
+         *           "op": "within_last_days",
+         *           "value": 30
+         *         },
+         *         {
+         *           "not": {
+         *             "field": "email.clicked",
+         *             "op": "ever"
+         *           }
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "any": [
+         *         {
+         *           "field": "custom.plan",
+         *           "op": "eq",
+         *           "value": "pro"
+         *         },
+         *         {
+         *           "field": "birthday",
+         *           "op": "in_month",
+         *           "value": 12
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "all": []
+         *     }
+         */
+        SegmentRule: {
+            all?: components["schemas"]["SegmentRule"][];
+            any?: components["schemas"]["SegmentRule"][];
+            not?: components["schemas"]["SegmentRule"];
+            /** @description A contact field, custom.<key>, labels, starred, suppressed, email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained or campaign. */
+            field?: string;
+            /** @enum {string} */
+            op?: "eq" | "neq" | "contains" | "not_contains" | "starts_with" | "ends_with" | "is_set" | "is_not_set" | "gt" | "gte" | "lt" | "lte" | "before" | "after" | "within_last_days" | "not_within_last_days" | "in_month" | "has_any" | "has_all" | "has_none" | "ever" | "never" | "enrolled" | "not_enrolled" | "active" | "completed" | "removed";
+            /** @description As the field and op require: a string, number, boolean, YYYY-MM-DD date, integer, or an array of label ids; absent for is_set, is_not_set, ever and never. */
+            value?: unknown;
+            /**
+             * Format: uuid
+             * @description Only with an email.* field: only that campaign's emails.
+             */
+            campaign_id?: string;
+        };
+        /**
+         * @description A saved rule over a book's contacts; its members are the contacts that match when it is read.
+         * @example {
+         *       "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "name": "Engaged Acme customers",
+         *       "description": "Opened anything in the last 30 days but never clicked.",
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+         *       "created_at": "2026-03-04T10:00:00Z",
+         *       "updated_at": "2026-03-04T10:00:00Z",
+         *       "contact_count": 1342
+         *     }
+         */
+        Segment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            name: string;
+            description: string;
+            rule: components["schemas"]["SegmentRule"];
+            /**
+             * Format: uuid
+             * @description Null when created with an API key.
+             */
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description How many contacts match now; only in the answer of GET /segments/{id}. */
+            contact_count?: number;
+        };
+        /**
+         * @example {
+         *       "name": "Engaged Acme customers",
+         *       "description": "Opened anything in the last 30 days but never clicked.",
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        SegmentCreate: {
+            /** @description Unique in the book (a taken name is 409 CONFLICT). */
+            name: string;
+            description?: string;
+            rule: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @description At least one of name, description, rule.
+         * @example {
+         *       "rule": {
+         *         "field": "starred",
+         *         "op": "eq",
+         *         "value": true
+         *       }
+         *     }
+         */
+        SegmentPatch: {
+            /** @description Unique in the book (a taken name is 409 CONFLICT). */
+            name?: string;
+            description?: string;
+            rule?: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @example {
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        SegmentPreviewInput: {
+            rule: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @example {
+         *       "count": 0,
+         *       "contacts": []
+         *     }
+         */
+        SegmentPreview: {
+            /** @description Exactly how many contacts of the book match. */
+            count: number;
+            /** @description The first 10 matches in the contact list's default order (newest first). */
+            contacts: components["schemas"]["Contact"][];
+        };
+        /**
          * @description A field of a form besides email (always present and required).
          * @example {
          *       "key": "first_name",
@@ -4890,8 +5318,7 @@ export interface components {
              * @example custom.tier
              */
             key: string;
-            /** @default false */
-            required: boolean;
+            required?: boolean;
         };
         /**
          * @description A sign-up form of a book.
@@ -5379,6 +5806,10 @@ export interface components {
         SuppressionID: string;
         /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
         DeliveryPageLimit: number;
+        /** @description Segment id. */
+        SegmentID: string;
+        /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+        SegmentIDQuery: string;
     };
     requestBodies: never;
     headers: never;
@@ -7911,6 +8342,8 @@ export interface operations {
                 starred?: boolean;
                 /** @description Order; a leading - sorts descending. */
                 sort?: "created_at" | "-created_at" | "name" | "-name" | "updated_at" | "-updated_at";
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -8020,6 +8453,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8228,6 +8662,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -10856,6 +11291,8 @@ export interface operations {
                 starred?: boolean;
                 /** @description Order; a leading - sorts descending. */
                 sort?: "created_at" | "-created_at" | "name" | "-name" | "updated_at" | "-updated_at";
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -10965,6 +11402,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11173,6 +11611,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -12491,6 +12930,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header?: never;
             path: {
@@ -12519,6 +12960,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12776,6 +13218,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -12804,6 +13248,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12818,6 +13263,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -12846,6 +13293,791 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSegments: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Engaged Acme customers",
+                     *           "description": "Opened anything in the last 30 days but never clicked.",
+                     *           "rule": {
+                     *             "all": [
+                     *               {
+                     *                 "field": "company",
+                     *                 "op": "contains",
+                     *                 "value": "acme"
+                     *               },
+                     *               {
+                     *                 "field": "labels",
+                     *                 "op": "has_any",
+                     *                 "value": [
+                     *                   "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "field": "email.opened",
+                     *                 "op": "within_last_days",
+                     *                 "value": 30
+                     *               },
+                     *               {
+                     *                 "not": {
+                     *                   "field": "email.clicked",
+                     *                   "op": "ever"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "updated_at": "2026-03-04T10:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createSegment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewSegment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPreviewInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "count": 1342,
+                     *         "contacts": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SegmentPreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z",
+                     *         "contact_count": 1342
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSegmentsInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Engaged Acme customers",
+                     *           "description": "Opened anything in the last 30 days but never clicked.",
+                     *           "rule": {
+                     *             "all": [
+                     *               {
+                     *                 "field": "company",
+                     *                 "op": "contains",
+                     *                 "value": "acme"
+                     *               },
+                     *               {
+                     *                 "field": "labels",
+                     *                 "op": "has_any",
+                     *                 "value": [
+                     *                   "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "field": "email.opened",
+                     *                 "op": "within_last_days",
+                     *                 "value": 30
+                     *               },
+                     *               {
+                     *                 "not": {
+                     *                   "field": "email.clicked",
+                     *                   "op": "ever"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "updated_at": "2026-03-04T10:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createSegmentInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewSegmentInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPreviewInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "count": 1342,
+                     *         "contacts": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SegmentPreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z",
+                     *         "contact_count": 1342
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
