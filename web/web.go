@@ -1,4 +1,5 @@
-// Package web renders the public HTML pages: the unsubscribe flow (the page
+// Package web renders the public HTML pages: the hosted sign-up forms
+// and their confirmation pages (see forms.go), the unsubscribe flow (the page
 // an unsubscribe link opens, listing the contact's active campaigns, each
 // with a "Leave this campaign" form, plus "Unsubscribe from all emails"; the
 // confirmation shown after a POST; the page for an unknown link) and the
@@ -20,7 +21,7 @@ import (
 	"io"
 )
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/email/*
 var files embed.FS
 
 // pages holds one parsed template set per page (layout + page). Parsed once
@@ -31,6 +32,11 @@ var pages = map[string]*template.Template{
 	"confirmed":   parse("confirmed.html"),
 	"invalid":     parse("invalid.html"),
 	"billing":     parse("billing.html"),
+
+	"form":         parse("form.html"),
+	"form_confirm": parse("form_confirm.html"),
+	"form_done":    parse("form_done.html"),
+	"form_missing": parse("form_missing.html"),
 }
 
 func parse(page string) *template.Template {
@@ -51,6 +57,11 @@ type UnsubscribeData struct {
 	Campaigns         []Campaign // the contact's active campaigns (may be empty)
 	CurrentCampaignID string     // the campaign of the email the link came from (listed first, highlighted), may be empty
 	ConfirmURL        string     // absolute URL of POST /api/unsubscribe/confirm
+	// Topics are the book's public labels, checked where the contact has
+	// them; the preference form posts the full set wanted to
+	// PreferencesURL. No topics: no preference form.
+	Topics         []SignupTopic
+	PreferencesURL string
 }
 
 // ConfirmData is what the confirmation page shows. Scope is "campaign" or

@@ -31,6 +31,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/metrics"
@@ -85,6 +86,11 @@ type App struct {
 
 	// Transfer imports and exports contacts; imports run as jobs.
 	Transfer *transfer.Service
+
+	// Forms collects sign-ups; Rights serves a person's preferences,
+	// data export and erasure.
+	Forms  *forms.Service
+	Rights *forms.Rights
 
 	// draining is set once a stop signal arrived: /readyz answers 503.
 	draining atomic.Bool
@@ -193,6 +199,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Suppressions: a.Suppressions,
 		Audit:        a.Audit,
 		KeyLimits:    a.KeyLimits,
+		Forms:        a.Forms,
+		Rights:       a.Rights,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

@@ -9,7 +9,9 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -17,8 +19,9 @@ import (
 // wireJobs builds the services whose work runs as jobs and hands every
 // package's background work to the queue, in one list: the campaigns
 // runner (sending through the provider at MAILER_BASE_URL, ticked on
-// CAMPAIGN_SCHEDULE), the contact imports, the webhook history prune and
-// recoveries, the account emails, the accounts sweep and the audit log
+// CAMPAIGN_SCHEDULE), the contact imports, the sign-up forms'
+// confirmation emails and their hourly prune, the webhook history prune
+// and recoveries, the account emails, the accounts sweep and the audit log
 // retention. The services enqueue on the
 // queue's client, passed to their constructors.
 func (a *App) wireJobs(now func() time.Time) error {
@@ -39,6 +42,11 @@ func (a *App) wireJobs(now func() time.Time) error {
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
 	a.Transfer = transfer.NewService(a.Pool, a.Contacts, queue, now, a.Log)
+	a.Forms = forms.NewService(forms.Deps{
+		DB: a.Pool, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
+		Mail: d.Sender, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
+	})
+	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)
 	accountMail := accountmail.NewWorker(a.Pool, queue, accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
@@ -46,6 +54,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	return a.Jobs.Add(
 		a.CampaignRunner,
 		a.Transfer,
+		a.Forms,
 		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		a.Webhooks,
 		accountMail,

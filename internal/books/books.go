@@ -59,8 +59,12 @@ type Label struct {
 	Name      string    `json:"name" validate:"required,max=100"`
 	Color     string    `json:"color" validate:"hexcolor6"`
 	SortOrder int       `json:"sort_order" validate:"gte=0,lte=1000000"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// Public labels are topics: a sign-up form and the preference page
+	// offer them to the people themselves, with their description.
+	Public      bool      `json:"public"`
+	Description string    `json:"description" validate:"max=1000"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // MaxLabelSortOrder bounds a label's sort_order (the database checks it
@@ -74,15 +78,19 @@ const DefaultLabelColor = "#6B7280"
 
 // LabelInput is a new label.
 type LabelInput struct {
-	Name  string  `json:"name"`
-	Color *string `json:"color"`
+	Name        string  `json:"name"`
+	Color       *string `json:"color"`
+	Public      bool    `json:"public"`
+	Description string  `json:"description"`
 }
 
 // LabelPatch changes a label.
 type LabelPatch struct {
-	Name      optional.Value[string] `json:"name"`
-	Color     optional.Value[string] `json:"color"`
-	SortOrder optional.Value[int]    `json:"sort_order"`
+	Name        optional.Value[string] `json:"name"`
+	Color       optional.Value[string] `json:"color"`
+	SortOrder   optional.Value[int]    `json:"sort_order"`
+	Public      optional.Value[bool]   `json:"public"`
+	Description optional.Value[string] `json:"description"`
 }
 
 // Field is a custom field definition of a book.

@@ -145,6 +145,47 @@ func (s *Service) Delete(ctx context.Context, sc Scope) error {
 	})
 }
 
+// Book loads a book without an actor: for the public flows (a sign-up
+// form, a confirmation or preference link) whose authority is the form or
+// the token. NOT_FOUND when it does not exist.
+func (s *Service) Book(ctx context.Context, id uuid.UUID) (Book, error) {
+	return s.st.book(ctx, s.db, id, false)
+}
+
+// PublicLabels lists the book's public labels (its topics) in their
+// order, for the public pages.
+func (s *Service) PublicLabels(ctx context.Context, bookID uuid.UUID) ([]Label, error) {
+	all, err := s.st.labels(ctx, s.db, bookID)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, l := range all {
+		if l.Public {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// LabelIDs returns which of ids are labels of the book.
+func (s *Service) LabelIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
+	all, err := s.st.labels(ctx, s.db, bookID)
+	if err != nil {
+		return nil, err
+	}
+	var out []uuid.UUID
+	for _, l := range all {
+		for _, id := range ids {
+			if l.ID == id {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
 // Labels lists a book's labels in their order.
 func (s *Service) Labels(ctx context.Context, sc Scope) ([]Label, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
@@ -158,7 +199,7 @@ func (s *Service) CreateLabel(ctx context.Context, sc Scope, in LabelInput) (Lab
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
-	l := Label{BookID: sc.Book.ID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor}
+	l := Label{BookID: sc.Book.ID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor, Public: in.Public, Description: strings.TrimSpace(in.Description)}
 	if in.Color != nil {
 		l.Color = *in.Color
 	}
@@ -179,10 +220,10 @@ func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, 
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
-	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set {
-		return Label{}, apperr.Invalidf("Send at least one of name, color, sort_order.")
+	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set && !p.Public.Set && !p.Description.Set {
+		return Label{}, apperr.Invalidf("Send at least one of name, color, sort_order, public, description.")
 	}
-	if p.Name.Null || p.Color.Null || p.SortOrder.Null {
+	if p.Name.Null || p.Color.Null || p.SortOrder.Null || p.Public.Null || p.Description.Null {
 		return Label{}, apperr.Invalidf("Label fields cannot be null.")
 	}
 	l, err := s.st.label(ctx, s.db, sc.Book.ID, labelID)
@@ -193,6 +234,9 @@ func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, 
 	l.Name = strings.TrimSpace(l.Name)
 	p.Color.ApplyTo(&l.Color)
 	p.SortOrder.ApplyTo(&l.SortOrder)
+	p.Public.ApplyTo(&l.Public)
+	p.Description.ApplyTo(&l.Description)
+	l.Description = strings.TrimSpace(l.Description)
 	if err := validate.Struct(l); err != nil {
 		return Label{}, err
 	}

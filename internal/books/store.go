@@ -111,11 +111,11 @@ func (store) deleteBook(ctx context.Context, db postgres.DB, id uuid.UUID) error
 	return postgres.Translate(err)
 }
 
-const labelColumns = `id, book_id, name, color, sort_order, created_at, updated_at`
+const labelColumns = `id, book_id, name, color, sort_order, public, description, created_at, updated_at`
 
 func scanLabel(row pgx.Row) (Label, error) {
 	var l Label
-	err := row.Scan(&l.ID, &l.BookID, &l.Name, &l.Color, &l.SortOrder, &l.CreatedAt, &l.UpdatedAt)
+	err := row.Scan(&l.ID, &l.BookID, &l.Name, &l.Color, &l.SortOrder, &l.Public, &l.Description, &l.CreatedAt, &l.UpdatedAt)
 	return l, err
 }
 
@@ -146,16 +146,16 @@ func (store) insertLabel(ctx context.Context, db postgres.DB, l Label) (Label, e
 		return Label{}, postgres.Translate(err)
 	}
 	out, err := scanLabel(db.QueryRow(ctx, `
-		INSERT INTO labels (book_id, name, color, sort_order)
-		VALUES ($1, $2, $3, (SELECT LEAST(COALESCE(max(sort_order), -1), $4 - 1) + 1 FROM labels WHERE book_id = $1))
-		RETURNING `+labelColumns, l.BookID, l.Name, l.Color, MaxLabelSortOrder))
+		INSERT INTO labels (book_id, name, color, sort_order, public, description)
+		VALUES ($1, $2, $3, (SELECT LEAST(COALESCE(max(sort_order), -1), $4 - 1) + 1 FROM labels WHERE book_id = $1), $5, $6)
+		RETURNING `+labelColumns, l.BookID, l.Name, l.Color, MaxLabelSortOrder, l.Public, l.Description))
 	return out, postgres.Translate(err)
 }
 
 func (store) updateLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
 	out, err := scanLabel(db.QueryRow(ctx, `
-		UPDATE labels SET name = $3, color = $4, sort_order = $5, updated_at = now()
-		WHERE book_id = $1 AND id = $2 RETURNING `+labelColumns, l.BookID, l.ID, l.Name, l.Color, l.SortOrder))
+		UPDATE labels SET name = $3, color = $4, sort_order = $5, public = $6, description = $7, updated_at = now()
+		WHERE book_id = $1 AND id = $2 RETURNING `+labelColumns, l.BookID, l.ID, l.Name, l.Color, l.SortOrder, l.Public, l.Description))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Label{}, errLabelNotFound
 	}

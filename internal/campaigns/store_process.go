@@ -116,7 +116,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
 			       `+suppression.ContactSuppressed+` AS suppressed,
 			       (SELECT s.reason FROM suppressions s
-			        WHERE s.book_id = ct.book_id AND s.email = lower(`+contactEmailSQL+`) AND s.lifted_at IS NULL) AS suppressed_reason,
+			        WHERE s.book_id = ct.book_id AND s.email_hash = `+suppression.HashSQL("lower("+contactEmailSQL+")")+` AND s.lifted_at IS NULL) AS suppressed_reason,
 			       CASE WHEN cardinality(@custom_keys::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id

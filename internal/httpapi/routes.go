@@ -42,6 +42,12 @@ func (s *Server) routes() http.Handler {
 
 	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
 	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
+	r.Post("/api/preferences", s.h(s.savePreferences))
+	r.Get("/f/{form_id}", s.h(s.hostedForm))
+	r.With(s.clientIP()).Post("/api/forms/{form_id}/submissions", s.h(s.submitForm))
+	r.Options("/api/forms/{form_id}/submissions", s.h(s.submissionPreflight))
+	r.Get("/api/forms/confirm", s.h(s.confirmSignupPage))
+	r.Post("/api/forms/confirm", s.h(s.confirmSignup))
 	r.Post("/api/auth/signup", s.h(s.signup))
 	r.Post("/api/auth/login", s.h(s.login))
 	r.Post("/api/auth/login/2fa", s.h(s.loginSecondStep))
@@ -118,6 +124,15 @@ func (s *Server) publicRoutes(r chi.Router) {
 	maybeBook.Get("/segments/{id}", s.h(s.getSegment))
 	maybeBook.Patch("/segments/{id}", s.h(s.updateSegment))
 	maybeBook.Delete("/segments/{id}", s.h(s.deleteSegment))
+
+	inBook.Get("/forms", s.h(s.listForms))
+	inBook.Post("/forms", s.h(s.createForm))
+	r.Get("/forms/{id}", s.h(s.getForm))
+	r.Patch("/forms/{id}", s.h(s.updateForm))
+	r.Delete("/forms/{id}", s.h(s.deleteForm))
+	r.Get("/contacts/{id}/consents", s.h(s.contactConsents))
+	r.Get("/contacts/{id}/data-export", s.h(s.contactDataExport))
+	r.Post("/contacts/{id}/erase", s.h(s.eraseContact))
 
 	inBook.Get("/suppressions", s.h(s.listSuppressions))
 	inBook.Post("/suppressions", s.h(s.addSuppression))

@@ -21,6 +21,7 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -75,6 +76,10 @@ type Deps struct {
 	Audit *audit.Service
 	// KeyLimits limits each API key's requests a minute; nil for none.
 	KeyLimits *ratelimit.PerKey
+	// Forms serves sign-up forms, their hosted pages and submissions;
+	// Rights the preference page, data export and erasure.
+	Forms  *forms.Service
+	Rights *forms.Rights
 }
 
 // Server routes requests to handlers.
@@ -104,6 +109,9 @@ type Server struct {
 	suppressions *suppression.Service
 	audit        *audit.Service
 	keyLimits    *ratelimit.PerKey
+
+	forms  *forms.Service
+	rights *forms.Rights
 }
 
 // New builds the HTTP handler of the whole service.
@@ -112,6 +120,7 @@ func New(d Deps) http.Handler {
 	s.secureCookies = d.SecureCookies
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
+	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
 	return s.routes()

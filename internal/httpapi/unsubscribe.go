@@ -33,6 +33,17 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request, _ books
 	d := web.UnsubscribeData{
 		Token: token, ContactName: info.ContactName, Email: info.Email, ConfirmURL: info.ConfirmURL,
 	}
+	topics, err := s.rights.Topics(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	for _, t := range topics {
+		id := t.Label.ID.String()
+		d.Topics = append(d.Topics, web.SignupTopic{
+			ID: "topic-" + id, Value: id, Name: t.Label.Name, Description: t.Label.Description, Checked: t.Checked,
+		})
+	}
+	d.PreferencesURL = strings.TrimSuffix(info.ConfirmURL, "/unsubscribe/confirm") + "/preferences"
 	for _, c := range info.Campaigns {
 		d.Campaigns = append(d.Campaigns, web.Campaign{ID: c.ID.String(), Name: c.Name})
 		if c.ID == info.CurrentCampaignID {

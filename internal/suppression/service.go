@@ -94,7 +94,11 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open fun
 			return err
 		}
 		for _, x := range batch {
-			if err := out.Write([]string{x.Email, string(x.Reason), string(x.Source), x.CreatedAt.UTC().Format(time.RFC3339)}); err != nil {
+			email := x.EmailHash // an erased person's record keeps only the hash
+			if x.Email != nil {
+				email = *x.Email
+			}
+			if err := out.Write([]string{email, string(x.Reason), string(x.Source), x.CreatedAt.UTC().Format(time.RFC3339)}); err != nil {
 				return err
 			}
 		}

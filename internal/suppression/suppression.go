@@ -8,6 +8,9 @@ package suppression
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
@@ -40,11 +43,14 @@ const (
 	SourceImport          Source = "import"
 )
 
-// Suppression is the record of one suppressed address in a book.
+// Suppression is the record of one suppressed address in a book. Email is
+// nil once the person was erased: the record then keeps only EmailHash,
+// which every check compares, so the address stays blocked.
 type Suppression struct {
 	ID        uuid.UUID  `json:"id"`
 	BookID    uuid.UUID  `json:"book_id"`
-	Email     string     `json:"email"` // lower-cased
+	Email     *string    `json:"email"` // lower-cased
+	EmailHash string     `json:"email_hash"`
 	Reason    Reason     `json:"reason"`
 	Source    Source     `json:"source"`
 	CreatedAt time.Time  `json:"created_at"`
@@ -65,6 +71,20 @@ type Result struct {
 // hear from no campaign of the book). No campaign email reaches a
 // suppressed contact and enrollments skip it.
 const ContactSuppressed = `(ct.suppressed_at IS NOT NULL)`
+
+// Hash is the SHA-256 of the lower-cased, trimmed address in lowercase
+// hex: what a suppression is matched on.
+func Hash(address string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(address))))
+	return hex.EncodeToString(sum[:])
+}
+
+// HashSQL is the SQL expression of Hash for an expression that is already
+// lower-cased (such as contact_emails.address_lower), for readers that
+// match suppressions in a statement of their own.
+func HashSQL(lowerExpr string) string {
+	return `encode(sha256(convert_to(` + lowerExpr + `, 'UTF8')), 'hex')`
+}
 
 // Suppressor makes suppressions, stamped by the service's clock.
 type Suppressor struct {
@@ -101,7 +121,7 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 		WITH recorded AS (
 			INSERT INTO suppressions (book_id, email, reason, source, created_at, created_by)
 			SELECT $1, e, $3, $4, $5, $6 FROM (SELECT DISTINCT unnest($2::text[]) AS e) a
-			ON CONFLICT (book_id, email) WHERE lifted_at IS NULL DO NOTHING
+			ON CONFLICT (book_id, email_hash) WHERE lifted_at IS NULL DO NOTHING
 			RETURNING email
 		), marked AS (
 			UPDATE contacts ct SET suppressed_at = $5
@@ -111,7 +131,7 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 				SELECT 1 FROM contact_emails ce
 				WHERE ce.contact_id = ct.id AND ce.address_lower <> ALL($2::text[])
 				  AND NOT EXISTS (SELECT 1 FROM suppressions s
-				                  WHERE s.book_id = $1 AND s.email = ce.address_lower AND s.lifted_at IS NULL))
+				                  WHERE s.book_id = $1 AND s.email_hash = `+HashSQL("ce.address_lower")+` AND s.lifted_at IS NULL))
 			RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked)`,
@@ -128,48 +148,106 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 		WITH lifted AS (
 			UPDATE suppressions SET lifted_at = $2, lifted_by = $3
 			WHERE id = $1 AND lifted_at IS NULL
-			RETURNING book_id, email
+			RETURNING book_id, email_hash
 		)
 		UPDATE contacts ct SET suppressed_at = NULL
 		FROM lifted l
 		WHERE ct.book_id = l.book_id AND ct.suppressed_at IS NOT NULL
-		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = l.book_id AND ce.address_lower = l.email)`,
+		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = l.book_id AND `+HashSQL("ce.address_lower")+` = l.email_hash)`,
 		id, sp.now(), actor)
 	return postgres.Translate(err)
 }
 
 // InForce returns, for each of the addresses (lower-cased) that is
-// suppressed in the book, the reason.
+// suppressed in the book, the reason. It matches by hash, so the
+// suppressions of an erased person count too.
 func InForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresses []string) (map[string]Reason, error) {
-	rows, err := db.Query(ctx, `SELECT email, reason FROM suppressions
-		WHERE book_id = $1 AND email = ANY($2::text[]) AND lifted_at IS NULL`, bookID, addresses)
+	byHash := make(map[string]string, len(addresses))
+	hashes := make([]string, 0, len(addresses))
+	for _, a := range addresses {
+		h := Hash(a)
+		if _, dup := byHash[h]; !dup {
+			hashes = append(hashes, h)
+		}
+		byHash[h] = a
+	}
+	rows, err := db.Query(ctx, `SELECT email_hash, reason FROM suppressions
+		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND lifted_at IS NULL`, bookID, hashes)
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
 	defer rows.Close()
 	out := map[string]Reason{}
 	for rows.Next() {
-		var e string
+		var h string
 		var r Reason
-		if err := rows.Scan(&e, &r); err != nil {
+		if err := rows.Scan(&h, &r); err != nil {
 			return nil, postgres.Translate(err)
 		}
-		out[e] = r
+		out[byHash[h]] = r
 	}
 	return out, postgres.Translate(rows.Err())
 }
 
-const columns = `id, book_id, email, reason, source, created_at, created_by`
+// LiftUnsubscribe lifts the unsubscribe suppression in force for address
+// in the book, if there is one (the person asked to hear from the book
+// again); a suppression for any other reason stays. It reports whether
+// one was lifted, and runs in the caller's transaction.
+func (sp Suppressor) LiftUnsubscribe(ctx context.Context, tx postgres.DB, bookID uuid.UUID, address string) (bool, error) {
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `SELECT id FROM suppressions
+		WHERE book_id = $1 AND email_hash = $2 AND lifted_at IS NULL AND reason = $3`,
+		bookID, Hash(address), ReasonUnsubscribe).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, postgres.Translate(err)
+	}
+	return true, sp.Lift(ctx, tx, id, nil)
+}
+
+// Forget removes the addresses from the book's suppression records, in
+// force or lifted, keeping their hashes: the records keep blocking the
+// addresses without holding them (erasure). It runs in the caller's
+// transaction and returns how many records it changed.
+func Forget(ctx context.Context, tx postgres.DB, bookID uuid.UUID, addresses []string) (int64, error) {
+	hashes := make([]string, 0, len(addresses))
+	for _, a := range addresses {
+		hashes = append(hashes, Hash(a))
+	}
+	tag, err := tx.Exec(ctx, `UPDATE suppressions SET email = NULL
+		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND email IS NOT NULL`, bookID, hashes)
+	return tag.RowsAffected(), postgres.Translate(err)
+}
+
+// OfAddresses returns the book's suppression records in force for the
+// addresses, matched by hash (a person's data export).
+func OfAddresses(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresses []string) ([]Suppression, error) {
+	hashes := make([]string, 0, len(addresses))
+	for _, a := range addresses {
+		hashes = append(hashes, Hash(a))
+	}
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions
+		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND lifted_at IS NULL ORDER BY created_at, id`, bookID, hashes)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
+	return out, postgres.Translate(err)
+}
+
+const columns = `id, book_id, email, email_hash, reason, source, created_at, created_by`
 
 func scan(row pgx.Row) (Suppression, error) {
 	var s Suppression
-	err := row.Scan(&s.ID, &s.BookID, &s.Email, &s.Reason, &s.Source, &s.CreatedAt, &s.CreatedBy)
+	err := row.Scan(&s.ID, &s.BookID, &s.Email, &s.EmailHash, &s.Reason, &s.Source, &s.CreatedAt, &s.CreatedBy)
 	return s, err
 }
 
 // inForce is the suppression in force for one address.
 func inForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, email string) (Suppression, error) {
-	s, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE book_id = $1 AND email = $2 AND lifted_at IS NULL`, bookID, email))
+	s, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE book_id = $1 AND email_hash = $2 AND lifted_at IS NULL`, bookID, Hash(email)))
 	return s, postgres.Translate(err)
 }
 

@@ -131,3 +131,70 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 		return err
 	})
 }
+
+// Forgetting an address keeps its suppressions in force by hash: the
+// record holds no address any more, yet every check still finds it, a
+// contact that brings the address back is marked, and LiftUnsubscribe
+// lifts only unsubscribes.
+func TestForgottenAddressStaysSuppressed(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	owner := env.Signup("owner")
+	book := uuid.MustParse(owner.CreateBook("B"))
+	sp := suppression.New(env.Clock.Now)
+	ctx := context.Background()
+	inTx := func(fn func(tx *postgres.Tx) error) {
+		t.Helper()
+		if err := postgres.InTx(ctx, env.App.Pool, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inTx(func(tx *postgres.Tx) error {
+		_, err := sp.Suppress(ctx, tx, book, []string{"gone@example.com"}, suppression.ReasonBounce, suppression.SourceProvider, nil)
+		if err != nil {
+			return err
+		}
+		_, err = sp.Suppress(ctx, tx, book, []string{"left@example.com"}, suppression.ReasonUnsubscribe, suppression.SourceUnsubscribePage, nil)
+		return err
+	})
+	inTx(func(tx *postgres.Tx) error {
+		n, err := suppression.Forget(ctx, tx, book, []string{"GONE@example.com"})
+		if n != 1 {
+			t.Errorf("forgot %d records, want 1", n)
+		}
+		return err
+	})
+	if env.QueryInt(`SELECT count(*) FROM suppressions WHERE email IS NULL AND email_hash = $1`, suppression.Hash("gone@example.com")) != 1 {
+		t.Fatal("the forgotten record must keep only the hash")
+	}
+	got, err := suppression.InForce(ctx, env.App.Pool, book, []string{"gone@example.com", "left@example.com", "new@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["gone@example.com"] != suppression.ReasonBounce || got["left@example.com"] != suppression.ReasonUnsubscribe || len(got) != 2 {
+		t.Fatalf("in force: %v", got)
+	}
+	// Suppressing the address again records nothing new.
+	inTx(func(tx *postgres.Tx) error {
+		res, err := sp.Suppress(ctx, tx, book, []string{"gone@example.com"}, suppression.ReasonManual, suppression.SourceAPI, nil)
+		if res.Recorded != 0 {
+			t.Errorf("recorded %d, want 0", res.Recorded)
+		}
+		return err
+	})
+	inTx(func(tx *postgres.Tx) error {
+		for addr, want := range map[string]bool{"gone@example.com": false, "left@example.com": true} {
+			lifted, err := sp.LiftUnsubscribe(ctx, tx, book, addr)
+			if err != nil {
+				return err
+			}
+			if lifted != want {
+				t.Errorf("LiftUnsubscribe(%s) = %v, want %v", addr, lifted, want)
+			}
+		}
+		return nil
+	})
+	if suppression.Hash(" Gone@Example.com ") != suppression.Hash("gone@example.com") || len(suppression.Hash("x")) != 64 {
+		t.Fatal("the hash must ignore case and surrounding space")
+	}
+}

@@ -318,12 +318,14 @@ func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uu
 	if len(addrs) == 0 {
 		return nil
 	}
-	rs, _ := tx.Query(ctx, `
-		SELECT email FROM suppressions WHERE book_id = $1 AND email = ANY($2) AND lifted_at IS NULL`,
-		postgres.PlanEachTime, bookID, addrs)
-	suppressed, err := pgx.CollectRows(rs, pgx.RowTo[string])
-	if err != nil || len(suppressed) == 0 {
-		return postgres.Translate(err)
+	// Matched by hash: an erased person's suppressions hold no address.
+	inForce, err := suppression.InForce(ctx, tx, bookID, addrs)
+	if err != nil || len(inForce) == 0 {
+		return err
+	}
+	suppressed := make([]string, 0, len(inForce))
+	for a := range inForce {
+		suppressed = append(suppressed, a)
 	}
 	// Every address passed is in force already: nothing is recorded, the
 	// contacts holding only such addresses are marked.

@@ -43,6 +43,7 @@ gobench() { # package, regexp, benchtime
 if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
+	gobench ./internal/httpapi/ 'BenchmarkFormSubmissions' 5000x
 	gobench ./internal/httpapi/ 'BenchmarkSegment100k' 3x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
 	gobench ./internal/delivery/ 'BenchmarkDelivery' 30x
@@ -145,6 +146,7 @@ getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend/first emails/s)
 emails2=$(num BenchmarkCampaignSend/after-analyze emails/s)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
+signups=$(num BenchmarkFormSubmissions submissions/s)
 events=$(num BenchmarkDelivery/Ingest events/s)
 statsms=$(metric BenchmarkDelivery/CampaignStats100k ms/request)
 dlvms=$(metric BenchmarkDelivery/Deliverability1M ms/request)
@@ -191,6 +193,7 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | campaign stats, 100,000 participants, 500,000 events | <= 100 ms | ${statsms:-n/a} ms | $(met "${statsms:-}" 100 1) |
 | deliverability over 30 days, a book with 1,000,000 events | <= 100 ms | ${dlvms:-n/a} ms | $(met "${dlvms:-}" 100 1) |
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
+| sign-up form submissions, double opt-in, 8 clients, each email sent once | >= 500/s | $signups/s | $(met "$signups" 500 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
 | webhook recovery of 10,000 failed events, queued from the request | <= 1,000 ms | ${recoveryms:-n/a} ms, then delivered at $recoveryrate/s | $(met "${recoveryms:-}" 1000 1) |
 $(transferrow ImportCSVNew "import 100,000 CSV rows, new contacts, contact.created written" 4.7)

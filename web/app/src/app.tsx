@@ -32,6 +32,8 @@ const CampaignReport = lazy(() => import('./screens/CampaignReport'));
 const Templates = lazy(() => import('./screens/Templates'));
 const TemplateEditor = lazy(() => import('./screens/TemplateEditor'));
 const Suppressions = lazy(() => import('./screens/Suppressions'));
+const Forms = lazy(() => import('./screens/Forms'));
+const FormEditor = lazy(() => import('./screens/FormEditor'));
 const Imports = lazy(() => import('./screens/Imports'));
 const Settings = lazy(() => import('./screens/Settings'));
 const Webhooks = lazy(() => import('./screens/Webhooks'));
@@ -139,6 +141,7 @@ function Shell() {
           {book && <NavLink href={`/app/books/${book}/templates`} match={/^\/app\/books\/[^/]+\/templates/}>Templates</NavLink>}
           {book && <NavLink href={`/app/books/${book}/suppressions`} match={/^\/app\/books\/[^/]+\/suppressions/}>Suppressions</NavLink>}
           {book && <NavLink href={`/app/books/${book}/imports`} match={/^\/app\/books\/[^/]+\/imports/}>Imports</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/forms`} match={/^\/app\/books\/[^/]+\/forms/}>Forms</NavLink>}
           <NavLink href="/app/books" match={/^\/app\/books(\/[^/]+\/labels)?$/}>
             Books
           </NavLink>
@@ -186,6 +189,8 @@ function Shell() {
           <Route path="/app/books/:book/templates/:id" component={TemplateEditor} />
           <Route path="/app/books/:book/suppressions" component={Suppressions} />
           <Route path="/app/books/:book/imports" component={Imports} />
+          <Route path="/app/books/:book/forms" component={Forms} />
+          <Route path="/app/books/:book/forms/:id" component={FormEditor} />
           <Route path="/app/books/:book/settings" component={Settings} />
           <Route path="/app/team" component={Team} />
           <Route path="/app/webhooks" component={Webhooks} />
@@ -256,7 +261,7 @@ function TeamSwitcher() {
 }
 
 // The sections of a book, each a link of the navigation.
-const sections = ['contacts', 'labels', 'segments', 'campaigns', 'templates', 'suppressions', 'imports', 'settings'];
+const sections = ['contacts', 'labels', 'segments', 'campaigns', 'templates', 'suppressions', 'imports', 'forms', 'settings'];
 
 function BookSwitcher({ current }: { current: string }) {
   const w = useWorkspace();

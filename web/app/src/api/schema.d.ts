@@ -2556,6 +2556,318 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List forms
+         * @description The X-Book-ID book's sign-up forms, sorted by name. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listForms"];
+        put?: never;
+        /**
+         * Create a form
+         * @description Creates a sign-up form in the X-Book-ID book. double_opt_in (default true) needs the book's email settings: without them 400 INVALID_INPUT naming double_opt_in. Field keys: first_name, last_name, company, job_title, phone, topics, custom.<key> of the book; label_ids must be labels of the book; redirect_url must be https://. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["createForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List forms
+         * @description The X-Book-ID book's sign-up forms, sorted by name. Role: viewer.
+         */
+        get: operations["listFormsInternal"];
+        put?: never;
+        /**
+         * Create a form
+         * @description Creates a sign-up form in the X-Book-ID book. double_opt_in (default true) needs the book's email settings: without them 400 INVALID_INPUT naming double_opt_in. Field keys: first_name, last_name, company, job_title, phone, topics, custom.<key> of the book; label_ids must be labels of the book; redirect_url must be https://. Role: member.
+         */
+        post: operations["createFormInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a form
+         * @description A form with its submission and confirmation counts. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["getForm"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a form
+         * @description Deletes a form and its held submissions; the consents it collected stay, with form_id null. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        delete: operations["deleteForm"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a form
+         * @description Changes any field of a form (null is refused). Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        patch: operations["updateForm"];
+        trace?: never;
+    };
+    "/api/forms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a form
+         * @description A form with its submission and confirmation counts. Role: viewer.
+         */
+        get: operations["getFormInternal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a form
+         * @description Deletes a form and its held submissions; the consents it collected stay, with form_id null. Role: member.
+         */
+        delete: operations["deleteFormInternal"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a form
+         * @description Changes any field of a form (null is refused). Role: member.
+         */
+        patch: operations["updateFormInternal"];
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's consents
+         * @description The consent records of a contact, newest first. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listContactConsents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{id}/consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's consents
+         * @description The consent records of a contact, newest first. Role: viewer.
+         */
+        get: operations["listContactConsentsInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/data-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a person's data
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. A team API key may do it.
+         */
+        get: operations["exportContactData"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{id}/data-export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a person's data
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. Role: admin.
+         */
+        get: operations["exportContactDataInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person
+         * @description Deletes the contact with its campaign participations, activity, consents and the book's submissions of its addresses, and emits contact.deleted. Its suppressions keep only the SHA-256 of each address (email null), so sending, enrollment, forms and imports still refuse the address. A team API key may do it.
+         */
+        post: operations["eraseContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person
+         * @description Deletes the contact with its campaign participations, activity, consents and the book's submissions of its addresses, and emits contact.deleted. Its suppressions keep only the SHA-256 of each address (email null), so sending, enrollment, forms and imports still refuse the address. Role: admin.
+         */
+        post: operations["eraseContactInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{form_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hosted form page
+         * @description The HTML page of an enabled form: a labelled field for email and each form field, the consent text beside its checkbox, the public labels as checkboxes when topics is a field, and a Subscribe button; it posts to the submissions endpoint without any script. Unknown or disabled: 404 HTML page.
+         */
+        get: operations["hostedFormPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forms/{form_id}/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a form
+         * @description Takes a sign-up, form-urlencoded or multipart (a browser post: answered with the success page, a 303 to redirect_url, or the form again with the error at its field) or JSON (202 {data:{message}}). The answer is the same whether or not the address is known. Every post counts toward the limit of 10 per client IP and form in 10 minutes (429 RATE_LIMITED with Retry-After). A filled honeypot company_website gets the usual answer and stores nothing. With double opt-in the submission is held and a confirmation email queued (at most 3 per address and form in 24 hours; none to an address suppressed for bounce, complaint, dropped or manual); without, the contact is created or updated at once. Any origin may post (Access-Control-Allow-Origin: *).
+         */
+        post: operations["submitForm"];
+        delete?: never;
+        /**
+         * CORS preflight of a submission
+         * @description Answers any origin: POST allowed with Content-Type and Accept headers, without credentials.
+         */
+        options: operations["submitFormPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forms/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Confirmation page
+         * @description The page of the confirmation link: a Confirm subscription button that posts the token. It changes nothing (mail scanners prefetch links). Unknown, used or expired token (links work 7 days): 404 HTML page.
+         */
+        get: operations["confirmSignupPage"];
+        put?: never;
+        /**
+         * Confirm a sign-up
+         * @description Confirms the submission of a token, once: creates the contact (or patches the one holding the address with the non-empty values), adds the form's labels and the chosen topics, lifts an unsubscribe suppression of the address, records the consent and emits contact.created or contact.updated. Answers an HTML page, or JSON when asked. Unknown, used or expired token: 404.
+         */
+        post: operations["confirmSignup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save topic preferences
+         * @description Gives the contact of an unsubscribe token exactly the book's public labels among label_ids (the full set wanted): public labels are added and removed, others untouched; emits contact.updated. Answers like the unsubscribe confirm: an HTML page, or {data:{message}} for JSON.
+         */
+        post: operations["savePreferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -3077,7 +3389,9 @@ export interface components {
          *       "color": "#DC2626",
          *       "sort_order": 0,
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:00:00Z"
+         *       "updated_at": "2026-03-02T09:00:00Z",
+         *       "public": false,
+         *       "description": ""
          *     }
          */
         Label: {
@@ -3094,6 +3408,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description A topic: sign-up forms and the preference page offer it to people. */
+            public: boolean;
+            /** @description Shown beside a public label on the hosted pages. */
+            description: string;
         };
         /**
          * @description A custom field definition of a book.
@@ -4679,7 +4997,8 @@ export interface components {
          *       "reason": "bounce",
          *       "source": "provider",
          *       "created_at": "2026-03-04T10:00:00Z",
-         *       "created_by": null
+         *       "created_by": null,
+         *       "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
          *     }
          */
         Suppression: {
@@ -4687,8 +5006,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             book_id: string;
-            /** @description Lower-cased address. */
-            email: string;
+            /** @description Lower-cased address; null once the person was erased (the record then keeps only email_hash). */
+            email: string | null;
             /** @enum {string} */
             reason: "unsubscribe" | "bounce" | "complaint" | "dropped" | "manual";
             /** @enum {string} */
@@ -4700,6 +5019,8 @@ export interface components {
              * @description The user who added it; null for the recipient, the provider or an API key.
              */
             created_by: string | null;
+            /** @description SHA-256 of the lower-cased address in lowercase hex; what suppressions are matched on. */
+            email_hash: string;
         };
         /**
          * @example {
@@ -5394,6 +5715,303 @@ export interface components {
             limit: number;
             /** @description Pass as the cursor parameter to get the page after this one; null on the last page. */
             next_cursor: string | null;
+        };
+        /**
+         * @description A field of a form besides email (always present and required).
+         * @example {
+         *       "key": "first_name",
+         *       "required": true
+         *     }
+         */
+        FormField: {
+            /**
+             * @description first_name, last_name, company, job_title, phone, topics (the book's public labels as checkboxes), or custom.<key> of the book.
+             * @example first_name
+             * @example custom.tier
+             */
+            key: string;
+            required?: boolean;
+        };
+        /**
+         * @description A sign-up form of a book.
+         * @example {
+         *       "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "name": "Newsletter",
+         *       "fields": [
+         *         {
+         *           "key": "first_name",
+         *           "required": true
+         *         },
+         *         {
+         *           "key": "topics",
+         *           "required": false
+         *         }
+         *       ],
+         *       "label_ids": [
+         *         "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *       ],
+         *       "double_opt_in": true,
+         *       "consent_text": "I agree to receive the monthly newsletter.",
+         *       "success_message": "",
+         *       "redirect_url": "",
+         *       "enabled": true,
+         *       "submissions_count": 12,
+         *       "confirmed_count": 9,
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "updated_at": "2026-03-02T09:00:00Z"
+         *     }
+         */
+        Form: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            name: string;
+            fields: components["schemas"]["FormField"][];
+            /** @description Labels every sign-up gets. */
+            label_ids: string[];
+            /** @description Hold submissions until the person confirms by email (needs the book's email settings). */
+            double_opt_in: boolean;
+            /** @description Shown beside a checkbox that must be ticked; empty: no checkbox. */
+            consent_text: string;
+            success_message: string;
+            /** @description https:// URL a browser post is sent to (303) instead of the success page; empty for none. */
+            redirect_url: string;
+            enabled: boolean;
+            /** @description Accepted submissions (the honeypot's and refused ones aside). */
+            submissions_count: number;
+            /** @description Sign-ups applied: confirmed, or accepted without double opt-in. */
+            confirmed_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Newsletter",
+         *       "fields": [
+         *         {
+         *           "key": "first_name",
+         *           "required": true
+         *         }
+         *       ],
+         *       "consent_text": "I agree to receive the monthly newsletter."
+         *     }
+         */
+        FormCreate: {
+            name: string;
+            fields?: components["schemas"]["FormField"][];
+            label_ids?: string[];
+            /** @default true */
+            double_opt_in: boolean;
+            consent_text?: string;
+            success_message?: string;
+            redirect_url?: string;
+            /** @default true */
+            enabled: boolean;
+        };
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        FormPatch: {
+            name?: string;
+            fields?: components["schemas"]["FormField"][];
+            label_ids?: string[];
+            /** @default true */
+            double_opt_in: boolean;
+            consent_text?: string;
+            success_message?: string;
+            redirect_url?: string;
+            /** @default true */
+            enabled: boolean;
+        };
+        /**
+         * @description What a person agreed to, when and from where.
+         * @example {
+         *       "id": "9c2e4a6b-8d0f-4b1a-a3c5-e7f9b1d3a5c7",
+         *       "contact_id": "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
+         *       "form_id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+         *       "method": "double",
+         *       "text": "I agree to receive the monthly newsletter.",
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0",
+         *       "submitted_at": "2026-03-02T09:00:00Z",
+         *       "confirmed_at": "2026-03-02T09:05:00Z"
+         *     }
+         */
+        Consent: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            contact_id: string;
+            /**
+             * Format: uuid
+             * @description Null once the form was deleted.
+             */
+            form_id: string | null;
+            /** @enum {string} */
+            method: "single" | "double";
+            /** @description The consent text as shown. */
+            text: string;
+            ip: string;
+            user_agent: string;
+            /** Format: date-time */
+            submitted_at: string;
+            /** Format: date-time */
+            confirmed_at: string;
+        };
+        /**
+         * @description Everything the service holds about a person.
+         * @example {
+         *       "contact": {
+         *         "id": "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
+         *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *         "first_name": "Maria",
+         *         "last_name": "Garcia",
+         *         "company": "Northwind",
+         *         "job_title": "Head of Purchasing",
+         *         "emails": [
+         *           {
+         *             "address": "maria@northwind.example",
+         *             "label": "work",
+         *             "primary": true
+         *           }
+         *         ],
+         *         "phones": [
+         *           {
+         *             "number": "+34 600 123 456",
+         *             "label": "mobile",
+         *             "primary": true
+         *           }
+         *         ],
+         *         "custom_fields": {
+         *           "contract_end": "2026-12-31"
+         *         },
+         *         "notes": "Met at the Lisbon trade fair.",
+         *         "photo_url": null,
+         *         "starred": true,
+         *         "birthday": "1986-04-12",
+         *         "website": "https://northwind.example",
+         *         "addresses": [
+         *           {
+         *             "label": "work",
+         *             "street": "Calle Mayor 1",
+         *             "city": "Madrid",
+         *             "state": "",
+         *             "zip": "28013",
+         *             "country": "Spain"
+         *           }
+         *         ],
+         *         "dates": [
+         *           {
+         *             "label": "customer since",
+         *             "value": "2019-05-01"
+         *           }
+         *         ],
+         *         "socials": [
+         *           {
+         *             "label": "linkedin",
+         *             "value": "https://www.linkedin.com/in/mariagarcia"
+         *           }
+         *         ],
+         *         "relationships": [
+         *           {
+         *             "label": "assistant",
+         *             "name": "Luis Ortega",
+         *             "contact_id": "9f3a5b7d-2c4e-4f6a-b8c0-d1e2f3a4b5c6"
+         *           }
+         *         ],
+         *         "labels": [
+         *           {
+         *             "id": "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38",
+         *             "name": "VIP",
+         *             "color": "#DC2626"
+         *           }
+         *         ],
+         *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+         *         "created_at": "2026-03-02T09:00:00Z",
+         *         "updated_at": "2026-03-02T09:15:00Z"
+         *       },
+         *       "consents": [
+         *         {
+         *           "id": "9c2e4a6b-8d0f-4b1a-a3c5-e7f9b1d3a5c7",
+         *           "contact_id": "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
+         *           "form_id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+         *           "method": "double",
+         *           "text": "I agree to receive the monthly newsletter.",
+         *           "ip": "203.0.113.7",
+         *           "user_agent": "Mozilla/5.0",
+         *           "submitted_at": "2026-03-02T09:00:00Z",
+         *           "confirmed_at": "2026-03-02T09:05:00Z"
+         *         }
+         *       ],
+         *       "activity": [],
+         *       "campaigns": [],
+         *       "suppressions": []
+         *     }
+         */
+        DataExport: {
+            contact: components["schemas"]["Contact"];
+            consents: components["schemas"]["Consent"][];
+            activity: components["schemas"]["Activity"][];
+            campaigns: components["schemas"]["ContactCampaign"][];
+            suppressions: components["schemas"]["Suppression"][];
+        };
+        /**
+         * @description A submission: email, the form's field keys, consent and topics; company_website is the honeypot (leave it out).
+         * @example {
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "consent": true,
+         *       "topics": [
+         *         "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *       ]
+         *     }
+         */
+        SubmissionJSON: {
+            email: string;
+            /** @description true (or "on") when the form has consent_text. */
+            consent?: boolean | string;
+            /** @description Label ids; those not public labels of the book are ignored. */
+            topics?: string[];
+            /** @description Honeypot: must stay empty. */
+            company_website?: string;
+        } & {
+            [key: string]: string | null;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "consent": "on"
+         *     }
+         */
+        SubmissionForm: {
+            email: string;
+            /** @enum {string} */
+            consent?: "on" | "true";
+            topics?: string[];
+            company_website?: string;
+        } & {
+            [key: string]: string;
+        };
+        /**
+         * @example {
+         *       "token": "u9Xk2mQp7RtV4wYz8aBcDeFgHiJkLmNo",
+         *       "label_ids": [
+         *         "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *       ]
+         *     }
+         */
+        PreferencesInput: {
+            /** @description Unsubscribe token from a campaign email. */
+            token: string;
+            /** @description The full set of public labels wanted; others are ignored. */
+            label_ids?: string[];
         };
     };
     responses: {
@@ -6327,7 +6945,9 @@ export interface operations {
                      *           "color": "#DC2626",
                      *           "sort_order": 0,
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:00:00Z"
+                     *           "updated_at": "2026-03-02T09:00:00Z",
+                     *           "public": false,
+                     *           "description": ""
                      *         }
                      *       ]
                      *     }
@@ -6368,6 +6988,8 @@ export interface operations {
                 "application/json": {
                     name: string;
                     color?: string;
+                    public?: boolean;
+                    description?: string;
                 };
             };
         };
@@ -6387,7 +7009,9 @@ export interface operations {
                      *         "color": "#DC2626",
                      *         "sort_order": 0,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "public": false,
+                     *         "description": ""
                      *       }
                      *     }
                      */
@@ -6468,6 +7092,8 @@ export interface operations {
                     name?: string;
                     color?: string;
                     sort_order?: number;
+                    public?: boolean;
+                    description?: string;
                 };
             };
         };
@@ -6487,7 +7113,9 @@ export interface operations {
                      *         "color": "#DC2626",
                      *         "sort_order": 0,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "public": false,
+                     *         "description": ""
                      *       }
                      *     }
                      */
@@ -10409,7 +11037,9 @@ export interface operations {
                      *           "color": "#DC2626",
                      *           "sort_order": 0,
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:00:00Z"
+                     *           "updated_at": "2026-03-02T09:00:00Z",
+                     *           "public": false,
+                     *           "description": ""
                      *         }
                      *       ]
                      *     }
@@ -12213,7 +12843,8 @@ export interface operations {
                      *           "reason": "bounce",
                      *           "source": "provider",
                      *           "created_at": "2026-03-04T10:00:00Z",
-                     *           "created_by": null
+                     *           "created_by": null,
+                     *           "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *         }
                      *       ],
                      *       "meta": {
@@ -12270,7 +12901,8 @@ export interface operations {
                      *         "reason": "bounce",
                      *         "source": "provider",
                      *         "created_at": "2026-03-04T10:00:00Z",
-                     *         "created_by": null
+                     *         "created_by": null,
+                     *         "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *       }
                      *     }
                      */
@@ -12294,7 +12926,8 @@ export interface operations {
                      *         "reason": "manual",
                      *         "source": "api",
                      *         "created_at": "2026-03-04T10:00:00Z",
-                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35"
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *         "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *       }
                      *     }
                      */
@@ -12350,7 +12983,8 @@ export interface operations {
                      *           "reason": "bounce",
                      *           "source": "provider",
                      *           "created_at": "2026-03-04T10:00:00Z",
-                     *           "created_by": null
+                     *           "created_by": null,
+                     *           "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *         }
                      *       ],
                      *       "meta": {
@@ -12406,7 +13040,8 @@ export interface operations {
                      *         "reason": "bounce",
                      *         "source": "provider",
                      *         "created_at": "2026-03-04T10:00:00Z",
-                     *         "created_by": null
+                     *         "created_by": null,
+                     *         "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *       }
                      *     }
                      */
@@ -12430,7 +13065,8 @@ export interface operations {
                      *         "reason": "manual",
                      *         "source": "api",
                      *         "created_at": "2026-03-04T10:00:00Z",
-                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35"
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *         "email_hash": "3f1a7c0b5e9d2a4c6e8f0b1d3a5c7e9f1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a"
                      *       }
                      *     }
                      */
@@ -14466,6 +15102,1219 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listForms: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Newsletter",
+                     *           "fields": [
+                     *             {
+                     *               "key": "first_name",
+                     *               "required": true
+                     *             },
+                     *             {
+                     *               "key": "topics",
+                     *               "required": false
+                     *             }
+                     *           ],
+                     *           "label_ids": [
+                     *             "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *           ],
+                     *           "double_opt_in": true,
+                     *           "consent_text": "I agree to receive the monthly newsletter.",
+                     *           "success_message": "",
+                     *           "redirect_url": "",
+                     *           "enabled": true,
+                     *           "submissions_count": 12,
+                     *           "confirmed_count": 9,
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "updated_at": "2026-03-02T09:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createForm: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listFormsInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Newsletter",
+                     *           "fields": [
+                     *             {
+                     *               "key": "first_name",
+                     *               "required": true
+                     *             },
+                     *             {
+                     *               "key": "topics",
+                     *               "required": false
+                     *             }
+                     *           ],
+                     *           "label_ids": [
+                     *             "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *           ],
+                     *           "double_opt_in": true,
+                     *           "consent_text": "I agree to receive the monthly newsletter.",
+                     *           "success_message": "",
+                     *           "redirect_url": "",
+                     *           "enabled": true,
+                     *           "submissions_count": 12,
+                     *           "confirmed_count": 9,
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "updated_at": "2026-03-02T09:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createFormInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getFormInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteFormInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateFormInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Newsletter",
+                     *         "fields": [
+                     *           {
+                     *             "key": "first_name",
+                     *             "required": true
+                     *           },
+                     *           {
+                     *             "key": "topics",
+                     *             "required": false
+                     *           }
+                     *         ],
+                     *         "label_ids": [
+                     *           "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *         ],
+                     *         "double_opt_in": true,
+                     *         "consent_text": "I agree to receive the monthly newsletter.",
+                     *         "success_message": "",
+                     *         "redirect_url": "",
+                     *         "enabled": true,
+                     *         "submissions_count": 12,
+                     *         "confirmed_count": 9,
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listContactConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9c2e4a6b-8d0f-4b1a-a3c5-e7f9b1d3a5c7",
+                     *           "contact_id": "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
+                     *           "form_id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *           "method": "double",
+                     *           "text": "I agree to receive the monthly newsletter.",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "submitted_at": "2026-03-02T09:00:00Z",
+                     *           "confirmed_at": "2026-03-02T09:05:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Consent"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listContactConsentsInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9c2e4a6b-8d0f-4b1a-a3c5-e7f9b1d3a5c7",
+                     *           "contact_id": "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
+                     *           "form_id": "5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d",
+                     *           "method": "double",
+                     *           "text": "I agree to receive the monthly newsletter.",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "submitted_at": "2026-03-02T09:00:00Z",
+                     *           "confirmed_at": "2026-03-02T09:05:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Consent"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportContactData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataExport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportContactDataInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DataExport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    eraseContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "The contact and everything held about them were erased; their suppressions keep blocking the address by its hash."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    eraseContactInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Contact id.
+                 * @example 8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5
+                 */
+                id: components["parameters"]["ContactID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "The contact and everything held about them were erased; their suppressions keep blocking the address by its hash."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    hostedFormPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                form_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description An HTML page saying the form is not available. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    submitForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                form_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SubmissionForm"];
+                "multipart/form-data": components["schemas"]["SubmissionForm"];
+                "application/json": components["schemas"]["SubmissionJSON"];
+            };
+        };
+        responses: {
+            /** @description A browser post: the success page. */
+            200: {
+                headers: {
+                    /** @description Always *: a form on any site may post here. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Accepted (JSON). */
+            202: {
+                headers: {
+                    /** @description Always *: a form on any site may post here. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "Thank you! Check your inbox: we sent you an email with a link to confirm your subscription."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description A browser post to a form with redirect_url: see Location. */
+            303: {
+                headers: {
+                    /** @description Always *: a form on any site may post here. */
+                    "Access-Control-Allow-Origin"?: string;
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_INPUT naming the field: email missing or invalid, a required field empty, consent not given (a browser post gets the form again with the error at the field). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_INPUT",
+                     *         "message": "`email` must be an email address, such as ada@example.com."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such form, or it is disabled (HTML page for browser posts). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "No form with this id."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description RATE_LIMITED: more than 10 posts from this IP to this form in 10 minutes. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "RATE_LIMITED",
+                     *         "message": "Too many submissions of this form from your address; wait a few minutes (see Retry-After) and try again."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    submitFormPreflight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Form id.
+                 * @example 5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d
+                 */
+                form_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Allowed. */
+            204: {
+                headers: {
+                    /** @description Always *: a form on any site may post here. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    confirmSignupPage: {
+        parameters: {
+            query: {
+                /** @description Confirmation token from the email (or the token form field). */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The confirmation page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description An HTML page saying the link is not valid. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    confirmSignup: {
+        parameters: {
+            query?: {
+                /** @description Confirmation token from the email (or the token form field). */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    token?: string;
+                };
+                /**
+                 * @example {
+                 *       "token": "Qm9vay1jb25maXJtLXRva2VuLWV4YW1wbGUtMzItYnl0ZXM"
+                 *     }
+                 */
+                "application/json": {
+                    token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Confirmed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "Thank you! Your subscription is confirmed."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description INVALID_INPUT: the body could not be read. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_INPUT",
+                     *         "message": "The form could not be read."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: unknown, used or expired token (HTML page for browsers). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "This confirmation link is not valid: it was used already, has expired or is incomplete."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    savePreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["PreferencesInput"];
+                "application/json": components["schemas"]["PreferencesInput"];
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message": "Your preferences are saved."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description INVALID_INPUT: no token (HTML page for browsers). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_INPUT",
+                     *         "message": "`token` is required: use the link from the email."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: the token was never issued (HTML page for browsers). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "This unsubscribe link is not valid. Use the link from the most recent email."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["ServerError"];
         };
     };

@@ -72,6 +72,7 @@ export default function BookSettings({ book: bookId }: { book: string }) {
             cell: (l) => (
               <span class={canWrite ? 'draggable' : undefined} {...(canWrite ? dragProps(l.id, labels!.map((x) => x.id), (from, to) => void move(from, to)) : {})}>
                 <LabelChips labels={[l]} />
+                {l.public && <span class="hint"> Public topic{l.description ? `: ${l.description}` : ''}</span>}
               </span>
             ),
           },
@@ -183,7 +184,7 @@ export default function BookSettings({ book: bookId }: { book: string }) {
 }
 
 function LabelDialog({ bookId, label, onClose, onSaved }: { bookId: string; label: Label | null; onClose: () => void; onSaved: (l: Label) => void }) {
-  const f = useForm({ name: label?.name ?? '', color: label?.color ?? '#0EA5E9' });
+  const f = useForm({ name: label?.name ?? '', color: label?.color ?? '#0EA5E9', public: label?.public ?? false, description: label?.description ?? '' });
   return (
     <FormDialog
       title={label ? `Edit label ${label.name}` : 'New label'}
@@ -200,6 +201,14 @@ function LabelDialog({ bookId, label, onClose, onSaved }: { bookId: string; labe
     >
       <Field label="Name" required {...f.bind('name')} />
       <Field label="Colour" type="color" {...f.bind('color')} onInput={(e) => f.set('color', (e.target as HTMLInputElement).value.toUpperCase())} />
+      <Field
+        label="Public topic"
+        type="checkbox"
+        checked={f.values.public}
+        onChange={(e) => f.set('public', (e.target as HTMLInputElement).checked)}
+        hint="Sign-up forms and the email preference page offer public labels to people."
+      />
+      <Field label="Description" as="textarea" rows={2} hint="Shown beside a public label on those pages." {...f.bind('description')} />
     </FormDialog>
   );
 }

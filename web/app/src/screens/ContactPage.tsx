@@ -1,6 +1,6 @@
 // One contact: everything it holds, its labels and custom fields, the
-// campaigns it is or was in and its timeline; star, edit and delete for
-// those who may.
+// campaigns it is or was in, its timeline and consents; star, edit and
+// delete for those who may, data export and erasure for admins.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
@@ -12,6 +12,7 @@ import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
+import { ContactPrivacy } from './ContactPrivacy';
 import { ContactTimeline } from './ContactTimeline';
 import { DataTable } from '../ui/DataTable';
 import { FormError } from '../ui/Field';
@@ -114,6 +115,13 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
       )}
       <Campaigns bookId={c.book_id} campaigns={campaigns} />
       {!campaigns.noAddon && <ContactTimeline id={c.id} bookId={c.book_id} campaignNames={new Map((campaigns.list ?? []).map((p) => [p.campaign_id, p.campaign_name]))} />}
+      <ContactPrivacy
+        contact={c}
+        onErased={() => {
+          void w.reloadBooks();
+          route(`/app/books/${c.book_id}/contacts`, true);
+        }}
+      />
       <p class="meta">
         Created {new Date(c.created_at).toLocaleString()} · updated {new Date(c.updated_at).toLocaleString()}
       </p>

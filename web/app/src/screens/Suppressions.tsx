@@ -174,7 +174,7 @@ function SuppressionList({ bookId }: { bookId: string }) {
         empty={query || reason ? 'No suppression matches.' : 'No address is suppressed.'}
         columns={(
           [
-          { key: 'email', header: 'Email', cell: (s) => s.email },
+          { key: 'email', header: 'Email', cell: (s) => s.email ?? `Erased person (${s.email_hash.slice(0, 12)}…)` },
           { key: 'reason', header: 'Reason', cell: (s) => reasonNames[s.reason] },
           { key: 'source', header: 'Source', cell: (s) => sourceNames[s.source] },
           { key: 'at', header: 'Since', cell: (s) => new Date(s.created_at).toLocaleString() },
@@ -182,7 +182,7 @@ function SuppressionList({ bookId }: { bookId: string }) {
             key: 'actions',
             header: 'Actions',
             cell: (s) => (
-              <button type="button" class="secondary" aria-label={`Lift the suppression of ${s.email}`} onClick={() => setLifting(s)}>
+              <button type="button" class="secondary" aria-label={`Lift the suppression of ${s.email ?? 'an erased person'}`} onClick={() => setLifting(s)}>
                 Lift
               </button>
             ),
@@ -204,17 +204,17 @@ function SuppressionList({ bookId }: { bookId: string }) {
       )}
       {lifting && (
         <Confirm
-          title={`Lift the suppression of ${lifting.email}?`}
+          title={`Lift the suppression of ${lifting.email ?? 'an erased person'}?`}
           button="Lift suppression"
           run={() => ok(api.DELETE('/api/suppressions/{id}', { params: { path: { id: lifting.id } } }))}
           onClose={() => setLifting(null)}
           onDone={() => {
-            setNotice(`${lifting.email} can receive campaign email again.`);
+            setNotice(`${lifting.email ?? 'The address'} can receive campaign email again.`);
             setLifting(null);
             list.reload();
           }}
         >
-          <p>Campaign email will reach {lifting.email} again. The record of the suppression is kept, with who lifted it.</p>
+          <p>Campaign email will reach {lifting.email ?? 'the address'} again. The record of the suppression is kept, with who lifted it.</p>
         </Confirm>
       )}
     </section>

@@ -1,0 +1,56 @@
+package campaigns
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// BookSender is what an email sent on a book's behalf outside a campaign
+// (a sign-up confirmation) takes from the book's email settings: the
+// provider key, the sender, and the company name and postal address that
+// every email of the book carries.
+type BookSender struct {
+	APIKey, FromEmail, FromName, ReplyTo string
+	CompanyName                          string
+	// PostalAddress is the address on one line, its parts joined by commas.
+	PostalAddress string
+}
+
+// BookSender returns the book's sending settings; ok is false when the
+// book cannot send (no settings, no provider key or no sender address).
+func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, bool, error) {
+	st, found, err := s.loadSettings(ctx, s.db, bookID)
+	if err != nil || !found || st.apiKey == "" || st.SenderEmail == "" {
+		return BookSender{}, false, err
+	}
+	var parts []string
+	for _, p := range []string{st.AddressLine1, st.AddressLine2, st.City, st.State, st.PostalCode, st.Country} {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return BookSender{
+		APIKey: st.apiKey, FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
+		CompanyName: st.CompanyName, PostalAddress: strings.Join(parts, ", "),
+	}, true, nil
+}
+
+// TokenContact returns the contact and book an unsubscribe token stands
+// for (the preference page's authority). Unknown token: NOT_FOUND.
+func (s *Service) TokenContact(ctx context.Context, token string) (contactID, bookID uuid.UUID, err error) {
+	t, err := s.st.unsubToken(ctx, s.db, token)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	return t.ContactID, t.BookID, nil
+}
+
+// CampaignsOfContact lists every campaign the contact is or was enrolled
+// in, whatever the state of the team's add-on: a person's data export
+// (whose caller checked the actor) lists what is held, even when the team
+// no longer pays for campaigns.
+func (s *Service) CampaignsOfContact(ctx context.Context, contactID uuid.UUID) ([]ContactCampaign, error) {
+	return s.st.contactCampaigns(ctx, s.db, contactID)
+}
