@@ -83,16 +83,19 @@ type RunResult struct {
 	Triggered int // trigger steps recorded as success
 	Completed int // participants that became completed
 	Reaped    int // interrupted claims recorded as "delivery outcome unknown"
+	Skipped   int // steps whose condition did not hold
+	Held      int // participants newly held by a send window or an A/B test
 }
 
 type counters struct {
-	sent, failed, retrying, triggered, completed, reaped atomic.Int64
+	sent, failed, retrying, triggered, completed, reaped, skipped, held atomic.Int64
 }
 
 func (c *counters) result() RunResult {
 	return RunResult{
 		Sent: int(c.sent.Load()), Failed: int(c.failed.Load()), Retrying: int(c.retrying.Load()),
 		Triggered: int(c.triggered.Load()), Completed: int(c.completed.Load()), Reaped: int(c.reaped.Load()),
+		Skipped: int(c.skipped.Load()), Held: int(c.held.Load()),
 	}
 }
 
@@ -103,7 +106,8 @@ type pass struct {
 	settings    storedSettings
 	configured  bool
 	activeSteps []uuid.UUID
-	turn        *turn // nil: no bound
+	stepNames   map[uuid.UUID]string // every step, for the skipped detail
+	turn        *turn                // nil: no bound
 	n           counters
 }
 
@@ -209,7 +213,12 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 	}
 	p.n.reaped.Add(reaped)
 	p.n.failed.Add(reaped)
+	if err := rn.st.wakeHeld(ctx, rn.db, campaignID, rn.now()); err != nil {
+		return RunResult{}, err
+	}
+	p.stepNames = make(map[uuid.UUID]string, len(steps))
 	for _, st := range steps {
+		p.stepNames[st.ID] = st.Name
 		if st.Active {
 			p.activeSteps = append(p.activeSteps, st.ID)
 		}
@@ -244,7 +253,7 @@ func (rn *Runner) cutoff(st Step) (cut *time.Time, due bool) {
 	now := rn.now()
 	switch st.ScheduleType {
 	case ScheduleDelay:
-		t := now.AddDate(0, 0, -st.DelayDays)
+		t := now.AddDate(0, 0, -st.DelayDays).Add(-time.Duration(st.DelayHours) * time.Hour)
 		return &t, true
 	case ScheduleFixedDate:
 		if st.FixedDate == nil {
@@ -264,6 +273,7 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 	base := claimParams{
 		CampaignID: p.campaign.ID, StepID: st.ID, Cutoff: cut,
 		Earlier: earlier, Limit: rn.opts.ChunkSize, MaxTries: rn.opts.MaxTries,
+		Condition: st.Condition, Window: p.window(st),
 	}
 	if st.StepType == StepTrigger {
 		return rn.processTrigger(ctx, p, st, base)

@@ -386,8 +386,10 @@ func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID 
 		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
 			return err
 		}
-		out, err = s.st.insertStep(ctx, tx, st, s.now())
-		return err
+		if out, err = s.st.insertStep(ctx, tx, st, s.now()); err != nil {
+			return err
+		}
+		return s.checkConditionOf(ctx, tx, out)
 	})
 	return out, err
 }
@@ -411,8 +413,10 @@ func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID,
 		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
 			return err
 		}
-		out, err = s.st.updateStep(ctx, tx, st, s.now())
-		return err
+		if out, err = s.st.updateStep(ctx, tx, st, s.now()); err != nil {
+			return err
+		}
+		return s.afterStepChange(ctx, tx, out)
 	})
 	return out, err
 }
@@ -424,7 +428,10 @@ func (s *Service) DeleteStep(ctx context.Context, actor *auth.Actor, campaignID,
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		return s.st.deleteStep(ctx, tx, campaignID, stepID)
+		if err := s.st.deleteStep(ctx, tx, campaignID, stepID); err != nil {
+			return err
+		}
+		return s.afterStepsMoved(ctx, tx, campaignID)
 	})
 }
 
@@ -445,7 +452,10 @@ func (s *Service) ReorderSteps(ctx context.Context, actor *auth.Actor, campaignI
 		if !sameSet(current, in.StepIDs) {
 			return apperr.Invalidf("`step_ids` must list every step of the campaign exactly once (%d steps).", len(current))
 		}
-		return s.st.reorderSteps(ctx, tx, campaignID, in.StepIDs, s.now())
+		if err := s.st.reorderSteps(ctx, tx, campaignID, in.StepIDs, s.now()); err != nil {
+			return err
+		}
+		return s.afterStepsMoved(ctx, tx, campaignID)
 	})
 }
 
@@ -576,7 +586,7 @@ func (s *Service) StepContacts(ctx context.Context, actor *auth.Actor, campaignI
 		return Paged[StepContact]{}, err
 	}
 	if _, ok := stepResults[result]; !ok {
-		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success, failed, delivered, opened, clicked, bounced, complained or unsubscribed.")
+		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success, failed, skipped, delivered, opened, clicked, bounced, complained or unsubscribed.")
 	}
 	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
 		return Paged[StepContact]{}, err

@@ -207,7 +207,8 @@ func (rn *Runner) claimChunk(ctx context.Context, p *pass, base claimParams, pla
 	// Once started, a claim runs to its end whatever happens to ctx: a
 	// claim committed but never read would hold its rows until the lease
 	// runs out and then count as "delivery outcome unknown".
-	rows, last, err := rn.st.claimDue(context.WithoutCancel(ctx), rn.db, cp)
+	rows, last, held, err := rn.st.claimDue(context.WithoutCancel(ctx), rn.db, cp)
+	p.n.held.Add(int64(held))
 	p.turn.giveBack(cp.Limit - len(rows))
 	if err != nil {
 		return uuid.Nil, err
@@ -251,6 +252,9 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			return
 		}
 		switch {
+		case !r.ConditionMet:
+			// Read before anything else: the step does not apply to it.
+			outcomes = append(outcomes, skippedOutcome(p, st, r))
 		case r.SuppressedReason != "":
 			// The address the email would go to is suppressed.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed,
@@ -386,6 +390,8 @@ func (rn *Runner) count(p *pass, outs []outcome, completed int) {
 			p.n.sent.Add(1)
 		case ResultFailed:
 			p.n.failed.Add(1)
+		case ResultSkipped:
+			p.n.skipped.Add(1)
 		default:
 			p.n.retrying.Add(1)
 		}

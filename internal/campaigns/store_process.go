@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -30,6 +31,20 @@ type claimParams struct {
 	// will go to keep theirs. Nil for steps that send nothing.
 	TokenHashes [][]byte
 	CustomKeys  []string
+	// Window, when the step has one, holds the candidates outside it
+	// (until it opens in their zone) instead of claiming them.
+	Window *claimWindow
+	// Condition, when the step has one, is read for every claimed row
+	// (claimedRow.ConditionMet); a row whose condition fails gets no
+	// token: nothing is sent to it.
+	Condition *Condition
+}
+
+// claimWindow is a send window as the claim reads it.
+type claimWindow struct {
+	days       []int32
+	start, end int
+	defaultTZ  string
 }
 
 // claimedRow is one claimed participant with what sending needs.
@@ -53,6 +68,7 @@ type claimedRow struct {
 	Custom           map[string]string
 	Ordinal          int  // 1-based: which token secret it got
 	HasToken         bool // an email goes to it and its token hash is stored
+	ConditionMet     bool // the step's condition holds (true without one)
 }
 
 // claimDue claims due participants of a step in one statement: it locks
@@ -64,7 +80,7 @@ type claimedRow struct {
 // what makes a claim exclusive: a row that is done, claimed or waiting for
 // its retry time is never claimed again. last is the greatest contact id
 // considered (the next cursor); uuid.Nil when nobody was due.
-func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows []claimedRow, last uuid.UUID, err error) {
+func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows []claimedRow, last uuid.UUID, held int, err error) {
 	if p.TokenHashes == nil {
 		p.TokenHashes = [][]byte{}
 	}
@@ -84,7 +100,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			SELECT p.id, p.contact_id
 			FROM campaign_participants p
 			WHERE p.campaign_id = @campaign_id AND p.contact_id > @after AND (@upto::uuid IS NULL OR p.contact_id <= @upto)
-			  AND p.status = 'active'
+			  AND p.status = 'active' AND p.held_until IS NULL
 			  AND (@cutoff::timestamptz IS NULL OR p.enrolled_at <= @cutoff)
 			  AND EXISTS (SELECT 1 FROM stp)
 			  AND (cardinality(@earlier::uuid[]) = 0 OR NOT EXISTS (
@@ -112,15 +128,31 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
 			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
-			       row_number() OVER (ORDER BY d.contact_id) AS n
+			       row_number() OVER (ORDER BY d.contact_id) AS n,
+			       COALESCE(ct.time_zone, @default_tz::text) AS tz,
+			       (@cond_step::uuid IS NULL OR `+delivery.EmailHeardSQL("d.id", "@cond_step::uuid", "@cond_kind::text")+` = @cond_heard::bool) AS cond_met
 			FROM due d JOIN contacts ct ON ct.id = d.contact_id
+		),
+		-- The send window, read once per time zone among the candidates:
+		-- opens is NULL where it is open now, else when it opens next.
+		zones AS (
+			SELECT z.tz, campaign_window_next(z.tz, @win_days::int[], @win_start::int, @win_end::int, @now) AS opens
+			FROM (SELECT DISTINCT tz FROM cand) z
+			WHERE cardinality(@win_days::int[]) > 0
+		),
+		held AS (
+			UPDATE campaign_participants p SET held_until = z.opens, held_step_id = @step_id
+			FROM cand k JOIN zones z ON z.tz = k.tz
+			WHERE z.opens IS NOT NULL AND p.id = k.participant_id
+			RETURNING 1
 		),
 		claimed AS (
 			INSERT INTO campaign_step_completions AS c
 			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
 			SELECT k.participant_id, @step_id, @campaign_id, @claim_id, @now, @lease_until, 1,
-			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL THEN h.hash END
+			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL AND k.cond_met THEN h.hash END
 			FROM cand k LEFT JOIN unnest(@token_hashes::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
+			WHERE NOT EXISTS (SELECT 1 FROM zones z WHERE z.tz = k.tz AND z.opens IS NOT NULL)
 			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
 				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash
@@ -137,18 +169,19 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		       COALESCE(k.first_name, ''), COALESCE(k.last_name, ''), COALESCE(k.company, ''),
 		       COALESCE(k.job_title, ''), COALESCE(k.website, ''), COALESCE(k.birthday, ''),
 		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false), COALESCE(k.suppressed_reason, ''),
-		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false)
+		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false), COALESCE(k.cond_met, true),
+		       (SELECT count(*) FROM held)
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
 		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
-		pgx.StrictNamedArgs{
+		withArgs(pgx.StrictNamedArgs{
 			"campaign_id": p.CampaignID, "step_id": p.StepID, "after": p.After, "cutoff": p.Cutoff,
 			"earlier": p.Earlier, "limit": p.Limit, "claim_id": p.ClaimID, "max_tries": p.MaxTries,
 			"now": p.Now, "lease_until": p.LeaseUntil, "token_hashes": p.TokenHashes, "custom_keys": p.CustomKeys,
 			"upto": p.Upto,
-		})
+		}, claimTimingArgs(p)))
 	if err != nil {
-		return nil, uuid.Nil, postgres.Translate(err)
+		return nil, uuid.Nil, 0, postgres.Translate(err)
 	}
 	defer res.Close()
 	for res.Next() {
@@ -159,8 +192,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		)
 		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
 			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
-			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken); err != nil {
-			return nil, uuid.Nil, postgres.Translate(err)
+			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken, &r.ConditionMet, &held); err != nil {
+			return nil, uuid.Nil, 0, postgres.Translate(err)
 		}
 		if lastID != nil {
 			last = *lastID
@@ -171,12 +204,12 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		r.CompletionID, r.ParticipantID, r.ContactID = *completionID, *participantID, *contactID
 		if len(custom) > 0 {
 			if err := json.Unmarshal(custom, &r.Custom); err != nil {
-				return nil, uuid.Nil, err
+				return nil, uuid.Nil, 0, err
 			}
 		}
 		rows = append(rows, r)
 	}
-	return rows, last, postgres.Translate(res.Err())
+	return rows, last, held, postgres.Translate(res.Err())
 }
 
 // otherSteps is steps without one of them.

@@ -163,3 +163,13 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 	})
 	return items, total, postgres.Translate(err)
 }
+
+// EmailHeardSQL is the SQL test of whether the provider reported the
+// event kind (the SQL text expression kind: 'delivered', 'opened',
+// 'clicked' or 'bounced') of the campaign email of a participant and step
+// (SQL expressions): the unique engagement the campaign stats count.
+func EmailHeardSQL(participant, step, kind string) string {
+	return `EXISTS (SELECT 1 FROM email_deliveries ed WHERE ed.participant_id = ` + participant + ` AND ed.step_id = ` + step + `
+		AND CASE ` + kind + ` WHEN 'delivered' THEN ed.delivered_at WHEN 'opened' THEN ed.opened_at
+		                       WHEN 'clicked' THEN ed.clicked_at WHEN 'bounced' THEN ed.bounced_at END IS NOT NULL)`
+}
