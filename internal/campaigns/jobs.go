@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/robfig/cron/v3"
 
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -85,24 +86,56 @@ type runWorker struct {
 	rn *Runner
 }
 
-// Work makes one turn of the run (at most TurnParticipants participants,
-// no new claim after TurnTime). A run its turn cut short, or that shutdown
-// interrupted, is snoozed: the same job, still unique, is available again
-// at once (to any instance) without spending an attempt, so other jobs get
-// their turn in between and no attempt runs for long. That keeps River's
-// rescue of the jobs of a dead instance (jobs.Config.RescueAfter) from
-// ever catching a live one. A campaign that may not run (no longer
-// active, no paid add-on, deleted) cancels the job; other errors retry it
-// with backoff.
+// Work works the run in turns (each at most TurnParticipants
+// participants, no new claim after TurnTime). After a turn cut short, the
+// run goes straight on with the next one while no other job waits for a
+// worker and the attempt has time left for a whole turn; otherwise it is
+// snoozed: the same job, still unique, is available again at once (to
+// any instance) without spending an attempt, so the waiting jobs get
+// their turn in between and no attempt runs for long. Going on rather than
+// always snoozing matters because a snoozed job is picked up again only
+// at the queue's next fetch, which left the machine idle between turns.
+// Keeping each attempt inside its timeout keeps River's rescue of the
+// jobs of a dead instance (jobs.Config.RescueAfter) from ever catching a
+// live one. A campaign that may not run (no longer active, no paid
+// add-on, deleted) cancels the job; other errors retry it with backoff.
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	unfinished, err := w.rn.runTurn(ctx, job.Args.CampaignID)
-	switch {
-	case apperr.Is(err, apperr.InvalidStatus) || apperr.Is(err, apperr.AddonRequired) || apperr.Is(err, apperr.NotFound):
-		return river.JobCancel(err)
-	case ctx.Err() != nil || unfinished:
-		return river.JobSnooze(0)
+	for {
+		unfinished, err := w.rn.runTurn(ctx, job.Args.CampaignID)
+		switch {
+		case apperr.Is(err, apperr.InvalidStatus) || apperr.Is(err, apperr.AddonRequired) || apperr.Is(err, apperr.NotFound):
+			return river.JobCancel(err)
+		case ctx.Err() != nil:
+			return river.JobSnooze(0)
+		case err != nil:
+			return err
+		case !unfinished:
+			return nil
+		}
+		if !w.mayGoOn(ctx) {
+			return river.JobSnooze(0)
+		}
 	}
-	return err
+}
+
+// mayGoOn tells whether the run may take another turn in this attempt:
+// a whole turn (and its chunks in flight) fits before the attempt's
+// deadline, and no job of the queue is waiting for a worker.
+func (w *runWorker) mayGoOn(ctx context.Context) bool {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < 2*w.rn.opts.TurnTime {
+		return false
+	}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return false
+	}
+	waiting, err := client.JobList(ctx, river.NewJobListParams().
+		States(rivertype.JobStateAvailable).Queues(river.QueueDefault).First(1))
+	if err != nil {
+		w.rn.log.Warn("campaign run: could not look for waiting jobs; yielding the turn", "err", err)
+		return false
+	}
+	return len(waiting.Jobs) == 0
 }
 
 type scheduleWorker struct {

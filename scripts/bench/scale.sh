@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The same figures on a book of 100,000 and of 1,000,000 contacts (make
+# bench runs it; SCALES="100000 1000000" by default), so a team can see
+# what ten times the data costs. For each size, a fresh database, the real
+# binary with the provider stand-in (scripts/bench/sink) as its email
+# provider, and a book seeded with COPY (not the API):
+#  - GET the first page of 50 with total, a page at half the book, and a
+#    search (q=person42), wrk, 20 connections;
+#  - a segment preview (POST /api/v1/segments/preview, a two-condition
+#    rule), wrk, 20 connections;
+#  - the CSV export of the whole book, curl's total time;
+#  - a campaign email step to every contact, from POST .../run to the last
+#    email at the provider stand-in, in emails per second;
+#  - an import of as many new rows (first name and email, to stay under
+#    the 50 MB upload limit at a million) in seconds and rows per second.
+# Before each figure the server's peak resident set is reset; the peak
+# during it is reported beside it (memory flat means the same peak at
+# both sizes). Lines "SCALE <size> <figure> <value> <unit>" go to the raw
+# output; the table is written to docs/benchmarks.md between the
+# scale:start and scale:end markers, with the 1-minute load average taken
+# before each figure.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+# shellcheck source=lib.sh
+. scripts/bench/lib.sh
+raw=${RAW:-docs/bench-scale-raw.txt}
+[ -n "${RAW:-}" ] || : >"$raw"
+need_wrk
+tmp=$(mktemp -d)
+sink_port=18108
+cb_port=18109
+cleanup() {
+	kill "${CB_PID:-}" "${SINK_PID:-}" 2>/dev/null || true
+	wait 2>/dev/null || true
+	[ -z "${url:-}" ] || drop_db "$url"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go build -o bin/contactbook ./cmd/contactbook
+go build -o bin/bench-sink ./scripts/bench/sink
+bin/bench-sink -addr "127.0.0.1:$sink_port" >"$tmp/sink.txt" 2>&1 &
+SINK_PID=$!
+sink="http://127.0.0.1:$sink_port"
+
+figure() { # size name value unit
+	printf 'SCALE %s %s %s %s load=%s\n' "$1" "$2" "$3" "$4" "$(cut -d ' ' -f 1 /proc/loadavg)" | tee -a "$raw" >&2
+}
+reset_peak() { echo 5 >"/proc/$CB_PID/clear_refs"; }
+peak_mb() { awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$CB_PID/status"; }
+api() { # method path [curl args...]: the internal API as the bench user, in the book
+	local m=$1 p=$2
+	shift 2
+	curl -fsS -X "$m" -H "Authorization: Bearer $TOKEN" -H "X-Book-ID: $BOOK_ID" -H 'Content-Type: application/json' "$@" "$CB_URL$p"
+}
+field() { grep -o "\"$1\":\"[^\"]*\"" | head -n 1 | cut -d '"' -f 4; }
+status_of() { grep -o '"status":"[^"]*"' | head -n 1 | cut -d '"' -f 4; }
+now_ns() { date +%s%N; }
+
+# seed_copy URL BOOK COUNT: COUNT contacts shaped as seed.sql's, through COPY.
+seed_copy() {
+	awk -v book="$2" -v n="$3" 'BEGIN {
+		split("Ada Grace Alan Edsger Barbara Donald Ken Dennis Margaret Linus", first, " ")
+		for (g = 1; g <= n; g++) {
+			printf "%s,%s,Person%d,Company %d,Engineer,\"[{\"\"address\"\": \"\"user%d@example.com\"\", \"\"label\"\": \"\"work\"\", \"\"primary\"\": true}]\",\"[{\"\"number\"\": \"\"+1 555 %04d\"\", \"\"label\"\": \"\"mobile\"\", \"\"primary\"\": true}]\",%s\n",
+				book, first[1 + g % 10], g, g % 1000, g, g % 10000, (g % 10 == 0) ? "t" : "f"
+		}
+	}' | psql "$1" -qc "\copy contacts (book_id, first_name, last_name, company, job_title, emails, phones, starred) FROM STDIN WITH (FORMAT csv)"
+	psql "$1" -qc "VACUUM ANALYZE" >/dev/null
+}
+
+for size in ${SCALES:-100000 1000000}; do
+	url=$(new_db "contactbook_scale_${size}_$$")
+	DATABASE_URL="$url" HTTP_ADDR="127.0.0.1:$cb_port" LOG_LEVEL=warn JWT_SECRET=bench-secret-0123456789 \
+		MAILER_BASE_URL="$sink" CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >"$tmp/server-$size.txt" 2>&1 &
+	CB_PID=$!
+	CB_URL="http://127.0.0.1:$cb_port"
+	wait_ready "$CB_URL/readyz"
+	eval "$(BASE_URL="$CB_URL" DATABASE_URL="$url" COUNT=0 scripts/bench/prepare.sh)"
+	log "seeding $size contacts with COPY"
+	seed_copy "$url" "$BOOK_ID" "$size"
+	auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
+
+	reset_peak
+	wrk_run "scale_${size}_first_page" 20 "$CB_URL/api/v1/contacts?limit=50" "${auth[@]}"
+	figure "$size" first_page "$(wrk_rps "scale_${size}_first_page")" req/s
+	wrk_run "scale_${size}_deep_page" 20 "$CB_URL/api/v1/contacts?limit=50&offset=$((size / 2))" "${auth[@]}"
+	figure "$size" deep_page "$(wrk_rps "scale_${size}_deep_page")" req/s
+	wrk_run "scale_${size}_search" 20 "$CB_URL/api/v1/contacts?q=person42&limit=50" "${auth[@]}"
+	figure "$size" search "$(wrk_rps "scale_${size}_search")" req/s
+	figure "$size" reads_peak_rss "$(peak_mb)" MB
+	# The preview exists once segments do; without them the row reads n/a.
+	rule='{"rule":{"all":[{"field":"company","op":"contains","value":"company 42"},{"field":"starred","op":"eq","value":true}]}}'
+	if curl -fsS -o /dev/null -X POST "${auth[@]}" -H 'Content-Type: application/json' -d "$rule" "$CB_URL/api/v1/segments/preview" 2>/dev/null; then
+		printf 'wrk.method = "POST"\nwrk.body = %q\nwrk.headers["Content-Type"] = "application/json"\n' "$rule" >"$tmp/preview.lua"
+		wrk_run "scale_${size}_segment_preview" 20 "$CB_URL/api/v1/segments/preview" "${auth[@]}" -s "$tmp/preview.lua"
+		figure "$size" segment_preview "$(wrk_rps "scale_${size}_segment_preview")" req/s
+	fi
+
+	reset_peak
+	start=$(now_ns)
+	bytes=$(curl -fsS -o /dev/null -w '%{size_download}' "${auth[@]}" "$CB_URL/api/v1/contacts/export?format=csv")
+	figure "$size" export_seconds "$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" s
+	figure "$size" export_peak_rss "$(peak_mb)" MB
+	log "export: $bytes bytes"
+
+	# A campaign email step to every contact of the book.
+	psql "$url" -qc "UPDATE teams SET campaign_addon = 'active' WHERE id = '$TEAM_ID'"
+	api PUT /api/campaign-settings -d '{"sender_name":"Acme","sender_email":"news@acme.example","company_name":"Acme Inc.","address_line1":"1 Main St","city":"Springfield","postal_code":"62701","country":"USA","mailer_api_key":"SG.bench"}' >/dev/null
+	tpl=$(api POST /api/campaign-templates -d '{"name":"News","subject":"News for {{first_name}}","body_html":"<h1>Hello {{first_name}}</h1><p>Dear {{full_name}} of {{company}}, the news.</p><p><a href=\"{{unsubscribe_url}}\">Unsubscribe</a></p>"}' | field id)
+	cid=$(api POST /api/campaigns -d '{"name":"Scale"}' | field id)
+	api POST "/api/campaigns/$cid/steps" -d "{\"step_type\":\"email\",\"name\":\"News\",\"schedule_type\":\"immediate\",\"email_template_id\":\"$tpl\"}" >/dev/null
+	api PATCH "/api/campaigns/$cid" -d '{"status":"active"}' >/dev/null
+	psql "$url" -qc "INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT '$cid', id, now() FROM contacts WHERE book_id = '$BOOK_ID'"
+	psql "$url" -qc "VACUUM ANALYZE" >/dev/null
+	curl -fsS -X POST "$sink/reset" >/dev/null
+	reset_peak
+	start=$(now_ns)
+	api POST "/api/campaigns/$cid/run" >/dev/null
+	while read -r got last < <(curl -fsS "$sink/count"); [ "$got" -lt "$size" ]; do
+		sleep 0.5
+		if ! kill -0 "$CB_PID" 2>/dev/null; then log "the server stopped during the campaign"; exit 1; fi
+	done
+	figure "$size" campaign_emails_per_second "$(awk -v n="$size" -v a="$start" -v b="$last" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }')" emails/s
+	figure "$size" campaign_peak_rss "$(peak_mb)" MB
+
+	# An import of as many new rows.
+	awk -v n="$size" 'BEGIN { print "first_name,email"; for (g = 1; g <= n; g++) printf "New%d,new%d@example.org\n", g, g }' >"$tmp/import.csv"
+	reset_peak
+	start=$(now_ns)
+	imp=$(curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/import.csv;type=text/csv" "$CB_URL/api/books/$BOOK_ID/imports" | field id)
+	while st=$(api GET "/api/books/$BOOK_ID/imports/$imp" | status_of); [ "$st" = queued ] || [ "$st" = running ]; do
+		sleep 0.2
+	done
+	[ "$st" = succeeded ] || { log "import ended $st"; exit 1; }
+	secs=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	figure "$size" import_seconds "$secs" s
+	figure "$size" import_rows_per_second "$(awk -v n="$size" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" rows/s
+	figure "$size" import_peak_rss "$(peak_mb)" MB
+
+	kill "$CB_PID"
+	wait "$CB_PID" 2>/dev/null || true
+	CB_PID=
+	drop_db "$url"
+	url=
+done
+
+# The table: one row a figure, a column a size, the load beside each.
+val() { awk -v s="$1" -v f="$2" '$1 == "SCALE" && $2 == s && $3 == f { v = $4 " (load " substr($6, 6) ")" } END { print (v == "" ? "n/a" : v) }' "$raw"; }
+sizes=(${SCALES:-100000 1000000})
+{
+	printf 'Date: %s. Produced by `scripts/bench/scale.sh` (part of `make bench`); the load is the 1-minute average taken before each figure.\n\n' "$(date -u +%Y-%m-%d)"
+	printf '| Figure |'; for s in "${sizes[@]}"; do printf ' %s contacts |' "$(fmt_int "$s")"; done; printf '\n|---|'
+	for _ in "${sizes[@]}"; do printf -- '---|'; done; printf '\n'
+	for f in first_page:"first page of 50 with total, req/s" deep_page:"page at half the book, req/s" search:"search q=person42, req/s" \
+		segment_preview:"segment preview (2 conditions), req/s" reads_peak_rss:"peak RSS during the reads, MB" \
+		export_seconds:"CSV export of the book, s" export_peak_rss:"peak RSS during the export, MB" \
+		campaign_emails_per_second:"campaign step to every contact, emails/s" campaign_peak_rss:"peak RSS during the campaign, MB" \
+		import_seconds:"import of as many new rows, s" import_rows_per_second:"import rate, rows/s" import_peak_rss:"peak RSS during the import, MB"; do
+		printf '| %s |' "${f#*:}"
+		for s in "${sizes[@]}"; do printf ' %s |' "$(val "$s" "${f%%:*}")"; done
+		printf '\n'
+	done
+} >"$tmp/table.md"
+replace_section docs/benchmarks.md scale "$(cat "$tmp/table.md")"
+cat "$tmp/table.md" >&2
