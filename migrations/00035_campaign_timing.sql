@@ -26,11 +26,15 @@ ALTER TABLE campaign_steps
     ADD COLUMN variants jsonb,
     -- {metric, test_percent, decide_after_minutes}; set with variants.
     ADD COLUMN ab_test jsonb,
-    -- The test's state: when the test slice was picked, when its last
-    -- email went out, and the decision (taken once: a conditional update
-    -- of this row in the transaction that reads the rates).
+    -- The test's state: when it started, how many participants its slice
+    -- takes (NULL: everyone until the decision, test_percent 100) and how
+    -- many got a variant so far (the claims take from the quota under this
+    -- row's lock, and assign variants in turn from that count), and the
+    -- decision: taken once, by a conditional update of this row in the
+    -- statement that reads the rates.
     ADD COLUMN test_started_at timestamptz,
-    ADD COLUMN test_sent_at timestamptz,
+    ADD COLUMN test_quota integer,
+    ADD COLUMN test_assigned integer NOT NULL DEFAULT 0,
     ADD COLUMN winner_variant_id uuid,
     ADD COLUMN decided_at timestamptz,
     ADD CONSTRAINT campaign_steps_condition_check CHECK ((condition_if IS NULL) = (condition_step_id IS NULL));
@@ -86,7 +90,8 @@ ALTER TABLE campaign_step_completions
     ADD CONSTRAINT campaign_step_completions_result_check CHECK (result IN ('success', 'failed'));
 ALTER TABLE campaign_steps
     DROP CONSTRAINT campaign_steps_condition_check,
-    DROP COLUMN decided_at, DROP COLUMN winner_variant_id, DROP COLUMN test_sent_at, DROP COLUMN test_started_at,
+    DROP COLUMN decided_at, DROP COLUMN winner_variant_id, DROP COLUMN test_assigned, DROP COLUMN test_quota,
+    DROP COLUMN test_started_at,
     DROP COLUMN ab_test, DROP COLUMN variants, DROP COLUMN condition_step_id, DROP COLUMN condition_if,
     DROP COLUMN send_window, DROP COLUMN delay_hours;
 ALTER TABLE email_settings DROP COLUMN default_time_zone;

@@ -166,9 +166,7 @@ type Step struct {
 	WinnerVariantID *uuid.UUID `json:"winner_variant_id"`
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
-	// The A/B test's progress: when its slice was picked and when its
-	// last email went out.
-	testStartedAt, testSentAt *time.Time
+	test testState // the A/B test's progress
 }
 
 // StepInput is a new step.

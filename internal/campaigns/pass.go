@@ -108,6 +108,7 @@ type pass struct {
 	activeSteps []uuid.UUID
 	stepNames   map[uuid.UUID]string // every step, for the skipped detail
 	turn        *turn                // nil: no bound
+	started     time.Time            // when the pass began (the injected clock)
 	n           counters
 }
 
@@ -196,7 +197,7 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 	if err != nil {
 		return RunResult{}, err
 	}
-	p := &pass{campaign: c, turn: t}
+	p := &pass{campaign: c, turn: t, started: rn.now()}
 	if p.book, err = rn.st.mergeBook(ctx, rn.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
@@ -286,5 +287,20 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 	if plan.claimSize > 0 {
 		base.Limit = plan.claimSize
 	}
-	return rn.processEmail(ctx, p, st, plan, base)
+	if len(st.Variants) == 0 {
+		return rn.processEmail(ctx, p, st, plan, base)
+	}
+	base.Now = rn.now()
+	test, ok, err := rn.prepareTest(ctx, p, st, base)
+	if err != nil || !ok {
+		return err
+	}
+	base.Test = test
+	if err := rn.processEmail(ctx, p, st, plan, base); err != nil {
+		return err
+	}
+	if test.winner == nil && !p.turn.unfinished() && ctx.Err() == nil {
+		return rn.st.closeTestSlice(ctx, rn.db, st.ID)
+	}
+	return nil
 }

@@ -414,6 +414,13 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 	if out.Steps == nil {
 		out.Steps = []StepStats{}
 	}
+	variants, err := store{}.variantStats(ctx, db, campaignID)
+	if err != nil {
+		return out, err
+	}
+	for i := range out.Steps {
+		out.Steps[i].Variants = variants[out.Steps[i].StepID]
+	}
 	for _, st := range out.Steps {
 		sm.TotalCompletions += st.SuccessCount + st.FailedCount + st.SkippedCount
 		sm.FailedCount += st.FailedCount

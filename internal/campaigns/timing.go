@@ -245,10 +245,16 @@ func testSize(n, percent, variants int) int {
 	return min(n, max(k, variants))
 }
 
-// decideAt is when an A/B test may be decided: decide_after_minutes after
-// its last test email went out.
-func (t ABTest) decideAt(sentAt time.Time) time.Time {
-	return sentAt.Add(time.Duration(t.DecideAfterMinutes) * time.Minute)
+// testState is how far an A/B step's test has gone.
+type testState struct {
+	startedAt *time.Time
+	quota     *int // participants the slice takes; nil: all until the decision
+	assigned  int  // participants given a variant so far
+}
+
+// decideAfter is the wait between the last test email and the decision.
+func (t ABTest) decideAfter() time.Duration {
+	return time.Duration(t.DecideAfterMinutes) * time.Minute
 }
 
 // ConditionInput is a condition as a step body gives it.
@@ -368,7 +374,7 @@ func normalizeTiming(st *Step) error {
 		return apperr.Invalidf("`condition.step_id` must name an earlier email step, not the step itself.")
 	}
 	if st.Variants == nil {
-		st.ABTest, st.WinnerVariantID, st.testStartedAt, st.testSentAt = nil, nil, nil, nil
+		st.ABTest, st.WinnerVariantID, st.test = nil, nil, testState{}
 		return nil
 	}
 	if st.ABTest == nil {

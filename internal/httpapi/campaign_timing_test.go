@@ -243,3 +243,101 @@ func TestStepConditionSkips(t *testing.T) {
 	}
 	_ = bob
 }
+
+// Two subjects tried on 20 % of the participants due (at least one per
+// variant): the rest wait, counted as waiting, until the decision after
+// decide_after_minutes, which the unique open rate makes; then everyone
+// else gets the winner. The stats count each variant and name the
+// winner; each participant's history names its variant.
+func TestStepABSubjects(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	signer := newEventSigner(t)
+	c.configure()
+	c.ob.Put("/api/campaign-settings", map[string]any{
+		"sender_name": "Acme News", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
+		"mailer_api_key": testMailerKey, "event_webhook_public_key": signer.pub, "track_opens": true,
+	}).Expect(http.StatusOK)
+	tpl := c.template("T", "Template subject", "<p>Hi {{first_name}}</p>")
+	cid := c.campaign("AB", "active")
+	// Bad variants: one only, an empty subject, a percentage out of range.
+	for _, bad := range []map[string]any{
+		{"variants": []map[string]any{{"subject": "A"}}},
+		{"variants": []map[string]any{{"subject": "A"}, {"subject": " "}}},
+		{"variants": []map[string]any{{"subject": "A"}, {"subject": "B"}}, "ab_test": map[string]any{"test_percent": 5}},
+		{"ab_test": map[string]any{"metric": "opens"}},
+	} {
+		body := map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}
+		for k, v := range bad {
+			body[k] = v
+		}
+		c.key.Post("/api/v1/campaigns/"+cid+"/steps", body).Expect(http.StatusBadRequest)
+	}
+	stepRes := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+		"step_type": "email", "name": "Launch", "schedule_type": "immediate", "email_template_id": tpl,
+		"variants": []map[string]any{{"subject": "Subject A"}, {"subject": "Subject B"}},
+		"ab_test":  map[string]any{"decide_after_minutes": 60},
+	}).Expect(http.StatusOK)
+	step := stepRes.String("data.id")
+	varA, varB := stepRes.String("data.variants.0.id"), stepRes.String("data.variants.1.id")
+	if stepRes.String("data.ab_test.metric") != "opens" || stepRes.Int("data.ab_test.test_percent") != 20 || stepRes.Value("data.winner_variant_id") != nil {
+		t.Fatalf("step: %s", stepRes.Body)
+	}
+	ids := c.contacts(10)
+	c.enroll(cid, ids...)
+
+	if r := c.process(cid); r.Sent != 2 || r.Held != 8 {
+		t.Fatalf("first pass: %+v", r)
+	}
+	bySubject := map[string][]string{}
+	for _, rc := range c.mail.Recipients() {
+		bySubject[rc.Subject] = append(bySubject[rc.Subject], rc.Email)
+	}
+	if len(bySubject["Subject A"]) != 1 || len(bySubject["Subject B"]) != 1 {
+		t.Fatalf("test emails by subject: %v", bySubject)
+	}
+	stats := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	if stats.Int("data.steps.0.waiting_count") != 8 || stats.Int("data.steps.0.variants.0.sent_count") != 1 ||
+		stats.Int("data.steps.0.variants.1.sent_count") != 1 {
+		t.Fatalf("stats after the test emails: %s", stats.Body)
+	}
+	// B's recipient opens.
+	var bRecipient = bySubject["Subject B"][0]
+	for _, rc := range c.mail.Recipients() {
+		if rc.Email == bRecipient {
+			signer.post(c, c.book, []map[string]any{providerEvent(rc, "ab-open-1", "open", c.env.Clock.Now(), nil)}).Expect(http.StatusOK)
+		}
+	}
+	c.advance(30 * time.Minute)
+	if r := c.process(cid); r.Sent != 0 {
+		t.Fatalf("before decide_after_minutes: %+v", r)
+	}
+	if got := c.ob.Get("/api/campaigns/" + cid).Expect(http.StatusOK).Value("data.steps.0.winner_variant_id"); got != nil {
+		t.Fatalf("decided early: %v", got)
+	}
+	c.advance(31 * time.Minute)
+	c.mail.Reset()
+	if r := c.process(cid); r.Sent != 8 || r.Completed != 8 {
+		t.Fatalf("after the decision: %+v", r)
+	}
+	for _, rc := range c.mail.Recipients() {
+		if rc.Subject != "Subject B" {
+			t.Fatalf("after the decision %s got %q", rc.Email, rc.Subject)
+		}
+	}
+	if got := c.ob.Get("/api/campaigns/" + cid).Expect(http.StatusOK).String("data.steps.0.winner_variant_id"); got != varB {
+		t.Fatalf("winner %s, want B %s", got, varB)
+	}
+	stats = c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	if stats.Int("data.steps.0.waiting_count") != 0 || stats.Int("data.steps.0.variants.1.sent_count") != 9 ||
+		stats.Int("data.steps.0.variants.1.opened_count") != 1 || stats.Value("data.steps.0.variants.1.winner") != true ||
+		stats.Value("data.steps.0.variants.0.winner") != false || stats.String("data.steps.0.variants.0.id") != varA {
+		t.Fatalf("stats after the decision: %s", stats.Body)
+	}
+	parts := c.ob.Get("/api/campaigns/" + cid + "/participants?limit=1").Expect(http.StatusOK)
+	hist := c.ob.Get("/api/campaigns/" + cid + "/participants/" + parts.String("data.0.id") + "/history").Expect(http.StatusOK)
+	if v := hist.String("data.0.variant_subject"); v != "Subject A" && v != "Subject B" {
+		t.Fatalf("history: %s", hist.Body)
+	}
+	_ = step
+}
