@@ -166,7 +166,7 @@ type Step struct {
 	WinnerVariantID *uuid.UUID `json:"winner_variant_id"`
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
-	test testState // the A/B test's progress
+	test            testState  // the A/B test's progress
 }
 
 // StepInput is a new step.
