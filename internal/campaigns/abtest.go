@@ -25,9 +25,13 @@ func (rn *Runner) prepareTest(ctx context.Context, p *pass, st Step, base claimP
 	}
 	now := rn.now()
 	if st.test.startedAt != nil {
-		winner, err := rn.st.decideTest(ctx, rn.db, st, p.started, now)
+		winner, decided, err := rn.st.decideTest(ctx, rn.db, st, p.started, now)
 		if err != nil {
 			return nil, false, err
+		}
+		if winner != nil && !decided {
+			t.winner = winner // another pass decided it
+			return t, true, nil
 		}
 		if winner != nil {
 			rn.log.Info("a/b test decided", "campaign_id", p.campaign.ID, "step_id", st.ID, "winner_variant_id", *winner)

@@ -168,7 +168,8 @@ const dueParticipant = `p.campaign_id = @campaign_id AND p.held_until IS NULL AN
 //     what is left of the test's quota under the step row's lock and get
 //     the variants in turn from the count assigned so far; those beyond
 //     the quota are held until @ab_hold_until. After it, they get the
-//     winner.
+//     winner (also when another instance decided since this pass read
+//     the step: the lock reads the row as it is now).
 const claimTimingCTEs = `zones AS (
 			SELECT z.tz, campaign_window_next(z.tz, @win_days::int[], @win_start::int, @win_end::int, @now) AS opens
 			FROM (SELECT DISTINCT tz FROM cand) z
@@ -192,7 +193,7 @@ const claimTimingCTEs = `zones AS (
 		),
 		take AS (
 			SELECT LEAST((SELECT count(*) FROM fresh), COALESCE(s.test_quota - s.test_assigned, 2147483647))::int AS n,
-			       s.test_assigned AS start
+			       s.test_assigned AS start, s.winner_variant_id AS winner
 			FROM campaign_steps s
 			WHERE s.id = @step_id AND @winner::uuid IS NULL AND EXISTS (SELECT 1 FROM fresh)
 			-- Not FOR UPDATE: that would wait for another claim's key share
@@ -200,12 +201,14 @@ const claimTimingCTEs = `zones AS (
 			FOR NO KEY UPDATE
 		),
 		took AS (
-			UPDATE campaign_steps s SET test_assigned = s.test_assigned + t.n FROM take t WHERE s.id = @step_id AND t.n > 0
+			UPDATE campaign_steps s SET test_assigned = s.test_assigned + t.n FROM take t
+			WHERE s.id = @step_id AND t.n > 0 AND t.winner IS NULL
 			RETURNING 1
 		),
 		assigned AS (
 			SELECT f.participant_id,
 			       CASE WHEN @winner::uuid IS NOT NULL THEN @winner::uuid
+			            WHEN t.winner IS NOT NULL THEN t.winner
 			            WHEN f.r <= t.n THEN (@variant_ids::uuid[])[(t.start + f.r - 1) % cardinality(@variant_ids::uuid[]) + 1]
 			       END AS variant_id
 			FROM fresh f LEFT JOIN take t ON true
@@ -283,14 +286,13 @@ func (store) startTest(ctx context.Context, db postgres.DB, p claimParams, st St
 // winner recorded in one statement, a conditional update of the step row:
 // two passes deciding at once wait for each other on the row, and the
 // second finds it decided. It returns the winner, or nil when the test
-// is not due.
-func (store) decideTest(ctx context.Context, db postgres.DB, st Step, passStarted, now time.Time) (*uuid.UUID, error) {
+// is not due; decided says whether this call decided it.
+func (store) decideTest(ctx context.Context, db postgres.DB, st Step, passStarted, now time.Time) (winner *uuid.UUID, decided bool, err error) {
 	kind := "opened"
 	if st.ABTest.Metric == MetricClicks {
 		kind = "clicked"
 	}
-	var winner *uuid.UUID
-	err := db.QueryRow(ctx, `
+	err = db.QueryRow(ctx, `
 		WITH v AS (
 			SELECT (x.e->>'id')::uuid AS id, x.ord FROM campaign_steps s, jsonb_array_elements(s.variants) WITH ORDINALITY AS x(e, ord)
 			WHERE s.id = @step_id
@@ -323,9 +325,13 @@ func (store) decideTest(ctx context.Context, db postgres.DB, st Step, passStarte
 			"decide_after": st.ABTest.decideAfter(),
 		}).Scan(&winner)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		// Not due, or decided by another pass since this one read the
+		// step (its update waited for that one's and found it decided):
+		// read the winner as it is now.
+		err = db.QueryRow(ctx, `SELECT winner_variant_id FROM campaign_steps WHERE id = $1`, st.ID).Scan(&winner)
+		return winner, false, postgres.Translate(err)
 	}
-	return winner, postgres.Translate(err)
+	return winner, err == nil, postgres.Translate(err)
 }
 
 // closeTestSlice ends the slice of a started test at what it has given
