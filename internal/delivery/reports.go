@@ -114,7 +114,8 @@ type Activity struct {
 var errContactNotFound = apperr.NotFoundf("Contact not found.")
 
 // Activity pages a contact's timeline, newest first (viewer): enrolments
-// and removals, each email step's outcome (sent or failed), and what the
+// and removals, each email step's outcome (sent, failed, or skipped when
+// its condition did not hold), and what the
 // provider reported about the email. A soft bounce (blocked) shows as
 // bounced with its detail saying so; machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
@@ -136,7 +137,8 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
 		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
-		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' ELSE 'failed' END, p.campaign_id, s.id, c.result_detail, 1
+		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' WHEN 'skipped' THEN 'skipped' ELSE 'failed' END,
+		       p.campaign_id, s.id, c.result_detail, 1
 		FROM campaign_participants p
 		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
 		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
