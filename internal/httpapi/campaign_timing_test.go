@@ -241,8 +241,9 @@ func TestStepConditionSkips(t *testing.T) {
 	if sc.Int("meta.total") != 1 || sc.String("data.0.contact_id") != ann || sc.String("data.0.result_detail") != "condition not met: not_opened Email" {
 		t.Fatalf("skipped contacts: %s", sc.Body)
 	}
-	if got := c.ob.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK).String("data.0.type"); got != "skipped" {
-		t.Fatalf("ann's latest activity %q, want skipped", got)
+	act := c.ob.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
+	if !strings.Contains(act.Body, `"type":"skipped"`) || !strings.Contains(act.Body, "condition not met: not_opened Email") {
+		t.Fatalf("ann's activity has no skipped step: %s", act.Body)
 	}
 	_ = bob
 }
