@@ -242,7 +242,7 @@ func TestStepConditionSkips(t *testing.T) {
 		t.Fatalf("skipped contacts: %s", sc.Body)
 	}
 	act := c.ob.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
-	if !strings.Contains(act.Body, `"type":"skipped"`) || !strings.Contains(act.Body, "condition not met: not_opened Email") {
+	if !strings.Contains(string(act.Body), `"type":"skipped"`) || !strings.Contains(string(act.Body), "condition not met: not_opened Email") {
 		t.Fatalf("ann's activity has no skipped step: %s", act.Body)
 	}
 	_ = bob
