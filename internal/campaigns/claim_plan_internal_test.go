@@ -31,7 +31,8 @@ func (c *statementCapture) Query(_ context.Context, sql string, args ...any) (pg
 	return nil, errCaptured
 }
 
-func (c *statementCapture) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+func (c *statementCapture) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.sql, c.args = sql, args
 	return pgconn.CommandTag{}, errCaptured
 }
 

@@ -383,6 +383,9 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 	tag, err := db.Exec(ctx, `
 		UPDATE campaign_participants p SET status = 'completed', completed_at = $3
 		WHERE p.campaign_id = $1 AND p.status = 'active'
+		  -- A held participant waits for a step: not complete, and not read
+		  -- (the walk takes the partial index of those not held).
+		  AND p.held_until IS NULL
 		  AND NOT EXISTS (
 		      SELECT 1 FROM unnest($2::uuid[]) AS s(step_id)
 		      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d

@@ -160,6 +160,7 @@ const dueParticipant = `p.campaign_id = @campaign_id AND p.held_until IS NULL AN
 // who of them is claimed (open_cand, with kept or assigned variants) and
 // who is held (held):
 //   - zones: the send window read once per time zone among the candidates
+//     (materialized: inlined, the function would run once per candidate)
 //     (opens is NULL where it is open now, else when it opens next);
 //     a candidate whose window is shut is held until it opens;
 //   - kept: a candidate whose completion row has its variant already
@@ -170,7 +171,7 @@ const dueParticipant = `p.campaign_id = @campaign_id AND p.held_until IS NULL AN
 //     the quota are held until @ab_hold_until. After it, they get the
 //     winner (also when another instance decided since this pass read
 //     the step: the lock reads the row as it is now).
-const claimTimingCTEs = `zones AS (
+const claimTimingCTEs = `zones AS MATERIALIZED (
 			SELECT z.tz, campaign_window_next(z.tz, @win_days::int[], @win_start::int, @win_end::int, @now) AS opens
 			FROM (SELECT DISTINCT tz FROM cand) z
 			WHERE cardinality(@win_days::int[]) > 0
@@ -219,6 +220,10 @@ const claimTimingCTEs = `zones AS (
 			      UNION ALL
 			      SELECT participant_id, @ab_hold_until::timestamptz FROM assigned WHERE variant_id IS NULL) h
 			WHERE p.id = h.participant_id
+			  -- Reached through the primary key: a join the planner may
+			  -- choose would read every participant of the campaign.
+			  AND p.id = ANY (ARRAY(SELECT participant_id FROM shut UNION ALL
+			                        SELECT participant_id FROM assigned WHERE variant_id IS NULL))
 			RETURNING 1
 		)`
 
