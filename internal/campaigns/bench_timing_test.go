@@ -29,7 +29,7 @@ import (
 // updates; "at-once" runs the second pass right after the first, when
 // the walk still meets the index entries the holds left behind.
 //
-//     go test -run '^$' -bench BenchmarkCampaignWindow -benchtime 1x ./internal/campaigns/
+//	go test -run '^$' -bench BenchmarkCampaignWindow -benchtime 1x ./internal/campaigns/
 func BenchmarkCampaignWindow(b *testing.B) {
 	b.Run("vacuumed", func(b *testing.B) { benchmarkCampaignWindow(b, true) })
 	b.Run("at-once", func(b *testing.B) { benchmarkCampaignWindow(b, false) })
