@@ -305,10 +305,10 @@ func (store) decideTest(ctx context.Context, db postgres.DB, st Step, passStarte
 			SELECT c.variant_id,
 			       count(*) FILTER (WHERE c.result = 'success' AND c.token_hash IS NOT NULL) AS sent,
 			       count(*) FILTER (WHERE c.result = 'success' AND c.token_hash IS NOT NULL
-			                        AND `+delivery.EmailHeardSQL("c.participant_id", "c.step_id", "@kind::text")+`) AS hits,
+			                        AND `+delivery.FeedbackHeardSQL("fb", "@kind::text")+`) AS hits,
 			       count(*) FILTER (WHERE c.result IS NULL) AS pending,
 			       max(c.completed_at) AS last_at
-			FROM campaign_step_completions c
+			FROM campaign_step_completions c `+delivery.FeedbackJoinSQL("fb", "c.participant_id", "c.step_id")+`
 			WHERE c.step_id = @step_id AND c.variant_id IS NOT NULL
 			GROUP BY c.variant_id
 		), total AS (
@@ -357,9 +357,10 @@ func (store) variantStats(ctx context.Context, db postgres.DB, campaignID uuid.U
 			SELECT id, variants, winner_variant_id FROM campaign_steps WHERE campaign_id = $1 AND variants IS NOT NULL
 		), counts AS (
 			SELECT c.step_id, c.variant_id, count(*) AS sent,
-			       count(*) FILTER (WHERE `+delivery.EmailHeardSQL("c.participant_id", "c.step_id", "'opened'")+`) AS opened,
-			       count(*) FILTER (WHERE `+delivery.EmailHeardSQL("c.participant_id", "c.step_id", "'clicked'")+`) AS clicked
+			       count(*) FILTER (WHERE `+delivery.FeedbackHeardSQL("fb", "'opened'")+`) AS opened,
+			       count(*) FILTER (WHERE `+delivery.FeedbackHeardSQL("fb", "'clicked'")+`) AS clicked
 			FROM ab JOIN campaign_step_completions c ON c.step_id = ab.id
+			`+delivery.FeedbackJoinSQL("fb", "c.participant_id", "c.step_id")+`
 			WHERE c.variant_id IS NOT NULL AND c.result = 'success' AND c.token_hash IS NOT NULL
 			GROUP BY c.step_id, c.variant_id
 		)

@@ -166,6 +166,21 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 	return items, total, postgres.Translate(err)
 }
 
+// FeedbackJoinSQL joins, as alias, the provider's feedback on the
+// campaign email of a participant and step (SQL expressions), for a
+// statement that reads it for many emails at once (one hash join rather
+// than a probe per email); FeedbackHeardSQL tests it.
+func FeedbackJoinSQL(alias, participant, step string) string {
+	return `LEFT JOIN email_deliveries ` + alias + ` ON ` + alias + `.participant_id = ` + participant + ` AND ` + alias + `.step_id = ` + step
+}
+
+// FeedbackHeardSQL is whether the feedback joined as alias holds the
+// event kind (a SQL text expression, as EmailHeardSQL takes it).
+func FeedbackHeardSQL(alias, kind string) string {
+	return `(CASE ` + kind + ` WHEN 'delivered' THEN ` + alias + `.delivered_at WHEN 'opened' THEN ` + alias + `.opened_at
+		WHEN 'clicked' THEN ` + alias + `.clicked_at WHEN 'bounced' THEN ` + alias + `.bounced_at END IS NOT NULL)`
+}
+
 // EmailHeardSQL is the SQL test of whether the provider reported the
 // event kind (the SQL text expression kind: 'delivered', 'opened',
 // 'clicked' or 'bounced') of the campaign email of a participant and step
