@@ -2906,7 +2906,8 @@ export interface components {
          *       ],
          *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:15:00Z"
+         *       "updated_at": "2026-03-02T09:15:00Z",
+         *       "time_zone": null
          *     }
          */
         Contact: {
@@ -2950,6 +2951,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone: string | null;
         };
         /**
          * @description A new contact. At least one of first_name, last_name, company must be non-empty (else 422 VALIDATION_ERROR). custom_fields, labels and photo_url are refused with 400 INVALID_INPUT; other unknown fields are ignored.
@@ -2992,6 +2995,8 @@ export interface components {
             /** @description YYYY-MM-DD (an empty string means none). */
             birthday?: string;
             starred?: boolean;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone?: string | null;
         };
         /**
          * @description Changes to a contact: omitted fields stay; arrays replace the whole array (no merge); null clears a field (birthday to null, strings to empty, arrays to empty). photo_url is refused. At least one known field is required.
@@ -3025,6 +3030,8 @@ export interface components {
             birthday?: string | null;
             /** @description Cannot be null. */
             starred?: boolean;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone?: string | null;
         };
         /**
          * @example {
@@ -3238,7 +3245,13 @@ export interface components {
          *           "sender_email": "ann@acme.example",
          *           "trigger_campaign_id": null,
          *           "created_at": "2026-03-02T09:00:00Z",
-         *           "updated_at": "2026-03-02T09:00:00Z"
+         *           "updated_at": "2026-03-02T09:00:00Z",
+         *           "delay_hours": 0,
+         *           "send_window": null,
+         *           "condition": null,
+         *           "variants": null,
+         *           "ab_test": null,
+         *           "winner_variant_id": null
          *         },
          *         {
          *           "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -3255,7 +3268,13 @@ export interface components {
          *           "sender_email": "",
          *           "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
          *           "created_at": "2026-03-02T09:00:00Z",
-         *           "updated_at": "2026-03-02T09:00:00Z"
+         *           "updated_at": "2026-03-02T09:00:00Z",
+         *           "delay_hours": 0,
+         *           "send_window": null,
+         *           "condition": null,
+         *           "variants": null,
+         *           "ab_test": null,
+         *           "winner_variant_id": null
          *         }
          *       ]
          *     }
@@ -3302,7 +3321,13 @@ export interface components {
          *       "sender_email": "ann@acme.example",
          *       "trigger_campaign_id": null,
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:00:00Z"
+         *       "updated_at": "2026-03-02T09:00:00Z",
+         *       "delay_hours": 0,
+         *       "send_window": null,
+         *       "condition": null,
+         *       "variants": null,
+         *       "ab_test": null,
+         *       "winner_variant_id": null
          *     }
          */
         Step: {
@@ -3344,6 +3369,19 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours: number;
+            send_window: components["schemas"]["SendWindow"] | null;
+            condition: components["schemas"]["Condition"] | null;
+            /** @description A/B subjects of an email step; null for one subject. */
+            variants: components["schemas"]["Variant"][] | null;
+            /** @description Set when variants are. */
+            ab_test: components["schemas"]["ABTest"] | null;
+            /**
+             * Format: uuid
+             * @description The A/B test's decision; null until decided. Read only.
+             */
+            winner_variant_id: string | null;
         };
         /**
          * @description A new step, appended at the end. delay_days is required for delay schedules, fixed_date for fixed_date schedules, email_template_id for email steps, trigger_campaign_id (another campaign of the same book) for trigger steps. Fields a type does not use are cleared.
@@ -3354,6 +3392,42 @@ export interface components {
          *       "delay_days": 2,
          *       "email_template_id": "2b8d4f6a-9c1e-4a3b-8d5f-7e0a1c2b3d49",
          *       "sender_name": "Ann from Acme"
+         *     }
+         * @example {
+         *       "step_type": "email",
+         *       "name": "Follow-up",
+         *       "schedule_type": "delay",
+         *       "delay_days": 2,
+         *       "delay_hours": 6,
+         *       "email_template_id": "7c1e3a5b-9d2f-4e6a-8b0c-1d2e3f4a5b6c",
+         *       "send_window": {
+         *         "days": [
+         *           "mon",
+         *           "tue",
+         *           "wed",
+         *           "thu",
+         *           "fri"
+         *         ],
+         *         "start": "09:00",
+         *         "end": "17:00"
+         *       },
+         *       "condition": {
+         *         "if": "not_opened",
+         *         "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4"
+         *       },
+         *       "variants": [
+         *         {
+         *           "subject": "Quick question"
+         *         },
+         *         {
+         *           "subject": "Did you see this?"
+         *         }
+         *       ],
+         *       "ab_test": {
+         *         "metric": "opens",
+         *         "test_percent": 20,
+         *         "decide_after_minutes": 240
+         *       }
          *     }
          */
         StepCreate: {
@@ -3375,9 +3449,15 @@ export interface components {
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours?: number;
+            send_window?: components["schemas"]["SendWindow"] | null;
+            condition?: components["schemas"]["Condition"] | null;
+            variants?: components["schemas"]["VariantInput"][] | null;
+            ab_test?: components["schemas"]["ABTestInput"];
         };
         /**
-         * @description Only supplied fields change; the result is validated as a whole. Only fixed_date, email_template_id and trigger_campaign_id may be null.
+         * @description Only supplied fields change; the result is validated as a whole. Only fixed_date, email_template_id, trigger_campaign_id, send_window, condition and variants may be null (null variants removes the A/B test).
          * @example {
          *       "active": false
          *     }
@@ -3402,6 +3482,12 @@ export interface components {
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string | null;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours?: number;
+            send_window?: components["schemas"]["SendWindow"] | null;
+            condition?: components["schemas"]["Condition"] | null;
+            variants?: components["schemas"]["VariantInput"][] | null;
+            ab_test?: components["schemas"]["ABTestInput"];
         };
         /**
          * @example {
@@ -3494,7 +3580,9 @@ export interface components {
          *       "sort_order": 0,
          *       "completed_at": "2026-03-04T09:15:00Z",
          *       "result_type": "success",
-         *       "result_detail": ""
+         *       "result_detail": "",
+         *       "variant_id": null,
+         *       "variant_subject": null
          *     }
          */
         HistoryItem: {
@@ -3509,9 +3597,15 @@ export interface components {
             /** Format: date-time */
             completed_at: string;
             /** @enum {string} */
-            result_type: "success" | "failed";
-            /** @description Empty on success; the failure reason otherwise. */
+            result_type: "success" | "failed" | "skipped";
+            /** @description Empty on success; the failure reason, or for skipped `condition not met: <if> <step name>`. */
             result_detail: string;
+            /**
+             * Format: uuid
+             * @description The A/B variant the participant got; null otherwise.
+             */
+            variant_id: string | null;
+            variant_subject: string | null;
         };
         /**
          * @description A campaign a contact is or was enrolled in.
@@ -3559,7 +3653,9 @@ export interface components {
          *         "clicked_count": 12,
          *         "bounced_count": 2,
          *         "complained_count": 0,
-         *         "unsubscribed_count": 1
+         *         "unsubscribed_count": 1,
+         *         "skipped_count": 0,
+         *         "waiting_count": 0
          *       },
          *       "steps": [
          *         {
@@ -3573,7 +3669,9 @@ export interface components {
          *           "clicked_count": 12,
          *           "bounced_count": 2,
          *           "complained_count": 0,
-         *           "unsubscribed_count": 1
+         *           "unsubscribed_count": 1,
+         *           "skipped_count": 0,
+         *           "waiting_count": 0
          *         },
          *         {
          *           "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -3586,7 +3684,9 @@ export interface components {
          *           "clicked_count": 0,
          *           "bounced_count": 0,
          *           "complained_count": 0,
-         *           "unsubscribed_count": 0
+         *           "unsubscribed_count": 0,
+         *           "skipped_count": 0,
+         *           "waiting_count": 0
          *         }
          *       ]
          *     }
@@ -3606,6 +3706,10 @@ export interface components {
                 bounced_count: number;
                 complained_count: number;
                 unsubscribed_count: number;
+                /** @description Steps whose condition did not hold. */
+                skipped_count: number;
+                /** @description Participants held by a send window or an undecided A/B test. */
+                waiting_count: number;
             };
             steps: {
                 /** Format: uuid */
@@ -3621,6 +3725,20 @@ export interface components {
                 bounced_count: number;
                 complained_count: number;
                 unsubscribed_count: number;
+                skipped_count: number;
+                /** @description Due, but held by the send window or by the undecided A/B test. */
+                waiting_count: number;
+                /** @description An A/B step's emails by variant (absent on other steps). */
+                variants?: {
+                    /** Format: uuid */
+                    id: string;
+                    subject: string;
+                    /** @description Every email sent with the variant, after the decision too. */
+                    sent_count: number;
+                    opened_count: number;
+                    clicked_count: number;
+                    winner: boolean;
+                }[];
             }[];
         };
         /**
@@ -3644,7 +3762,7 @@ export interface components {
             /** Format: date-time */
             completed_at: string;
             /** @enum {string} */
-            result_type: "success" | "failed";
+            result_type: "success" | "failed" | "skipped";
             result_detail: string;
             /** Format: uuid */
             contact_id: string;
@@ -3673,7 +3791,8 @@ export interface components {
          *       "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
          *       "track_opens": true,
          *       "track_clicks": false,
-         *       "events_received_at": null
+         *       "events_received_at": null,
+         *       "default_time_zone": "UTC"
          *     }
          */
         EmailSettings: {
@@ -3713,6 +3832,8 @@ export interface components {
              * @description When a signed batch of the provider's events last reached the book's intake (to within a minute); null when none has. The dashboard's setup checklist shows it as events arriving.
              */
             events_received_at: string | null;
+            /** @description IANA zone that send windows are read in for contacts without a time zone. Default UTC. */
+            default_time_zone: string;
         };
         /**
          * @description What GET answers for a book whose settings were never saved.
@@ -3769,6 +3890,8 @@ export interface components {
              * @default false
              */
             track_clicks: boolean;
+            /** @description IANA zone; empty or absent: UTC. An unknown name is 400. */
+            default_time_zone?: string;
         };
         /**
          * @example {
@@ -4284,12 +4407,12 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            type: "enrolled" | "sent" | "failed" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
+            type: "enrolled" | "sent" | "failed" | "skipped" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
             /** Format: uuid */
             campaign_id: string;
             /** Format: uuid */
             step_id: string | null;
-            /** @description The failure detail, the provider's reason, or the clicked URL. */
+            /** @description The failure detail, the unmet condition of a skipped step, the provider's reason, or the clicked URL. */
             detail: string;
         };
         /**
@@ -4555,6 +4678,94 @@ export interface components {
             }[];
             rows: string[][];
         };
+        /**
+         * @description When an email step may send, read in the participant's time zone (the contact's time_zone, else the book's default_time_zone): local wall time, so 09:00 is 09:00 on both sides of a daylight-saving change. A participant due outside it waits (counted in waiting_count) and is sent by the first pass or run inside it.
+         * @example {
+         *       "days": [
+         *         "mon",
+         *         "tue",
+         *         "wed",
+         *         "thu",
+         *         "fri"
+         *       ],
+         *       "start": "09:00",
+         *       "end": "17:00"
+         *     }
+         */
+        SendWindow: {
+            /** @description Returned in week order. */
+            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /** @description HH:MM, inclusive. */
+            start: string;
+            /** @description HH:MM after start, exclusive; 24:00 is the end of the day. */
+            end: string;
+        };
+        /**
+         * @description The step applies only when the provider's feedback on the participant's email of an earlier email step says so; otherwise the step completes with result skipped (detail `condition not met: <if> <step name>`) and the participant moves on.
+         * @example {
+         *       "if": "not_opened",
+         *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4"
+         *     }
+         */
+        Condition: {
+            /** @enum {string} */
+            if: "opened" | "not_opened" | "clicked" | "not_clicked" | "delivered" | "bounced";
+            /**
+             * Format: uuid
+             * @description An earlier email step of the same campaign.
+             */
+            step_id: string;
+        };
+        /** @description One subject (and optionally template) of an A/B step. */
+        Variant: {
+            /** Format: uuid */
+            id: string;
+            subject: string;
+            /**
+             * Format: uuid
+             * @description null: the step's template.
+             */
+            email_template_id: string | null;
+        };
+        /** @description A variant of a step body; send back a variant's id to keep it (and its counts) across an edit. */
+        VariantInput: {
+            /** Format: uuid */
+            id?: string | null;
+            subject: string;
+            /** Format: uuid */
+            email_template_id?: string | null;
+        };
+        /**
+         * @description How an A/B step's test runs.
+         * @example {
+         *       "metric": "opens",
+         *       "test_percent": 20,
+         *       "decide_after_minutes": 240
+         *     }
+         */
+        ABTest: {
+            /**
+             * @description Unique open or click rate decides. Default opens.
+             * @enum {string}
+             */
+            metric: "opens" | "clicks";
+            /** @description Share of the participants due when the step is first reached that get the variants in turn (rounded up, at least one per variant). Default 20. */
+            test_percent: number;
+            /** @description Wait after the last test email before the decision. Default 240. */
+            decide_after_minutes: number;
+        };
+        /** @description Absent fields take the defaults (on a patch: keep their values). */
+        ABTestInput: {
+            /**
+             * @description Unique open or click rate decides. Default opens.
+             * @enum {string}
+             */
+            metric?: "opens" | "clicks";
+            /** @description Share of the participants due when the step is first reached that get the variants in turn (rounded up, at least one per variant). Default 20. */
+            test_percent?: number;
+            /** @description Wait after the last test email before the decision. Default 240. */
+            decide_after_minutes?: number;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -4593,7 +4804,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address. */
+        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid, a step reorder or delete that would leave a condition naming a later step or none); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -5760,7 +5971,8 @@ export interface operations {
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
                      *         "track_clicks": false,
-                     *         "events_received_at": null
+                     *         "events_received_at": null,
+                     *         "default_time_zone": "UTC"
                      *       }
                      *     }
                      */
@@ -5822,7 +6034,8 @@ export interface operations {
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
                      *         "track_clicks": false,
-                     *         "events_received_at": null
+                     *         "events_received_at": null,
+                     *         "default_time_zone": "UTC"
                      *       }
                      *     }
                      */
@@ -5842,8 +6055,8 @@ export interface operations {
     stepContacts: {
         parameters: {
             query?: {
-                /** @description Only the step's successes or failures, or the contacts whose email the provider reported delivered, opened, clicked, bounced (hard), complained (spam report) or unsubscribed: the contacts behind each number of the campaign stats. All when absent. */
-                result?: "success" | "failed" | "delivered" | "opened" | "clicked" | "bounced" | "complained" | "unsubscribed";
+                /** @description Only the step's successes, failures or skips (condition not met), or the contacts whose email the provider reported delivered, opened, clicked, bounced (hard), complained (spam report) or unsubscribed: the contacts behind each number of the campaign stats. All when absent. */
+                result?: "success" | "failed" | "skipped" | "delivered" | "opened" | "clicked" | "bounced" | "complained" | "unsubscribed";
                 /** @description 1-based page number, default 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
@@ -6470,7 +6683,13 @@ export interface operations {
                      *             "sender_email": "ann@acme.example",
                      *             "trigger_campaign_id": null,
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           },
                      *           {
                      *             "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -6487,7 +6706,13 @@ export interface operations {
                      *             "sender_email": "",
                      *             "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           }
                      *         ]
                      *       }
@@ -6875,7 +7100,9 @@ export interface operations {
                      *           "sort_order": 0,
                      *           "completed_at": "2026-03-04T09:15:00Z",
                      *           "result_type": "success",
-                     *           "result_detail": ""
+                     *           "result_detail": "",
+                     *           "variant_id": null,
+                     *           "variant_subject": null
                      *         }
                      *       ]
                      *     }
@@ -6980,7 +7207,9 @@ export interface operations {
                      *           "clicked_count": 0,
                      *           "bounced_count": 0,
                      *           "complained_count": 0,
-                     *           "unsubscribed_count": 0
+                     *           "unsubscribed_count": 0,
+                     *           "skipped_count": 0,
+                     *           "waiting_count": 0
                      *         },
                      *         "steps": [
                      *           {
@@ -6994,7 +7223,9 @@ export interface operations {
                      *             "clicked_count": 0,
                      *             "bounced_count": 0,
                      *             "complained_count": 0,
-                     *             "unsubscribed_count": 0
+                     *             "unsubscribed_count": 0,
+                     *             "skipped_count": 0,
+                     *             "waiting_count": 0
                      *           },
                      *           {
                      *             "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -7007,7 +7238,9 @@ export interface operations {
                      *             "clicked_count": 0,
                      *             "bounced_count": 0,
                      *             "complained_count": 0,
-                     *             "unsubscribed_count": 0
+                     *             "unsubscribed_count": 0,
+                     *             "skipped_count": 0,
+                     *             "waiting_count": 0
                      *           }
                      *         ]
                      *       }
@@ -7073,7 +7306,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -7138,6 +7377,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -7191,6 +7431,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7247,7 +7488,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -7260,6 +7507,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -7371,7 +7619,8 @@ export interface operations {
                      *           ],
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:15:00Z"
+                     *           "updated_at": "2026-03-02T09:15:00Z",
+                     *           "time_zone": null
                      *         }
                      *       ],
                      *       "meta": {
@@ -7488,7 +7737,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -7839,7 +8089,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -7977,7 +8228,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -9950,7 +10202,13 @@ export interface operations {
                      *             "sender_email": "ann@acme.example",
                      *             "trigger_campaign_id": null,
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           },
                      *           {
                      *             "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -9967,7 +10225,13 @@ export interface operations {
                      *             "sender_email": "",
                      *             "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           }
                      *         ]
                      *       }
@@ -10190,7 +10454,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -10314,7 +10584,8 @@ export interface operations {
                      *           ],
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:15:00Z"
+                     *           "updated_at": "2026-03-02T09:15:00Z",
+                     *           "time_zone": null
                      *         }
                      *       ],
                      *       "meta": {
@@ -10431,7 +10702,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -10735,7 +11007,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -10873,7 +11146,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -12303,7 +12577,8 @@ export interface operations {
                  *         ],
                  *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                  *         "created_at": "2026-03-02T09:00:00Z",
-                 *         "updated_at": "2026-03-02T09:15:00Z"
+                 *         "updated_at": "2026-03-02T09:15:00Z",
+                 *         "time_zone": null
                  *       }
                  *     }
                  */
@@ -12431,7 +12706,8 @@ export interface operations {
                  *         ],
                  *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                  *         "created_at": "2026-03-02T09:00:00Z",
-                 *         "updated_at": "2026-03-02T09:15:00Z"
+                 *         "updated_at": "2026-03-02T09:15:00Z",
+                 *         "time_zone": null
                  *       }
                  *     }
                  */
