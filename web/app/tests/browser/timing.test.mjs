@@ -99,6 +99,19 @@ export default () =>
       await step.getByLabel('Template').selectOption({ label: 'First mail' });
       await step.getByRole('button', { name: 'Add step' }).click();
       await page.getByText('Step “First” saved.').waitFor();
+      // The nudge waits for a date far ahead until the first email has
+      // been opened (or not).
+      await page.getByRole('button', { name: 'Add step' }).click();
+      step = page.getByRole('dialog', { name: 'Add a step' });
+      await step.getByLabel('Step name').fill('Nudge');
+      await step.getByLabel('Template').selectOption({ label: 'Nudge mail' });
+      await step.getByLabel('When').selectOption({ label: 'On a date' });
+      await step.getByLabel('Date').fill('2099-01-01');
+      await step.getByLabel('Only for contacts who').selectOption({ label: 'did not open it' });
+      await step.getByLabel('Earlier email step').selectOption({ label: '1. First' });
+      await screen(page, 'step-condition');
+      await step.getByRole('button', { name: 'Add step' }).click();
+      await page.getByRole('cell', { name: /only if they did not open it \(First\)/ }).waitFor();
       await as('PATCH', `/api/campaigns/${id}`, { status: 'active' });
       await as('POST', `/api/campaigns/${id}/participants`, { contact_ids: [ann, bob] });
       await page.reload();
@@ -108,14 +121,11 @@ export default () =>
       // Ann opens hers (a signed event of the fake SendGrid).
       assert.equal((await env.providerEvents(book, [[first, 'open']])).data.applied, 1);
 
-      await page.getByRole('button', { name: 'Add step' }).click();
-      step = page.getByRole('dialog', { name: 'Add a step' });
-      await step.getByLabel('Step name').fill('Nudge');
-      await step.getByLabel('Template').selectOption({ label: 'Nudge mail' });
-      await step.getByLabel('Only for contacts who').selectOption({ label: 'did not open it' });
-      await step.getByLabel('Earlier email step').selectOption({ label: '1. First' });
-      await step.getByRole('button', { name: 'Add step' }).click();
-      await page.getByRole('cell', { name: /only if they did not open it \(First\)/ }).waitFor();
+      await page.getByRole('button', { name: 'Edit Nudge' }).click();
+      const edit = page.getByRole('dialog', { name: 'Edit the step “Nudge”' });
+      await edit.getByLabel('When').selectOption({ label: 'Right after the previous step' });
+      await edit.getByRole('button', { name: 'Save step' }).click();
+      await page.getByText('Step “Nudge” saved.').waitFor();
       await runNow(page);
       const nudges = env.mails.filter((m) => m.subject === 'Did you see it?').map((m) => m.to);
       assert.deepEqual(nudges, ['bob.timing@example.com']);
