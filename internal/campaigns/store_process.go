@@ -137,10 +137,11 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			SELECT k.participant_id, @step_id, @campaign_id, @claim_id, @now, @lease_until, 1,
 			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL AND k.cond_met THEN h.hash END,
 			       COALESCE(kp.variant_id, a.variant_id)
-			FROM open_cand k LEFT JOIN unnest(@token_hashes::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
+			FROM cand k LEFT JOIN unnest(@token_hashes::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
 			LEFT JOIN kept kp ON kp.participant_id = k.participant_id
 			LEFT JOIN assigned a ON a.participant_id = k.participant_id
-			WHERE cardinality(@variant_ids::uuid[]) = 0 OR kp.variant_id IS NOT NULL OR a.variant_id IS NOT NULL
+			WHERE NOT EXISTS (SELECT 1 FROM shut s WHERE s.participant_id = k.participant_id)
+			  AND (cardinality(@variant_ids::uuid[]) = 0 OR kp.variant_id IS NOT NULL OR a.variant_id IS NOT NULL)
 			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
 				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash,

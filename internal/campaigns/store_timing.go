@@ -157,8 +157,8 @@ const dueParticipant = `p.campaign_id = @campaign_id AND p.held_until IS NULL AN
 	    OFFSET 0)`
 
 // claimTimingCTEs follow the claim's candidates (cand, locked) and decide
-// who of them is claimed (open_cand, with kept or assigned variants) and
-// who is held (held):
+// who of them is claimed (those not shut out, with kept or assigned
+// variants) and who is held (held):
 //   - zones: the send window read once per time zone among the candidates
 //     (materialized: inlined, the function would run once per candidate)
 //     (opens is NULL where it is open now, else when it opens next);
@@ -179,18 +179,17 @@ const claimTimingCTEs = `zones AS MATERIALIZED (
 		shut AS (
 			SELECT k.participant_id, z.opens FROM cand k JOIN zones z ON z.tz = k.tz WHERE z.opens IS NOT NULL
 		),
-		open_cand AS (
-			SELECT k.* FROM cand k WHERE NOT EXISTS (SELECT 1 FROM shut s WHERE s.participant_id = k.participant_id)
-		),
 		kept AS (
 			SELECT c.participant_id, c.variant_id
-			FROM open_cand k JOIN campaign_step_completions c ON c.step_id = @step_id AND c.participant_id = k.participant_id
+			FROM cand k JOIN campaign_step_completions c ON c.step_id = @step_id AND c.participant_id = k.participant_id
 			WHERE cardinality(@variant_ids::uuid[]) > 0 AND c.variant_id IS NOT NULL
+			  AND NOT EXISTS (SELECT 1 FROM shut s WHERE s.participant_id = k.participant_id)
 		),
 		fresh AS (
 			SELECT k.participant_id, row_number() OVER (ORDER BY k.n) AS r
-			FROM open_cand k
+			FROM cand k
 			WHERE cardinality(@variant_ids::uuid[]) > 0 AND NOT EXISTS (SELECT 1 FROM kept WHERE kept.participant_id = k.participant_id)
+			  AND NOT EXISTS (SELECT 1 FROM shut s WHERE s.participant_id = k.participant_id)
 		),
 		take AS (
 			SELECT LEAST((SELECT count(*) FROM fresh), COALESCE(s.test_quota - s.test_assigned, 2147483647))::int AS n,
