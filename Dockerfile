@@ -11,8 +11,9 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/contactbook ./cmd/
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/contactbook /contactbook
-# IMAGES_DIR must exist and be writable by the nonroot user (uid/gid 65532);
-# mount a volume on /data to keep images across containers.
+# Campaign images live in PostgreSQL. IMAGES_DIR is only where earlier versions
+# kept them: mount the old volume on /data once and serve copies its files into
+# the database at start-up (or run `contactbook images import`).
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV HTTP_ADDR=:8080 IMAGES_DIR=/data/images
 EXPOSE 8080

@@ -80,6 +80,7 @@ test:
 	STRIPE_MOCK_BIN="$$(scripts/gotool.sh github.com/stripe/stripe-mock@$(STRIPE_MOCK_VERSION))"; \
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
 	export STRIPE_MOCK_BIN DATABASE_URL; \
+	scripts/pooler-tools.sh; \
 	$(LINT_CMDS); \
 	web_log="$$(mktemp)"; \
 	scripts/test-web.sh >"$$web_log" 2>&1 & web_pid=$$!; \
@@ -105,6 +106,7 @@ RELIABILITY_LOAD_SECONDS ?= 60
 RELIABILITY_REPORT ?= $(CURDIR)/.data/reliability-report.txt
 reliability:
 	mkdir -p "$$(dirname '$(RELIABILITY_REPORT)')"
+	scripts/pooler-tools.sh
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
 	export DATABASE_URL; \
 	RELIABILITY_LOAD_SECONDS=$(RELIABILITY_LOAD_SECONDS) RELIABILITY_REPORT='$(RELIABILITY_REPORT)' \

@@ -1,11 +1,11 @@
 // Package accountmail sends the service's own emails to people about their
 // account: invitations to a team, password reset links and the notice that
-// a password changed. A message is written to the account_emails table in
-// the transaction that asks for it, so it goes out exactly when that
-// transaction commits and survives a crash of the instance; a Worker sends
-// it through the email provider after commit, retrying transient failures
-// with backoff. Without a provider key the worker logs each link at warn
-// instead (development).
+// a password changed. A message is written to the account_emails table,
+// with the River job that sends it, in the transaction that asks for it, so
+// it goes out exactly when that transaction commits and survives a crash
+// of the instance. The job (Worker) sends it through the email provider at
+// most once, retrying transient provider failures with backoff. Without a
+// provider key the worker logs each link at warn instead (development).
 package accountmail
 
 import (
@@ -17,6 +17,10 @@ import (
 	"strings"
 	texttemplate "text/template"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -41,16 +45,22 @@ type Message struct {
 	Link string
 }
 
+// txQueue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type txQueue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
 // Composer renders account emails and queues them.
 type Composer struct {
 	baseURL string // PUBLIC_BASE_URL, without a trailing slash
-	wake    func()
+	queue   txQueue
 }
 
-// NewComposer returns a composer whose links start with baseURL; wake is
-// called after a transaction that queued mail commits (Worker.Wake).
-func NewComposer(baseURL string, wake func()) *Composer {
-	return &Composer{baseURL: strings.TrimRight(baseURL, "/"), wake: wake}
+// NewComposer returns a composer whose links start with baseURL and whose
+// emails' jobs go to queue.
+func NewComposer(baseURL string, queue txQueue) *Composer {
+	return &Composer{baseURL: strings.TrimRight(baseURL, "/"), queue: queue}
 }
 
 // link is the absolute URL of an app page carrying token.
@@ -86,25 +96,25 @@ type PasswordChanged struct {
 func (c *Composer) QueueInvitation(ctx context.Context, tx *postgres.Tx, now time.Time, in Invitation) error {
 	link := c.link("/app/invitations/accept", in.Token)
 	data := map[string]any{"Team": in.TeamName, "Inviter": in.Inviter, "Role": in.Role, "Link": link, "Expires": when(in.ExpiresAt)}
-	return c.queue(ctx, tx, now, KindInvitation, in.To, "", fmt.Sprintf("%s invited you to %s on contactbook", in.Inviter, in.TeamName), link, invitationTemplates, data)
+	return c.enqueue(ctx, tx, now, KindInvitation, in.To, "", fmt.Sprintf("%s invited you to %s on contactbook", in.Inviter, in.TeamName), link, invitationTemplates, data)
 }
 
 // QueuePasswordReset queues the reset email in tx.
 func (c *Composer) QueuePasswordReset(ctx context.Context, tx *postgres.Tx, now time.Time, in PasswordReset) error {
 	link := c.link("/app/reset-password", in.Token)
 	data := map[string]any{"Name": in.Name, "Link": link, "Expires": when(in.ExpiresAt)}
-	return c.queue(ctx, tx, now, KindPasswordReset, in.To, in.Name, "Reset your contactbook password", link, resetTemplates, data)
+	return c.enqueue(ctx, tx, now, KindPasswordReset, in.To, in.Name, "Reset your contactbook password", link, resetTemplates, data)
 }
 
 // QueuePasswordChanged queues the notice of a changed password in tx.
 func (c *Composer) QueuePasswordChanged(ctx context.Context, tx *postgres.Tx, now time.Time, in PasswordChanged) error {
 	data := map[string]any{"Name": in.Name, "At": when(in.At), "AppLink": c.baseURL + "/app/"}
-	return c.queue(ctx, tx, now, KindPasswordChanged, in.To, in.Name, "Your contactbook password was changed", "", changedTemplates, data)
+	return c.enqueue(ctx, tx, now, KindPasswordChanged, in.To, in.Name, "Your contactbook password was changed", "", changedTemplates, data)
 }
 
 func when(t time.Time) string { return t.UTC().Format("2 January 2006, 15:04 UTC") }
 
-func (c *Composer) queue(ctx context.Context, tx *postgres.Tx, now time.Time, kind, to, toName, subject, link string, t templates, data any) error {
+func (c *Composer) enqueue(ctx context.Context, tx *postgres.Tx, now time.Time, kind, to, toName, subject, link string, t templates, data any) error {
 	var html, text bytes.Buffer
 	if err := t.html.Execute(&html, data); err != nil {
 		return fmt.Errorf("render %s email: %w", kind, err)
@@ -113,11 +123,12 @@ func (c *Composer) queue(ctx context.Context, tx *postgres.Tx, now time.Time, ki
 		return fmt.Errorf("render %s email: %w", kind, err)
 	}
 	m := Message{Kind: kind, To: to, ToName: toName, Subject: subject, HTML: html.String(), Text: text.String(), Link: link}
-	if err := insert(ctx, tx, now, m); err != nil {
+	id, err := insert(ctx, tx, now, m)
+	if err != nil {
 		return err
 	}
-	if c.wake != nil {
-		tx.AfterCommit(c.wake)
+	if _, err := c.queue.InsertTx(ctx, tx, SendArgs{EmailID: id}, nil); err != nil {
+		return fmt.Errorf("queue %s email: %w", kind, err)
 	}
 	return nil
 }

@@ -10,10 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/migrations"
 )
 
 func TestBackoff(t *testing.T) {
@@ -34,21 +42,59 @@ func TestComposerLinks(t *testing.T) {
 	}
 }
 
-// clock is a settable time; the tests move it only between drains.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
-func newWorker(pool postgres.Pool, mail *mailertest.Server, key string, c *clock, log *bytes.Buffer) *Worker {
-	return NewWorker(pool, WorkerConfig{
-		Sender: Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: key, FromEmail: "accounts@cb.example.com", FromName: "CB"},
-		Now:    c.Now,
-		Log:    slog.New(slog.NewTextHandler(log, nil)),
-	})
+// lockedBuffer is a log both instances' workers write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-func queueReset(t *testing.T, pool postgres.Pool, comp *Composer, now time.Time, to string) {
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// instance is one instance of the service as far as account emails go: a
+// job queue with the account email worker. Without run it only enqueues.
+type instance struct {
+	queue *jobs.Queue
+	comp  *Composer
+}
+
+func newInstance(t *testing.T, pool *pgxpool.Pool, mail *mailertest.Server, log *lockedBuffer, run bool) instance {
 	t.Helper()
+	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond, WithoutPeriodic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorker(pool, q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "accounts@cb.example.com", FromName: "CB"},
+		nil, slog.New(slog.NewTextHandler(log, nil)))
+	if err := q.Add(w); err != nil {
+		t.Fatal(err)
+	}
+	if run {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- q.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	return instance{queue: q, comp: NewComposer("https://cb.example.com", q.Client())}
+}
+
+func queueReset(t *testing.T, pool postgres.Pool, comp *Composer, to string) {
+	t.Helper()
+	now := time.Now()
 	err := postgres.InTx(context.Background(), pool, func(tx *postgres.Tx) error {
 		return comp.QueuePasswordReset(context.Background(), tx, now, PasswordReset{To: to, Name: "Ann", Token: "tok_" + to, ExpiresAt: now.Add(time.Hour)})
 	})
@@ -66,31 +112,60 @@ func count(t *testing.T, pool postgres.Pool, sql string) int {
 	return n
 }
 
-// Two workers (two instances) drain one queue: every email is sent once.
-func TestWorkersShareTheQueue(t *testing.T) {
+// waitFor polls sql until it counts want rows.
+func waitFor(t *testing.T, pool postgres.Pool, sql string, want int, log *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		n := count(t, pool, sql)
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d, want %d; log:\n%s", sql, n, want, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// duplicateSendArgs is SendArgs without its uniqueness.
+type duplicateSendArgs struct {
+	EmailID uuid.UUID `json:"email_id"`
+}
+
+func (duplicateSendArgs) Kind() string { return SendArgs{}.Kind() }
+
+const unfinishedJobs = `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND finalized_at IS NULL`
+
+// Two instances work one queue: every email is sent once, even one that
+// got two jobs (the stamp on its row, not the job, decides).
+func TestTwoInstancesSendEachEmailOnce(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log1, log2 bytes.Buffer
-	w1, w2 := newWorker(pool, mail, "SG.k", c, &log1), newWorker(pool, mail, "SG.k", c, &log2)
-	comp := NewComposer("https://cb.example.com", nil)
-	for i := 0; i < 30; i++ {
-		queueReset(t, pool, comp, c.Now(), strings.Repeat("a", i+1)+"@example.com")
+	var log lockedBuffer
+	// Queued while no instance works: both start on a full queue.
+	producer := newInstance(t, pool, mail, &log, false)
+	for i := range 30 {
+		queueReset(t, pool, producer.comp, strings.Repeat("a", i+1)+"@example.com")
 	}
-	var wg sync.WaitGroup
-	for _, w := range []*Worker{w1, w2} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.drain(context.Background()); err != nil {
-				t.Error(err)
-			}
-		}()
+	// A second job for one email, as if it had been queued twice: the two
+	// may run at once on the two instances.
+	var args duplicateSendArgs
+	if err := pool.QueryRow(context.Background(), `SELECT id FROM account_emails ORDER BY created_at LIMIT 1`).Scan(&args.EmailID); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
+	if _, err := producer.queue.Client().Insert(context.Background(), args, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, pool, unfinishedJobs); n != 31 {
+		t.Fatalf("%d jobs queued, want 31", n)
+	}
+	newInstance(t, pool, mail, &log, true)
+	newInstance(t, pool, mail, &log, true)
+	waitFor(t, pool, unfinishedJobs, 0, &log)
 	if n := mail.RecipientCount(); n != 30 {
-		t.Fatalf("sent %d, want 30", n)
+		t.Fatalf("sent %d, want 30; log:\n%s", n, log.String())
 	}
 	seen := map[string]bool{}
 	for _, r := range mail.Recipients() {
@@ -108,51 +183,196 @@ func TestWorkersShareTheQueue(t *testing.T) {
 	}
 }
 
-// A permanent provider error gives up at once and blanks the token.
+// A permanent provider error gives up at once: the job is cancelled and
+// the row, which holds a live token, goes.
 func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log bytes.Buffer
-	w := newWorker(pool, mail, "SG.k", c, &log)
-	queueReset(t, pool, NewComposer("https://cb.example.com", nil), c.Now(), "ann@example.com")
+	var log lockedBuffer
 	mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"bad sender"}]}`, 1)
-	if err := w.drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE failed_at IS NOT NULL AND html = '' AND text = '' AND link = '' AND last_error LIKE '%bad sender%'`); n != 1 {
-		t.Fatalf("failed rows = %d; log: %s", n, log.String())
-	}
-	c.now = c.now.Add(time.Hour)
-	if err := w.drain(context.Background()); err != nil {
-		t.Fatal(err)
+	inst := newInstance(t, pool, mail, &log, true)
+	queueReset(t, pool, inst.comp, "ann@example.com")
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'cancelled' AND errors::text LIKE '%bad sender%'`, 1, &log)
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 0 {
+		t.Fatalf("%d rows left", n)
 	}
 	if n := mail.RequestCount(); n != 1 {
 		t.Fatalf("requests = %d: a permanent failure was retried", n)
 	}
 }
 
-// A crash between claim and send leaves the email to the next worker once
-// the lease has run out.
-func TestLeaseRunsOut(t *testing.T) {
+// A transient provider error leaves the email for a retry after the
+// backoff; the retry sends it.
+func TestTransientFailureRetried(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	var log bytes.Buffer
-	queueReset(t, pool, NewComposer("https://cb.example.com", nil), c.Now(), "ann@example.com")
-	if got, err := claim(context.Background(), pool, c.Now(), 10, claimLease); err != nil || len(got) != 1 {
-		t.Fatalf("claim: %v %v", got, err)
+	var log lockedBuffer
+	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
+	inst := newInstance(t, pool, mail, &log, true)
+	queueReset(t, pool, inst.comp, "ann@example.com")
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'retryable' AND attempt = 1
+		AND scheduled_at > now() + interval '20 seconds' AND scheduled_at < now() + interval '31 seconds'`, 1, &log)
+	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE sending_at IS NULL`); n != 1 {
+		t.Fatalf("%d rows ready for a retry, want 1", n)
 	}
-	// The claiming worker died. Another one does not touch the email while
-	// the lease lasts, and sends it after.
-	w := newWorker(pool, mail, "SG.k", c, &log)
-	if err := w.drain(context.Background()); err != nil || mail.RequestCount() != 0 {
-		t.Fatalf("sent during the lease: %v, %d", err, mail.RequestCount())
+	var jobID int64
+	if err := pool.QueryRow(context.Background(), `SELECT id FROM river_job WHERE kind = 'account_email'`).Scan(&jobID); err != nil {
+		t.Fatal(err)
 	}
-	c.now = c.now.Add(claimLease)
-	if err := w.drain(context.Background()); err != nil || mail.RecipientCount() != 1 {
-		t.Fatalf("not sent after the lease: %v, %d", err, mail.RecipientCount())
+	// The backoff has passed.
+	if _, err := inst.queue.Client().JobRetry(context.Background(), jobID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'completed' AND attempt = 2`, 1, &log)
+	if n := mail.RecipientCount(); n != 1 {
+		t.Fatalf("sent %d, want 1", n)
+	}
+}
+
+// An instance dies holding two account email jobs: it had handed the
+// first email to the provider (stamped) and not reached the second. River
+// rescues both jobs on a live instance once their rescue delay has
+// passed; the first is not sent again, the second is sent.
+func TestCrashMidSendIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mail := mailertest.NewServer(t)
+	var log lockedBuffer
+	producer := newInstance(t, pool, mail, &log, false)
+	queueReset(t, pool, producer.comp, "sent@example.com")
+	queueReset(t, pool, producer.comp, "unsent@example.com")
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `UPDATE account_emails SET sending_at = now() WHERE to_email = 'sent@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour', attempted_by = '{dead_instance}'
+		WHERE kind = 'account_email'`); err != nil {
+		t.Fatal(err)
+	}
+	survivor := newInstance(t, pool, mail, &log, true)
+	// The rescue makes them retryable after the first backoff; let that
+	// pass.
+	waitFor(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'retryable'`, 2, &log)
+	rows, err := pool.Query(ctx, `SELECT id FROM river_job WHERE kind = 'account_email'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := survivor.queue.Client().JobRetry(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, pool, unfinishedJobs, 0, &log)
+	if n := mail.RecipientCount(); n != 1 || mail.Recipients()[0].Email != "unsent@example.com" {
+		t.Fatalf("sent %v, want only the unstamped email", mail.Recipients())
+	}
+	if n := count(t, pool, `SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'cancelled' AND errors::text LIKE '%not sent again%'`); n != 1 {
+		t.Fatalf("%d cancelled jobs, want 1; log:\n%s", n, log.String())
+	}
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 0 {
+		t.Fatalf("%d rows left", n)
+	}
+}
+
+// Emails queued before account emails were jobs have a row and no job:
+// the requeue gives each one job (one per email, however often it runs),
+// and they are sent.
+func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mail := mailertest.NewServer(t)
+	var log lockedBuffer
+	for _, to := range []string{"old1@example.com", "old2@example.com"} {
+		if _, err := insert(context.Background(), pool, time.Now(), Message{Kind: KindPasswordReset, To: to, Subject: "Reset", HTML: "<p>x</p>", Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	producer := newInstance(t, pool, mail, &log, false)
+	queueReset(t, pool, producer.comp, "new@example.com")
+	w := NewWorker(pool, producer.queue.Client(), Sender{}, nil, nil)
+	for range 2 {
+		if err := w.requeue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(t, pool, unfinishedJobs); n != 3 {
+		t.Fatalf("%d jobs, want one per email (3)", n)
+	}
+	newInstance(t, pool, mail, &log, true)
+	waitFor(t, pool, unfinishedJobs, 0, &log)
+	if n := mail.RecipientCount(); n != 3 {
+		t.Fatalf("sent %d, want 3", n)
+	}
+}
+
+// An upgrade keeps the emails the earlier version had queued (rows of
+// the old queue, without a job): migration 00030 keeps them, drops the
+// ones that had given up, and the requeue, a periodic job that runs when
+// the leader starts, sends them at once.
+func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewEmptyURL(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	before, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before.UpTo(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `
+		INSERT INTO account_emails (kind, to_email, subject, html, text, link, created_at, next_attempt_at, attempts, last_error, failed_at)
+		VALUES ('password_reset', 'queued@example.com', 'Reset', '<p>x</p>', 'x', 'https://cb.example.com/r', now(), now(), 1, 'try later', NULL),
+		       ('password_reset', 'gaveup@example.com', 'Reset', '', '', '', now(), now(), 8, 'bad sender', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := postgres.Connect(ctx, url, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE to_email = 'queued@example.com' AND sending_at IS NULL`); n != 1 {
+		t.Fatalf("%d queued rows kept, want 1", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM account_emails`); n != 1 {
+		t.Fatalf("%d rows after the upgrade, want 1 (the given-up one goes)", n)
+	}
+	mail := mailertest.NewServer(t)
+	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(NewWorker(pool, q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "a@cb.example.com"}, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	var log lockedBuffer
+	waitFor(t, pool, `SELECT count(*) FROM account_emails`, 0, &log)
+	if r := mail.Recipients(); len(r) != 1 || r[0].Email != "queued@example.com" {
+		t.Fatalf("sent %v, want the queued email once", r)
 	}
 }

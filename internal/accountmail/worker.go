@@ -3,9 +3,15 @@ package accountmail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -18,53 +24,43 @@ type Sender struct {
 	FromName  string
 }
 
-// WorkerConfig wires a Worker.
-type WorkerConfig struct {
-	Sender Sender
-	// Poll is how often an idle worker looks for mail it was not woken
-	// for: retries that fell due, mail queued by an instance that died.
-	Poll time.Duration
-	Now  func() time.Time
-	Log  *slog.Logger
+// SendArgs is the job of one account email. At most one is queued or
+// running per email.
+type SendArgs struct {
+	EmailID uuid.UUID `json:"email_id"`
 }
 
-// Worker sends queued account emails.
-type Worker struct {
-	db   postgres.Pool
-	cfg  WorkerConfig
-	wake chan struct{}
+// Kind names the job in river_job.
+func (SendArgs) Kind() string { return "account_email" }
+
+// InsertOpts makes the job unique per email while queued or running and
+// gives it maxAttempts attempts.
+func (SendArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: maxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: jobs.QueuedStates}}
 }
 
-// NewWorker returns a worker over db.
-func NewWorker(db postgres.Pool, cfg WorkerConfig) *Worker {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = 5 * time.Second
-	}
-	return &Worker{db: db, cfg: cfg, wake: make(chan struct{}, 1)}
+// RequeueArgs is the job that gives a job to every email left without one
+// (Worker.requeue). A run due while the previous one is queued or running
+// is skipped; one that fails is not retried, the next one does its work.
+type RequeueArgs struct{}
+
+// Kind names the job in river_job.
+func (RequeueArgs) Kind() string { return "account_email_requeue" }
+
+// InsertOpts makes the requeue unique while queued or running.
+func (RequeueArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
-// Wake makes the worker look for mail now; it never blocks.
-func (w *Worker) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Delivery limits: a claimed message is leased for claimLease (a worker
-// that dies mid-send leaves it to another after that), a transient failure
-// is retried after retryBase doubling up to retryMax, and maxAttempts
-// attempts (about an hour and a half in all) give up.
+// Delivery limits: a transient failure is retried after retryBase doubling
+// up to retryMax, and maxAttempts attempts (about an hour and a half in
+// all) give up. requeueEvery is how often emails left without a job are
+// looked for.
 const (
-	claimBatch  = 20
-	claimLease  = 2 * time.Minute
-	retryBase   = 30 * time.Second
-	retryMax    = 30 * time.Minute
-	maxAttempts = 8
-	keepFailed  = 30 * 24 * time.Hour
+	retryBase    = 30 * time.Second
+	retryMax     = 30 * time.Minute
+	maxAttempts  = 8
+	requeueEvery = time.Hour
 )
 
 // backoff is the wait after the attempts-th failed attempt.
@@ -76,84 +72,148 @@ func backoff(attempts int) time.Duration {
 	return min(d, retryMax)
 }
 
-// Run sends due mail until ctx ends.
-func (w *Worker) Run(ctx context.Context) error {
-	tick := time.NewTicker(w.cfg.Poll)
-	defer tick.Stop()
-	lastPrune := time.Time{}
-	for {
-		if err := w.drain(ctx); err != nil && ctx.Err() == nil {
-			w.cfg.Log.Error("send account emails", "err", err)
-		}
-		if time.Since(lastPrune) > time.Hour {
-			if err := pruneFailed(ctx, w.db, w.cfg.Now().Add(-keepFailed)); err != nil && ctx.Err() == nil {
-				w.cfg.Log.Warn("prune failed account emails", "err", err)
-			}
-			lastPrune = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-w.wake:
-		case <-tick.C:
-		}
-	}
+// manyQueue enqueues jobs on their own (the River client, jobs.Client).
+type manyQueue interface {
+	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
-// drain sends due mail until none is left.
-func (w *Worker) drain(ctx context.Context) error {
-	for ctx.Err() == nil {
-		due, err := claim(ctx, w.db, w.cfg.Now(), claimBatch, claimLease)
-		if err != nil || len(due) == 0 {
-			return err
-		}
-		for _, m := range due {
-			w.deliver(ctx, m)
-		}
-	}
-	return nil
+// Worker sends account emails: it works the account_email jobs and the
+// periodic account_email_requeue.
+type Worker struct {
+	river.WorkerDefaults[SendArgs]
+	db     postgres.Pool
+	queue  manyQueue
+	sender Sender
+	now    func() time.Time
+	log    *slog.Logger
 }
 
-// deliver sends one claimed message and records the outcome. The outcome
-// is written without ctx's cancellation, so a stop mid-send neither loses
-// a sent message's deletion nor an attempt.
-func (w *Worker) deliver(ctx context.Context, m queued) {
-	log := w.cfg.Log.With("email_id", m.id, "kind", m.Kind, "to", m.To)
+// NewWorker returns the worker over db; the requeue's jobs go to queue.
+func NewWorker(db postgres.Pool, queue manyQueue, sender Sender, now func() time.Time, log *slog.Logger) *Worker {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{db: db, queue: queue, sender: sender, now: now, log: log}
+}
+
+// Jobs registers the send and requeue workers; the requeue runs every
+// hour and when the leader starts, so emails queued before an upgrade are
+// sent at once.
+func (w *Worker) Jobs(rw *river.Workers) ([]*river.PeriodicJob, error) {
+	if err := river.AddWorkerSafely[SendArgs](rw, w); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(rw, &requeueWorker{w: w}); err != nil {
+		return nil, err
+	}
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(requeueEvery),
+		func() (river.JobArgs, *river.InsertOpts) { return RequeueArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "account_email_requeue", RunOnStart: true})}, nil
+}
+
+// NextRetry waits backoff(attempt) after a failed attempt.
+func (w *Worker) NextRetry(job *river.Job[SendArgs]) time.Time {
+	return time.Now().Add(backoff(job.Attempt))
+}
+
+// Work sends one email. Its row is stamped (committed) before the provider
+// is called, so an attempt after a crash mid-send does not send it again;
+// the send is not cut short by a stop, so a clean stop leaves no such
+// doubt. A transient provider error clears the stamp and the job is
+// retried with backoff; a permanent one, or the last attempt, gives up.
+// The row goes once the email is sent or given up: its body holds a live
+// token.
+func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
+	id := job.Args.EmailID
+	log := w.log.With("email_id", id, "job_id", job.ID, "attempt", job.Attempt)
+	m, err := begin(ctx, w.db, id, w.now())
+	switch {
+	case errors.Is(err, errGone):
+		return nil
+	case errors.Is(err, errOutcomeUnknown):
+		log.Error("account email not sent again", "err", err)
+		return river.JobCancel(err)
+	case err != nil:
+		return err
+	}
+	log = log.With("kind", m.Kind, "to", m.To)
 	done := context.WithoutCancel(ctx)
-	if w.cfg.Sender.APIKey == "" {
+	if w.sender.APIKey == "" {
 		log.Warn("account email not sent: SYSTEM_MAILER_API_KEY is not set", "subject", m.Subject, "link", m.Link)
-		w.record(done, log, remove(done, w.db, m.id))
-		return
+		w.record(done, log, remove(done, w.db, id))
+		return nil
 	}
-	s := w.cfg.Sender
-	_, err := s.Client.Send(ctx, mailer.Batch{
+	s := w.sender
+	// The provider's request timeout (mailer.RequestTimeout) bounds the send.
+	_, err = s.Client.Send(done, mailer.Batch{
 		APIKey: s.APIKey, FromEmail: s.FromEmail, FromName: s.FromName, HTML: m.HTML, Text: m.Text,
 		Personalizations: []mailer.Personalization{{To: m.To, ToName: m.ToName, Subject: m.Subject}},
 	})
 	if err == nil {
 		log.Info("account email sent")
-		w.record(done, log, remove(done, w.db, m.id))
-		return
+		w.record(done, log, remove(done, w.db, id))
+		return nil
 	}
 	var merr *mailer.Error
-	permanent := errors.As(err, &merr) && merr.Permanent
-	if ctx.Err() != nil && !permanent {
-		// Stopping: the lease runs out and another attempt is made later.
-		return
+	if errors.As(err, &merr) && merr.Permanent {
+		log.Error("account email refused by the provider", "err", err)
+		w.record(done, log, remove(done, w.db, id))
+		return river.JobCancel(err)
 	}
-	now := w.cfg.Now()
-	if permanent || m.attempts >= maxAttempts {
-		log.Error("account email failed for good", "attempts", m.attempts, "err", err)
-		w.record(done, log, fail(done, w.db, m.id, now, err.Error()))
-		return
+	if job.Attempt >= job.MaxAttempts {
+		log.Error("account email failed for good", "err", err)
+		w.record(done, log, remove(done, w.db, id))
+		return err
 	}
-	retry := backoff(m.attempts)
-	log.Warn("account email will be retried", "attempts", m.attempts, "retry_in", retry.String(), "err", err)
-	w.record(done, log, reschedule(done, w.db, m.id, now.Add(retry), err.Error()))
+	log.Warn("account email will be retried", "retry_in", backoff(job.Attempt).String(), "err", err)
+	w.record(done, log, unstamp(done, w.db, id))
+	return err
 }
 
 func (w *Worker) record(ctx context.Context, log *slog.Logger, err error) {
 	if err != nil {
 		log.ErrorContext(ctx, "record account email outcome", "err", err)
 	}
+}
+
+// requeue gives a job to every email of the table that has none queued or
+// running: the emails queued before account emails were jobs, and those
+// whose job River gave up while its instance was dead. The jobs are unique
+// per email, so an email whose job is queued or running gets no second
+// one; a job whose email has gone meanwhile finds nothing to send.
+func (w *Worker) requeue(ctx context.Context) error {
+	ids, err := queuedIDs(ctx, w.db)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: SendArgs{EmailID: id}}
+	}
+	res, err := w.queue.InsertMany(ctx, params)
+	if err != nil {
+		return fmt.Errorf("requeue account emails: %w", err)
+	}
+	queued := 0
+	for _, r := range res {
+		if !r.UniqueSkippedAsDuplicate {
+			queued++
+		}
+	}
+	if queued > 0 {
+		w.log.Info("account emails without a job requeued", "emails", queued)
+	}
+	return nil
+}
+
+type requeueWorker struct {
+	river.WorkerDefaults[RequeueArgs]
+	w *Worker
+}
+
+func (r *requeueWorker) Work(ctx context.Context, _ *river.Job[RequeueArgs]) error {
+	return r.w.requeue(ctx)
 }

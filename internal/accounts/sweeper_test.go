@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -55,5 +56,63 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 		if n != c.want {
 			t.Errorf("%s = %d, want %d", c.sql, n, c.want)
 		}
+	}
+}
+
+// The sweep is a periodic job: two instances on one database sweep once
+// when they start (only the elected leader enqueues it), and an expired
+// session is gone.
+func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var st store
+	u, err := st.insertUser(ctx, pool, "ann@example.com", "Ann", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.insertSession(ctx, pool, uuid.New(), u.ID, now.Add(-24*time.Hour), now.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		q, err := jobs.New(pool, jobs.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Add(NewSweeper(pool, func() time.Time { return now })); err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- q.Run(runCtx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	count := func(sql string) int {
+		var n int
+		if err := pool.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_sweep' AND state = 'completed'`) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no sweep ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Give a second leader, were there one, the time to sweep too.
+	time.Sleep(time.Second)
+	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_sweep'`); n != 1 {
+		t.Fatalf("%d sweeps, want 1", n)
+	}
+	if n := count(`SELECT count(*) FROM sessions`); n != 0 {
+		t.Fatalf("%d sessions left, want 0", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,7 +32,6 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
-	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -48,9 +48,13 @@ type Worker interface {
 
 // App is the wired service.
 type App struct {
-	Config   config.Config
-	Log      *slog.Logger
-	Pool     *pgxpool.Pool
+	Config config.Config
+	Log    *slog.Logger
+	Pool   *pgxpool.Pool
+	// Direct reaches PostgreSQL without a transaction pooler, for what
+	// needs a session (the retention lock); Pool itself when DATABASE_URL
+	// is direct.
+	Direct   *pgxpool.Pool
 	Handler  http.Handler
 	Accounts *accounts.Service
 	Books    *books.Service
@@ -79,15 +83,16 @@ type App struct {
 	// Transfer imports and exports contacts; imports run as jobs.
 	Transfer *transfer.Service
 
-	// AccountMail sends invitations, reset links and password notices.
-	AccountMail *accountmail.Worker
+	// draining is set once a stop signal arrived: /readyz answers 503.
+	draining atomic.Bool
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
 type Options struct {
 	Now func() time.Time
-	// WithoutPeriodicJobs leaves the scheduler's ticks and the hourly
-	// prune out; tests run that work when they mean to.
+	// WithoutPeriodicJobs leaves every periodic job out (the scheduler's
+	// ticks, the prune, the sweep, the account email requeue); tests run
+	// that work when they mean to.
 	WithoutPeriodicJobs bool
 }
 
@@ -99,7 +104,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		now = time.Now
 	}
 	if cfg.AutoMigrate {
-		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
+		applied, err := postgres.Migrate(ctx, cfg.DatabaseDirectURL)
 		if err != nil {
 			return nil, err
 		}
@@ -107,38 +112,44 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 			log.Info("applied migrations", "files", applied)
 		}
 	}
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	pool, direct, err := connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
-	a := &App{Config: cfg, Log: log, Pool: pool}
+	a := &App{Config: cfg, Log: log, Pool: pool, Direct: direct}
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
 	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure)
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
 		Workers: cfg.WebhookWorkers, Poll: cfg.WebhookPoll, AllowInsecure: cfg.WebhookAllowInsecure, Now: now, Log: log, Observer: a.Metrics,
+		Listen: direct.Config().ConnConfig,
 	})
 	a.Workers = append(a.Workers, a.WebhookEngine)
 	// Events committed by this instance's services wake its dispatcher.
 	a.Outbox = events.NewOutbox(a.WebhookEngine.Wake)
-	a.AccountMail = accountmail.NewWorker(pool, accountmail.WorkerConfig{
-		Sender: accountmail.Sender{
-			Client: mailer.NewSender(cfg.MailerBaseURL, nil), APIKey: cfg.SystemMailerAPIKey,
-			FromEmail: cfg.SystemSenderEmail, FromName: cfg.SystemSenderName,
-		},
-		Now: now, Log: log,
+	// The job queue comes first: the services enqueue on its client, and
+	// their workers, which need the services, are added to it afterwards
+	// (wireJobs).
+	a.Jobs, err = jobs.New(pool, jobs.Config{
+		RescueAfter: cfg.JobRescueAfter, WithoutPeriodic: opts.WithoutPeriodicJobs, Log: log,
+		PollOnly: cfg.DatabasePoolMode == postgres.PoolTransaction,
 	})
-	a.Workers = append(a.Workers, a.AccountMail, accounts.NewSweeper(pool, now, log))
-	mail := accountmail.NewComposer(cfg.PublicBaseURL, a.AccountMail.Wake)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Workers = append(a.Workers, a.Jobs)
+	queue := a.Jobs.Client()
+	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
-	a.Billing = newBilling(cfg, pool, a.Accounts, a.Books, now, log)
-	a.Delivery = delivery.NewService(pool, a.Books, now)
-	a.Suppressions = suppression.NewService(pool, a.Books, suppression.New(now))
-	if err := a.wireJobs(now, opts); err != nil {
-		pool.Close()
+	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(pool, now)
+	a.Suppressions = suppression.NewService(pool, suppression.New(now))
+	if err := a.wireJobs(now); err != nil {
+		a.Close()
 		return nil, err
 	}
 	a.Handler = httpapi.New(httpapi.Deps{
@@ -147,7 +158,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: a.Accounts,
 		Books:    a.Books,
 		Contacts: a.Contacts,
-		Ready:    pool.Ping,
+		Ready:    a.ready,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),
 		Webhooks: a.Webhooks,
@@ -168,8 +179,13 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	return a, nil
 }
 
-// Close releases the pool.
-func (a *App) Close() { a.Pool.Close() }
+// Close releases the pools.
+func (a *App) Close() {
+	a.Pool.Close()
+	if a.Direct != a.Pool {
+		a.Direct.Close()
+	}
+}
 
 // shutdownGrace bounds how long in-flight requests and webhook attempts
 // may take to finish after a stop signal.
@@ -231,6 +247,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, side ...SideListener) 
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():
+		a.drain()
 		a.Log.Info("shutting down")
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

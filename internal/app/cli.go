@@ -26,6 +26,8 @@ commands:
   migrate                                 apply pending database migrations and exit
   addon set --team ID --status STATUS     set a team's Campaigns add-on
                                           (none, trial, active, canceled)
+  images import [--dir DIR]               copy campaign images kept as files
+                                          under IMAGES_DIR into the database
   help                                    print this text
 
 "contactbook COMMAND --help" describes a command. Settings come from
@@ -58,6 +60,8 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		run, err = migrateCommand(ctx, args, stdout)
 	case cmd == "addon":
 		run, err = addonCommand(ctx, args, stdout)
+	case cmd == "images":
+		run, err = imagesCommand(ctx, args, stdout)
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
@@ -103,6 +107,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
+	if _, err := importImageFiles(ctx, a.Pool, cfg.ImagesDir, log); err != nil {
+		return err
+	}
 	// The side listeners (metrics, profiles) are bound before the public
 	// one, so a bad address stops the start-up instead of a feature.
 	var side []SideListener
@@ -162,7 +169,7 @@ func migrateCommand(ctx context.Context, args []string, stdout io.Writer) (runFu
 		return nil, err
 	}
 	return func(cfg config.Config, _ *slog.Logger) error {
-		applied, err := postgres.Migrate(ctx, cfg.DatabaseURL)
+		applied, err := postgres.Migrate(ctx, cfg.DatabaseDirectURL)
 		if err != nil {
 			return err
 		}

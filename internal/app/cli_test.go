@@ -33,6 +33,7 @@ func TestHelp(t *testing.T) {
 		{"serve", "--help"}, {"serve", "-h"},
 		{"migrate", "--help"},
 		{"addon", "--help"}, {"addon", "set", "--help"}, {"addon", "set", "-h"},
+		{"images", "--help"}, {"images", "import", "--help"},
 	} {
 		stdout, stderr, err := run(t, context.Background(), broken, args...)
 		if err != nil || !strings.HasPrefix(stdout, "usage: contactbook") || stderr != "" {
@@ -62,6 +63,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"addon"}, "subcommand is missing"},
 		{[]string{"addon", "get"}, `unexpected argument "get"`},
 		{[]string{"addon", "set", "--team", "acme", "--status", "active"}, "--team must be a team id"},
+		{[]string{"images"}, "subcommand is missing"},
+		{[]string{"images", "import", "now"}, `unexpected argument "now"`},
 	} {
 		_, _, err := run(t, context.Background(), nil, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "usage: contactbook") {

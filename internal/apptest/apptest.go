@@ -78,11 +78,13 @@ type Options struct {
 	// fresh one.
 	DatabaseURL string
 	// PeriodicJobs enqueues the periodic jobs (the campaign scheduler on
-	// CAMPAIGN_SCHEDULE, the hourly prune) as in production; without it
-	// tests run that work when they mean to.
+	// CAMPAIGN_SCHEDULE, the hourly prune, the sweep, the account email
+	// requeue) as in production; without it tests run that work when they
+	// mean to.
 	PeriodicJobs bool
 	// WithoutJobs works no jobs: requests queue them, as on an instance
-	// that has stopped before working them.
+	// that has stopped before working them. Account emails are jobs too:
+	// none is sent.
 	WithoutJobs bool
 }
 
@@ -134,12 +136,11 @@ func New(t testing.TB, opts ...Options) *Env {
 		handler = validating(t, handler)
 	}
 	srv := httptest.NewServer(handler)
-	// The account email worker runs as in production: it sends (or, with
-	// no SYSTEM_MAILER_API_KEY, logs) what the requests queue. The job
-	// queue works the campaign runs that requests ask for.
+	// The job queue runs as in production: it works the campaign runs and
+	// imports that requests ask for and sends (or, with no
+	// SYSTEM_MAILER_API_KEY, logs) the account emails they queue.
 	workCtx, stopWork := context.WithCancel(context.Background())
 	var workers sync.WaitGroup
-	workers.Go(func() { _ = a.AccountMail.Run(workCtx) })
 	if !o.WithoutJobs {
 		workers.Go(func() { _ = a.Jobs.Run(workCtx) })
 	}

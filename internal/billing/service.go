@@ -32,11 +32,6 @@ type Teams interface {
 	RequestTeam(ctx context.Context, actor *auth.Actor, given uuid.UUID) (uuid.UUID, error)
 }
 
-// Books is what billing needs from books: the book a checkout names.
-type Books interface {
-	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
-}
-
 // Config is billing's part of the service configuration.
 type Config struct {
 	// SecretKey is the provider's secret API key; empty turns checkout off.
@@ -58,7 +53,6 @@ type Config struct {
 type Service struct {
 	db            postgres.Pool
 	teams         Teams
-	books         Books
 	api           *client.API // nil when checkout is off
 	prices        map[string]string
 	publicBaseURL string
@@ -70,12 +64,12 @@ type Service struct {
 
 // NewService wires the service. Without a secret key checkout answers
 // SERVICE_UNAVAILABLE; without a webhook secret so does the webhook.
-func NewService(db postgres.Pool, teams Teams, bks Books, cfg Config, now func() time.Time, log *slog.Logger) *Service {
+func NewService(db postgres.Pool, teams Teams, cfg Config, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
 	s := &Service{
-		db: db, teams: teams, books: bks, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
+		db: db, teams: teams, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
 		publicBaseURL: strings.TrimRight(cfg.PublicBaseURL, "/"), now: now, log: log,
 	}
 	if cfg.SecretKey != "" {
@@ -84,18 +78,14 @@ func NewService(db postgres.Pool, teams Teams, bks Books, cfg Config, now func()
 	return s
 }
 
-// CheckoutTeam picks the team a checkout bills: the team of bookID's book
-// when the request names one (the actor must belong to it: FORBIDDEN
-// outside the team), else the request's team (accounts' rule). The admin
-// rule is CreateCheckout's.
-func (s *Service) CheckoutTeam(ctx context.Context, actor *auth.Actor, bookID *uuid.UUID, given uuid.UUID) (uuid.UUID, error) {
-	if bookID == nil {
-		return s.teams.RequestTeam(ctx, actor, given)
+// CheckoutTeam picks the team a checkout bills: the team of the scope's
+// book when the request names one (its membership already proven), else
+// the request's team (accounts' rule). The admin rule is CreateCheckout's.
+func (s *Service) CheckoutTeam(ctx context.Context, sc books.Scope, given uuid.UUID) (uuid.UUID, error) {
+	if !sc.InBook() {
+		return s.teams.RequestTeam(ctx, sc.Actor, given)
 	}
-	b, err := s.books.Access(ctx, actor, *bookID, auth.RoleViewer)
-	if err != nil {
-		return uuid.Nil, err
-	}
+	b := sc.Book
 	if given != uuid.Nil && given != b.TeamID {
 		return uuid.Nil, apperr.Invalidf("team_id and the book in X-Book-ID belong to different teams; send only one of them.")
 	}

@@ -34,29 +34,6 @@ func NewService(db postgres.Pool, outbox *events.Outbox, now func() time.Time) *
 // does not own (or no book at all: the two are not told apart).
 var ErrBookForbidden = apperr.Forbiddenf("The book in X-Book-ID does not belong to your team.")
 
-// Access loads the book named by X-Book-ID and checks the actor holds at
-// least min in its team. The book's ContactCount is not loaded.
-func (s *Service) Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (Book, error) {
-	b, err := s.st.book(ctx, s.db, bookID, false)
-	if apperr.Is(err, apperr.NotFound) {
-		return Book{}, ErrBookForbidden
-	}
-	if err != nil {
-		return Book{}, err
-	}
-	return b, actor.Require(ctx, b.TeamID, min, ErrBookForbidden)
-}
-
-// byID loads a book addressed by id (its contact count when withCount):
-// NOT_FOUND outside the actor's team.
-func (s *Service) byID(ctx context.Context, actor *auth.Actor, id uuid.UUID, min auth.Role, withCount bool) (Book, error) {
-	b, err := s.st.book(ctx, s.db, id, withCount)
-	if err != nil {
-		return Book{}, err
-	}
-	return b, actor.Require(ctx, b.TeamID, min, errBookNotFound)
-}
-
 // List returns the team's books.
 func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Book, error) {
 	if err := actor.Require(ctx, teamID, auth.RoleViewer, apperr.NotFoundf("No team with this id.")); err != nil {
@@ -66,14 +43,17 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 }
 
 // ContactCount is the number of contacts in a book the caller has
-// already been given access to (Access).
+// already been given access to (Resolve).
 func (s *Service) ContactCount(ctx context.Context, bookID uuid.UUID) (int64, error) {
 	return s.st.contactCount(ctx, s.db, bookID)
 }
 
-// Get returns a book of the actor's team.
-func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Book, error) {
-	return s.byID(ctx, actor, id, auth.RoleViewer, true)
+// Get returns the scope's book with its contact count.
+func (s *Service) Get(ctx context.Context, sc Scope) (Book, error) {
+	b := sc.Book
+	n, err := s.ContactCount(ctx, b.ID)
+	b.ContactCount = n
+	return b, err
 }
 
 // Create adds a book to a team (member); emits book.created.
@@ -120,11 +100,11 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 
 // Update changes a book (member). The slug stays as created so links
 // that use it keep working after a rename.
-func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p Patch) (Book, error) {
-	b, err := s.byID(ctx, actor, id, auth.RoleMember, false)
-	if err != nil {
+func (s *Service) Update(ctx context.Context, sc Scope, p Patch) (Book, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Book{}, err
 	}
+	b := sc.Book
 	if !p.Name.Set && !p.Color.Set && !p.Icon.Set && !p.EnforceUniqueEmails.Set {
 		return Book{}, apperr.Invalidf("Send at least one of name, color, icon, enforce_unique_emails.")
 	}
@@ -143,11 +123,11 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 }
 
 // Delete removes a book and everything in it (admin); emits book.deleted.
-func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
-	b, err := s.byID(ctx, actor, id, auth.RoleAdmin, false)
-	if err != nil {
+func (s *Service) Delete(ctx context.Context, sc Scope) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
+	b := sc.Book
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
 			return err
@@ -159,19 +139,19 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 }
 
 // Labels lists a book's labels in their order.
-func (s *Service) Labels(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer, false); err != nil {
+func (s *Service) Labels(ctx context.Context, sc Scope) ([]Label, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.labels(ctx, s.db, bookID)
+	return s.st.labels(ctx, s.db, sc.Book.ID)
 }
 
 // CreateLabel appends a label to the book (member).
-func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in LabelInput) (Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
+func (s *Service) CreateLabel(ctx context.Context, sc Scope, in LabelInput) (Label, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
-	l := Label{BookID: bookID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor}
+	l := Label{BookID: sc.Book.ID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor}
 	if in.Color != nil {
 		l.Color = *in.Color
 	}
@@ -188,8 +168,8 @@ func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, bookID uui
 }
 
 // UpdateLabel changes a label (member).
-func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID, p LabelPatch) (Label, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
+func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, p LabelPatch) (Label, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
 	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set {
@@ -198,7 +178,7 @@ func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, la
 	if p.Name.Null || p.Color.Null || p.SortOrder.Null {
 		return Label{}, apperr.Invalidf("Label fields cannot be null.")
 	}
-	l, err := s.st.label(ctx, s.db, bookID, labelID)
+	l, err := s.st.label(ctx, s.db, sc.Book.ID, labelID)
 	if err != nil {
 		return Label{}, err
 	}
@@ -213,19 +193,19 @@ func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, bookID, la
 }
 
 // DeleteLabel removes a label from the book and its contacts (member).
-func (s *Service) DeleteLabel(ctx context.Context, actor *auth.Actor, bookID, labelID uuid.UUID) error {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
+func (s *Service) DeleteLabel(ctx context.Context, sc Scope, labelID uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.deleteLabel(ctx, s.db, bookID, labelID)
+	return s.st.deleteLabel(ctx, s.db, sc.Book.ID, labelID)
 }
 
 // Fields lists a book's custom field definitions.
-func (s *Service) Fields(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Field, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleViewer, false); err != nil {
+func (s *Service) Fields(ctx context.Context, sc Scope) ([]Field, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.fields(ctx, s.db, bookID)
+	return s.st.fields(ctx, s.db, sc.Book.ID)
 }
 
 // FieldInput is a new custom field definition.
@@ -236,11 +216,11 @@ type FieldInput struct {
 }
 
 // CreateField defines a custom field in the book (member).
-func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in FieldInput) (Field, error) {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
+func (s *Service) CreateField(ctx context.Context, sc Scope, in FieldInput) (Field, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Field{}, err
 	}
-	f := Field{BookID: bookID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
+	f := Field{BookID: sc.Book.ID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
 	if err := validate.Struct(f); err != nil {
 		return Field{}, err
 	}
@@ -248,9 +228,9 @@ func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, bookID uui
 }
 
 // DeleteField removes a definition and every contact's value of it (member).
-func (s *Service) DeleteField(ctx context.Context, actor *auth.Actor, bookID, fieldID uuid.UUID) error {
-	if _, err := s.byID(ctx, actor, bookID, auth.RoleMember, false); err != nil {
+func (s *Service) DeleteField(ctx context.Context, sc Scope, fieldID uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.deleteField(ctx, s.db, bookID, fieldID)
+	return s.st.deleteField(ctx, s.db, sc.Book.ID, fieldID)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -99,6 +100,10 @@ func TestSendTestRequestGone(t *testing.T) {
 	tm.ob.NewContact("Ann", "ann@example.com")
 	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
 	book, tpl := uuid.MustParse(tm.book), uuid.MustParse(tm.tpl)
+	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name      string
@@ -120,7 +125,7 @@ func TestSendTestRequestGone(t *testing.T) {
 			sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
 			svc := serviceOn(env, db, sender)
 
-			err := svc.SendTest(reqCtx, actor, book, tpl, campaigns.SendTestInput{Email: "me@example.com"})
+			err := svc.SendTest(reqCtx, sc, tpl, campaigns.SendTestInput{Email: "me@example.com"})
 			if tc.goneAfter != "" && !gone.fired.Load() {
 				t.Fatal("the merge data query was not seen: the test no longer ends the request where it means to")
 			}

@@ -44,26 +44,28 @@ func (ScheduleArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
-// AddWorkers registers the runner's workers.
-func AddWorkers(w *river.Workers, rn *Runner) error {
-	if err := river.AddWorkerSafely(w, &runWorker{rn: rn}); err != nil {
-		return err
-	}
-	return river.AddWorkerSafely(w, &scheduleWorker{rn: rn})
-}
-
-// Schedule is the periodic job of the scheduler: a tick at every time of
-// spec, a standard cron expression (UTC) or a descriptor such as
+// Jobs registers the runner's workers (requested runs and scheduler
+// ticks) and returns the scheduler's periodic job: a tick at every time of
+// Deps.Schedule, a standard cron expression (UTC) or a descriptor such as
 // "@every 1m" (CAMPAIGN_SCHEDULE). Only the elected leader among the
 // instances enqueues the ticks.
-func Schedule(spec string) (*river.PeriodicJob, error) {
-	sched, err := cronSchedule(spec)
+func (rn *Runner) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
+	if err := river.AddWorkerSafely(w, &runWorker{rn: rn}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(w, &scheduleWorker{rn: rn}); err != nil {
+		return nil, err
+	}
+	if rn.schedule == "" {
+		return nil, nil
+	}
+	sched, err := cronSchedule(rn.schedule)
 	if err != nil {
 		return nil, err
 	}
-	return river.NewPeriodicJob(sched,
+	return []*river.PeriodicJob{river.NewPeriodicJob(sched,
 		func() (river.JobArgs, *river.InsertOpts) { return ScheduleArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "campaign_schedule"}), nil
+		&river.PeriodicJobOpts{ID: "campaign_schedule"})}, nil
 }
 
 // cronSchedule reads spec as the scheduler always has: robfig/cron's
@@ -151,22 +153,4 @@ func (w *scheduleWorker) Timeout(*river.Job[ScheduleArgs]) time.Duration { retur
 
 func (w *scheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleArgs]) error {
 	return w.rn.ProcessDue(ctx)
-}
-
-// Runs queues the runs that requests ask for (the service's RunQueue).
-type Runs struct {
-	client *river.Client[pgx.Tx]
-}
-
-// NewRuns returns the queue of runs on client.
-func NewRuns(client *river.Client[pgx.Tx]) Runs { return Runs{client: client} }
-
-// Enqueue queues a run of the campaign; queued is false when one is
-// already queued or running.
-func (r Runs) Enqueue(ctx context.Context, campaignID uuid.UUID) (bool, error) {
-	res, err := r.client.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
-	if err != nil {
-		return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
-	}
-	return !res.UniqueSkippedAsDuplicate, nil
 }

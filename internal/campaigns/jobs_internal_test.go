@@ -40,7 +40,7 @@ func TestScheduleMapsCampaignSchedule(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "not a schedule", "* * * * * *", "61 * * * *"} {
-		if _, err := Schedule(bad); err == nil {
+		if _, err := cronSchedule(bad); err == nil {
 			t.Errorf("%q must be refused", bad)
 		}
 	}

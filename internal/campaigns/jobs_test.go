@@ -15,21 +15,25 @@ import (
 	"github.com/riverqueue/river/rivertest"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
-// insertOnly is a job queue client of another instance that only
-// enqueues (it works nothing).
-func insertOnly(t *testing.T, env *apptest.Env) campaigns.Runs {
+// insertOnly is the campaigns request service of another instance whose
+// job queue client only enqueues (it works nothing).
+func insertOnly(t *testing.T, env *apptest.Env) *campaigns.Service {
 	t.Helper()
 	client, err := river.NewClient(riverpgxv5.New(env.App.Pool), &river.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return campaigns.NewRuns(client)
+	d := deps(env, env.App.Pool, nil, campaigns.ProcessingOptions{})
+	d.Queue = client
+	return campaigns.NewService(d)
 }
 
 // A run asked for through the API is a campaign_run job for the campaign,
@@ -59,13 +63,14 @@ func TestRunUniqueAcrossInstances(t *testing.T) {
 	env := apptest.New(t)
 	tm := newTeam(t, env, "unique", "SG.unique")
 	cid := uuid.MustParse(tm.campaign(t, "c", 1))
-	instances := []campaigns.Runs{insertOnly(t, env), insertOnly(t, env)}
+	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
+	instances := []*campaigns.Service{insertOnly(t, env), insertOnly(t, env)}
 	var mu sync.Mutex
 	queued := 0
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
-			ok, err := instances[i%2].Enqueue(context.Background(), cid)
+			ok, err := instances[i%2].Run(context.Background(), books.Scope{Actor: actor}, cid)
 			if err != nil {
 				t.Error(err)
 			}
@@ -134,13 +139,12 @@ func TestRunWorksInTurns(t *testing.T) {
 				tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
 			}
 
-			workers := river.NewWorkers()
 			rn := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnParticipants: 2})
-			if err := campaigns.AddWorkers(workers, rn); err != nil {
+			q, err := jobs.New(env.App.Pool, jobs.Config{MaxWorkers: 1})
+			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := jobs.New(env.App.Pool, jobs.Config{Workers: workers, MaxWorkers: 1})
-			if err != nil {
+			if err := q.Add(rn); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())

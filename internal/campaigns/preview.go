@@ -8,6 +8,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailmerge"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -31,8 +32,8 @@ type Preview struct {
 }
 
 // Preview renders in for a contact of the book (viewer).
-func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in PreviewInput) (Preview, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) Preview(ctx context.Context, sc books.Scope, in PreviewInput) (Preview, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return Preview{}, err
 	}
 	if err := validate.Struct(in); err != nil {
@@ -46,18 +47,18 @@ func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UU
 		}
 		id = &u
 	}
-	book, err := s.st.mergeBook(ctx, s.db, bookID)
+	book, err := s.st.mergeBook(ctx, s.db, sc.Book.ID)
 	if err != nil {
 		return Preview{}, err
 	}
-	v, used, err := s.contactValues(ctx, bookID, id, book.name)
+	v, used, err := s.contactValues(ctx, sc.Book.ID, id, book.name)
 	if err != nil {
 		return Preview{}, err
 	}
 	if id != nil && used == uuid.Nil {
 		return Preview{}, apperr.NotFoundf("No contact with this id in the book.")
 	}
-	settings, _, err := s.loadSettings(ctx, s.db, bookID)
+	settings, _, err := s.loadSettings(ctx, s.db, sc.Book.ID)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -77,11 +78,11 @@ type MergeField = mailmerge.Field
 // MergeFields lists what a template of the book can merge (viewer): the
 // built-in fields, unsubscribe_url, and the book's custom fields as
 // custom.<key>. A field may carry a fallback: {{first_name | default: "there"}}.
-func (s *Service) MergeFields(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]MergeField, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) MergeFields(ctx context.Context, sc books.Scope) ([]MergeField, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	custom, err := s.st.customFields(ctx, s.db, bookID)
+	custom, err := s.st.customFields(ctx, s.db, sc.Book.ID)
 	if err != nil {
 		return nil, err
 	}

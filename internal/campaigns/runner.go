@@ -19,6 +19,7 @@ type Runner struct {
 	shared
 	opts     ProcessingOptions
 	observer Observer
+	schedule string // cron spec of the scheduler's ticks
 
 	mu sync.Mutex
 	// running holds the campaigns this runner is processing.
@@ -36,7 +37,7 @@ func NewRunner(d Deps) *Runner {
 	if d.Observer == nil {
 		d.Observer = noObserver{}
 	}
-	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer, running: map[uuid.UUID]bool{}}
+	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer, schedule: d.Schedule, running: map[uuid.UUID]bool{}}
 	rn.served.at = map[uuid.UUID]uint64{}
 	return rn
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
 )
@@ -28,31 +29,31 @@ type SendTestInput struct {
 // mailmerge.PlaceholderURL, so the author sees where they land. The
 // unsubscribe link of a test email leads to the invalid-link page: no
 // token is issued for it.
-func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, bookID, templateID uuid.UUID, in SendTestInput) error {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) SendTest(ctx context.Context, sc books.Scope, templateID uuid.UUID, in SendTestInput) error {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return err
 	}
 	to := strings.TrimSpace(in.Email)
 	if err := validateEmail("email", to); err != nil {
 		return err
 	}
-	t, err := s.st.template(ctx, s.db, bookID, templateID)
+	t, err := s.st.template(ctx, s.db, sc.Book.ID, templateID)
 	if err != nil {
 		return err
 	}
-	settings, ok, err := s.loadSettings(ctx, s.db, bookID)
+	settings, ok, err := s.loadSettings(ctx, s.db, sc.Book.ID)
 	if err != nil {
 		return err
 	}
 	if !ok || settings.apiKey == "" || settings.SenderEmail == "" {
 		return apperr.Invalidf("Email settings are not configured for this book: save a sender email and a mailer API key in the campaign settings first.")
 	}
-	book, err := s.st.mergeBook(ctx, s.db, bookID)
+	book, err := s.st.mergeBook(ctx, s.db, sc.Book.ID)
 	if err != nil {
 		return err
 	}
 	tpl := mailmerge.Compile(t.Subject, t.BodyHTML, book.customKeys)
-	v, err := s.firstContactValues(ctx, bookID, book.name)
+	v, err := s.firstContactValues(ctx, sc.Book.ID, book.name)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -23,16 +25,10 @@ type AddonSource interface {
 	Addon(ctx context.Context, teamID uuid.UUID) (accounts.Addon, error)
 }
 
-// BookAccess resolves an X-Book-ID for an actor (books.Service).
-type BookAccess interface {
-	Access(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error)
-}
-
 // Deps are what the request service and the runner are built from.
 type Deps struct {
 	DB       postgres.Pool
 	Accounts AddonSource
-	Books    BookAccess
 	Sender   mailer.Sender
 	// Now is the clock of every rule that depends on time; nil means time.Now.
 	Now func() time.Time
@@ -41,20 +37,21 @@ type Deps struct {
 	SettingsKey []byte
 	// PublicBaseURL is the absolute base of unsubscribe links and image URLs.
 	PublicBaseURL string
-	// ImagesDir is where uploaded campaign images are stored.
-	ImagesDir string
 	// Processing tunes the runner; zero values take the defaults.
 	Processing ProcessingOptions
 	// Observer hears about processing passes (metrics); optional.
 	Observer Observer
-	// Runs takes the service's requests to run a campaign (the runner).
-	Runs RunQueue
+	// Queue takes the runs that requests ask for (RunArgs jobs, worked by
+	// the Runner).
+	Queue Queue
+	// Schedule is the scheduler's cron spec (CAMPAIGN_SCHEDULE): the
+	// Runner's periodic job. "" leaves the scheduler out.
+	Schedule string
 }
 
-// RunQueue takes a request to process a campaign in the background;
-// queued is false when a run of the campaign is already queued or running.
-type RunQueue interface {
-	Enqueue(ctx context.Context, campaignID uuid.UUID) (queued bool, err error)
+// Queue enqueues a job on its own (the River client, jobs.Client).
+type Queue interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Observer hears about processing: each pass by trigger ("schedule" or
@@ -102,17 +99,14 @@ func newShared(d Deps) shared {
 // unsubscribe page. Background processing is the Runner's.
 type Service struct {
 	shared
-	books      BookAccess
-	images     ImageStore
-	runs       RunQueue
+	queue      Queue
 	suppressor suppression.Suppressor
 }
 
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, books: d.Books, runs: d.Runs, suppressor: suppression.New(sh.now),
-		images: ImageStore{dir: d.ImagesDir, baseURL: sh.links.base}}
+	return &Service{shared: sh, queue: d.Queue, suppressor: suppression.New(sh.now)}
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.
@@ -139,22 +133,20 @@ func (s *Service) requireAddon(ctx context.Context, teamID uuid.UUID) error {
 	return nil
 }
 
-// bookFor resolves an X-Book-ID: the caller must be in the book's team,
-// the team must have the add-on, and the caller must hold min. The add-on
-// is checked before the role so a team member learns first what the whole
-// team lacks.
-func (s *Service) bookFor(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, min auth.Role) (books.Book, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
-		return books.Book{}, err
+// bookFor checks the scope's book for a campaign request: the team must
+// have the add-on, and the caller must hold min. Membership was proven
+// when the book was resolved; the add-on is checked before the role so a
+// team member learns first what the whole team lacks.
+func (s *Service) bookFor(ctx context.Context, sc books.Scope, min auth.Role) error {
+	// Viewer is what resolving the book proved: this only refuses a scope
+	// without a book, and costs no query.
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
+		return err
 	}
-	if err := s.requireAddon(ctx, b.TeamID); err != nil {
-		return books.Book{}, err
+	if err := s.requireAddon(ctx, sc.Book.TeamID); err != nil {
+		return err
 	}
-	if err := actor.Require(ctx, b.TeamID, min, books.ErrBookForbidden); err != nil {
-		return books.Book{}, err
-	}
-	return b, nil
+	return sc.Require(ctx, min)
 }
 
 // scoped is a resource addressed by id with the team that owns it.
@@ -164,17 +156,17 @@ type scoped struct {
 }
 
 // campaignFor loads a campaign addressed by id: NOT_FOUND outside the
-// caller's team or outside bookHint (X-Book-ID, when sent), then the
-// add-on, then the role.
-func (s *Service) campaignFor(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, min auth.Role) (scoped, error) {
+// caller's team or outside the scope's book (when the request names one),
+// then the add-on, then the role.
+func (s *Service) campaignFor(ctx context.Context, sc books.Scope, id uuid.UUID, min auth.Role) (scoped, error) {
 	c, teamID, err := s.st.campaignRef(ctx, s.db, id)
 	if err != nil {
 		return scoped{}, err
 	}
-	if bookHint != nil && *bookHint != c.BookID {
+	if sc.InBook() && sc.Book.ID != c.BookID {
 		return scoped{}, errCampaignNotFound
 	}
-	if err := s.authorize(ctx, actor, teamID, min, errCampaignNotFound); err != nil {
+	if err := s.authorize(ctx, sc.Actor, teamID, min, errCampaignNotFound); err != nil {
 		return scoped{}, err
 	}
 	return scoped{campaign: c, teamID: teamID}, nil
@@ -194,48 +186,52 @@ func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.
 // Run asks for an active campaign to be processed in the background
 // (member, paid add-on). started is false when a run of the campaign is
 // already queued or running: nothing new is started.
-func (s *Service) Run(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID) (started bool, err error) {
-	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+func (s *Service) Run(ctx context.Context, sc books.Scope, campaignID uuid.UUID) (started bool, err error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return false, err
 	}
-	addon, err := s.accounts.Addon(ctx, sc.teamID)
+	addon, err := s.accounts.Addon(ctx, ref.teamID)
 	if err != nil {
 		return false, err
 	}
 	if !addon.Paid() {
 		return false, errPaidRequired
 	}
-	if sc.campaign.Status != StatusActive {
-		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", sc.campaign.Status)
+	if ref.campaign.Status != StatusActive {
+		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", ref.campaign.Status)
 	}
-	return s.runs.Enqueue(ctx, campaignID)
+	res, err := s.queue.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
+	if err != nil {
+		return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
+	}
+	return !res.UniqueSkippedAsDuplicate, nil
 }
 
 // --- templates ---
 
 // Templates lists the book's templates sorted by name.
-func (s *Service) Templates(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Template, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) Templates(ctx context.Context, sc books.Scope) ([]Template, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.templates(ctx, s.db, bookID)
+	return s.st.templates(ctx, s.db, sc.Book.ID)
 }
 
 // Template returns one template of the book.
-func (s *Service) Template(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Template, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) Template(ctx context.Context, sc books.Scope, id uuid.UUID) (Template, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return Template{}, err
 	}
-	return s.st.template(ctx, s.db, bookID, id)
+	return s.st.template(ctx, s.db, sc.Book.ID, id)
 }
 
 // CreateTemplate adds a template to the book (member).
-func (s *Service) CreateTemplate(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in TemplateInput) (Template, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) CreateTemplate(ctx context.Context, sc books.Scope, in TemplateInput) (Template, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Template{}, err
 	}
-	t := Template{BookID: bookID, Name: in.Name, Subject: in.Subject, BodyHTML: in.BodyHTML, CreatedBy: actor.CreatedBy()}
+	t := Template{BookID: sc.Book.ID, Name: in.Name, Subject: in.Subject, BodyHTML: in.BodyHTML, CreatedBy: sc.Actor.CreatedBy()}
 	if err := normalizeTemplate(&t); err != nil {
 		return Template{}, err
 	}
@@ -243,8 +239,8 @@ func (s *Service) CreateTemplate(ctx context.Context, actor *auth.Actor, bookID 
 }
 
 // UpdateTemplate changes a template (member).
-func (s *Service) UpdateTemplate(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID, p TemplatePatch) (Template, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) UpdateTemplate(ctx context.Context, sc books.Scope, id uuid.UUID, p TemplatePatch) (Template, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Template{}, err
 	}
 	if !p.Name.Set && !p.Subject.Set && !p.BodyHTML.Set {
@@ -253,7 +249,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor *auth.Actor, bookID,
 	if p.Name.Null || p.Subject.Null || p.BodyHTML.Null {
 		return Template{}, apperr.Invalidf("Template fields cannot be null; send an empty string to clear subject or body_html.")
 	}
-	t, err := s.st.template(ctx, s.db, bookID, id)
+	t, err := s.st.template(ctx, s.db, sc.Book.ID, id)
 	if err != nil {
 		return Template{}, err
 	}
@@ -268,26 +264,26 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor *auth.Actor, bookID,
 
 // DeleteTemplate removes a template (member). Email steps that used it stay
 // and record "email template was deleted" until they are given another.
-func (s *Service) DeleteTemplate(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) error {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) DeleteTemplate(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.deleteTemplate(ctx, s.db, bookID, id)
+	return s.st.deleteTemplate(ctx, s.db, sc.Book.ID, id)
 }
 
 // --- campaigns ---
 
 // Campaigns lists the book's campaigns with their counts, newest first.
-func (s *Service) Campaigns(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]CampaignListItem, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) Campaigns(ctx context.Context, sc books.Scope) ([]CampaignListItem, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.campaigns(ctx, s.db, bookID)
+	return s.st.campaigns(ctx, s.db, sc.Book.ID)
 }
 
 // Campaign returns a campaign with its steps in order.
-func (s *Service) Campaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) (CampaignDetail, error) {
-	sc, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleViewer)
+func (s *Service) Campaign(ctx context.Context, sc books.Scope, id uuid.UUID) (CampaignDetail, error) {
+	ref, err := s.campaignFor(ctx, sc, id, auth.RoleViewer)
 	if err != nil {
 		return CampaignDetail{}, err
 	}
@@ -298,15 +294,15 @@ func (s *Service) Campaign(ctx context.Context, actor *auth.Actor, id uuid.UUID,
 	if steps == nil {
 		steps = []Step{}
 	}
-	return CampaignDetail{Campaign: sc.campaign, Steps: steps}, nil
+	return CampaignDetail{Campaign: ref.campaign, Steps: steps}, nil
 }
 
 // CreateCampaign adds a draft campaign to the book (member).
-func (s *Service) CreateCampaign(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CampaignInput) (Campaign, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) CreateCampaign(ctx context.Context, sc books.Scope, in CampaignInput) (Campaign, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Campaign{}, err
 	}
-	c := Campaign{BookID: bookID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: actor.CreatedBy()}
+	c := Campaign{BookID: sc.Book.ID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: sc.Actor.CreatedBy()}
 	if err := normalizeCampaign(&c); err != nil {
 		return Campaign{}, err
 	}
@@ -315,8 +311,8 @@ func (s *Service) CreateCampaign(ctx context.Context, actor *auth.Actor, bookID 
 
 // UpdateCampaign changes name, description or status (member). Any status
 // may follow any status.
-func (s *Service) UpdateCampaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID, p CampaignPatch) (Campaign, error) {
-	sc, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleMember)
+func (s *Service) UpdateCampaign(ctx context.Context, sc books.Scope, id uuid.UUID, p CampaignPatch) (Campaign, error) {
+	ref, err := s.campaignFor(ctx, sc, id, auth.RoleMember)
 	if err != nil {
 		return Campaign{}, err
 	}
@@ -326,7 +322,7 @@ func (s *Service) UpdateCampaign(ctx context.Context, actor *auth.Actor, id uuid
 	if p.Name.Null || p.Description.Null || p.Status.Null {
 		return Campaign{}, apperr.Invalidf("Campaign fields cannot be null.")
 	}
-	c := sc.campaign
+	c := ref.campaign
 	p.Name.ApplyTo(&c.Name)
 	p.Description.ApplyTo(&c.Description)
 	p.Status.ApplyTo(&c.Status)
@@ -338,8 +334,8 @@ func (s *Service) UpdateCampaign(ctx context.Context, actor *auth.Actor, id uuid
 
 // DeleteCampaign removes a campaign with its steps, participants and
 // completion records (member).
-func (s *Service) DeleteCampaign(ctx context.Context, actor *auth.Actor, id uuid.UUID, bookHint *uuid.UUID) error {
-	if _, err := s.campaignFor(ctx, actor, id, bookHint, auth.RoleMember); err != nil {
+func (s *Service) DeleteCampaign(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, sc, id, auth.RoleMember); err != nil {
 		return err
 	}
 	return s.st.deleteCampaign(ctx, s.db, id)
@@ -372,8 +368,8 @@ func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid
 }
 
 // CreateStep appends a step to the campaign (member).
-func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in StepInput) (Step, error) {
-	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+func (s *Service) CreateStep(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in StepInput) (Step, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return Step{}, err
 	}
@@ -383,7 +379,7 @@ func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID 
 	}
 	var out Step
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
+		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
 			return err
 		}
 		if out, err = s.st.insertStep(ctx, tx, st, s.now()); err != nil {
@@ -396,8 +392,8 @@ func (s *Service) CreateStep(ctx context.Context, actor *auth.Actor, campaignID 
 
 // UpdateStep changes the supplied fields of a step and validates the whole
 // step again (member).
-func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID, p StepPatch) (Step, error) {
-	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+func (s *Service) UpdateStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID, p StepPatch) (Step, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return Step{}, err
 	}
@@ -410,7 +406,7 @@ func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID,
 		if err := applyStepPatch(&st, p); err != nil {
 			return err
 		}
-		if err := s.checkStepRefs(ctx, tx, sc.campaign.BookID, st); err != nil {
+		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
 			return err
 		}
 		if out, err = s.st.updateStep(ctx, tx, st, s.now()); err != nil {
@@ -423,8 +419,8 @@ func (s *Service) UpdateStep(ctx context.Context, actor *auth.Actor, campaignID,
 
 // DeleteStep removes a step and its completion records; the later steps
 // move up so sort_order stays 0, 1, 2, ... (member).
-func (s *Service) DeleteStep(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID) error {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+func (s *Service) DeleteStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -437,8 +433,8 @@ func (s *Service) DeleteStep(ctx context.Context, actor *auth.Actor, campaignID,
 
 // ReorderSteps sets the order of all steps (member). step_ids must name
 // every step of the campaign exactly once.
-func (s *Service) ReorderSteps(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in ReorderInput) error {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+func (s *Service) ReorderSteps(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in ReorderInput) error {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
 	if len(in.StepIDs) == 0 {
@@ -481,8 +477,8 @@ func sameSet(have, want []uuid.UUID) bool {
 // Enroll enrolls contacts of the campaign's book by id (member). Contacts
 // already enrolled (in any participant status), suppressed contacts and
 // contacts of other books are skipped and not counted.
-func (s *Service) Enroll(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in EnrollInput) (int64, error) {
-	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+func (s *Service) Enroll(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in EnrollInput) (int64, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return 0, err
 	}
@@ -497,15 +493,15 @@ func (s *Service) Enroll(ctx context.Context, actor *auth.Actor, campaignID uuid
 		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
 			return err
 		}
-		n, err = s.st.enrollContacts(ctx, tx, campaignID, sc.campaign.BookID, in.ContactIDs, s.now(), actor.CreatedBy())
+		n, err = s.st.enrollContacts(ctx, tx, campaignID, ref.campaign.BookID, in.ContactIDs, s.now(), sc.Actor.CreatedBy())
 		return err
 	})
 	return n, err
 }
 
 // EnrollLabel enrolls every contact of the book carrying the label (member).
-func (s *Service) EnrollLabel(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, in EnrollLabelInput) (int64, error) {
-	sc, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember)
+func (s *Service) EnrollLabel(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in EnrollLabelInput) (int64, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return 0, err
 	}
@@ -514,7 +510,7 @@ func (s *Service) EnrollLabel(ctx context.Context, actor *auth.Actor, campaignID
 	}
 	var n int64
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		ok, err := s.st.labelInBook(ctx, tx, sc.campaign.BookID, *in.LabelID)
+		ok, err := s.st.labelInBook(ctx, tx, ref.campaign.BookID, *in.LabelID)
 		if err != nil {
 			return err
 		}
@@ -524,7 +520,7 @@ func (s *Service) EnrollLabel(ctx context.Context, actor *auth.Actor, campaignID
 		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
 			return err
 		}
-		n, err = s.st.enrollLabel(ctx, tx, campaignID, sc.campaign.BookID, *in.LabelID, s.now(), actor.CreatedBy())
+		n, err = s.st.enrollLabel(ctx, tx, campaignID, ref.campaign.BookID, *in.LabelID, s.now(), sc.Actor.CreatedBy())
 		return err
 	})
 	return n, err
@@ -544,8 +540,8 @@ func (s *Service) lockEnrollable(ctx context.Context, tx *postgres.Tx, campaignI
 }
 
 // Participants lists the campaign's participants, removed ones excluded.
-func (s *Service) Participants(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID, pg Page) (Paged[Participant], error) {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+func (s *Service) Participants(ctx context.Context, sc books.Scope, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[Participant]{}, err
 	}
 	return s.st.participants(ctx, s.db, campaignID, pg)
@@ -553,16 +549,16 @@ func (s *Service) Participants(ctx context.Context, actor *auth.Actor, campaignI
 
 // RemoveParticipant marks a participant removed: no more campaign emails
 // reach it (member). Removing a removed participant changes nothing.
-func (s *Service) RemoveParticipant(ctx context.Context, actor *auth.Actor, campaignID, participantID uuid.UUID, bookHint *uuid.UUID) error {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleMember); err != nil {
+func (s *Service) RemoveParticipant(ctx context.Context, sc books.Scope, campaignID, participantID uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
 	return s.st.removeParticipant(ctx, s.db, campaignID, participantID, s.now())
 }
 
 // History lists a participant's completion records in step order.
-func (s *Service) History(ctx context.Context, actor *auth.Actor, campaignID, participantID uuid.UUID, bookHint *uuid.UUID) ([]HistoryItem, error) {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+func (s *Service) History(ctx context.Context, sc books.Scope, campaignID, participantID uuid.UUID) ([]HistoryItem, error) {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return nil, err
 	}
 	if _, err := s.st.participantStatus(ctx, s.db, campaignID, participantID); err != nil {
@@ -572,8 +568,8 @@ func (s *Service) History(ctx context.Context, actor *auth.Actor, campaignID, pa
 }
 
 // Stats summarises the campaign and each of its steps.
-func (s *Service) Stats(ctx context.Context, actor *auth.Actor, campaignID uuid.UUID, bookHint *uuid.UUID) (Stats, error) {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+func (s *Service) Stats(ctx context.Context, sc books.Scope, campaignID uuid.UUID) (Stats, error) {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Stats{}, err
 	}
 	return s.st.stats(ctx, s.db, campaignID)
@@ -581,8 +577,8 @@ func (s *Service) Stats(ctx context.Context, actor *auth.Actor, campaignID uuid.
 
 // StepContacts lists the completion records of one step with their
 // contacts; result filters to success or failed ("" for all).
-func (s *Service) StepContacts(ctx context.Context, actor *auth.Actor, campaignID, stepID uuid.UUID, bookHint *uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
-	if _, err := s.campaignFor(ctx, actor, campaignID, bookHint, auth.RoleViewer); err != nil {
+func (s *Service) StepContacts(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[StepContact]{}, err
 	}
 	if _, ok := stepResults[result]; !ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -140,20 +141,20 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 }
 
 // GetSettings returns the book's email settings (member).
-func (s *Service) GetSettings(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) (SettingsView, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) GetSettings(ctx context.Context, sc books.Scope) (SettingsView, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return SettingsView{}, err
 	}
-	st, ok, err := s.loadSettings(ctx, s.db, bookID)
+	st, ok, err := s.loadSettings(ctx, s.db, sc.Book.ID)
 	if err != nil || !ok {
-		return SettingsView{BookID: bookID}, err
+		return SettingsView{BookID: sc.Book.ID}, err
 	}
-	return SettingsView{Settings: &st.Settings, BookID: bookID, Configured: true}, nil
+	return SettingsView{Settings: &st.Settings, BookID: sc.Book.ID, Configured: true}, nil
 }
 
 // PutSettings creates or replaces the book's email settings (owner).
-func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in SettingsInput) (Settings, error) {
-	if _, err := s.bookFor(ctx, actor, bookID, auth.RoleOwner); err != nil {
+func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsInput) (Settings, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleOwner); err != nil {
 		return Settings{}, err
 	}
 	in.trim()
@@ -168,10 +169,10 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 	var out Settings
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// The book row lock serialises two PUTs of the masked value.
-		if err := s.st.lockBook(ctx, tx, bookID); err != nil {
+		if err := s.st.lockBook(ctx, tx, sc.Book.ID); err != nil {
 			return err
 		}
-		cur, _, err := s.loadSettings(ctx, tx, bookID)
+		cur, _, err := s.loadSettings(ctx, tx, sc.Book.ID)
 		if err != nil {
 			return err
 		}
@@ -181,23 +182,23 @@ func (s *Service) PutSettings(ctx context.Context, actor *auth.Actor, bookID uui
 		}
 		var sealed []byte
 		if apiKey != "" {
-			if sealed, err = s.keys.seal(bookID, apiKey); err != nil {
+			if sealed, err = s.keys.seal(sc.Book.ID, apiKey); err != nil {
 				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
 			}
 		}
-		row, err := s.st.upsertSettings(ctx, tx, bookID, in, sealed, s.now())
+		row, err := s.st.upsertSettings(ctx, tx, sc.Book.ID, in, sealed, s.now())
 		if err != nil {
 			return err
 		}
 		if cur.DefaultTimeZone != row.DefaultTimeZone {
 			// Who waits for a window waits until a time read in the old
 			// zone: the next pass reads them again.
-			if err := s.st.releaseBookHolds(ctx, tx, bookID); err != nil {
+			if err := s.st.releaseBookHolds(ctx, tx, sc.Book.ID); err != nil {
 				return err
 			}
 		}
 		row.MailerAPIKey = MaskKey(apiKey)
-		row.EventWebhookURL = s.links.eventWebhookURL(bookID)
+		row.EventWebhookURL = s.links.eventWebhookURL(sc.Book.ID)
 		out = row
 		return nil
 	})

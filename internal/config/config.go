@@ -16,6 +16,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // DefaultDatabaseURL is the local development database that `make run`
@@ -24,10 +26,16 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/contactbook?sslmo
 
 // Config is every setting of the service.
 type Config struct {
-	DatabaseURL   string
-	DBMaxConns    int32
-	HTTPAddr      string
-	PublicBaseURL string
+	DatabaseURL string
+	// DatabaseDirectURL reaches PostgreSQL itself, never through a
+	// transaction pooler: migrations and whatever holds a session (locks,
+	// LISTEN) use it. Defaults to DatabaseURL.
+	DatabaseDirectURL string
+	// DatabasePoolMode says whether DatabaseURL is a transaction pooler.
+	DatabasePoolMode postgres.PoolMode
+	DBMaxConns       int32
+	HTTPAddr         string
+	PublicBaseURL    string
 
 	JWTSecret          []byte
 	JWTSecretGenerated bool // true when no JWT_SECRET was given: tokens die with the process
@@ -75,6 +83,10 @@ type Config struct {
 	LogFormat string // json or text; empty means "decide by terminal"
 
 	AutoMigrate bool
+	// ShutdownDrain is how long, after a stop signal, the instance keeps
+	// serving while /readyz answers 503, so a load balancer takes it out
+	// of rotation before it stops accepting connections.
+	ShutdownDrain time.Duration
 	// PprofAddr, when set, serves net/http/pprof on its own listener
 	// (keep it on localhost); empty turns profiling off.
 	PprofAddr string
@@ -183,6 +195,17 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("JOB_RESCUE_AFTER: %q is not a duration of at least 10s such as 1m", getenv("JOB_RESCUE_AFTER")))
 	}
 	c.JobRescueAfter = rescue
+	drain, err := time.ParseDuration(env("SHUTDOWN_DRAIN", "0s"))
+	if err != nil || drain < 0 || drain > time.Minute {
+		errs = append(errs, fmt.Errorf("SHUTDOWN_DRAIN: %q is not a duration between 0s and 1m such as 5s", getenv("SHUTDOWN_DRAIN")))
+	}
+	c.ShutdownDrain = drain
+	c.DatabaseDirectURL = env("DATABASE_DIRECT_URL", c.DatabaseURL)
+	mode, err := postgres.ParsePoolMode(env("DATABASE_POOL_MODE", string(postgres.PoolSession)))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("DATABASE_POOL_MODE: %w", err))
+	}
+	c.DatabasePoolMode = mode
 
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)

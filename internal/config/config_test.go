@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -64,5 +66,30 @@ func TestLoadReadsEverything(t *testing.T) {
 		c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != "metrics-token-0123456789" ||
 		c.SystemMailerAPIKey != "SG.sys" || c.SystemSenderEmail != "team@cb.example.com" || c.SystemSenderName != "CB" {
 		t.Fatalf("loaded: %+v", c)
+	}
+}
+
+func TestLoadDatabaseBehindAPooler(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseDirectURL != c.DatabaseURL || c.DatabasePoolMode != postgres.PoolSession || c.ShutdownDrain != 0 {
+		t.Fatalf("defaults: direct %q, mode %q, drain %s", c.DatabaseDirectURL, c.DatabasePoolMode, c.ShutdownDrain)
+	}
+	c, err = Load(env(map[string]string{
+		"DATABASE_URL": "postgres://app@pgbouncer:6432/cb", "DATABASE_DIRECT_URL": "postgres://app@db:5432/cb",
+		"DATABASE_POOL_MODE": "transaction", "SHUTDOWN_DRAIN": "5s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseDirectURL != "postgres://app@db:5432/cb" || c.DatabasePoolMode != postgres.PoolTransaction || c.ShutdownDrain != 5*time.Second {
+		t.Fatalf("loaded: direct %q, mode %q, drain %s", c.DatabaseDirectURL, c.DatabasePoolMode, c.ShutdownDrain)
+	}
+	for _, vars := range []map[string]string{{"DATABASE_POOL_MODE": "statement"}, {"SHUTDOWN_DRAIN": "-1s"}, {"SHUTDOWN_DRAIN": "2h"}} {
+		if _, err := Load(env(vars)); err == nil {
+			t.Errorf("accepted %v", vars)
+		}
 	}
 }

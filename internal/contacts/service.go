@@ -30,7 +30,7 @@ type Service struct {
 	st     store
 }
 
-// NewService wires the service; books resolves X-Book-ID, outbox takes
+// NewService wires the service; books counts a book's contacts, outbox takes
 // the contact.* events.
 func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
@@ -75,11 +75,12 @@ type Page struct {
 // List returns a page of the book's contacts and how many match in all.
 // Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) (Page, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Page{}, err
 	}
+	b := sc.Book
+	var err error
 	f.Q = strings.TrimSpace(f.Q)
 	if utf8.RuneCountInString(f.Q) > maxQuery {
 		return Page{}, apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
@@ -138,30 +139,16 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 	return c, actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound)
 }
 
-// Create adds a contact to the book (member); emits contact.created.
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in CreateInput) (Contact, error) {
-	related := len(relatedIDs(in.Relationships)) > 0
-	// An API key acts in its own team, as a member: its book check travels
-	// in the batch that writes (contact_book_of_team, migration 00017), so
-	// its create is one round trip. A user's role must be looked up, and
-	// related contacts are checked in a transaction: those ask first.
-	inBatch := actor.IsKey() && !related
-	teamID := actor.KeyTeamID
-	if !inBatch {
-		b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-		if err != nil {
-			return Contact{}, err
-		}
-		teamID = b.TeamID
+// Create adds a contact to the scope's book (member); emits
+// contact.created.
+func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Contact, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+		return Contact{}, err
 	}
-	c, err := in.contact(bookID, actor.CreatedBy())
+	related := len(relatedIDs(in.Relationships)) > 0
+	teamID := sc.Book.TeamID
+	c, err := in.contact(sc.Book.ID, sc.Actor.CreatedBy())
 	if err != nil {
-		if inBatch {
-			// A book outside the caller's team answers 403 whatever the body.
-			if _, aerr := s.books.Access(ctx, actor, bookID, auth.RoleMember); aerr != nil {
-				return Contact{}, aerr
-			}
-		}
 		return Contact{}, err
 	}
 	// The contact is complete before it is written (PostgreSQL keeps
@@ -170,9 +157,6 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	c.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
 	c.UpdatedAt = c.CreatedAt
 	batch := &pgx.Batch{}
-	if inBatch {
-		s.st.bookOfTeam(batch, bookID, teamID)
-	}
 	s.st.insert(batch, c)
 	committed, err := s.outbox.Queue(batch, c.CreatedAt, contactEvent(events.ContactCreated, teamID, c))
 	if err != nil {
@@ -191,9 +175,6 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 		// One round trip: the insert and its event, in the implicit
 		// transaction of the batch.
 		err = s.db.SendBatch(ctx, batch).Close()
-	}
-	if postgres.IsInsufficientPrivilege(err) {
-		return Contact{}, apperr.Wrap(err, apperr.Forbidden, "%s", books.ErrBookForbidden.Message)
 	}
 	if err != nil {
 		return Contact{}, s.writeErr(ctx, err, c)
@@ -364,8 +345,8 @@ type BulkInput struct {
 
 // BulkDelete deletes the book's contacts among contact_ids (member); ids
 // outside the book are skipped. Emits contact.deleted per deleted contact.
-func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) BulkDelete(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	b, ids, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -383,22 +364,22 @@ func (s *Service) BulkDelete(ctx context.Context, actor *auth.Actor, bookID uuid
 
 // BulkAddLabel tags the book's contacts among contact_ids (member); those
 // already tagged are skipped and not counted.
-func (s *Service) BulkAddLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, actor, bookID, in, s.st.addLabels)
+func (s *Service) BulkAddLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, sc, in, s.st.addLabels)
 }
 
 // BulkRemoveLabel untags the book's contacts among contact_ids (member);
 // it counts the contacts that had the label.
-func (s *Service) BulkRemoveLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, actor, bookID, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
+func (s *Service) BulkRemoveLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	return s.bulkLabel(ctx, sc, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
 		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
 	})
 }
 
 type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
 
-func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput, change labelChange) (int, error) {
-	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) bulkLabel(ctx context.Context, sc books.Scope, in BulkInput, change labelChange) (int, error) {
+	b, ids, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -424,8 +405,8 @@ func (s *Service) bulkLabel(ctx context.Context, actor *auth.Actor, bookID uuid.
 // BulkUpdateField sets a custom field on the book's contacts among
 // contact_ids (member), creating or overwriting the value; an empty value
 // removes it. It counts the contacts whose value changed.
-func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (int, error) {
-	b, ids, err := s.bulkStart(ctx, actor, bookID, in)
+func (s *Service) BulkUpdateField(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+	b, ids, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
 	}
@@ -461,14 +442,14 @@ func (s *Service) BulkUpdateField(ctx context.Context, actor *auth.Actor, bookID
 	return n, err
 }
 
-// bulkStart resolves the book (member) and the contact ids of a bulk body.
-func (s *Service) bulkStart(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in BulkInput) (books.Book, []uuid.UUID, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+// bulkStart checks the role (member) and reads the contact ids of a bulk
+// body.
+func (s *Service) bulkStart(ctx context.Context, sc books.Scope, in BulkInput) (books.Book, []uuid.UUID, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return books.Book{}, nil, err
 	}
 	ids, err := parseIDs(in.ContactIDs)
-	return b, ids, err
+	return sc.Book, ids, err
 }
 
 // parseIDs checks contact_ids: 1 to MaxBulkIDs UUIDs; repeats count once.
@@ -542,11 +523,11 @@ type EmailCheck struct {
 
 // CheckEmail tells whether a contact of the book other than exclude has
 // the address, compared case-insensitively (viewer).
-func (s *Service) CheckEmail(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, email string, exclude *uuid.UUID) (EmailCheck, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) CheckEmail(ctx context.Context, sc books.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return EmailCheck{}, err
 	}
+	b := sc.Book
 	email = strings.TrimSpace(email)
 	if email == "" {
 		return EmailCheck{}, apperr.Invalidf("The query parameter email is required.")

@@ -171,12 +171,6 @@ const duplicateEmailIndex = "contact_emails_enforced_key"
 
 var errContactNotFound = apperr.NotFoundf("No contact with this id.")
 
-// bookOfTeam queues the check that the book belongs to the team: the
-// batch fails with SQLSTATE 42501 otherwise (migration 00017).
-func (store) bookOfTeam(b *pgx.Batch, bookID, teamID uuid.UUID) {
-	b.Queue(`SELECT contact_book_of_team($1, $2)`, bookID, teamID)
-}
-
 // insert queues the insert of a contact built in full by the service
 // (id and timestamps included), so nothing needs to come back.
 func (store) insert(b *pgx.Batch, c Contact) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -683,11 +684,11 @@ func (store) setValues(ctx context.Context, db postgres.DB, contactIDs, fieldIDs
 // (viewer), oldest first, read through one cursor so that memory stays
 // flat whatever the book's size. The filter's paging and sort are
 // ignored.
-func (s *Service) Each(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter, fn func(Contact) error) error {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Contact) error) error {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return err
 	}
+	b := sc.Book
 	f.Q = strings.TrimSpace(f.Q)
 	if len([]rune(f.Q)) > maxQuery {
 		return apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -51,11 +52,11 @@ type DayCounts struct {
 // Deliverability reports the book's last days UTC days, today included
 // (viewer). It sums the book's daily counters: at most 365 rows, however
 // many events the book has.
-func (s *Service) Deliverability(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, days int) (Deliverability, error) {
+func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) (Deliverability, error) {
 	if days < 1 || days > 365 {
 		return Deliverability{}, apperr.Invalidf("The query parameter days must be from 1 to 365.")
 	}
-	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Deliverability{}, err
 	}
 	d := Deliverability{Days: days}
@@ -68,7 +69,7 @@ func (s *Service) Deliverability(ctx context.Context, actor *auth.Actor, bookID 
 		       COALESCE(c.complained, 0), COALESCE(c.unsubscribed, 0), COALESCE(c.opened, 0), COALESCE(c.clicked, 0)
 		FROM w LEFT JOIN delivery_daily_counts c ON c.book_id = $1 AND c.day = w.day
 		ORDER BY w.day`,
-		bookID, s.now(), days)
+		sc.Book.ID, s.now(), days)
 	if err != nil {
 		return Deliverability{}, postgres.Translate(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -18,19 +17,18 @@ const MaxBatchBytes = 5 << 20
 
 // Service applies provider events and reports on them.
 type Service struct {
-	db    postgres.Pool
-	books *books.Service
-	sp    suppression.Suppressor
-	now   func() time.Time
+	db  postgres.Pool
+	sp  suppression.Suppressor
+	now func() time.Time
 }
 
 // NewService returns the delivery feedback service on the clock now
 // (nil: time.Now).
-func NewService(db postgres.Pool, bk *books.Service, now func() time.Time) *Service {
+func NewService(db postgres.Pool, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bk, sp: suppression.New(now), now: now}
+	return &Service{db: db, sp: suppression.New(now), now: now}
 }
 
 // IngestResult is the answer to a batch: items received, events applied,

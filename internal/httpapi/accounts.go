@@ -3,13 +3,11 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 )
 
-func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) signup(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.SignupInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -22,7 +20,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusCreated, res)
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) login(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.LoginInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -36,51 +34,71 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusOK, res)
 }
 
-func (s *Server) me(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	u, teams, err := s.accounts.Me(r.Context(), a)
+func (s *Server) me(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	u, teams, err := s.accounts.Me(r.Context(), sc.Actor)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, map[string]any{"user": u, "teams": nonNil(teams)})
 }
 
-func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	t, err := s.accounts.Team(r.Context(), a, teamID)
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	t, err := s.accounts.Team(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	var in accounts.TeamPatch
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t, err := s.accounts.RenameTeam(r.Context(), a, teamID, in)
+	t, err := s.accounts.RenameTeam(r.Context(), sc.Actor, teamID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	t, err := s.accounts.StartTrial(r.Context(), a, teamID)
+func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	t, err := s.accounts.StartTrial(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	ms, err := s.accounts.Members(r.Context(), a, teamID)
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	ms, err := s.accounts.Members(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ms))
 }
 
-func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
@@ -89,50 +107,66 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, a *auth.Acto
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	m, err := s.accounts.ChangeRole(r.Context(), a, teamID, userID, in)
+	m, err := s.accounts.ChangeRole(r.Context(), sc.Actor, teamID, userID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, m)
 }
 
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RemoveMember(r.Context(), a, teamID, userID); err != nil {
+	if err := s.accounts.RemoveMember(r.Context(), sc.Actor, teamID, userID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	var in accounts.KeyInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	k, err := s.accounts.CreateKey(r.Context(), a, teamID, in)
+	k, err := s.accounts.CreateKey(r.Context(), sc.Actor, teamID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, k)
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	ks, err := s.accounts.Keys(r.Context(), a, teamID)
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	ks, err := s.accounts.Keys(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ks))
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	keyID, err := pathUUID(r, "key_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeKey(r.Context(), a, teamID, keyID); err != nil {
+	if err := s.accounts.RevokeKey(r.Context(), sc.Actor, teamID, keyID); err != nil {
 		return err
 	}
 	return noContent(w)

@@ -37,83 +37,83 @@ func teamParam(r *http.Request, body uuid.UUID) (uuid.UUID, error) {
 	return *q, nil
 }
 
-func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	teamID, err := s.teamOf(r, a, uuid.Nil)
+func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := s.teamOf(r, sc.Actor, uuid.Nil)
 	if err != nil {
 		return err
 	}
-	bs, err := s.books.List(r.Context(), a, teamID)
+	bs, err := s.books.List(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(bs))
 }
 
-func (s *Server) getBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	b, err := s.books.Get(r.Context(), a, id)
+func (s *Server) getBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	b, err := s.books.Get(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, b)
 }
 
-func (s *Server) createBook(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+func (s *Server) createBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in books.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	teamID, err := s.teamOf(r, a, in.TeamID)
+	teamID, err := s.teamOf(r, sc.Actor, in.TeamID)
 	if err != nil {
 		return err
 	}
 	in.TeamID = teamID
-	b, err := s.books.Create(r.Context(), a, in)
+	b, err := s.books.Create(r.Context(), sc.Actor, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, b)
 }
 
-func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var p books.Patch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	b, err := s.books.Update(r.Context(), a, id, p)
+	b, err := s.books.Update(r.Context(), sc, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, b)
 }
 
-func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	if err := s.books.Delete(r.Context(), a, id); err != nil {
+func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	if err := s.books.Delete(r.Context(), sc); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	ls, err := s.books.Labels(r.Context(), a, bookID)
+func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	ls, err := s.books.Labels(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ls))
 }
 
-func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in books.LabelInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	l, err := s.books.CreateLabel(r.Context(), a, bookID, in)
+	l, err := s.books.CreateLabel(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, l)
 }
 
-func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	labelID, err := pathUUID(r, "lid")
 	if err != nil {
 		return err
@@ -122,50 +122,50 @@ func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, a *auth.Act
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	l, err := s.books.UpdateLabel(r.Context(), a, bookID, labelID, p)
+	l, err := s.books.UpdateLabel(r.Context(), sc, labelID, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, l)
 }
 
-func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	labelID, err := pathUUID(r, "lid")
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteLabel(r.Context(), a, bookID, labelID); err != nil {
+	if err := s.books.DeleteLabel(r.Context(), sc, labelID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listFields(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	fs, err := s.books.Fields(r.Context(), a, bookID)
+func (s *Server) listFields(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	fs, err := s.books.Fields(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(fs))
 }
 
-func (s *Server) createField(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) createField(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in books.FieldInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	f, err := s.books.CreateField(r.Context(), a, bookID, in)
+	f, err := s.books.CreateField(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, f)
 }
 
-func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	fieldID, err := pathUUID(r, "fid")
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteField(r.Context(), a, bookID, fieldID); err != nil {
+	if err := s.books.DeleteField(r.Context(), sc, fieldID); err != nil {
 		return err
 	}
 	return noContent(w)

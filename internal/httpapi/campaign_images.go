@@ -1,15 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
@@ -19,8 +19,8 @@ import (
 // for the part headers and other small fields.
 const maxImageRequest = campaigns.MaxImageBytes + 1<<20
 
-func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	url, err := s.campaigns.SaveImage(r.Context(), a, bookID, func() (io.Reader, error) {
+func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	url, err := s.campaigns.SaveImage(r.Context(), sc, func() (io.Reader, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxImageRequest)
 		mr, err := r.MultipartReader()
 		if err != nil {
@@ -65,17 +65,16 @@ func imageReadError(err error) error {
 	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
 }
 
-func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request) error {
-	img, err := s.campaigns.OpenImage(chi.URLParam(r, "name"))
+func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+	img, err := s.campaigns.OpenImage(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
 		return err
 	}
-	defer img.File.Close()
 	h := w.Header()
 	h.Set("Content-Type", img.ContentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	// Names are random and never reused, so the content never changes.
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	http.ServeContent(w, r, "", img.ModTime, img.File)
+	http.ServeContent(w, r, "", img.ModTime, bytes.NewReader(img.Data))
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/apptest"
@@ -495,7 +496,7 @@ func TestCampaignConcurrentProcessors(t *testing.T) {
 
 	newProcessor := func() *campaigns.Runner {
 		return campaigns.NewRunner(campaigns.Deps{
-			DB: c.env.App.Pool, Accounts: c.env.App.Accounts, Books: c.env.App.Books,
+			DB: c.env.App.Pool, Accounts: c.env.App.Accounts,
 			Sender: mailer.NewSender(c.mail.URL, nil), Now: c.env.Clock.Now, Log: slog.New(slog.DiscardHandler),
 			SettingsKey: c.env.App.Config.SettingsKey, PublicBaseURL: c.env.App.Config.PublicBaseURL,
 			Processing: campaigns.ProcessingOptions{ChunkSize: 7, Senders: 2},
@@ -728,7 +729,7 @@ func TestScheduleWorker(t *testing.T) {
 	if c.mail.RecipientCount() != 3 {
 		t.Fatalf("%d emails in all, want 3", c.mail.RecipientCount())
 	}
-	if _, err := campaigns.Schedule("not a schedule"); err == nil {
+	if _, err := campaigns.NewRunner(campaigns.Deps{Schedule: "not a schedule"}).Jobs(river.NewWorkers()); err == nil {
 		t.Fatal("a bad schedule must fail")
 	}
 }

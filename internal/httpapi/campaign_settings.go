@@ -5,14 +5,15 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/campaigns"
+
+	"github.com/contactbook/contactbook/internal/books"
 )
 
 // Handlers of a book's campaign settings.
 
-func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	v, err := s.campaigns.GetSettings(r.Context(), a, bookID)
+func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	v, err := s.campaigns.GetSettings(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -22,12 +23,12 @@ func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, a *
 	return data(w, http.StatusOK, v.Settings)
 }
 
-func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in campaigns.SettingsInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	st, err := s.campaigns.PutSettings(r.Context(), a, bookID, in)
+	st, err := s.campaigns.PutSettings(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}

@@ -3,28 +3,30 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of campaign figures: stats, a step's contacts, a contact's campaigns.
 
-func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error {
-	st, err := s.campaigns.Stats(r.Context(), a, id, hint)
+func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	st, err := s.campaigns.Stats(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, st)
 }
 
-func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	stepID, err := pathUUID(r, "sid")
+func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
 	}
-	hint, err := bookHint(r)
+	stepID, err := pathUUID(r, "sid")
 	if err != nil {
 		return err
 	}
@@ -32,7 +34,7 @@ func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	if err != nil {
 		return err
 	}
-	res, err := s.campaigns.StepContacts(r.Context(), a, id, stepID, hint, r.URL.Query().Get("result"),
+	res, err := s.campaigns.StepContacts(r.Context(), sc, id, stepID, r.URL.Query().Get("result"),
 		campaigns.Page{Limit: pg.Limit, Offset: pg.Offset})
 	if err != nil {
 		return err
@@ -40,8 +42,12 @@ func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	return page(w, nonNil(res.Items), pg, res.Total)
 }
 
-func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	cs, err := s.campaigns.ContactCampaigns(r.Context(), a, id)
+func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	cs, err := s.campaigns.ContactCampaigns(r.Context(), sc.Actor, id)
 	if err != nil {
 		return err
 	}

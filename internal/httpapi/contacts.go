@@ -6,11 +6,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
-func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	p, err := offsetPaging(r, contacts.DefaultPageSize, contacts.MaxPageSize)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 		return err
 	}
 	q := r.URL.Query()
-	pg, err := s.contacts.List(r.Context(), a, bookID, contacts.Filter{
+	pg, err := s.contacts.List(r.Context(), sc, contacts.Filter{
 		Q: q.Get("q"), LabelID: labelID, Starred: starred, Sort: q.Get("sort"), Limit: p.Limit, Offset: p.Offset,
 		Cursor: p.Cursor,
 	})
@@ -34,40 +34,52 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, a *auth.Ac
 	return cursorPage(w, nonNil(pg.Items), p, pg.Total, pg.NextCursor)
 }
 
-func (s *Server) createContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in contacts.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	c, err := s.contacts.Create(r.Context(), a, bookID, in)
+	c, err := s.contacts.Create(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, c)
 }
 
-func (s *Server) getContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	c, err := s.contacts.Get(r.Context(), a, id)
+func (s *Server) getContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.contacts.Get(r.Context(), sc.Actor, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	var p contacts.Patch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	c, err := s.contacts.Update(r.Context(), a, id, p)
+	c, err := s.contacts.Update(r.Context(), sc.Actor, id, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) deleteContact(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	if err := s.contacts.Delete(r.Context(), a, id); err != nil {
+func (s *Server) deleteContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.contacts.Delete(r.Context(), sc.Actor, id); err != nil {
 		return err
 	}
 	return noContent(w)
@@ -78,7 +90,11 @@ type labelBody struct {
 	LabelID *string `json:"label_id"`
 }
 
-func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	var in labelBody
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -90,7 +106,7 @@ func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, a *auth
 	if err != nil {
 		return apperr.Invalidf("`label_id` must be a UUID.")
 	}
-	added, err := s.contacts.AddLabel(r.Context(), a, id, labelID)
+	added, err := s.contacts.AddLabel(r.Context(), sc.Actor, id, labelID)
 	if err != nil {
 		return err
 	}
@@ -100,24 +116,28 @@ func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, a *auth
 	return message(w, "Label added to the contact.")
 }
 
-func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	labelID, err := pathUUID(r, "lid")
 	if err != nil {
 		return err
 	}
-	if err := s.contacts.RemoveLabel(r.Context(), a, id, labelID); err != nil {
+	if err := s.contacts.RemoveLabel(r.Context(), sc.Actor, id, labelID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
 // checkEmail answers whether an address is taken in the X-Book-ID book.
-func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	exclude, err := queryUUID(r, "exclude")
 	if err != nil {
 		return err
 	}
-	res, err := s.contacts.CheckEmail(r.Context(), a, bookID, r.URL.Query().Get("email"), exclude)
+	res, err := s.contacts.CheckEmail(r.Context(), sc, r.URL.Query().Get("email"), exclude)
 	if err != nil {
 		return err
 	}

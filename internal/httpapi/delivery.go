@@ -5,10 +5,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -17,7 +15,7 @@ import (
 // not behind login: the provider signs each batch over the exact body
 // bytes with the book's key, so the body is read raw. The answer comes
 // after the batch is committed.
-func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	bookID, err := pathUUID(r, "book_id")
 	if err != nil {
 		return err
@@ -37,13 +35,13 @@ func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusOK, res)
 }
 
-func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	pg, err := pagePaging(r, 20, 100)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	items, total, err := s.suppressions.List(r.Context(), a, bookID, suppression.Filter{
+	items, total, err := s.suppressions.List(r.Context(), sc, suppression.Filter{
 		Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q"), Limit: pg.Limit, Offset: pg.Offset,
 	})
 	if err != nil {
@@ -54,20 +52,20 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, a *aut
 
 // exportSuppressions streams the book's suppression list (the list's
 // reason and q filters) as a CSV download.
-func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	q := r.URL.Query()
 	return s.streamDownload(w, "suppression export", func(start func(contentType, filename string) io.Writer) error {
-		return s.suppressions.Export(r.Context(), a, bookID, suppression.Filter{Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q")},
+		return s.suppressions.Export(r.Context(), sc, suppression.Filter{Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q")},
 			func() io.Writer { return start("text/csv; charset=utf-8", "suppressions.csv") })
 	})
 }
 
-func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in suppression.AddInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	out, created, err := s.suppressions.Add(r.Context(), a, bookID, in)
+	out, created, err := s.suppressions.Add(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
@@ -77,31 +75,39 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-	if err := s.suppressions.Lift(r.Context(), a, id); err != nil {
+func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.suppressions.Lift(r.Context(), sc.Actor, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	days, err := queryInt(r, "days", 30)
 	if err != nil {
 		return err
 	}
-	out, err := s.delivery.Deliverability(r.Context(), a, bookID, days)
+	out, err := s.delivery.Deliverability(r.Context(), sc, days)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
+func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	pg, err := pagePaging(r, 20, 100)
 	if err != nil {
 		return err
 	}
-	items, total, err := s.delivery.Activity(r.Context(), a, id, pg.Limit, pg.Offset)
+	items, total, err := s.delivery.Activity(r.Context(), sc.Actor, id, pg.Limit, pg.Offset)
 	if err != nil {
 		return err
 	}

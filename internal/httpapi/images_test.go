@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // pngBytes is a real 1x1 PNG.
@@ -31,10 +34,24 @@ func uploadImage(cl *apptest.Client, field, filename string, data []byte) *appte
 	return cl.Post("/api/campaign-images", apptest.Raw{ContentType: mw.FormDataContentType(), Body: buf.Bytes()})
 }
 
+// getImage fetches an image from the service at base.
+func getImage(t *testing.T, base, path string) (*http.Response, []byte) {
+	t.Helper()
+	res, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	return res, body
+}
+
 func TestImageUploadAndServe(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c := newCampEnv(t, "trial", apptest.Options{Env: map[string]string{"IMAGES_DIR": dir}})
+	// A second instance on the same database, with a disk of its own.
+	other := apptest.New(t, apptest.Options{DatabaseURL: c.env.DBURL})
 	formats := map[string]struct {
 		data []byte
 		ext  string
@@ -53,36 +70,74 @@ func TestImageUploadAndServe(t *testing.T) {
 		if m == nil || m[2] != f.ext {
 			t.Fatalf("%s: url %q, want extension %s", filename, r.String("data.url"), f.ext)
 		}
-		stored, err := os.ReadFile(filepath.Join(dir, m[1]+m[2]))
-		if err != nil || !bytes.Equal(stored, f.data) {
-			t.Fatalf("%s: stored file: %v", filename, err)
+		if n := c.count(`SELECT count(*) FROM campaign_images WHERE name = $1 AND book_id = $2 AND content_type = $3`, m[1]+m[2], c.book, f.ct); n != 1 {
+			t.Fatalf("%s: %d rows stored for it", filename, n)
 		}
-		res, err := http.Get(c.env.URL + "/images/" + m[1] + m[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK || !bytes.Equal(body, f.data) || res.Header.Get("Content-Type") != f.ct ||
-			res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
-			t.Fatalf("%s: served %d %v", filename, res.StatusCode, res.Header)
+		for _, base := range []string{c.env.URL, other.URL} {
+			res, body := getImage(t, base, "/images/"+m[1]+m[2])
+			if res.StatusCode != http.StatusOK || !bytes.Equal(body, f.data) || res.Header.Get("Content-Type") != f.ct ||
+				res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+				t.Fatalf("%s from %s: served %d %v", filename, base, res.StatusCode, res.Header)
+			}
 		}
 	}
 	// Served without authentication; nothing but stored names.
 	for _, path := range []string{"/images/", "/images/..%2f..%2fetc%2fpasswd", "/images/../../etc/passwd", "/images/%2e%2e",
 		"/images/0123456789abcdef0123456789abcdef.png", "/images/.upload-1", "/images/" + strings.Repeat("a", 32) + ".exe"} {
-		res, err := http.Get(c.env.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusNotFound {
+		if res, _ := getImage(t, c.env.URL, path); res.StatusCode != http.StatusNotFound {
 			t.Fatalf("%s: %d, want 404", path, res.StatusCode)
 		}
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != len(formats) {
-		t.Fatalf("%d files in the images dir, want %d (no temporary leftovers)", len(entries), len(formats))
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("%d files in the images dir; images live in the database", len(entries))
+	}
+}
+
+// Images that earlier versions stored as files under IMAGES_DIR are copied
+// into the database under their names, once however often it runs, and
+// are then served by every instance.
+func TestImageFilesImport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	png, jpg := "0123456789abcdef0123456789abcdef.png", "fedcba9876543210fedcba9876543210.jpg"
+	files := map[string][]byte{
+		png:                                    pngBytes(),
+		jpg:                                    append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 32)...),
+		"abababababababababababababababab.gif": []byte("<html>not a gif</html>"), // skipped: not an image
+		"notes.txt":                            []byte("not named like an image"),
+		".upload-123":                          pngBytes(), // an interrupted upload's temporary file
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := apptest.New(t)
+	for round, want := range []campaigns.ImageImport{
+		{Found: 3, Imported: 2, Skipped: []string{"abababababababababababababababab.gif"}},
+		{Found: 3, AlreadyStored: 2, Skipped: []string{"abababababababababababababababab.gif"}},
+	} {
+		got, err := campaigns.ImportImageFiles(context.Background(), env.App.Pool, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d: %+v, want %+v", round+1, got, want)
+		}
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM campaign_images WHERE book_id IS NULL`); n != 2 {
+		t.Fatalf("%d images stored, want 2", n)
+	}
+	other := apptest.New(t, apptest.Options{DatabaseURL: env.DBURL})
+	for name, ct := range map[string]string{png: "image/png", jpg: "image/jpeg"} {
+		res, body := getImage(t, other.URL, "/images/"+name)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != ct || !bytes.Equal(body, files[name]) {
+			t.Fatalf("%s: %d %s", name, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
+	// A missing directory is nothing to import.
+	if got, err := campaigns.ImportImageFiles(context.Background(), env.App.Pool, filepath.Join(dir, "missing")); err != nil || got.Found != 0 {
+		t.Fatalf("missing directory: %+v, %v", got, err)
 	}
 }
 

@@ -4,44 +4,55 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 )
 
-func (s *Server) invite(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	var in accounts.InvitationInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	inv, err := s.accounts.Invite(r.Context(), a, teamID, in)
+	inv, err := s.accounts.Invite(r.Context(), sc.Actor, teamID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, inv)
 }
 
-func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-	invs, err := s.accounts.Invitations(r.Context(), a, teamID)
+func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
+	invs, err := s.accounts.Invitations(r.Context(), sc.Actor, teamID)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(invs))
 }
 
-func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
+func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeInvitation(r.Context(), a, teamID, id); err != nil {
+	if err := s.accounts.RevokeInvitation(r.Context(), sc.Actor, teamID, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	v, err := s.accounts.LookupInvitation(r.Context(), chi.URLParam(r, "token"))
 	if err != nil {
 		return err
@@ -49,7 +60,7 @@ func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request) error 
 	return data(w, http.StatusOK, v)
 }
 
-func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.AcceptInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -65,7 +76,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error 
 // resetRequested is the one answer to a reset request, whatever happened.
 const resetRequested = "If an account uses this email, a link to choose a new password is on its way. It works once, within an hour."
 
-func (s *Server) requestReset(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) requestReset(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.ResetRequest
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -76,7 +87,7 @@ func (s *Server) requestReset(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusAccepted, map[string]string{"message": resetRequested})
 }
 
-func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	var in accounts.ResetConfirm
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -89,12 +100,12 @@ func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request) error {
 	return data(w, http.StatusOK, sess)
 }
 
-func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	var in accounts.PasswordChange
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	sess, err := s.accounts.ChangePassword(r.Context(), a, in)
+	sess, err := s.accounts.ChangePassword(r.Context(), sc.Actor, in)
 	if err != nil {
 		return err
 	}
@@ -102,8 +113,8 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, a *auth.
 	return data(w, http.StatusOK, sess)
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-	if err := s.accounts.Logout(r.Context(), a); err != nil {
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	if err := s.accounts.Logout(r.Context(), sc.Actor); err != nil {
 		return err
 	}
 	s.endSession(w, r)

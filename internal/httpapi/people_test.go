@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -652,16 +653,21 @@ func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("the request waited for the provider")
 	}
-	// The failed attempt leaves the email queued for a retry.
+	// The failed attempt leaves the email queued for a retry after the
+	// backoff (30 s).
 	deadline := time.Now().Add(5 * time.Second)
-	for mail.RequestCount() < 1 || env.QueryInt(`SELECT count(*) FROM account_emails WHERE attempts = 1 AND last_error IS NOT NULL`) != 1 {
+	for mail.RequestCount() < 1 || env.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'account_email' AND state = 'retryable'
+		AND attempt = 1 AND errors IS NOT NULL AND scheduled_at > now() + interval '20 seconds'`) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("no failed attempt recorded")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	env.Clock.Advance(30 * time.Second)
-	env.App.AccountMail.Wake()
+	// The backoff has passed.
+	jobID := env.QueryInt(`SELECT id FROM river_job WHERE kind = 'account_email'`)
+	if _, err := env.App.Jobs.Client().JobRetry(context.Background(), int64(jobID)); err != nil {
+		t.Fatal(err)
+	}
 	token := linkToken(t, mailTo(t, mail, ann.Email, 1), "/app/reset-password")
 	env.Anonymous().Post("/api/auth/password-reset/confirm", map[string]string{"token": token, "password": "a new password"}).Expect(http.StatusOK)
 	if n := mail.RequestCount(); n < 2 {

@@ -123,19 +123,6 @@ func queryUUID(r *http.Request, name string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-// bookHeader parses X-Book-ID.
-func bookHeader(r *http.Request) (uuid.UUID, error) {
-	raw := strings.TrimSpace(r.Header.Get("X-Book-ID"))
-	if raw == "" {
-		return uuid.Nil, apperr.New(apperr.MissingBook, "The X-Book-ID header is required: send the id of the book to work in.")
-	}
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return uuid.Nil, apperr.Invalidf("The X-Book-ID header must be a book id (UUID).")
-	}
-	return id, nil
-}
-
 // maxQueryInt bounds integer query parameters to what a PostgreSQL
 // integer holds, so no value overflows on its way to SQL.
 const maxQueryInt = math.MaxInt32
@@ -221,17 +208,4 @@ func queryBool(r *http.Request, name string) (*bool, error) {
 		return nil, apperr.Invalidf("The query parameter %s must be true or false.", name)
 	}
 	return &b, nil
-}
-
-// bookHint reads X-Book-ID where it is optional (resources addressed by
-// id): nil when absent; a resource outside that book is then not found.
-func bookHint(r *http.Request) (*uuid.UUID, error) {
-	if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
-		return nil, nil
-	}
-	id, err := bookHeader(r)
-	if err != nil {
-		return nil, err
-	}
-	return &id, nil
 }

@@ -1,16 +1,14 @@
 package httpapi
 
 import (
-	"context"
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/books"
 )
 
 // routes is the service's route table: every path it serves, its method
@@ -22,8 +20,8 @@ func (s *Server) routes() http.Handler {
 	// GetHead answers HEAD on every GET route as that GET, without the
 	// body (net/http drops a HEAD answer's body).
 	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log), middleware.GetHead)
-	r.NotFound(s.h(func(http.ResponseWriter, *http.Request) error { return errNoEndpoint }))
-	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request) error {
+	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error { return errNoEndpoint }))
+	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
 	}))
 
@@ -74,121 +72,137 @@ func (s *Server) routes() http.Handler {
 // /api alike: only authentication differs, and the services check roles
 // through the actor. Routes are registered flat, not as mounted
 // sub-routers, so /contacts/{id}/... routes of several domains coexist.
+//
+// Where a route takes its book from is said once, by the router it is
+// registered on (see scope.go): inBook for X-Book-ID (required),
+// inPathBook for the book of /books/{id}/imports and exports, theBook for
+// /books/{id} itself with its labels and fields, maybeBook for X-Book-ID
+// when sent; r for routes that work in no book.
 func (s *Server) publicRoutes(r chi.Router) {
-	r.Get("/books", s.as(s.listBooks))
-	r.Get("/books/{id}", s.withID("id", s.getBook))
-	r.Get("/books/{id}/labels", s.withID("id", s.listLabels))
+	inBook, _, theBook, maybeBook := s.bookRouters(r)
 
-	r.Get("/contacts", s.inBook(s.listContacts))
-	r.Get("/contacts/export", s.inBook(s.exportContacts))
-	r.Post("/contacts", s.inBook(s.createContact))
-	r.Post("/contacts/bulk-delete", s.bulk("deleted", s.contacts.BulkDelete))
-	r.Post("/contacts/bulk-add-label", s.bulk("added", s.contacts.BulkAddLabel))
-	r.Post("/contacts/bulk-remove-label", s.bulk("removed", s.contacts.BulkRemoveLabel))
-	r.Post("/contacts/bulk-update-field", s.bulk("updated", s.contacts.BulkUpdateField))
-	r.Get("/contacts/{id}", s.withID("id", s.getContact))
-	r.Patch("/contacts/{id}", s.withID("id", s.updateContact))
-	r.Delete("/contacts/{id}", s.withID("id", s.deleteContact))
-	r.Post("/contacts/{id}/labels", s.withID("id", s.addContactLabel))
-	r.Delete("/contacts/{id}/labels/{lid}", s.withID("id", s.removeContactLabel))
+	r.Get("/books", s.h(s.listBooks))
+	theBook.Get("/books/{id}", s.h(s.getBook))
+	theBook.Get("/books/{id}/labels", s.h(s.listLabels))
 
-	r.Get("/campaign-templates", s.inBook(s.listTemplates))
-	r.Post("/campaign-templates", s.inBook(s.createTemplate))
-	r.Get("/campaign-templates/{id}", s.inBookWithID("id", s.getTemplate))
-	r.Patch("/campaign-templates/{id}", s.inBookWithID("id", s.updateTemplate))
-	r.Delete("/campaign-templates/{id}", s.inBookWithID("id", s.deleteTemplate))
-	r.Get("/campaigns", s.inBook(s.listCampaigns))
-	r.Post("/campaigns", s.inBook(s.createCampaign))
-	r.Get("/campaigns/{id}", s.withBookHint("id", s.getCampaign))
-	r.Patch("/campaigns/{id}", s.withBookHint("id", s.updateCampaign))
-	r.Delete("/campaigns/{id}", s.withBookHint("id", s.deleteCampaign))
-	r.Post("/campaigns/{id}/steps", s.withBookHint("id", s.createStep))
-	r.Post("/campaigns/{id}/participants", s.withBookHint("id", s.enrollParticipants))
+	inBook.Get("/contacts", s.h(s.listContacts))
+	inBook.Get("/contacts/export", s.h(s.exportContacts))
+	inBook.Post("/contacts", s.h(s.createContact))
+	inBook.Post("/contacts/bulk-delete", s.h(s.bulk("deleted", s.contacts.BulkDelete)))
+	inBook.Post("/contacts/bulk-add-label", s.h(s.bulk("added", s.contacts.BulkAddLabel)))
+	inBook.Post("/contacts/bulk-remove-label", s.h(s.bulk("removed", s.contacts.BulkRemoveLabel)))
+	inBook.Post("/contacts/bulk-update-field", s.h(s.bulk("updated", s.contacts.BulkUpdateField)))
+	r.Get("/contacts/{id}", s.h(s.getContact))
+	r.Patch("/contacts/{id}", s.h(s.updateContact))
+	r.Delete("/contacts/{id}", s.h(s.deleteContact))
+	r.Post("/contacts/{id}/labels", s.h(s.addContactLabel))
+	r.Delete("/contacts/{id}/labels/{lid}", s.h(s.removeContactLabel))
 
-	r.Get("/suppressions", s.inBook(s.listSuppressions))
-	r.Post("/suppressions", s.inBook(s.addSuppression))
-	r.Delete("/suppressions/{id}", s.withID("id", s.liftSuppression))
-	r.Get("/deliverability", s.inBook(s.deliverability))
+	inBook.Get("/campaign-templates", s.h(s.listTemplates))
+	inBook.Post("/campaign-templates", s.h(s.createTemplate))
+	inBook.Get("/campaign-templates/{id}", s.h(s.getTemplate))
+	inBook.Patch("/campaign-templates/{id}", s.h(s.updateTemplate))
+	inBook.Delete("/campaign-templates/{id}", s.h(s.deleteTemplate))
+	inBook.Get("/campaigns", s.h(s.listCampaigns))
+	inBook.Post("/campaigns", s.h(s.createCampaign))
+	maybeBook.Get("/campaigns/{id}", s.h(s.getCampaign))
+	maybeBook.Patch("/campaigns/{id}", s.h(s.updateCampaign))
+	maybeBook.Delete("/campaigns/{id}", s.h(s.deleteCampaign))
+	maybeBook.Post("/campaigns/{id}/steps", s.h(s.createStep))
+	maybeBook.Post("/campaigns/{id}/participants", s.h(s.enrollParticipants))
+
+	inBook.Get("/suppressions", s.h(s.listSuppressions))
+	inBook.Post("/suppressions", s.h(s.addSuppression))
+	r.Delete("/suppressions/{id}", s.h(s.liftSuppression))
+	inBook.Get("/deliverability", s.h(s.deliverability))
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API,
 // under /api only.
 func (s *Server) internalRoutes(r chi.Router) {
-	r.Get("/me", s.as(s.me))
-	r.Post("/auth/password", s.as(s.changePassword))
-	r.Post("/auth/logout", s.as(s.logout))
+	inBook, inPathBook, theBook, maybeBook := s.bookRouters(r)
+
+	r.Get("/me", s.h(s.me))
+	r.Post("/auth/password", s.h(s.changePassword))
+	r.Post("/auth/logout", s.h(s.logout))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
-		r.Get("/", s.withID("team_id", s.getTeam))
-		r.Patch("/", s.withID("team_id", s.renameTeam))
-		r.Get("/members", s.withID("team_id", s.listMembers))
-		r.Post("/invitations", s.withID("team_id", s.invite))
-		r.Get("/invitations", s.withID("team_id", s.listInvitations))
-		r.Delete("/invitations/{id}", s.withID("team_id", s.revokeInvitation))
-		r.Patch("/members/{user_id}", s.withID("team_id", s.changeRole))
-		r.Delete("/members/{user_id}", s.withID("team_id", s.removeMember))
-		r.Get("/api-keys", s.withID("team_id", s.listKeys))
-		r.Post("/api-keys", s.withID("team_id", s.createKey))
-		r.Delete("/api-keys/{key_id}", s.withID("team_id", s.revokeKey))
-		r.Post("/addons/campaigns/trial", s.withID("team_id", s.startTrial))
+		r.Get("/", s.h(s.getTeam))
+		r.Patch("/", s.h(s.renameTeam))
+		r.Get("/members", s.h(s.listMembers))
+		r.Post("/invitations", s.h(s.invite))
+		r.Get("/invitations", s.h(s.listInvitations))
+		r.Delete("/invitations/{id}", s.h(s.revokeInvitation))
+		r.Patch("/members/{user_id}", s.h(s.changeRole))
+		r.Delete("/members/{user_id}", s.h(s.removeMember))
+		r.Get("/api-keys", s.h(s.listKeys))
+		r.Post("/api-keys", s.h(s.createKey))
+		r.Delete("/api-keys/{key_id}", s.h(s.revokeKey))
+		r.Post("/addons/campaigns/trial", s.h(s.startTrial))
 		r.Route("/webhooks", func(r chi.Router) {
-			r.Get("/", s.withID("team_id", s.listWebhooks))
-			r.Post("/", s.withID("team_id", s.createWebhook))
-			r.Patch("/{webhook_id}", s.withWebhook(s.updateWebhook))
-			r.Delete("/{webhook_id}", s.withWebhook(s.deleteWebhook))
-			r.Get("/{webhook_id}/deliveries", s.withWebhook(s.listWebhookDeliveries))
+			r.Get("/", s.h(s.listWebhooks))
+			r.Post("/", s.h(s.createWebhook))
+			r.Patch("/{webhook_id}", s.h(s.updateWebhook))
+			r.Delete("/{webhook_id}", s.h(s.deleteWebhook))
+			r.Get("/{webhook_id}/deliveries", s.h(s.listWebhookDeliveries))
 		})
 	})
-	r.With(s.checkoutRateLimit()).Post("/payments/create-campaign-checkout", s.as(s.createCheckout))
+	r.With(s.checkoutRateLimit(), s.scoped(bookIfSent)).Post("/payments/create-campaign-checkout", s.h(s.createCheckout))
 
-	r.Post("/books", s.as(s.createBook))
-	r.Patch("/books/{id}", s.withID("id", s.updateBook))
-	r.Delete("/books/{id}", s.withID("id", s.deleteBook))
-	r.Post("/books/{id}/labels", s.withID("id", s.createLabel))
-	r.Patch("/books/{id}/labels/{lid}", s.withID("id", s.updateLabel))
-	r.Delete("/books/{id}/labels/{lid}", s.withID("id", s.deleteLabel))
-	r.Get("/books/{id}/fields", s.withID("id", s.listFields))
-	r.Post("/books/{id}/fields", s.withID("id", s.createField))
-	r.Delete("/books/{id}/fields/{fid}", s.withID("id", s.deleteField))
-	r.Post("/books/{id}/imports", s.withID("id", s.startImport))
-	r.Post("/books/{id}/imports/preview", s.withID("id", s.previewImport))
-	r.Get("/books/{id}/imports", s.withID("id", s.listImports))
-	r.Get("/books/{id}/imports/{import_id}", s.withID("id", s.getImport))
-	r.Delete("/books/{id}/imports/{import_id}", s.withID("id", s.cancelImport))
-	r.Get("/books/{id}/export", s.withID("id", s.exportContacts))
-	r.Get("/books/{id}/suppressions/export", s.withID("id", s.exportSuppressions))
+	r.Post("/books", s.h(s.createBook))
+	theBook.Patch("/books/{id}", s.h(s.updateBook))
+	theBook.Delete("/books/{id}", s.h(s.deleteBook))
+	theBook.Post("/books/{id}/labels", s.h(s.createLabel))
+	theBook.Patch("/books/{id}/labels/{lid}", s.h(s.updateLabel))
+	theBook.Delete("/books/{id}/labels/{lid}", s.h(s.deleteLabel))
+	theBook.Get("/books/{id}/fields", s.h(s.listFields))
+	theBook.Post("/books/{id}/fields", s.h(s.createField))
+	theBook.Delete("/books/{id}/fields/{fid}", s.h(s.deleteField))
+	inPathBook.Post("/books/{id}/imports", s.h(s.startImport))
+	inPathBook.Post("/books/{id}/imports/preview", s.h(s.previewImport))
+	inPathBook.Get("/books/{id}/imports", s.h(s.listImports))
+	inPathBook.Get("/books/{id}/imports/{import_id}", s.h(s.getImport))
+	inPathBook.Delete("/books/{id}/imports/{import_id}", s.h(s.cancelImport))
+	inPathBook.Get("/books/{id}/export", s.h(s.exportContacts))
+	inPathBook.Get("/books/{id}/suppressions/export", s.h(s.exportSuppressions))
 
-	r.Get("/contacts/check-email", s.inBook(s.checkEmail))
-	r.Get("/contacts/{id}/campaigns", s.withID("id", s.contactCampaigns))
-	r.Get("/contacts/{id}/activity", s.withID("id", s.contactActivity))
+	inBook.Get("/contacts/check-email", s.h(s.checkEmail))
+	r.Get("/contacts/{id}/campaigns", s.h(s.contactCampaigns))
+	r.Get("/contacts/{id}/activity", s.h(s.contactActivity))
 
-	r.Patch("/campaigns/{id}/steps/reorder", s.withBookHint("id", s.reorderSteps))
-	r.Patch("/campaigns/{id}/steps/{sid}", s.withID("id", s.updateStep))
-	r.Delete("/campaigns/{id}/steps/{sid}", s.withID("id", s.deleteStep))
-	r.Get("/campaigns/{id}/participants", s.withBookHint("id", s.listParticipants))
-	r.Post("/campaigns/{id}/participants/enroll-label", s.withBookHint("id", s.enrollLabel))
-	r.Delete("/campaigns/{id}/participants/{pid}", s.withID("id", s.removeParticipant))
-	r.Get("/campaigns/{id}/participants/{pid}/history", s.withID("id", s.participantHistory))
-	r.Get("/campaigns/{id}/stats", s.withBookHint("id", s.campaignStats))
-	r.Post("/campaigns/{id}/run", s.withBookHint("id", s.runCampaign))
-	r.Get("/campaign-step-contacts/{id}/{sid}", s.withID("id", s.stepContacts))
-	r.Post("/campaign-templates/preview", s.inBook(s.previewTemplate))
-	r.Get("/campaign-templates/merge-fields", s.inBook(s.mergeFields))
-	r.Post("/campaign-templates/{id}/send-test", s.inBookWithID("id", s.sendTestEmail))
-	r.Get("/campaign-settings", s.inBook(s.getCampaignSettings))
-	r.Put("/campaign-settings", s.inBook(s.putCampaignSettings))
-	r.Post("/campaign-images", s.inBook(s.uploadCampaignImage))
+	maybeBook.Patch("/campaigns/{id}/steps/reorder", s.h(s.reorderSteps))
+	maybeBook.Patch("/campaigns/{id}/steps/{sid}", s.h(s.updateStep))
+	maybeBook.Delete("/campaigns/{id}/steps/{sid}", s.h(s.deleteStep))
+	maybeBook.Get("/campaigns/{id}/participants", s.h(s.listParticipants))
+	maybeBook.Post("/campaigns/{id}/participants/enroll-label", s.h(s.enrollLabel))
+	maybeBook.Delete("/campaigns/{id}/participants/{pid}", s.h(s.removeParticipant))
+	maybeBook.Get("/campaigns/{id}/participants/{pid}/history", s.h(s.participantHistory))
+	maybeBook.Get("/campaigns/{id}/stats", s.h(s.campaignStats))
+	maybeBook.Post("/campaigns/{id}/run", s.h(s.runCampaign))
+	maybeBook.Get("/campaign-step-contacts/{id}/{sid}", s.h(s.stepContacts))
+	inBook.Post("/campaign-templates/preview", s.h(s.previewTemplate))
+	inBook.Get("/campaign-templates/merge-fields", s.h(s.mergeFields))
+	inBook.Post("/campaign-templates/{id}/send-test", s.h(s.sendTestEmail))
+	inBook.Get("/campaign-settings", s.h(s.getCampaignSettings))
+	inBook.Put("/campaign-settings", s.h(s.putCampaignSettings))
+	inBook.Post("/campaign-images", s.h(s.uploadCampaignImage))
 }
 
 // healthz answers that the process is up.
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
 
-// readyz answers whether the database is reachable.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+// readyz answers whether the instance takes traffic: the database is
+// reachable and no stop signal has arrived (an error from ready that is
+// already classified says which).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	if err := s.ready(r.Context()); err != nil {
+		var classified *apperr.Error
+		if errors.As(err, &classified) {
+			return err
+		}
 		return apperr.Wrap(err, apperr.Unavailable, "The database is not reachable.")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -197,130 +211,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 
 // metricsOnPublicPort serves the metrics on the public port only when a
 // token guards them; otherwise the path does not exist there.
-func (s *Server) metricsOnPublicPort(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) metricsOnPublicPort(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	if s.metrics == nil || s.metricsToken == "" {
 		return errNoEndpoint
 	}
 	return serveMetrics(w, r, s.metrics, s.metricsToken)
-}
-
-// The handler adapters: each parses what its routes share (the actor, a
-// path ID, X-Book-ID) once, and writes any error the same way.
-
-// handlerFunc is a handler that returns its error instead of writing it.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// actorFunc is a handler of an authenticated route.
-type actorFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error
-
-// h adapts a handlerFunc, writing any error once, the same way.
-func (s *Server) h(fn handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			writeError(w, r, s.log, err)
-		}
-	}
-}
-
-// as adapts an actorFunc; the auth middleware has put the actor in ctx.
-func (s *Server) as(fn actorFunc) http.HandlerFunc {
-	return s.h(func(w http.ResponseWriter, r *http.Request) error {
-		a, err := auth.FromContext(r.Context())
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a)
-	})
-}
-
-// idFunc is a handler of a route addressed by one UUID path parameter.
-type idFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error
-
-// withID adapts an idFunc, parsing the named path parameter once for all.
-func (s *Server) withID(param string, fn idFunc) http.HandlerFunc {
-	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-		id, err := pathUUID(r, param)
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, id)
-	})
-}
-
-// bookFunc is a handler of a route that works in the book named by
-// X-Book-ID.
-type bookFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error
-
-// inBook adapts a bookFunc, parsing X-Book-ID once for all.
-func (s *Server) inBook(fn bookFunc) http.HandlerFunc {
-	return s.as(func(w http.ResponseWriter, r *http.Request, a *auth.Actor) error {
-		bookID, err := bookHeader(r)
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, bookID)
-	})
-}
-
-// bookIDFunc is a handler of a route in the X-Book-ID book that also
-// names a resource by a UUID path parameter.
-type bookIDFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID, id uuid.UUID) error
-
-// inBookWithID adapts a bookIDFunc.
-func (s *Server) inBookWithID(param string, fn bookIDFunc) http.HandlerFunc {
-	return s.withID(param, func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-		bookID, err := bookHeader(r)
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, bookID, id)
-	})
-}
-
-// hintFunc is a handler of a resource addressed by id, where X-Book-ID is
-// optional (hint is nil when absent).
-type hintFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID, hint *uuid.UUID) error
-
-// withBookHint adapts a hintFunc, parsing the id and X-Book-ID once.
-func (s *Server) withBookHint(param string, fn hintFunc) http.HandlerFunc {
-	return s.withID(param, func(w http.ResponseWriter, r *http.Request, a *auth.Actor, id uuid.UUID) error {
-		hint, err := bookHint(r)
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, id, hint)
-	})
-}
-
-// webhookFunc is a handler of a route addressed by team and webhook id.
-type webhookFunc func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID, webhookID uuid.UUID) error
-
-// withWebhook adapts a webhookFunc.
-func (s *Server) withWebhook(fn webhookFunc) http.HandlerFunc {
-	return s.withID("team_id", func(w http.ResponseWriter, r *http.Request, a *auth.Actor, teamID uuid.UUID) error {
-		id, err := pathUUID(r, "webhook_id")
-		if err != nil {
-			return err
-		}
-		return fn(w, r, a, teamID, id)
-	})
-}
-
-// bulkOp is one of the contacts service's bulk operations.
-type bulkOp func(ctx context.Context, a *auth.Actor, bookID uuid.UUID, in contacts.BulkInput) (int, error)
-
-// bulk adapts a bulk operation on the X-Book-ID book; it answers
-// {data: {<count>: n}}.
-func (s *Server) bulk(count string, op bulkOp) http.HandlerFunc {
-	return s.inBook(func(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-		var in contacts.BulkInput
-		if err := decodeJSON(w, r, &in); err != nil {
-			return err
-		}
-		n, err := op(r.Context(), a, bookID, in)
-		if err != nil {
-			return err
-		}
-		return data(w, http.StatusOK, map[string]int{count: n})
-	})
 }

@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/transfer"
 )
@@ -25,12 +23,12 @@ const maxImportField = 64 << 10
 
 var errImportTooLarge = apperr.New(apperr.PayloadTooLarge, "The file is larger than %d MB; split it into several imports.", transfer.MaxFileBytes>>20)
 
-func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) startImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	req, err := importForm(w, r)
 	if err != nil {
 		return err
 	}
-	in, err := s.transfer.Start(r.Context(), a, bookID, req)
+	in, err := s.transfer.Start(r.Context(), sc, req)
 	if err != nil {
 		return err
 	}
@@ -39,12 +37,12 @@ func (s *Server) startImport(w http.ResponseWriter, r *http.Request, a *auth.Act
 
 // previewImport answers what an import of the file would read: the same
 // form as an import, nothing queued.
-func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	req, err := importForm(w, r)
 	if err != nil {
 		return err
 	}
-	out, err := s.transfer.Preview(r.Context(), a, bookID, req)
+	out, err := s.transfer.Preview(r.Context(), sc, req)
 	if err != nil {
 		return err
 	}
@@ -53,6 +51,14 @@ func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, a *auth.A
 
 // importForm reads an import's multipart form.
 func importForm(w http.ResponseWriter, r *http.Request) (transfer.Request, error) {
+	// A declared length over the limit is refused before a byte of the body
+	// is read: the 413 reaches the client while it is still sending. Read
+	// up to the limit first, the answer would come after 50 MB, and the
+	// connection, closed with the rest unread, could be reset before the
+	// client read it. A body without a length is cut at the limit below.
+	if r.ContentLength > maxImportRequest {
+		return transfer.Request{}, errImportTooLarge
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxImportRequest)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -130,32 +136,32 @@ func importReadError(err error) error {
 	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
 }
 
-func (s *Server) listImports(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
-	list, err := s.transfer.List(r.Context(), a, bookID)
+func (s *Server) listImports(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	list, err := s.transfer.List(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, list)
 }
 
-func (s *Server) getImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) getImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	id, err := pathUUID(r, "import_id")
 	if err != nil {
 		return err
 	}
-	in, err := s.transfer.Get(r.Context(), a, bookID, id)
+	in, err := s.transfer.Get(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, in)
 }
 
-func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	id, err := pathUUID(r, "import_id")
 	if err != nil {
 		return err
 	}
-	in, err := s.transfer.Cancel(r.Context(), a, bookID, id)
+	in, err := s.transfer.Cancel(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
@@ -165,7 +171,7 @@ func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, a *auth.Ac
 // exportContacts streams the book's contacts (or those the contacts list's
 // filters select) as a CSV or vCard attachment. An error before the first
 // byte is answered as JSON; one after it can only cut the stream short.
-func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.Actor, bookID uuid.UUID) error {
+func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	labelID, err := queryUUID(r, "label_id")
 	if err != nil {
 		return err
@@ -177,7 +183,7 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, a *auth.
 	q := r.URL.Query()
 	flusher, _ := w.(http.Flusher)
 	return s.streamDownload(w, "contact export", func(start func(contentType, filename string) io.Writer) error {
-		return s.transfer.Export(r.Context(), a, bookID, strings.ToLower(q.Get("format")),
+		return s.transfer.Export(r.Context(), sc, strings.ToLower(q.Get("format")),
 			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
 			func(d transfer.Download) io.Writer { return start(d.ContentType, d.Filename) },
 			func() {

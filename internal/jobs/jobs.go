@@ -3,8 +3,8 @@
 // it, unique where it must be, retried with backoff, cancellable, visible
 // (state, attempts, errors in river_job) and worked by whichever instance
 // fetches it first; periodic jobs are enqueued by the elected leader only.
-// The domain packages own their job arguments and workers; this package
-// only builds and runs the client.
+// The domain packages own their job arguments and workers and hand them
+// over as a Source; this package only builds and runs the client.
 package jobs
 
 import (
@@ -25,10 +25,16 @@ import (
 // Client enqueues and inspects jobs.
 type Client = river.Client[pgx.Tx]
 
-// Config is what the queue runs.
+// Source is one package's share of the background work, handed to the
+// queue the same way by every package (Queue.Add): Jobs registers the
+// package's workers on w and returns the periodic jobs the elected leader
+// enqueues (nil when it has none).
+type Source interface {
+	Jobs(w *river.Workers) ([]*river.PeriodicJob, error)
+}
+
+// Config is how the queue runs.
 type Config struct {
-	Workers  *river.Workers
-	Periodic []*river.PeriodicJob
 	// MaxWorkers bounds the jobs this instance works at once (default 10).
 	MaxWorkers int
 	// StopGrace bounds how long Run waits at shutdown for the cancelled
@@ -47,17 +53,29 @@ type Config struct {
 	// PollInterval is how often an idle instance looks for jobs that no
 	// notification announced, such as retries come due (default 1 s).
 	PollInterval time.Duration
-	Log          *slog.Logger
+	// WithoutPeriodic leaves the sources' periodic jobs out: their workers
+	// still work what is queued. Tests run that work when they mean to.
+	WithoutPeriodic bool
+	// PollOnly finds new jobs by polling instead of LISTEN/NOTIFY, for
+	// connections through a transaction pooler, where a LISTEN would be
+	// lost with the server connection it was issued on. A queued job then
+	// waits up to PollInterval.
+	PollOnly bool
+	Log      *slog.Logger
 }
 
 // Queue is this instance's River client and its lifetime.
 type Queue struct {
-	client *Client
-	grace  time.Duration
-	log    *slog.Logger
+	client          *Client
+	workers         *river.Workers
+	withoutPeriodic bool
+	grace           time.Duration
+	log             *slog.Logger
 }
 
-// New builds the client on pool.
+// New builds the client on pool, with no workers yet: the services that
+// enqueue take the client (Client) when they are built, and their workers,
+// which need those services, are added afterwards (Add), before Run.
 func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 	if cfg.MaxWorkers <= 0 {
 		cfg.MaxWorkers = 10
@@ -77,11 +95,14 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 	if cfg.JobTimeout >= cfg.RescueAfter {
 		return nil, fmt.Errorf("jobs: the job timeout (%s) must be shorter than the rescue delay (%s)", cfg.JobTimeout, cfg.RescueAfter)
 	}
+	// River reads the workers bundle when it starts and when a job is
+	// inserted (it refuses a kind nobody works), not when it is built.
+	workers := river.NewWorkers()
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
-		Workers:           cfg.Workers,
-		PeriodicJobs:      cfg.Periodic,
+		Workers:           workers,
 		FetchPollInterval: cfg.PollInterval,
+		PollOnly:          cfg.PollOnly,
 		// The process id in the client id tells an operator (and the
 		// crash tests) which instance holds a job (river_job.attempted_by).
 		ID:                   clientID(),
@@ -92,7 +113,24 @@ func New(pool *pgxpool.Pool, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{client: client, grace: cfg.StopGrace, log: cfg.Log}, nil
+	return &Queue{client: client, workers: workers, withoutPeriodic: cfg.WithoutPeriodic, grace: cfg.StopGrace, log: cfg.Log}, nil
+}
+
+// Add registers the workers and periodic jobs of each source. It is called
+// once every source is built and before Run.
+func (q *Queue) Add(sources ...Source) error {
+	for _, src := range sources {
+		periodic, err := src.Jobs(q.workers)
+		if err != nil {
+			return fmt.Errorf("jobs: register %T: %w", src, err)
+		}
+		if !q.withoutPeriodic {
+			if _, err := q.client.PeriodicJobs().AddManySafely(periodic); err != nil {
+				return fmt.Errorf("jobs: periodic jobs of %T: %w", src, err)
+			}
+		}
+	}
+	return nil
 }
 
 // clientID is River's default client id (host and start time) with the

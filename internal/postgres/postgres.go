@@ -33,16 +33,6 @@ type DB interface {
 	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
 }
 
-// sessionDefaults are settings for the service's connections, unless
-// DATABASE_URL sets them (pgx passes unknown URL parameters to the server
-// as session settings). JIT compilation is off: it pays off for long
-// analytic queries, not for statements that each touch at most tens of
-// thousands of rows, and its cost arrives unannounced when a table's
-// growth pushes a plan's estimate past jit_above_cost. Measured on an
-// experimental INSERT ... SELECT of 10,000 events: 300 ms of its 700 ms
-// were compiling.
-var sessionDefaults = map[string]string{"jit": "off"}
-
 // PlanEachTime, passed as a query's first argument, has PostgreSQL plan the
 // statement for the values of this execution (pgx sends it as an unnamed
 // statement) instead of reusing the generic plan it switches to after five
@@ -56,23 +46,29 @@ var sessionDefaults = map[string]string{"jit": "off"}
 // statement.
 const PlanEachTime = pgx.QueryExecModeCacheDescribe
 
-// Connect opens a pool. Timestamps are scanned in UTC so every API response
-// carries them the same way whatever the server's or host's time zone,
-// UUIDs travel in binary, and sessionDefaults apply.
+// Connect opens a pool straight to PostgreSQL (or through a pooler in
+// session mode); see ConnectMode.
 func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	return ConnectMode(ctx, url, maxConns, PoolSession)
+}
+
+// ConnectMode opens a pool for connections that reach PostgreSQL as mode
+// says. Timestamps are scanned in UTC so every API response carries them
+// the same way whatever the server's or host's time zone, and UUIDs travel
+// in binary. The only startup parameter sent beyond the connection string's
+// is timezone, which poolers pass on (PgBouncer refuses the ones it does
+// not know, such as jit: the database's own settings carry those, see
+// migration 00041).
+func ConnectMode(ctx context.Context, url string, maxConns int32, mode PoolMode) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
-	for name, value := range sessionDefaults {
-		if _, set := cfg.ConnConfig.RuntimeParams[name]; !set {
-			cfg.ConnConfig.RuntimeParams[name] = value
-		}
-	}
+	cfg.ConnConfig.DefaultQueryExecMode = mode.queryExecMode()
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		c.TypeMap().RegisterType(&pgtype.Type{
 			Name: "timestamptz", OID: pgtype.TimestamptzOID,
@@ -134,10 +130,13 @@ func (t *Tx) AfterCommit(f func()) { t.afterCommit = append(t.afterCommit, f) }
 // then the schema of the job queue (River's own migrations, at the version
 // of the River library the binary is built with). Advisory locks make it
 // safe for several instances starting at once.
+//
+// url must reach PostgreSQL directly (DATABASE_DIRECT_URL), never through a
+// pooler in transaction mode: the locks are held by the session.
 func Migrate(ctx context.Context, url string) ([]string, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()

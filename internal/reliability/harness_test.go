@@ -97,7 +97,14 @@ type instance struct {
 // (KEY=VALUE), waits for /readyz and kills it when the test ends.
 func start(t *testing.T, name, dbURL, mailerURL string, extra ...string) *instance {
 	t.Helper()
-	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
+	return startAt(t, name, apptest.FreeAddr(t), dbURL, mailerURL, extra...)
+}
+
+// startAt is start on a given address (an instance restarted behind a
+// load balancer comes back where it was).
+func startAt(t *testing.T, name, addr, dbURL, mailerURL string, extra ...string) *instance {
+	t.Helper()
+	metricsAddr := apptest.FreeAddr(t)
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "HTTP_ADDR="+addr, "JWT_SECRET="+jwtSecret,

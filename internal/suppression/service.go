@@ -43,27 +43,26 @@ type AddInput struct {
 
 // Service serves the suppression list of a book to its team.
 type Service struct {
-	db    postgres.Pool
-	books *books.Service
-	sp    Suppressor
+	db postgres.Pool
+	sp Suppressor
 }
 
 // NewService returns the suppression list service.
-func NewService(db postgres.Pool, bk *books.Service, sp Suppressor) *Service {
-	return &Service{db: db, books: bk, sp: sp}
+func NewService(db postgres.Pool, sp Suppressor) *Service {
+	return &Service{db: db, sp: sp}
 }
 
 var errNotFound = apperr.NotFoundf("Suppression not found.")
 
 // List pages the suppressions in force in the book, newest first (viewer).
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter) ([]Suppression, int64, error) {
-	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) ([]Suppression, int64, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, 0, err
 	}
 	if f.Reason != "" && !f.Reason.Valid() {
 		return nil, 0, apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
-	return list(ctx, s.db, bookID, f)
+	return list(ctx, s.db, sc.Book.ID, f)
 }
 
 // ExportBatch is how many suppressions one statement of an export reads.
@@ -76,8 +75,8 @@ const ExportBatch = 5000
 // still becomes an error answer; it returns where to write. Rows are read
 // ExportBatch at a time after the last one written (keyset), so a list of
 // any length streams in constant memory (viewer).
-func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, f Filter, open func() io.Writer) error {
-	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer); err != nil {
+func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open func() io.Writer) error {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return err
 	}
 	if f.Reason != "" && !f.Reason.Valid() {
@@ -89,7 +88,7 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	}
 	var after *Suppression
 	for {
-		batch, err := exportBatch(ctx, s.db, bookID, f, after)
+		batch, err := exportBatch(ctx, s.db, sc.Book.ID, f, after)
 		if err != nil {
 			return err
 		}
@@ -111,8 +110,8 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 
 // Add suppresses one address by hand (member). created is false when a
 // suppression was already in force: the existing record is returned.
-func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, in AddInput) (out Suppression, created bool, err error) {
-	if _, err := s.books.Access(ctx, actor, bookID, auth.RoleMember); err != nil {
+func (s *Service) Add(ctx context.Context, sc books.Scope, in AddInput) (out Suppression, created bool, err error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Suppression{}, false, err
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
@@ -126,12 +125,12 @@ func (s *Service) Add(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, 
 		return Suppression{}, false, apperr.Invalidf("`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		res, err := s.sp.Suppress(ctx, tx, bookID, []string{email}, in.Reason, SourceAPI, actor.CreatedBy())
+		res, err := s.sp.Suppress(ctx, tx, sc.Book.ID, []string{email}, in.Reason, SourceAPI, sc.Actor.CreatedBy())
 		if err != nil {
 			return err
 		}
 		created = res.Recorded == 1
-		out, err = inForce(ctx, tx, bookID, email)
+		out, err = inForce(ctx, tx, sc.Book.ID, email)
 		return err
 	})
 	return out, created, err

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/emersion/go-vcard"
-	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
@@ -27,17 +27,18 @@ type Download struct {
 	Filename    string
 }
 
-// Export writes the contacts of the book the filter selects (viewer) in
+// Export writes the contacts of the book the filter selects (member: an
+// export takes the whole book away, which a viewer may only look at) in
 // format (csv or vcard) to the writer open returns, called once the
 // request is known to be good; flush pushes what was written so far to
 // the client. Memory stays flat: contacts are read through one cursor and
 // written as they come.
-func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, format string, f contacts.Filter,
+func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f contacts.Filter,
 	open func(Download) io.Writer, flush func()) error {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return err
 	}
+	b := sc.Book
 	switch format {
 	case "", FormatCSV:
 		format = FormatCSV
@@ -71,7 +72,7 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 		}
 		n := 0
 		rec := make([]string, len(header))
-		err := s.contacts.Each(ctx, actor, b.ID, f, func(c contacts.Contact) error {
+		err := s.contacts.Each(ctx, sc, f, func(c contacts.Contact) error {
 			csvRecord(rec, c, keys, dateLabels)
 			if err := cw.Write(rec); err != nil {
 				return err
@@ -97,7 +98,7 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, bookID uuid.UUI
 	out := bufio.NewWriterSize(open(Download{ContentType: "text/vcard; charset=utf-8", Filename: name + ".vcf"}), 64<<10)
 	enc := vcard.NewEncoder(out)
 	n := 0
-	err = s.contacts.Each(ctx, actor, b.ID, f, func(c contacts.Contact) error {
+	err := s.contacts.Each(ctx, sc, f, func(c contacts.Contact) error {
 		if err := enc.Encode(contactCard(c)); err != nil {
 			return err
 		}

@@ -10,12 +10,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -83,26 +85,31 @@ type Request struct {
 // Service starts, lists and cancels imports and writes exports.
 type Service struct {
 	db       postgres.Pool
-	books    *books.Service
 	contacts *contacts.Service
-	queue    *jobs.Client
+	queue    txQueue
 	now      func() time.Time
+	log      *slog.Logger
 	// suppressor marks imported contacts whose addresses are suppressed.
 	suppressor suppression.Suppressor
 }
 
-// NewService wires the service; queue takes the import jobs (nil until
-// the job queue is built: see SetQueue).
-func NewService(db postgres.Pool, bks *books.Service, cs *contacts.Service, now func() time.Time) *Service {
+// txQueue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type txQueue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// NewService wires the service; queue takes the import jobs, which the
+// service's own worker works (Jobs).
+func NewService(db postgres.Pool, cs *contacts.Service, queue txQueue, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, contacts: cs, now: now, suppressor: suppression.New(now)}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
 }
-
-// SetQueue gives the service the job client: the queue is built after its
-// workers, and the workers after this service.
-func (s *Service) SetQueue(q *jobs.Client) { s.queue = q }
 
 // parsed is a checked file: its text and how to read it.
 type parsed struct {
@@ -198,13 +205,13 @@ func readRecords[R any](next func() (R, error), row func(R) contacts.ImportRow, 
 
 // Start checks the file and queues its import (member): the import row,
 // the file and the job are written in one transaction.
-func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []contacts.RowError{},
-		CreatedBy: actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
+		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
 	switch in.Mode {
 	case "":
 		in.Mode = contacts.ModeSkip
@@ -229,9 +236,6 @@ func (s *Service) Start(ctx context.Context, actor *auth.Actor, bookID uuid.UUID
 		// The file is stored as UTF-8 text: the job need not guess again.
 		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, u.text); err != nil {
 			return postgres.Translate(err)
-		}
-		if s.queue == nil {
-			return apperr.New(apperr.Unavailable, "Imports cannot be queued on this instance.")
 		}
 		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
 			return apperr.Wrap(err, apperr.Internal, "queue import")
@@ -279,11 +283,11 @@ func scanImport(row pgx.Row) (Import, error) {
 }
 
 // List returns the book's imports, newest first (viewer).
-func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID) ([]Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
+	b := sc.Book
 	rows, _ := s.db.Query(ctx, `SELECT `+importColumns+` FROM imports WHERE book_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, b.ID)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Import, error) { return scanImport(r) })
 	if err != nil {
@@ -296,11 +300,11 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, bookID uuid.UUID)
 }
 
 // Get returns an import of the book (viewer).
-func (s *Service) Get(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleViewer)
-	if err != nil {
+func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	return s.byID(ctx, s.db, b.ID, id, false)
 }
 
@@ -319,13 +323,13 @@ func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID
 // Cancel stops a queued or running import (member): the chunk in flight,
 // if any, finishes (its rows are written and counted), then the job stops
 // at its next chunk. An import already over is returned as it is.
-func (s *Service) Cancel(ctx context.Context, actor *auth.Actor, bookID, id uuid.UUID) (Import, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Cancel(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
+	b := sc.Book
 	var out Import
-	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		in, err := s.byID(ctx, tx, b.ID, id, true)
 		if err != nil {
 			return err
@@ -423,11 +427,11 @@ type PreviewColumn struct {
 
 // Preview reads a file as Start would, without queueing anything
 // (member): the same checks, the same column detection.
-func (s *Service) Preview(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, req Request) (Preview, error) {
-	b, err := s.books.Access(ctx, actor, bookID, auth.RoleMember)
-	if err != nil {
+func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Preview, error) {
+	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Preview{}, err
 	}
+	b := sc.Book
 	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Preview{}, err

@@ -31,12 +31,9 @@ const ChunkRows = 5000
 // would take the job for one of a dead instance.
 const turnTime = 20 * time.Second
 
-// AddWorkers registers the import worker.
-func AddWorkers(w *river.Workers, s *Service, log *slog.Logger) error {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return river.AddWorkerSafely(w, &importWorker{s: s, log: log})
+// Jobs registers the import worker; imports have no periodic job.
+func (s *Service) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
+	return nil, river.AddWorkerSafely(w, &importWorker{s: s, log: s.log})
 }
 
 type importWorker struct {

@@ -81,6 +81,10 @@ type EngineConfig struct {
 	Log *slog.Logger
 	// Observer hears the outcome of every attempt (metrics); optional.
 	Observer AttemptObserver
+	// Listen is the configuration of the engine's own connection, which
+	// LISTENs and shows other instances that this one is alive; it must
+	// reach PostgreSQL directly, as a session (default: the pool's).
+	Listen *pgx.ConnConfig
 }
 
 // AttemptObserver hears the outcome of each delivery attempt: "success",
@@ -221,6 +225,9 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) connectListener(ctx context.Context) (*pgx.Conn, error) {
 	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 		cfg := e.pool.Config().ConnConfig.Copy()
+		if e.cfg.Listen != nil {
+			cfg = e.cfg.Listen.Copy()
+		}
 		cfg.RuntimeParams["application_name"] = leaseAppPrefix + e.owner
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err == nil {

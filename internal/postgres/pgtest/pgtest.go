@@ -71,9 +71,9 @@ func newDatabase(t testing.TB, migrated bool) string {
 	defer admin.Close(ctx)
 
 	create := "CREATE DATABASE %s"
+	tmpl := ""
 	if migrated {
-		tmpl, err := ensureTemplate(ctx, admin)
-		if err != nil {
+		if tmpl, err = ensureTemplate(ctx, admin); err != nil {
 			t.Fatalf("pgtest: template: %v", err)
 		}
 		create += " TEMPLATE " + tmpl + " STRATEGY FILE_COPY"
@@ -81,6 +81,11 @@ func newDatabase(t testing.TB, migrated bool) string {
 	name := fmt.Sprintf("%s%d_%s", namePrefix, time.Now().Unix(), randomHex(6))
 	if _, err := admin.Exec(ctx, fmt.Sprintf(create, name)); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
+	}
+	if tmpl != "" {
+		if err := copySettings(ctx, admin, tmpl, name); err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
 	}
 	t.Cleanup(func() {
 		if err := drop(name); err != nil {
@@ -186,6 +191,34 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	}
 	return name, nil
 }
+
+// copySettings gives database to the settings the migrations set on
+// template (ALTER DATABASE ... SET), which CREATE DATABASE does not copy.
+func copySettings(ctx context.Context, admin *pgx.Conn, template, to string) error {
+	rows, err := admin.Query(ctx, `
+		SELECT split_part(c, '=', 1), substr(c, strpos(c, '=') + 1)
+		FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase, unnest(s.setconfig) AS c
+		WHERE d.datname = $1 AND s.setrole = 0`, template)
+	if err != nil {
+		return fmt.Errorf("read the template's settings: %w", err)
+	}
+	settings, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var kv [2]string
+		return kv, r.Scan(&kv[0], &kv[1])
+	})
+	if err != nil {
+		return fmt.Errorf("read the template's settings: %w", err)
+	}
+	for _, kv := range settings {
+		stmt := fmt.Sprintf("ALTER DATABASE %s SET %s = %s", pgx.Identifier{to}.Sanitize(), pgx.Identifier{kv[0]}.Sanitize(), quoteLiteral(kv[1]))
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("copy setting %s: %w", kv[0], err)
+		}
+	}
+	return nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func migrationsHash() (string, error) {
 	h := sha256.New()

@@ -1825,7 +1825,7 @@ export interface paths {
         };
         /**
          * Get an uploaded image
-         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public.
+         * @description Serves a stored campaign image with its detected content type and a one-year immutable cache lifetime. Public. Images are stored in the database, so every instance serves every image.
          */
         get: operations["getImage"];
         put?: never;
@@ -1865,7 +1865,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 only while PostgreSQL answers, else 503.
+         * @description Answers 200 only while PostgreSQL answers and the instance is not shutting down, else 503. After a stop signal the instance answers 503 here for SHUTDOWN_DRAIN while it still serves requests, so a load balancer takes it out of rotation before it stops.
          */
         get: operations["readyz"];
         put?: never;
@@ -2053,7 +2053,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportBook"];
         put?: never;
@@ -2161,7 +2161,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: viewer.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -4937,7 +4937,7 @@ export interface components {
          */
         XBookID: string;
         /**
-         * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+         * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
          * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
          */
         XBookIDOptional: string;
@@ -6064,7 +6064,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6634,7 +6634,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6735,7 +6735,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6781,7 +6781,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6845,7 +6845,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6907,7 +6907,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -6959,7 +6959,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7011,7 +7011,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7062,7 +7062,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7124,7 +7124,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7170,7 +7170,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7263,7 +7263,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7335,7 +7335,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7388,7 +7388,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -7440,7 +7440,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -8571,7 +8571,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10153,7 +10153,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10254,7 +10254,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10300,7 +10300,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10359,7 +10359,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
@@ -10411,7 +10411,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Optional book scope: when sent, a campaign outside this book answers 404 NOT_FOUND.
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];

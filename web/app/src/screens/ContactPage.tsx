@@ -5,6 +5,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
+import { useCampaignsEnabled } from '../lib/addon';
 import { campaignStates } from '../lib/campaign';
 import { contactName, socialNames } from '../lib/contact';
 import { atLeast } from '../lib/roles';
@@ -43,7 +44,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
   const { book, fields } = useBook(c.book_id);
   const [deleting, setDeleting] = useState(false);
   const [error, setError] = useState('');
-  const campaigns = useContactCampaigns(c.id);
+  const campaigns = useContactCampaigns(c.id, useCampaignsEnabled(book?.team_id ?? w.team.id));
   const canWrite = atLeast(w.role, 'member');
   const custom = (c.custom_fields as Record<string, unknown> | null) ?? {};
   async function star() {
@@ -144,15 +145,20 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
 const participationStates: Record<Schemas['ContactCampaign']['participant_status'], string> = { active: 'In progress', completed: 'Completed', removed: 'Removed' };
 const day = (t: string | null) => (t ? new Date(t).toLocaleDateString() : '—');
 
-/** useContactCampaigns loads the campaigns the contact is or was in. */
-function useContactCampaigns(id: string) {
+/**
+ * useContactCampaigns loads the campaigns the contact is or was in, once
+ * the team's add-on is known to allow it (enabled; null while unknown):
+ * without the add-on the request would only be refused.
+ */
+function useContactCampaigns(id: string, enabled: boolean | null) {
   const [list, setList] = useState<Schemas['ContactCampaign'][] | null>(null);
   const [error, setError] = useState('');
   const [noAddon, setNoAddon] = useState(false);
   useEffect(() => {
     setList(null);
     setError('');
-    setNoAddon(false);
+    setNoAddon(enabled === false);
+    if (!enabled) return;
     let current = true;
     ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } } }))
       .then((r) => current && setList(r.data))
@@ -164,7 +170,7 @@ function useContactCampaigns(id: string) {
     return () => {
       current = false;
     };
-  }, [id]);
+  }, [id, enabled]);
   return { list, error, noAddon };
 }
 

@@ -104,9 +104,11 @@ export default function Contacts({ book: bookId }: { book: string }) {
           <a class="button secondary" href={`/app/books/${bookId}/labels`}>
             Labels and fields
           </a>
-          <a class="button secondary" href={exportURL(bookId, view)} download>
-            {filtered ? 'Export these contacts' : 'Export'}
-          </a>
+          {canWrite && (
+            <a class="button secondary" href={exportURL(bookId, view)} download>
+              {filtered ? 'Export these contacts' : 'Export'}
+            </a>
+          )}
           {canWrite && (
             <button type="button" onClick={() => route(`/app/books/${bookId}/contacts/new`)}>
               New contact

@@ -44,6 +44,12 @@ const modes: Record<Mode, string> = {
 const states: Record<Import['status'], string> = { queued: 'Waiting', running: 'Running', succeeded: 'Done', failed: 'Failed', canceled: 'Canceled' };
 const finished = (i: Import) => i.status === 'succeeded' || i.status === 'failed' || i.status === 'canceled';
 
+// The API's limit on an import file. A larger file is refused here, before
+// it is sent: a browser still uploading does not read the API's early 413,
+// so the upload would end as a network error instead of this sentence.
+const maxImportMB = 50;
+const tooLarge = `The file is larger than ${maxImportMB} MB; split it into several imports.`;
+
 export default function Imports({ book: bookId }: { book: string }) {
   const w = useWorkspace();
   const { book, booksLoaded, fields } = useBook(bookId);
@@ -85,17 +91,21 @@ export default function Imports({ book: bookId }: { book: string }) {
       </section>
       <section aria-labelledby="export">
         <h2 id="export">Export</h2>
-        <p>
-          The whole book as{' '}
-          <a href={`/api/books/${bookId}/export?format=csv`} download>
-            CSV
-          </a>{' '}
-          or{' '}
-          <a href={`/api/books/${bookId}/export?format=vcard`} download>
-            vCard
-          </a>
-          ; a CSV export imports back as it is. To export some contacts, filter the <a href={`/app/books/${bookId}/contacts`}>contacts table</a> and use its Export.
-        </p>
+        {canWrite ? (
+          <p>
+            The whole book as{' '}
+            <a href={`/api/books/${bookId}/export?format=csv`} download>
+              CSV
+            </a>{' '}
+            or{' '}
+            <a href={`/api/books/${bookId}/export?format=vcard`} download>
+              vCard
+            </a>
+            ; a CSV export imports back as it is. To export some contacts, filter the <a href={`/app/books/${bookId}/contacts`}>contacts table</a> and use its Export.
+          </p>
+        ) : (
+          <p class="hint">Exporting: {needs('member')}</p>
+        )}
       </section>
     </Page>
   );
@@ -132,6 +142,10 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
 
   useEffect(() => {
     if (!file) return;
+    if (file.size > maxImportMB << 20) {
+      setError(tooLarge);
+      return;
+    }
     setBusy(true);
     setError('');
     send<Preview>(`/api/books/{id}/imports/preview`, form({}))
@@ -152,7 +166,7 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
         label="File (CSV or vCard)"
         type="file"
         accept=".csv,.vcf,.vcard,text/csv,text/vcard"
-        hint="Up to 50 MB and 200,000 contacts. CSV from this service, Google Contacts, Outlook or Mailchimp is read by its column names."
+        hint={`Up to ${maxImportMB} MB and 200,000 contacts. CSV from this service, Google Contacts, Outlook or Mailchimp is read by its column names.`}
         onChange={(e) => {
           setChanged(false);
           setPreview(null);

@@ -135,4 +135,19 @@ export default () =>
       await page.getByText('You can view contacts but not change them.').waitFor();
       await page.done();
     });
+
+    test('without the Campaigns add-on the page does not ask for the contact\'s campaigns', async (t) => {
+      const id = env.db(`SELECT id FROM contacts WHERE first_name = 'Maria'`);
+      const page = await env.page(t);
+      const asked = [];
+      const refused = [];
+      page.on('request', (r) => new URL(r.url()).pathname.endsWith('/campaigns') && asked.push(r.url()));
+      page.on('console', (m) => m.type() === 'error' && refused.push(m.text()));
+      await login(page, owner, `/app/contacts/${id}`);
+      await page.getByRole('heading', { name: 'Maria Garcia' }).waitFor();
+      await page.getByText('Campaigns need the Campaigns add-on. Billing shows how to get it.').waitFor();
+      assert.deepEqual(asked, [], 'no request for the contact\'s campaigns');
+      assert.deepEqual(refused, [], 'nothing logged to the console (a refused request logs its 403)');
+      await page.done();
+    });
   });

@@ -3,7 +3,9 @@
 // CSV with its progress bar moving, past imports, a vCard, exports of the
 // book and of the contacts table's filter, and what a viewer may do.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
 
@@ -96,16 +98,41 @@ export default () =>
       const rows = readFileSync(await (await download).path(), 'utf8').trim().split(/\r?\n/);
       assert.equal(rows.length, 2, 'the header and Ann');
       assert.match(rows[1], /ann@example\.com/);
+      await page.goto(`/app/books/${book}/imports`);
+      const vcard = page.waitForEvent('download');
+      await page.getByRole('link', { name: 'vCard', exact: true }).click();
+      assert.equal((readFileSync(await (await vcard).path(), 'utf8').match(/BEGIN:VCARD/g) ?? []).length, 10003);
       await page.done();
 
+      // Exports take the whole book away: members and above only.
       const v = await env.page(t);
       await login(v, viewer, `/app/books/${book}/imports`);
       await v.getByText('Importing: Needs the member role or higher.').waitFor();
+      await v.getByText('Exporting: Needs the member role or higher.').waitFor();
       assert.equal(await v.getByLabel('File (CSV or vCard)').count(), 0);
-      const vcard = v.waitForEvent('download');
-      await v.getByRole('link', { name: 'vCard', exact: true }).click();
-      assert.equal((readFileSync(await (await vcard).path(), 'utf8').match(/BEGIN:VCARD/g) ?? []).length, 10003);
+      assert.equal(await v.getByRole('link', { name: 'vCard', exact: true }).count(), 0);
       await screen(v, 'imports-viewer');
+      await v.goto(`/app/books/${book}/contacts`);
+      await v.getByRole('table').waitFor();
+      assert.equal(await v.getByRole('link', { name: 'Export' }).count(), 0, 'no export on the contacts table');
       await v.done();
+    });
+
+    test('a file over 50 MB shows the limit and is not sent', async (t) => {
+      // A file on disk: the browser protocol takes at most 50 MB inline.
+      const dir = mkdtempSync(join(tmpdir(), 'contactbook-upload-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const file = join(dir, 'huge.csv');
+      const line = Buffer.from('Big,Person,big@example.com\r\n');
+      writeFileSync(file, Buffer.concat([Buffer.from('First Name,Last Name,E-mail Address\r\n'), Buffer.alloc(60 << 20, line)]));
+      const page = await env.page(t);
+      await login(page, member, `/app/books/${book}/imports`);
+      const sent = [];
+      page.on('request', (r) => r.method() === 'POST' && sent.push(r.url()));
+      await page.getByLabel('File (CSV or vCard)').setInputFiles(file);
+      await page.getByRole('alert').filter({ hasText: 'The file is larger than 50 MB; split it into several imports.' }).waitFor();
+      assert.deepEqual(sent, [], 'nothing uploaded');
+      assert.equal(await page.getByRole('button', { name: 'Start import' }).count(), 0);
+      await page.done();
     });
   });

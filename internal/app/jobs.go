@@ -1,0 +1,63 @@
+package app
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/contactbook/contactbook/internal/accountmail"
+	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/transfer"
+	"github.com/contactbook/contactbook/internal/webhooks"
+)
+
+// wireJobs builds the services whose work runs as jobs and hands every
+// package's background work to the queue, in one list: the campaigns
+// runner (sending through the provider at MAILER_BASE_URL, ticked on
+// CAMPAIGN_SCHEDULE), the contact imports, the webhook history prune, the
+// account emails and the accounts sweep. The services enqueue on the
+// queue's client, passed to their constructors.
+func (a *App) wireJobs(now func() time.Time) error {
+	queue := a.Jobs.Client()
+	d := campaigns.Deps{
+		DB:            a.Pool,
+		Accounts:      a.Accounts,
+		Sender:        mailer.NewSender(a.Config.MailerBaseURL, nil),
+		Now:           now,
+		Log:           a.Log,
+		SettingsKey:   a.Config.SettingsKey,
+		PublicBaseURL: a.Config.PublicBaseURL,
+		Observer:      a.Metrics,
+		Queue:         queue,
+		Schedule:      a.Config.CampaignSchedule,
+	}
+	a.CampaignRunner = campaigns.NewRunner(d)
+	a.Campaigns = campaigns.NewService(d)
+	a.Transfer = transfer.NewService(a.Pool, a.Contacts, queue, now, a.Log)
+	accountMail := accountmail.NewWorker(a.Pool, queue, accountmail.Sender{
+		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
+		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
+	}, now, a.Log)
+	return a.Jobs.Add(
+		a.CampaignRunner,
+		a.Transfer,
+		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
+		accountMail,
+		accounts.NewSweeper(a.Pool, now),
+	)
+}
+
+// webhookRetention hands the webhook history prune to the queue as a
+// jobs.Source: webhooks.Retention registers its worker and returns its one
+// periodic job (nil when retention is off) rather than a list.
+type webhookRetention struct{ r *webhooks.Retention }
+
+func (s webhookRetention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
+	prune, err := s.r.Jobs(w)
+	if err != nil || prune == nil {
+		return nil, err
+	}
+	return []*river.PeriodicJob{prune}, nil
+}

@@ -1,1 +1,0 @@
-var e={none:`Not active`,trial:`Trial`,active:`Active`,canceled:`Canceled`};export{e as t};
