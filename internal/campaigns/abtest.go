@@ -2,7 +2,10 @@ package campaigns
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // minTestHold is the least time a participant due before the test is
@@ -52,4 +55,42 @@ func (rn *Runner) prepareTest(ctx context.Context, p *pass, st Step, base claimP
 	hold := now.Add(max(st.ABTest.decideAfter(), minTestHold))
 	t.holdUntil = &hold
 	return t, true, nil
+}
+
+// planVariants plans each variant of an A/B step (its subject, its
+// template) beside the step's plan: a claim takes no more participants
+// than the smallest of them allows, and reads every custom field any of
+// them merges.
+func (rn *Runner) planVariants(ctx context.Context, p *pass, st Step, plan *emailPlan) error {
+	plan.variants = make(map[uuid.UUID]*emailPlan, len(st.Variants))
+	for _, v := range st.Variants {
+		tplID := st.EmailTemplateID
+		if v.EmailTemplateID != nil {
+			tplID = v.EmailTemplateID
+		}
+		vp, err := rn.planTemplate(ctx, p, st, tplID, &v.Subject)
+		if err != nil {
+			return err
+		}
+		plan.variants[v.ID] = vp
+		if vp.claimSize > 0 && (plan.claimSize == 0 || vp.claimSize < plan.claimSize) {
+			plan.claimSize = vp.claimSize
+		}
+		for _, k := range vp.customKeys {
+			if !slices.Contains(plan.customKeys, k) {
+				plan.customKeys = append(plan.customKeys, k)
+			}
+		}
+	}
+	return nil
+}
+
+// forRow is the plan a claimed row is sent with: its variant's, if any.
+func (plan *emailPlan) forRow(r claimedRow) *emailPlan {
+	if r.VariantID != nil {
+		if vp := plan.variants[*r.VariantID]; vp != nil {
+			return vp
+		}
+	}
+	return plan
 }

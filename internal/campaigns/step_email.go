@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,42 +35,12 @@ type emailPlan struct {
 	variants map[uuid.UUID]*emailPlan
 }
 
-// forRow is the plan a claimed row is sent with: its variant's, if any.
-func (plan *emailPlan) forRow(r claimedRow) *emailPlan {
-	if r.VariantID != nil {
-		if vp := plan.variants[*r.VariantID]; vp != nil {
-			return vp
-		}
-	}
-	return plan
-}
-
 func (rn *Runner) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, error) {
 	plan, err := rn.planTemplate(ctx, p, st, st.EmailTemplateID, nil)
 	if err != nil || len(st.Variants) == 0 {
 		return plan, err
 	}
-	plan.variants = make(map[uuid.UUID]*emailPlan, len(st.Variants))
-	for _, v := range st.Variants {
-		tplID := st.EmailTemplateID
-		if v.EmailTemplateID != nil {
-			tplID = v.EmailTemplateID
-		}
-		vp, err := rn.planTemplate(ctx, p, st, tplID, &v.Subject)
-		if err != nil {
-			return nil, err
-		}
-		plan.variants[v.ID] = vp
-		if vp.claimSize > 0 && (plan.claimSize == 0 || vp.claimSize < plan.claimSize) {
-			plan.claimSize = vp.claimSize
-		}
-		for _, k := range vp.customKeys {
-			if !slices.Contains(plan.customKeys, k) {
-				plan.customKeys = append(plan.customKeys, k)
-			}
-		}
-	}
-	return plan, nil
+	return plan, rn.planVariants(ctx, p, st, plan)
 }
 
 // planTemplate plans an email of the step with the template tplID and,
