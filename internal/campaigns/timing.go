@@ -2,7 +2,6 @@ package campaigns
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -236,13 +235,6 @@ func variantsOf(in []VariantInput) ([]Variant, error) {
 		out[i] = Variant{ID: id, Subject: v.Subject, EmailTemplateID: v.EmailTemplateID}
 	}
 	return out, nil
-}
-
-// testSize is how many of n due participants an A/B test takes: the
-// percentage rounded up, at least one per variant, at most n.
-func testSize(n, percent, variants int) int {
-	k := int(math.Ceil(float64(n) * float64(percent) / 100))
-	return min(n, max(k, variants))
 }
 
 // testState is how far an A/B step's test has gone.
