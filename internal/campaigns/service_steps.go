@@ -80,7 +80,7 @@ func (s *Service) UpdateStep(ctx context.Context, sc books.Scope, campaignID, st
 		if out, err = s.st.updateStep(ctx, tx, st, s.now()); err != nil {
 			return err
 		}
-		return s.afterStepChange(ctx, tx, out)
+		return s.afterStepChange(ctx, tx, out, p.changesTiming())
 	})
 	return out, err
 }

@@ -45,14 +45,25 @@ func (s *Service) checkConditionOf(ctx context.Context, db postgres.DB, st Step)
 	return nil
 }
 
-// afterStepChange checks the changed step's condition and lets the
-// campaign's held participants go: a window or test that held them may
-// have changed, and the next pass reads them again.
-func (s *Service) afterStepChange(ctx context.Context, db postgres.DB, st Step) error {
+// afterStepChange checks the changed step's condition and, when the
+// change can move who is due when, lets the campaign's held participants
+// go: the window or test that held them may have changed, and the next
+// pass reads them again.
+func (s *Service) afterStepChange(ctx context.Context, db postgres.DB, st Step, timing bool) error {
 	if err := s.checkConditionOf(ctx, db, st); err != nil {
 		return err
 	}
+	if !timing {
+		return nil
+	}
 	return s.st.releaseCampaignHolds(ctx, db, st.CampaignID)
+}
+
+// changesTiming reports whether the patch touches when or to whom the
+// step sends (not only its name, sender or template).
+func (p StepPatch) changesTiming() bool {
+	return p.Active.Set || p.ScheduleType.Set || p.DelayDays.Set || p.DelayHours.Set || p.FixedDate.Set ||
+		p.SendWindow.Set || p.Condition.Set || p.Variants.Set || p.ABTest.Set
 }
 
 // afterStepsMoved refuses a reorder or delete that leaves a condition
