@@ -9,9 +9,11 @@ package accounts
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 )
 
@@ -21,6 +23,9 @@ type User struct {
 	Email     string    `json:"email"`
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
+	// TwoFactorEnabled tells whether the user signs in with a TOTP code
+	// besides the password.
+	TwoFactorEnabled bool `json:"two_factor_enabled"`
 }
 
 // AddonState is the state of a team's Campaigns add-on.
@@ -43,8 +48,11 @@ type Team struct {
 	Name          string     `json:"name"`
 	CampaignAddon AddonState `json:"campaign_addon"`
 	TrialEndsAt   *time.Time `json:"trial_ends_at"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	// RequireTwoFactor refuses the team's resources to members without
+	// two-factor sign-in.
+	RequireTwoFactor bool      `json:"require_two_factor"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // effectiveAddon treats a trial past its end as no add-on.
@@ -89,6 +97,10 @@ type APIKey struct {
 	Prefix     string     `json:"prefix"`
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
+	// Scope is full, or read: a read key may only GET and HEAD.
+	Scope auth.KeyScope `json:"scope"`
+	// ExpiresAt is when the key stops working; null for never.
+	ExpiresAt *time.Time `json:"expires_at"`
 }
 
 // SignupInput is a new account with its first team.
@@ -128,9 +140,24 @@ type TeamBrief struct {
 	Name string    `json:"name"`
 }
 
-// TeamPatch changes a team.
+// TeamPatch changes a team; absent fields stay as they are.
 type TeamPatch struct {
-	Name string `json:"name" validate:"required,max=200"`
+	Name             *string `json:"name"`
+	RequireTwoFactor *bool   `json:"require_two_factor"`
+}
+
+func (p *TeamPatch) check() error {
+	if p.Name != nil {
+		n := strings.TrimSpace(*p.Name)
+		if n == "" || utf8.RuneCountInString(n) > 200 {
+			return apperr.Invalidf("`name` must be 1 to 200 characters.")
+		}
+		p.Name = &n
+	}
+	if p.Name == nil && p.RequireTwoFactor == nil {
+		return apperr.Invalidf("Send `name` or `require_two_factor` to change.")
+	}
+	return nil
 }
 
 // RoleInput changes a member's role.
@@ -138,9 +165,12 @@ type RoleInput struct {
 	Role string `json:"role" validate:"required,oneof=viewer member admin owner"`
 }
 
-// KeyInput names a new API key.
+// KeyInput names a new API key, its scope (full when empty) and when it
+// expires (never when nil).
 type KeyInput struct {
-	Name string `json:"name" validate:"required,max=200"`
+	Name      string     `json:"name" validate:"required,max=200"`
+	Scope     string     `json:"scope"`
+	ExpiresAt *time.Time `json:"expires_at"`
 }
 
 // NewKey is a freshly created key: Key is shown this once.

@@ -69,23 +69,25 @@ func (s *Service) RequestPasswordReset(ctx context.Context, in ResetRequest) err
 var errResetGone = apperr.NotFoundf("This reset link is unknown, used, replaced or expired; ask for a new one.")
 
 // ConfirmPasswordReset sets the password of the link's account, ends every
-// session of it and starts a new one. The link works once.
-func (s *Service) ConfirmPasswordReset(ctx context.Context, in ResetConfirm) (Session, error) {
+// session of it and starts a new one; for an account with two-factor
+// sign-in (which a reset leaves on) it answers the second step's challenge
+// instead. The link works once.
+func (s *Service) ConfirmPasswordReset(ctx context.Context, in ResetConfirm) (LoginResult, error) {
 	if err := validate.Struct(in); err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	hash := auth.HashLinkToken(in.Token)
 	// A cheap check first, so unknown tokens cost no password hashing.
 	if _, err := s.st.resetUser(ctx, s.db, hash, s.now(), false); err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	pw, err := auth.HashPassword(in.Password, s.passwordCost)
 	if err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	return s.setPassword(ctx, func(tx *postgres.Tx) (uuid.UUID, error) {
 		return s.st.resetUser(ctx, tx, hash, s.now(), true)
-	}, pw)
+	}, pw, true)
 }
 
 // ChangePassword changes the actor's password after checking the current
@@ -109,14 +111,16 @@ func (s *Service) ChangePassword(ctx context.Context, actor *auth.Actor, in Pass
 	if err != nil {
 		return Session{}, err
 	}
-	return s.setPassword(ctx, func(*postgres.Tx) (uuid.UUID, error) { return actor.UserID, nil }, pw)
+	res, err := s.setPassword(ctx, func(*postgres.Tx) (uuid.UUID, error) { return actor.UserID, nil }, pw, false)
+	return res.Session, err
 }
 
 // setPassword stores the password hash pw for the user whom (run in the
 // transaction) names, ends all of the user's sessions and pending reset,
-// queues the notice and starts a new session.
-func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (uuid.UUID, error), pw string) (Session, error) {
-	var sess Session
+// queues the notice and starts a new session, or with challenge a second
+// step for a user with two-factor sign-in.
+func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (uuid.UUID, error), pw string, challenge bool) (LoginResult, error) {
+	var res LoginResult
 	var userID uuid.UUID
 	now := s.now()
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -131,14 +135,21 @@ func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (u
 		if err := s.st.endSessions(ctx, tx, userID); err != nil {
 			return err
 		}
-		if sess, err = s.startSession(ctx, tx, userID); err != nil {
-			return err
+		if challenge {
+			if res.MFA, err = s.challengeIfTwoFactor(ctx, tx, userID); err != nil {
+				return err
+			}
+		}
+		if res.MFA == nil {
+			if res.Session, err = s.startSession(ctx, tx, userID); err != nil {
+				return err
+			}
 		}
 		return s.mail.QueuePasswordChanged(ctx, tx, now, accountmail.PasswordChanged{To: u.Email, Name: u.Name, At: now})
 	})
 	if err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	s.sessions.forgetUser(userID)
-	return sess, nil
+	return res, nil
 }

@@ -43,8 +43,16 @@ func (s *Service) ApplyPayment(ctx context.Context, db postgres.DB, u PaymentUpd
 		return false, apperr.New(apperr.Internal, "payment update with add-on state %q", u.State)
 	}
 	applied, err := s.st.applyPayment(ctx, db, u)
-	if err != nil || applied {
-		return applied, err
+	if err != nil {
+		return false, err
+	}
+	if applied && u.State != "" {
+		err := s.record(ctx, db, nil, u.TeamID, "addon.changed", "team", u.TeamID.String(),
+			map[string]any{"addon": "campaigns", "state": u.State, "by": "payment_provider"})
+		return err == nil, err
+	}
+	if applied {
+		return true, nil
 	}
 	exists, err := s.st.teamExists(ctx, db, u.TeamID)
 	if err != nil {

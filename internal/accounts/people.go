@@ -113,6 +113,10 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 		if err != nil {
 			return err
 		}
+		if err := s.record(ctx, tx, actor, teamID, "member.invited", "invitation", inv.ID.String(),
+			map[string]any{"email": inv.Email, "role": inv.Role}); err != nil {
+			return err
+		}
 		return s.mail.QueueInvitation(ctx, tx, now, accountmail.Invitation{
 			To: in.Email, TeamName: team.Name, Inviter: inviter.Name, Role: in.Role, Token: token, ExpiresAt: inv.ExpiresAt,
 		})
@@ -134,7 +138,13 @@ func (s *Service) RevokeInvitation(ctx context.Context, actor *auth.Actor, teamI
 	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
 		return err
 	}
-	return s.st.deleteInvitation(ctx, s.db, teamID, id)
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		email, err := s.st.deleteInvitation(ctx, tx, teamID, id)
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, actor, teamID, "invitation.revoked", "invitation", id.String(), map[string]any{"email": email})
+	})
 }
 
 // LookupInvitation shows a pending invitation to the holder of its token.
@@ -214,6 +224,10 @@ func (s *Service) AcceptInvitation(ctx context.Context, actor *auth.Actor, in Ac
 		}
 		res.Team, res.Role = TeamBrief{ID: team.ID, Name: team.Name}, inv.Role
 		if res.Session, err = s.startSession(ctx, tx, u.ID); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, auth.UserActor(u.ID, nil), inv.TeamID, "member.joined", "user", u.ID.String(),
+			map[string]any{"email": u.Email, "role": inv.Role, "invitation_id": inv.ID}); err != nil {
 			return err
 		}
 		return s.outbox.Append(ctx, tx, now, memberEvent(events.MemberJoined, inv.TeamID, m))

@@ -2,13 +2,10 @@ package accounts
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
@@ -35,15 +32,22 @@ type Service struct {
 	// unknownHash is what a login for an unknown email compares against
 	// (auth.UnknownAccountHash), at passwordCost.
 	unknownHash string
+	// secrets seals the users' TOTP secrets.
+	secrets auth.SecretBox
 }
 
 // NewService wires the service; now is injectable for trial and expiry
 // tests.
-func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, mail *accountmail.Composer, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
+// secretKey (32 bytes, the settings key) seals the users' TOTP secrets.
+func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, mail *accountmail.Composer, secretKey []byte, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, tokens: tokens, outbox: outbox, mail: mail, passwordCost: passwordCost, unknownHash: auth.UnknownAccountHash(passwordCost), now: now, log: log, keys: keyCache{entries: map[string]cachedKey{}}}
+	return &Service{
+		db: db, tokens: tokens, outbox: outbox, mail: mail, secrets: auth.NewSecretBox(secretKey),
+		passwordCost: passwordCost, unknownHash: auth.UnknownAccountHash(passwordCost), now: now, log: log,
+		keys: keyCache{entries: map[string]cachedKey{}},
+	}
 }
 
 var teamNotFound = apperr.NotFoundf("No team with this id.")
@@ -92,37 +96,58 @@ type LoginInput struct {
 
 var errBadCredentials = apperr.New(apperr.Unauthorized, "The email or password is wrong.")
 
-// Login checks credentials and starts a session. Unknown email and wrong
-// password answer the same, and take the same time. Attempts are throttled
-// per email and per clientIP (see throttle.go): over the limit the answer
-// is RATE_LIMITED whether the password is right or not.
-func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Session, error) {
+// LoginResult is what a right password gives: a session, or for an
+// account with two-factor sign-in the challenge of the second step
+// (MFA set, no session).
+type LoginResult struct {
+	Session Session
+	MFA     *MFAChallenge
+}
+
+// Login checks credentials and starts a session, or for an account with
+// two-factor sign-in a challenge for the second step (LoginSecondStep).
+// Unknown email and wrong password answer the same, and take the same
+// time. Attempts are throttled per email and per clientIP (see
+// throttle.go): over the limit the answer is RATE_LIMITED whether the
+// password is right or not. A right password clears the email's count
+// only once the login is complete: a pending second step keeps it.
+func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (LoginResult, error) {
 	if err := validate.Struct(in); err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	emailKey, ipKey := loginEmailKey(in.Email), loginIPKey(clientIP)
 	wait, err := s.take(ctx, loginWindow, throttleKey{emailKey, loginPerEmail}, throttleKey{ipKey, loginPerClientIP})
 	if err != nil {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	if wait > 0 {
-		return Session{}, throttled(wait, "Too many failed logins for this account or from your address; wait (see Retry-After) and try again, or reset your password.")
+		return LoginResult{}, throttled(wait, "Too many failed logins for this account or from your address; wait (see Retry-After) and try again, or reset your password.")
 	}
 	id, hash, err := s.st.credentials(ctx, s.db, in.Email)
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
-		return Session{}, err
+		return LoginResult{}, err
 	}
 	known := hash != ""
 	if !known {
 		hash = s.unknownHash
 	}
 	if !auth.CheckPassword(hash, in.Password) || !known {
-		return Session{}, errBadCredentials
+		return LoginResult{}, errBadCredentials
 	}
-	if err := s.st.loginSucceeded(ctx, s.db, emailKey, ipKey); err != nil {
-		return Session{}, err
-	}
-	return s.startSession(ctx, s.db, id)
+	var res LoginResult
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		mfa, err := s.challengeIfTwoFactor(ctx, tx, id)
+		if err != nil || mfa != nil {
+			res.MFA = mfa
+			return err
+		}
+		if err := s.st.loginSucceeded(ctx, tx, emailKey, ipKey); err != nil {
+			return err
+		}
+		res.Session, err = s.startSession(ctx, tx, id)
+		return err
+	})
+	return res, err
 }
 
 // Me is the logged-in user and their teams.
@@ -141,13 +166,22 @@ func (s *Service) Me(ctx context.Context, actor *auth.Actor) (User, []TeamRole, 
 	return u, teams, err
 }
 
-// MemberRole implements auth.RoleLookup.
+var errTwoFactorRequired = apperr.New(apperr.TwoFactorRequired, "This team requires two-factor sign-in; turn it on under Security (POST /api/auth/2fa/setup, then /api/auth/2fa/enable) and try again.")
+
+// MemberRole implements auth.RoleLookup. Every check of a user's role in
+// a team passes here, so a team that requires two-factor sign-in refuses a
+// member without it (TWO_FACTOR_REQUIRED) on all of its resources at once;
+// the routes that do not concern a team (/api/me, /api/auth/*) never ask.
 func (s *Service) MemberRole(ctx context.Context, teamID, userID uuid.UUID) (auth.Role, error) {
-	r, err := s.st.role(ctx, s.db, teamID, userID)
+	m, err := s.st.role(ctx, s.db, teamID, userID)
 	if err != nil {
 		return auth.RoleNone, err
 	}
-	return parseRole(r), nil
+	r := parseRole(m.role)
+	if r != auth.RoleNone && m.teamRequires2FA && !m.userHas2FA {
+		return auth.RoleNone, errTwoFactorRequired
+	}
+	return r, nil
 }
 
 // Teams lists the teams of a user (the dashboard's team picker).
@@ -185,15 +219,51 @@ func (s *Service) Team(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 	return t, err
 }
 
-// RenameTeam changes the team's name (admin).
-func (s *Service) RenameTeam(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in TeamPatch) (Team, error) {
+// UpdateTeam changes the team's name (admin) and whether it requires
+// two-factor sign-in (owner; an owner must have it on to require it, so the
+// team keeps someone who can change it back).
+func (s *Service) UpdateTeam(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in TeamPatch) (Team, error) {
 	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
 		return Team{}, err
 	}
-	if err := validate.Struct(in); err != nil {
+	if err := in.check(); err != nil {
 		return Team{}, err
 	}
-	t, err := s.st.renameTeam(ctx, s.db, teamID, in.Name)
+	if in.RequireTwoFactor != nil {
+		if err := actor.Require(ctx, teamID, auth.RoleOwner, teamNotFound); err != nil {
+			return Team{}, err
+		}
+		if *in.RequireTwoFactor {
+			on, err := s.st.twoFactorOn(ctx, s.db, actor.UserID)
+			if err != nil {
+				return Team{}, err
+			}
+			if !on {
+				return Team{}, apperr.New(apperr.Conflict, "Turn on two-factor sign-in for your own account first (Security), then require it of the team.")
+			}
+		}
+	}
+	var t Team
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		before, err := s.st.team(ctx, tx, teamID)
+		if err != nil {
+			return err
+		}
+		if t, err = s.st.updateTeam(ctx, tx, teamID, in); err != nil {
+			return err
+		}
+		if in.Name != nil && *in.Name != before.Name {
+			if err := s.record(ctx, tx, actor, teamID, "team.updated", "team", teamID.String(),
+				map[string]any{"name": t.Name, "previous_name": before.Name}); err != nil {
+				return err
+			}
+		}
+		if in.RequireTwoFactor != nil && *in.RequireTwoFactor != before.RequireTwoFactor {
+			return s.record(ctx, tx, actor, teamID, "security.2fa_required", "team", teamID.String(),
+				map[string]any{"required": t.RequireTwoFactor})
+		}
+		return nil
+	})
 	t.CampaignAddon = effectiveAddon(t.CampaignAddon, t.TrialEndsAt, s.now())
 	return t, err
 }
@@ -212,7 +282,16 @@ func (s *Service) StartTrial(ctx context.Context, actor *auth.Actor, teamID uuid
 	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
 		return Team{}, err
 	}
-	return s.st.startTrial(ctx, s.db, teamID, s.now())
+	var t Team
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		var err error
+		if t, err = s.st.startTrial(ctx, tx, teamID, s.now()); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, actor, teamID, "addon.changed", "team", teamID.String(),
+			map[string]any{"addon": "campaigns", "state": AddonTrial, "trial_ends_at": t.TrialEndsAt})
+	})
+	return t, err
 }
 
 // SetAddon sets the add-on state: operators (CLI) and the payment webhook.
@@ -222,7 +301,15 @@ func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonSta
 	default:
 		return Team{}, apperr.Invalidf("The add-on status must be one of none, trial, active, canceled.")
 	}
-	t, err := s.st.setAddon(ctx, s.db, teamID, state)
+	var t Team
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		var err error
+		if t, err = s.st.setAddon(ctx, tx, teamID, state); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, nil, teamID, "addon.changed", "team", teamID.String(),
+			map[string]any{"addon": "campaigns", "state": state, "by": "operator"})
+	})
 	if apperr.Is(err, apperr.NotFound) {
 		return Team{}, teamNotFound
 	}
@@ -276,9 +363,11 @@ func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, use
 		if err := s.st.setRole(ctx, tx, teamID, userID, in.Role); err != nil {
 			return err
 		}
+		previous := cur.Role
 		cur.Role = in.Role
 		m = cur
-		return nil
+		return s.record(ctx, tx, actor, teamID, "member.role_changed", "user", userID.String(),
+			map[string]any{"email": cur.Email, "role": in.Role, "previous_role": previous})
 	})
 	return m, err
 }
@@ -307,6 +396,10 @@ func (s *Service) RemoveMember(ctx context.Context, actor *auth.Actor, teamID, u
 		if err := s.st.deleteMember(ctx, tx, teamID, userID); err != nil {
 			return err
 		}
+		if err := s.record(ctx, tx, actor, teamID, "member.removed", "user", userID.String(),
+			map[string]any{"email": cur.Email, "role": cur.Role}); err != nil {
+			return err
+		}
 		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberRemoved, teamID, cur))
 	})
 }
@@ -332,115 +425,4 @@ type memberData struct {
 
 func memberEvent(typ string, teamID uuid.UUID, m Member) events.Event {
 	return events.Event{Type: typ, TeamID: teamID, Data: memberData{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: m.Role}}
-}
-
-// CreateKey creates a team API key (admin); the secret is returned once.
-func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in KeyInput) (NewKey, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
-		return NewKey{}, err
-	}
-	if err := validate.Struct(in); err != nil {
-		return NewKey{}, err
-	}
-	key, prefix, hash, err := auth.NewAPIKey()
-	if err != nil {
-		return NewKey{}, err
-	}
-	k, err := s.st.insertKey(ctx, s.db, teamID, in.Name, prefix, hash, actor.CreatedBy())
-	return NewKey{APIKey: k, Key: key}, err
-}
-
-// Keys lists the team's keys without secrets (admin).
-func (s *Service) Keys(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]APIKey, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
-		return nil, err
-	}
-	return s.st.keys(ctx, s.db, teamID)
-}
-
-// RevokeKey deletes a key (admin). This instance forgets it at once;
-// other instances within the cache lifetime (one second).
-func (s *Service) RevokeKey(ctx context.Context, actor *auth.Actor, teamID, keyID uuid.UUID) error {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
-		return err
-	}
-	if err := s.st.deleteKey(ctx, s.db, teamID, keyID); err != nil {
-		return err
-	}
-	s.keys.forget(keyID)
-	return nil
-}
-
-var errBadKey = apperr.New(apperr.Unauthorized, "The API key is invalid or has been revoked.")
-
-// AuthenticateKey turns a presented key into its actor.
-func (s *Service) AuthenticateKey(ctx context.Context, key string) (*auth.Actor, error) {
-	hash := auth.HashAPIKey(key)
-	now := s.now()
-	if k, ok := s.keys.get(hash, now); ok {
-		return auth.KeyActor(k.id, k.teamID), nil
-	}
-	id, teamID, lastUsed, err := s.st.keyByHash(ctx, s.db, hash)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errBadKey
-	}
-	if err != nil {
-		return nil, postgres.Translate(err)
-	}
-	s.keys.put(hash, cachedKey{id: id, teamID: teamID, expires: now.Add(keyCacheTTL)})
-	// last_used_at is kept to the minute: a write per request would cost
-	// more than the lookup itself.
-	if lastUsed == nil || now.Sub(*lastUsed) > time.Minute {
-		if err := s.st.touchKey(ctx, s.db, id, now); err != nil {
-			s.log.WarnContext(ctx, "record api key use", "key_id", id, "err", err)
-		}
-	}
-	return auth.KeyActor(id, teamID), nil
-}
-
-// keyCacheTTL bounds how long a revoked key may still work on another
-// instance.
-const keyCacheTTL = time.Second
-
-type cachedKey struct {
-	id, teamID uuid.UUID
-	expires    time.Time
-}
-
-// keyCache remembers authenticated keys for a second: at thousands of
-// requests a second it saves most lookups, and revocation still wins fast.
-type keyCache struct {
-	mu      sync.Mutex
-	entries map[string]cachedKey
-}
-
-const keyCacheMax = 10000
-
-func (c *keyCache) get(hash []byte, now time.Time) (cachedKey, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, ok := c.entries[string(hash)]
-	if !ok || !now.Before(k.expires) {
-		return cachedKey{}, false
-	}
-	return k, true
-}
-
-func (c *keyCache) put(hash []byte, k cachedKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= keyCacheMax {
-		clear(c.entries)
-	}
-	c.entries[string(hash)] = k
-}
-
-func (c *keyCache) forget(id uuid.UUID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for h, k := range c.entries {
-		if k.id == id {
-			delete(c.entries, h)
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -15,13 +16,16 @@ import (
 // startSession records a new session of userID in db and signs its token.
 // A session lives as long as its token; ending it (logout, a password
 // change) makes the token useless even before it expires.
+// The session keeps the client's address and browser (audit.OriginFrom)
+// for the session list.
 func (s *Service) startSession(ctx context.Context, db postgres.DB, userID uuid.UUID) (Session, error) {
 	sid, err := uuid.NewRandom()
 	if err != nil {
 		return Session{}, apperr.Wrap(err, apperr.Internal, "session id")
 	}
 	exp := s.tokens.Expiry()
-	if err := s.st.insertSession(ctx, db, sid, userID, s.now(), exp); err != nil {
+	origin := audit.OriginFrom(ctx)
+	if err := s.st.insertSession(ctx, db, sid, userID, s.now(), exp, origin.IP, origin.UserAgent); err != nil {
 		return Session{}, err
 	}
 	tok, err := s.tokens.Issue(userID, sid, exp)
@@ -41,7 +45,7 @@ func (s *Service) CheckSession(ctx context.Context, c auth.Claims) error {
 	if s.sessions.open(c, now) {
 		return nil
 	}
-	ok, err := s.st.sessionExists(ctx, s.db, c.SessionID, c.UserID)
+	ok, seen, err := s.st.sessionSeen(ctx, s.db, c.SessionID, c.UserID)
 	if err != nil {
 		return err
 	}
@@ -49,6 +53,54 @@ func (s *Service) CheckSession(ctx context.Context, c auth.Claims) error {
 		return errSessionEnded
 	}
 	s.sessions.put(c, now.Add(sessionCacheTTL))
+	// last_seen_at is kept to the minute, as a key's last use: the
+	// session list needs no more, and a write per request would cost more
+	// than the lookup.
+	if seen == nil || now.Sub(*seen) > time.Minute {
+		if err := s.st.touchSession(ctx, s.db, c.SessionID, now); err != nil {
+			s.log.WarnContext(ctx, "record session use", "err", err)
+		}
+	}
+	return nil
+}
+
+// SessionInfo is one open session of a user, as the session list shows it.
+type SessionInfo struct {
+	ID         uuid.UUID `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastSeenAt time.Time `json:"last_seen_at"`
+	IP         string    `json:"ip"`
+	UserAgent  string    `json:"user_agent"`
+	// Current marks the session of the request that asked.
+	Current bool `json:"current"`
+}
+
+// Sessions lists the actor's open sessions, most recently seen first.
+func (s *Service) Sessions(ctx context.Context, actor *auth.Actor) ([]SessionInfo, error) {
+	if actor.IsKey() {
+		return nil, errNeedsUser
+	}
+	list, err := s.st.sessionsOf(ctx, s.db, actor.UserID, s.now())
+	for i := range list {
+		list[i].Current = list[i].ID == actor.SessionID
+	}
+	return list, err
+}
+
+// EndSession ends one of the actor's sessions: its token is refused here
+// at once and on every other instance within sessionCacheTTL.
+func (s *Service) EndSession(ctx context.Context, actor *auth.Actor, sid uuid.UUID) error {
+	if actor.IsKey() {
+		return errNeedsUser
+	}
+	ok, err := s.st.deleteSessionOf(ctx, s.db, sid, actor.UserID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.NotFoundf("You have no open session with this id.")
+	}
+	s.sessions.forgetSession(sid)
 	return nil
 }
 

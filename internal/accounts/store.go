@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -38,8 +39,8 @@ func (store) credentials(ctx context.Context, db postgres.DB, email string) (uui
 
 func (store) user(ctx context.Context, db postgres.DB, id uuid.UUID) (User, error) {
 	var u User
-	err := db.QueryRow(ctx, `SELECT id, email, name, created_at FROM users WHERE id = $1`, id).
-		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
+	err := db.QueryRow(ctx, `SELECT id, email, name, created_at, totp_enabled_at IS NOT NULL FROM users WHERE id = $1`, id).
+		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt, &u.TwoFactorEnabled)
 	return u, postgres.Translate(err)
 }
 
@@ -56,11 +57,11 @@ func (store) insertTeam(ctx context.Context, db postgres.DB, name string) (TeamB
 	return t, postgres.Translate(err)
 }
 
-const teamColumns = `id, name, campaign_addon, trial_ends_at, created_at, updated_at`
+const teamColumns = `id, name, campaign_addon, trial_ends_at, require_two_factor, created_at, updated_at`
 
 func scanTeam(row pgx.Row) (Team, error) {
 	var t Team
-	err := row.Scan(&t.ID, &t.Name, &t.CampaignAddon, &t.TrialEndsAt, &t.CreatedAt, &t.UpdatedAt)
+	err := row.Scan(&t.ID, &t.Name, &t.CampaignAddon, &t.TrialEndsAt, &t.RequireTwoFactor, &t.CreatedAt, &t.UpdatedAt)
 	return t, postgres.Translate(err)
 }
 
@@ -75,9 +76,10 @@ func (store) lockTeam(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	return postgres.Translate(db.QueryRow(ctx, `SELECT id FROM teams WHERE id = $1 FOR UPDATE`, id).Scan(&got))
 }
 
-func (store) renameTeam(ctx context.Context, db postgres.DB, id uuid.UUID, name string) (Team, error) {
+func (store) updateTeam(ctx context.Context, db postgres.DB, id uuid.UUID, p TeamPatch) (Team, error) {
 	return scanTeam(db.QueryRow(ctx, `
-		UPDATE teams SET name = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, name))
+		UPDATE teams SET name = COALESCE($2, name), require_two_factor = COALESCE($3, require_two_factor), updated_at = now()
+		WHERE id = $1 RETURNING `+teamColumns, id, p.Name, p.RequireTwoFactor))
 }
 
 func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state AddonState) (Team, error) {
@@ -151,13 +153,26 @@ func (store) ownerCount(ctx context.Context, db postgres.DB, teamID uuid.UUID) (
 	return n, postgres.Translate(err)
 }
 
-func (store) role(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) (string, error) {
-	var role string
-	err := db.QueryRow(ctx, `SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID).Scan(&role)
+// membership is a user's role in a team with what the team's two-factor
+// requirement needs to know.
+type membership struct {
+	role            string
+	teamRequires2FA bool
+	userHas2FA      bool
+}
+
+// role is the one lookup of every role check: the membership, the team's
+// requirement and the user's 2FA state by primary keys.
+func (store) role(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) (membership, error) {
+	var m membership
+	err := db.QueryRow(ctx, `
+		SELECT m.role, t.require_two_factor, u.totp_enabled_at IS NOT NULL
+		FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
+		WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID).Scan(&m.role, &m.teamRequires2FA, &m.userHas2FA)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+		return membership{}, nil
 	}
-	return role, postgres.Translate(err)
+	return m, postgres.Translate(err)
 }
 
 func (store) teamsOf(ctx context.Context, db postgres.DB, userID uuid.UUID) ([]TeamRole, error) {
@@ -174,45 +189,62 @@ func (store) teamsOf(ctx context.Context, db postgres.DB, userID uuid.UUID) ([]T
 	return out, postgres.Translate(err)
 }
 
-func (store) insertKey(ctx context.Context, db postgres.DB, teamID uuid.UUID, name, prefix string, hash []byte, by *uuid.UUID) (APIKey, error) {
+// newKeyRow is what insertKey stores of a new key.
+type newKeyRow struct {
+	name, prefix string
+	hash         []byte
+	by           *uuid.UUID
+	scope        auth.KeyScope
+	expiresAt    *time.Time
+}
+
+const keyColumns = `id, name, prefix, created_at, last_used_at, scope, expires_at`
+
+func scanKey(row pgx.Row) (APIKey, error) {
 	var k APIKey
-	err := db.QueryRow(ctx, `
-		INSERT INTO api_keys (team_id, name, prefix, key_hash, created_by) VALUES ($1, $2, $3, $4, $5)
-		RETURNING id, name, prefix, created_at, last_used_at`, teamID, name, prefix, hash, by).
-		Scan(&k.ID, &k.Name, &k.Prefix, &k.CreatedAt, &k.LastUsedAt)
+	err := row.Scan(&k.ID, &k.Name, &k.Prefix, &k.CreatedAt, &k.LastUsedAt, &k.Scope, &k.ExpiresAt)
+	return k, err
+}
+
+func (store) insertKey(ctx context.Context, db postgres.DB, teamID uuid.UUID, r newKeyRow) (APIKey, error) {
+	k, err := scanKey(db.QueryRow(ctx, `
+		INSERT INTO api_keys (team_id, name, prefix, key_hash, created_by, scope, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		RETURNING `+keyColumns, teamID, r.name, r.prefix, r.hash, r.by, r.scope, r.expiresAt))
 	return k, postgres.Translate(err)
 }
 
 func (store) keys(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]APIKey, error) {
-	rows, err := db.Query(ctx, `
-		SELECT id, name, prefix, created_at, last_used_at FROM api_keys
-		WHERE team_id = $1 ORDER BY created_at DESC`, teamID)
+	rows, err := db.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE team_id = $1 ORDER BY created_at DESC`, teamID)
 	if err != nil {
 		return nil, postgres.Translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) {
-		var k APIKey
-		return k, r.Scan(&k.ID, &k.Name, &k.Prefix, &k.CreatedAt, &k.LastUsedAt)
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) { return scanKey(r) })
 	return out, postgres.Translate(err)
 }
 
-func (store) deleteKey(ctx context.Context, db postgres.DB, teamID, keyID uuid.UUID) error {
-	tag, err := db.Exec(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, keyID)
-	if err != nil {
-		return postgres.Translate(err)
+// deleteKey deletes a key and returns what it was (for the audit entry).
+func (store) deleteKey(ctx context.Context, db postgres.DB, teamID, keyID uuid.UUID) (APIKey, error) {
+	k, err := scanKey(db.QueryRow(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2 RETURNING `+keyColumns, teamID, keyID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return APIKey{}, apperr.NotFoundf("No API key with this id in the team.")
 	}
-	if tag.RowsAffected() == 0 {
-		return apperr.NotFoundf("No API key with this id in the team.")
-	}
-	return nil
+	return k, postgres.Translate(err)
+}
+
+// keyRow is what authenticating a key reads.
+type keyRow struct {
+	id, teamID uuid.UUID
+	lastUsed   *time.Time
+	scope      auth.KeyScope
+	expiresAt  *time.Time
 }
 
 // keyByHash is the one indexed lookup that authenticates a key.
-func (store) keyByHash(ctx context.Context, db postgres.DB, hash []byte) (id, teamID uuid.UUID, lastUsed *time.Time, err error) {
-	err = db.QueryRow(ctx, `SELECT id, team_id, last_used_at FROM api_keys WHERE key_hash = $1`, hash).
-		Scan(&id, &teamID, &lastUsed)
-	return id, teamID, lastUsed, err
+func (store) keyByHash(ctx context.Context, db postgres.DB, hash []byte) (keyRow, error) {
+	var k keyRow
+	err := db.QueryRow(ctx, `SELECT id, team_id, last_used_at, scope, expires_at FROM api_keys WHERE key_hash = $1`, hash).
+		Scan(&k.id, &k.teamID, &k.lastUsed, &k.scope, &k.expiresAt)
+	return k, err
 }
 
 func (store) touchKey(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {

@@ -14,16 +14,51 @@ import (
 
 // Sessions.
 
-func (store) insertSession(ctx context.Context, db postgres.DB, sid, userID uuid.UUID, now, exp time.Time) error {
-	_, err := db.Exec(ctx, `INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`, sid, userID, now, exp)
+func (store) insertSession(ctx context.Context, db postgres.DB, sid, userID uuid.UUID, now, exp time.Time, ip, userAgent string) error {
+	_, err := db.Exec(ctx, `
+		INSERT INTO sessions (id, user_id, created_at, expires_at, last_seen_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)`,
+		sid, userID, now, exp, ip, userAgent)
 	return postgres.Translate(err)
 }
 
-// sessionExists is the authentication path's one lookup: the primary key.
-func (store) sessionExists(ctx context.Context, db postgres.DB, sid, userID uuid.UUID) (bool, error) {
-	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND user_id = $2)`, sid, userID).Scan(&ok)
-	return ok, postgres.Translate(err)
+// sessionSeen is the authentication path's one lookup, by primary key: it
+// reports whether the session is open and when it was last seen.
+func (store) sessionSeen(ctx context.Context, db postgres.DB, sid, userID uuid.UUID) (bool, *time.Time, error) {
+	var seen *time.Time
+	err := db.QueryRow(ctx, `SELECT last_seen_at FROM sessions WHERE id = $1 AND user_id = $2`, sid, userID).Scan(&seen)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil, nil
+	}
+	return err == nil, seen, postgres.Translate(err)
+}
+
+func (store) touchSession(ctx context.Context, db postgres.DB, sid uuid.UUID, now time.Time) error {
+	_, err := db.Exec(ctx, `UPDATE sessions SET last_seen_at = $2 WHERE id = $1`, sid, now)
+	return postgres.Translate(err)
+}
+
+func (store) sessionsOf(ctx context.Context, db postgres.DB, userID uuid.UUID, now time.Time) ([]SessionInfo, error) {
+	rows, err := db.Query(ctx, `
+		SELECT id, created_at, COALESCE(last_seen_at, created_at), ip, user_agent FROM sessions
+		WHERE user_id = $1 AND expires_at > $2 ORDER BY COALESCE(last_seen_at, created_at) DESC, id`, userID, now)
+	if err != nil {
+		return nil, postgres.Translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionInfo, error) {
+		var si SessionInfo
+		return si, r.Scan(&si.ID, &si.CreatedAt, &si.LastSeenAt, &si.IP, &si.UserAgent)
+	})
+	return out, postgres.Translate(err)
+}
+
+// deleteSessionOf ends one session of the user; false when the user has
+// no such session.
+func (store) deleteSessionOf(ctx context.Context, db postgres.DB, sid, userID uuid.UUID) (bool, error) {
+	tag, err := db.Exec(ctx, `DELETE FROM sessions WHERE id = $1 AND user_id = $2`, sid, userID)
+	if err != nil {
+		return false, postgres.Translate(err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 func (store) deleteSession(ctx context.Context, db postgres.DB, sid uuid.UUID) error {
@@ -119,15 +154,14 @@ func (store) pendingInvitations(ctx context.Context, db postgres.DB, teamID uuid
 	return out, postgres.Translate(err)
 }
 
-func (store) deleteInvitation(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
-	tag, err := db.Exec(ctx, `DELETE FROM invitations WHERE team_id = $1 AND id = $2 AND accepted_at IS NULL`, teamID, id)
-	if err != nil {
-		return postgres.Translate(err)
+// deleteInvitation deletes a pending invitation and returns its address.
+func (store) deleteInvitation(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) (string, error) {
+	var email string
+	err := db.QueryRow(ctx, `DELETE FROM invitations WHERE team_id = $1 AND id = $2 AND accepted_at IS NULL RETURNING email`, teamID, id).Scan(&email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", apperr.NotFoundf("No pending invitation with this id in the team.")
 	}
-	if tag.RowsAffected() == 0 {
-		return apperr.NotFoundf("No pending invitation with this id in the team.")
-	}
-	return nil
+	return email, postgres.Translate(err)
 }
 
 // invitationByHash returns the pending, unexpired invitation of a token;
@@ -211,7 +245,8 @@ func (store) sweep(ctx context.Context, db postgres.DB, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		WITH s AS (DELETE FROM sessions WHERE expires_at < $1),
 		     i AS (DELETE FROM invitations WHERE expires_at < $2 OR accepted_at < $2),
-		     r AS (DELETE FROM password_resets WHERE expires_at < $1)
+		     r AS (DELETE FROM password_resets WHERE expires_at < $1),
+		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1)
 		DELETE FROM auth_throttles WHERE window_start < $3`,
 		now, now.Add(-30*24*time.Hour), now.Add(-max(loginWindow, resetWindow)))
 	return postgres.Translate(err)

@@ -23,7 +23,7 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 	}
 	old, live := uuid.New(), uuid.New()
 	for id, exp := range map[uuid.UUID]time.Time{old: now.Add(-time.Second), live: now.Add(time.Hour)} {
-		if err := st.insertSession(ctx, pool, id, u.ID, now.Add(-24*time.Hour), exp); err != nil {
+		if err := st.insertSession(ctx, pool, id, u.ID, now.Add(-24*time.Hour), exp, "", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.insertSession(ctx, pool, uuid.New(), u.ID, now.Add(-24*time.Hour), now.Add(-time.Second)); err != nil {
+	if err := st.insertSession(ctx, pool, uuid.New(), u.ID, now.Add(-24*time.Hour), now.Add(-time.Second), "", ""); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
@@ -35,6 +36,7 @@ import (
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -59,6 +61,7 @@ type App struct {
 	Accounts *accounts.Service
 	Books    *books.Service
 	Contacts *contacts.Service
+	Segments *segments.Service
 	Workers  []Worker
 	Metrics  *metrics.Metrics
 
@@ -85,6 +88,10 @@ type App struct {
 
 	// draining is set once a stop signal arrived: /readyz answers 503.
 	draining atomic.Bool
+	// Audit reads the teams' audit logs.
+	Audit *audit.Service
+	// KeyLimits limits each API key's requests a minute across instances.
+	KeyLimits *ratelimit.PerKey
 }
 
 // Options adjust the wiring; tests use them to inject a clock.
@@ -142,12 +149,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Workers = append(a.Workers, a.Jobs)
 	queue := a.Jobs.Client()
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
-	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.PasswordHashCost, now, log)
+	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(pool, a.Outbox, now)
 	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
+	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(pool, now)
 	a.Suppressions = suppression.NewService(pool, suppression.New(now))
+	a.Audit = audit.NewService(pool)
+	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, now, log)
+	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now); err != nil {
 		a.Close()
 		return nil, err
@@ -158,6 +169,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Accounts: a.Accounts,
 		Books:    a.Books,
 		Contacts: a.Contacts,
+		Segments: a.Segments,
 		Ready:    a.ready,
 		Observe:  a.Metrics.ObserveRequest,
 		Metrics:  a.Metrics.Handler(),
@@ -173,6 +185,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Delivery:     a.Delivery,
 		Suppressions: a.Suppressions,
+		Audit:        a.Audit,
+		KeyLimits:    a.KeyLimits,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

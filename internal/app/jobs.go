@@ -7,6 +7,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/transfer"
@@ -17,7 +18,7 @@ import (
 // package's background work to the queue, in one list: the campaigns
 // runner (sending through the provider at MAILER_BASE_URL, ticked on
 // CAMPAIGN_SCHEDULE), the contact imports, the webhook history prune, the
-// account emails and the accounts sweep. The services enqueue on the
+// account emails, the accounts sweep and the audit log retention. The services enqueue on the
 // queue's client, passed to their constructors.
 func (a *App) wireJobs(now func() time.Time) error {
 	queue := a.Jobs.Client()
@@ -32,6 +33,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Observer:      a.Metrics,
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
+		Segments:      a.Segments,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
@@ -46,6 +48,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		accountMail,
 		accounts.NewSweeper(a.Pool, now),
+		audit.NewRetention(a.Pool, a.Log),
 	)
 }
 

@@ -21,6 +21,7 @@ const (
 	Validation           Code = "VALIDATION_ERROR"
 	Unauthorized         Code = "UNAUTHORIZED"
 	Forbidden            Code = "FORBIDDEN"
+	TwoFactorRequired    Code = "TWO_FACTOR_REQUIRED"
 	AddonRequired        Code = "ADDON_REQUIRED"
 	NotFound             Code = "NOT_FOUND"
 	MethodNotAllowed     Code = "METHOD_NOT_ALLOWED"

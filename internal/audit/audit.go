@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -56,6 +57,27 @@ type Origin struct {
 	UserAgent string
 }
 
+type originKey struct{}
+
+// maxUserAgent bounds what an entry keeps of a client's User-Agent.
+const maxUserAgent = 512
+
+// WithOrigin stores the request's origin in ctx, where Record finds it for
+// an entry that names none: the services that record entries need not
+// carry the client's address through every call.
+func WithOrigin(ctx context.Context, o Origin) context.Context {
+	if len(o.UserAgent) > maxUserAgent {
+		o.UserAgent = strings.ToValidUTF8(o.UserAgent[:maxUserAgent], "")
+	}
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+// OriginFrom is the origin WithOrigin stored, empty outside a request.
+func OriginFrom(ctx context.Context) Origin {
+	o, _ := ctx.Value(originKey{}).(Origin)
+	return o
+}
+
 // Entry is one recorded action. Details must never hold a secret (a key,
 // a webhook secret, a provider key, a TOTP secret or a recovery code).
 type Entry struct {
@@ -69,9 +91,13 @@ type Entry struct {
 }
 
 // Record writes e through db, which should be the transaction of the
-// change it records. A user or key actor without a name gets it from the
+// change it records. An entry without an origin takes the request's
+// (WithOrigin). A user or key actor without a name gets it from the
 // users or api_keys table in the same statement.
 func Record(ctx context.Context, db postgres.DB, e Entry) error {
+	if e.Origin == (Origin{}) {
+		e.Origin = OriginFrom(ctx)
+	}
 	details := e.Details
 	if details == nil {
 		details = map[string]any{}

@@ -47,6 +47,30 @@ func ParseRole(s string) (Role, bool) {
 // team's data, but not administer the team (keys, members, webhooks).
 const KeyRole = RoleMember
 
+// KeyScope is what a team API key may do: everything a key may
+// (ScopeFull), or only read (ScopeRead).
+type KeyScope string
+
+// The key scopes.
+const (
+	ScopeFull KeyScope = "full"
+	ScopeRead KeyScope = "read"
+)
+
+// KeyScopes lists the scopes, for validation and the API document.
+var KeyScopes = []KeyScope{ScopeFull, ScopeRead}
+
+// ParseKeyScope parses a scope name; "" is ScopeFull.
+func ParseKeyScope(s string) (KeyScope, bool) {
+	switch KeyScope(s) {
+	case "", ScopeFull:
+		return ScopeFull, true
+	case ScopeRead:
+		return ScopeRead, true
+	}
+	return "", false
+}
+
 // RoleLookup tells a user's role in a team (RoleNone when not a member).
 type RoleLookup interface {
 	MemberRole(ctx context.Context, teamID, userID uuid.UUID) (Role, error)
@@ -59,6 +83,7 @@ type Actor struct {
 	SessionID uuid.UUID // the login session of a user's token
 	KeyID     uuid.UUID // set for API keys
 	KeyTeamID uuid.UUID // the team an API key belongs to
+	KeyScope  KeyScope  // what an API key may do
 
 	lookup RoleLookup
 	mu     sync.Mutex
@@ -70,10 +95,13 @@ func UserActor(userID uuid.UUID, lookup RoleLookup) *Actor {
 	return &Actor{UserID: userID, lookup: lookup}
 }
 
-// KeyActor is a team API key.
-func KeyActor(keyID, teamID uuid.UUID) *Actor {
-	return &Actor{KeyID: keyID, KeyTeamID: teamID}
+// KeyActor is a team API key of scope.
+func KeyActor(keyID, teamID uuid.UUID, scope KeyScope) *Actor {
+	return &Actor{KeyID: keyID, KeyTeamID: teamID, KeyScope: scope}
 }
+
+// ReadOnly reports whether the actor is a key that may only read.
+func (a *Actor) ReadOnly() bool { return a.IsKey() && a.KeyScope == ScopeRead }
 
 // IsKey reports whether the actor is an API key.
 func (a *Actor) IsKey() bool { return a.KeyID != uuid.Nil }
@@ -90,6 +118,9 @@ func (a *Actor) CreatedBy() *uuid.UUID {
 // RoleIn is the actor's role in teamID.
 func (a *Actor) RoleIn(ctx context.Context, teamID uuid.UUID) (Role, error) {
 	if a.IsKey() {
+		if teamID == a.KeyTeamID && a.ReadOnly() {
+			return RoleViewer, nil
+		}
 		if teamID == a.KeyTeamID {
 			return KeyRole, nil
 		}
@@ -127,6 +158,9 @@ func (a *Actor) Require(ctx context.Context, teamID uuid.UUID, min Role, outside
 		return outsider
 	}
 	if r < min {
+		if a.ReadOnly() {
+			return apperr.Forbiddenf("This API key may only read; use a key of scope full.")
+		}
 		if a.IsKey() {
 			return apperr.Forbiddenf("API keys cannot do this; sign in as a team %s.", min)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -89,6 +90,9 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 			if out, err = s.st.insertBook(ctx, tx, b); err != nil {
 				return err
 			}
+			if err := recordBook(ctx, tx, actor, "book.created", out); err != nil {
+				return err
+			}
 			return s.outbox.Append(ctx, tx, s.now(), events.Event{Type: events.BookCreated, TeamID: out.TeamID, BookID: &out.ID, Data: out})
 		})
 		if postgres.IsUniqueViolation(err, "books_team_slug_key") && attempt < 5 {
@@ -130,6 +134,9 @@ func (s *Service) Delete(ctx context.Context, sc Scope) error {
 	b := sc.Book
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
+			return err
+		}
+		if err := recordBook(ctx, tx, sc.Actor, "book.deleted", b); err != nil {
 			return err
 		}
 		return s.outbox.Append(ctx, tx, s.now(), events.Event{
@@ -208,6 +215,18 @@ func (s *Service) Fields(ctx context.Context, sc Scope) ([]Field, error) {
 	return s.st.fields(ctx, s.db, sc.Book.ID)
 }
 
+// LabelsOf and FieldsOf return the labels and custom field definitions
+// of a book the caller has already been given access to (Access): what
+// the rules of a segment may name, checked when a rule is compiled.
+func (s *Service) LabelsOf(ctx context.Context, bookID uuid.UUID) ([]Label, error) {
+	return s.st.labels(ctx, s.db, bookID)
+}
+
+// FieldsOf: see LabelsOf.
+func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, error) {
+	return s.st.fields(ctx, s.db, bookID)
+}
+
 // FieldInput is a new custom field definition.
 type FieldInput struct {
 	Key  string `json:"key"`
@@ -233,4 +252,12 @@ func (s *Service) DeleteField(ctx context.Context, sc Scope, fieldID uuid.UUID) 
 		return err
 	}
 	return s.st.deleteField(ctx, s.db, sc.Book.ID, fieldID)
+}
+
+// recordBook writes the team's audit entry of a change to book b in tx.
+func recordBook(ctx context.Context, tx postgres.DB, actor *auth.Actor, action string, b Book) error {
+	return audit.Record(ctx, tx, audit.Entry{
+		TeamID: b.TeamID, Actor: audit.From(actor), Action: action, TargetType: "book", TargetID: b.ID.String(),
+		Details: map[string]any{"name": b.Name, "slug": b.Slug},
+	})
 }

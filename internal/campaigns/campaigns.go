@@ -106,14 +106,19 @@ type TemplatePatch struct {
 
 // Campaign is an ordered sequence of steps in a book.
 type Campaign struct {
-	ID          uuid.UUID  `json:"id"`
-	BookID      uuid.UUID  `json:"book_id"`
-	Name        string     `json:"name" validate:"required,max=200"`
-	Description string     `json:"description" validate:"max=5000"`
-	Status      Status     `json:"status" validate:"oneof=draft active paused archived"`
-	CreatedBy   *uuid.UUID `json:"created_by"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
+	ID          uuid.UUID `json:"id"`
+	BookID      uuid.UUID `json:"book_id"`
+	Name        string    `json:"name" validate:"required,max=200"`
+	Description string    `json:"description" validate:"max=5000"`
+	Status      Status    `json:"status" validate:"oneof=draft active paused archived"`
+	// AudienceSegmentID names the segment whose members every pass
+	// enrolls (audience.go); ExitOnSegmentLeave removes a participant who
+	// no longer matches it when a step falls due.
+	AudienceSegmentID  *uuid.UUID `json:"audience_segment_id"`
+	ExitOnSegmentLeave bool       `json:"exit_on_segment_leave"`
+	CreatedBy          *uuid.UUID `json:"created_by"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
 }
 
 // CampaignListItem is a campaign as listed, with its counts.
@@ -131,8 +136,10 @@ type CampaignDetail struct {
 
 // CampaignInput is a new campaign.
 type CampaignInput struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	Name               string     `json:"name"`
+	Description        string     `json:"description"`
+	AudienceSegmentID  *uuid.UUID `json:"audience_segment_id"`
+	ExitOnSegmentLeave bool       `json:"exit_on_segment_leave"`
 }
 
 // CampaignPatch changes a campaign; at least one field.
@@ -140,6 +147,9 @@ type CampaignPatch struct {
 	Name        optional.Value[string] `json:"name"`
 	Description optional.Value[string] `json:"description"`
 	Status      optional.Value[Status] `json:"status"`
+	// AudienceSegmentID null removes the audience.
+	AudienceSegmentID  optional.Value[uuid.UUID] `json:"audience_segment_id"`
+	ExitOnSegmentLeave optional.Value[bool]      `json:"exit_on_segment_leave"`
 }
 
 // Step is one step of a campaign.
@@ -220,6 +230,8 @@ type ReorderInput struct {
 // EnrollInput enrolls contacts by id.
 type EnrollInput struct {
 	ContactIDs []uuid.UUID `json:"contact_ids"`
+	// SegmentID enrolls the segment's current members instead.
+	SegmentID *uuid.UUID `json:"segment_id"`
 }
 
 // EnrollLabelInput enrolls every contact with a label.

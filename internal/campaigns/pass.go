@@ -10,6 +10,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/mailer"
+	"github.com/contactbook/contactbook/internal/segments"
 )
 
 // ProcessingOptions tune the processor; zero values take the defaults.
@@ -110,6 +111,7 @@ type pass struct {
 	turn        *turn                // nil: no bound
 	started     time.Time            // when the pass began (the injected clock)
 	n           counters
+	audience    *segments.Audience // the campaign's audience, when it has one
 }
 
 // turn bounds what one pass may claim, so that the scheduler can give
@@ -198,6 +200,7 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 		return RunResult{}, err
 	}
 	p := &pass{campaign: c, turn: t, started: rn.now()}
+	rn.enrollAudience(ctx, p)
 	if p.book, err = rn.st.mergeBook(ctx, rn.db, c.BookID); err != nil {
 		return RunResult{}, err
 	}
@@ -275,6 +278,9 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 		CampaignID: p.campaign.ID, StepID: st.ID, Cutoff: cut,
 		Earlier: earlier, Limit: rn.opts.ChunkSize, MaxTries: rn.opts.MaxTries,
 		Condition: st.Condition, Window: p.window(st),
+	}
+	if err := rn.exitLeavers(ctx, p, st, base); err != nil {
+		return err
 	}
 	if st.StepType == StepTrigger {
 		return rn.processTrigger(ctx, p, st, base)

@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -47,6 +48,8 @@ type Deps struct {
 	// Schedule is the scheduler's cron spec (CAMPAIGN_SCHEDULE): the
 	// Runner's periodic job. "" leaves the scheduler out.
 	Schedule string
+	// Segments compiles the segments that enrollments and audiences name.
+	Segments *segments.Service
 }
 
 // Queue enqueues a job on its own (the River client, jobs.Client).
@@ -79,6 +82,7 @@ type shared struct {
 	log      *slog.Logger
 	keys     KeyBox
 	links    links
+	segments *segments.Service
 }
 
 func newShared(d Deps) shared {
@@ -91,6 +95,7 @@ func newShared(d Deps) shared {
 	return shared{
 		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
 		keys: KeyBox{key: d.SettingsKey}, links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
+		segments: d.Segments,
 	}
 }
 
@@ -302,8 +307,12 @@ func (s *Service) CreateCampaign(ctx context.Context, sc books.Scope, in Campaig
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Campaign{}, err
 	}
-	c := Campaign{BookID: sc.Book.ID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: sc.Actor.CreatedBy()}
+	c := Campaign{BookID: sc.Book.ID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: sc.Actor.CreatedBy(),
+		AudienceSegmentID: in.AudienceSegmentID, ExitOnSegmentLeave: in.ExitOnSegmentLeave}
 	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	if err := s.checkAudience(ctx, c); err != nil {
 		return Campaign{}, err
 	}
 	return s.st.insertCampaign(ctx, s.db, c, s.now())
@@ -316,17 +325,27 @@ func (s *Service) UpdateCampaign(ctx context.Context, sc books.Scope, id uuid.UU
 	if err != nil {
 		return Campaign{}, err
 	}
-	if !p.Name.Set && !p.Description.Set && !p.Status.Set {
-		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status.")
+	if !p.Name.Set && !p.Description.Set && !p.Status.Set && !p.AudienceSegmentID.Set && !p.ExitOnSegmentLeave.Set {
+		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status, audience_segment_id, exit_on_segment_leave.")
 	}
-	if p.Name.Null || p.Description.Null || p.Status.Null {
+	if p.Name.Null || p.Description.Null || p.Status.Null || p.ExitOnSegmentLeave.Null {
 		return Campaign{}, apperr.Invalidf("Campaign fields cannot be null.")
 	}
 	c := ref.campaign
 	p.Name.ApplyTo(&c.Name)
 	p.Description.ApplyTo(&c.Description)
 	p.Status.ApplyTo(&c.Status)
+	p.ExitOnSegmentLeave.ApplyTo(&c.ExitOnSegmentLeave)
+	if p.AudienceSegmentID.Set {
+		c.AudienceSegmentID = nil
+		if !p.AudienceSegmentID.Null {
+			c.AudienceSegmentID = &p.AudienceSegmentID.V
+		}
+	}
 	if err := normalizeCampaign(&c); err != nil {
+		return Campaign{}, err
+	}
+	if err := s.checkAudience(ctx, c); err != nil {
 		return Campaign{}, err
 	}
 	return s.st.updateCampaign(ctx, s.db, c, s.now())
@@ -351,8 +370,14 @@ func (s *Service) Enroll(ctx context.Context, sc books.Scope, campaignID uuid.UU
 	if err != nil {
 		return 0, err
 	}
+	if in.SegmentID != nil {
+		if len(in.ContactIDs) > 0 {
+			return 0, apperr.Invalidf("`segment_id` replaces contact_ids: send one of the two, not both.")
+		}
+		return s.enrollSegment(ctx, ref, *in.SegmentID, sc.Actor.CreatedBy())
+	}
 	if len(in.ContactIDs) == 0 {
-		return 0, apperr.Invalidf("`contact_ids` is required and must hold at least one contact id.")
+		return 0, apperr.Invalidf("`contact_ids` is required and must hold at least one contact id (or send segment_id instead).")
 	}
 	if len(in.ContactIDs) > MaxEnrollIDs {
 		return 0, apperr.Invalidf("`contact_ids` may hold at most %d ids per request.", MaxEnrollIDs)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
@@ -200,7 +201,16 @@ func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsIn
 		row.MailerAPIKey = MaskKey(apiKey)
 		row.EventWebhookURL = s.links.eventWebhookURL(sc.Book.ID)
 		out = row
-		return nil
+		// What changed, never the provider key: only whether it changed.
+		return audit.Record(ctx, tx, audit.Entry{
+			TeamID: sc.Book.TeamID, Actor: audit.From(sc.Actor), Action: "email_settings.updated",
+			TargetType: "book", TargetID: sc.Book.ID.String(),
+			Details: map[string]any{
+				"sender_email": row.SenderEmail, "sender_name": row.SenderName,
+				"mailer_api_key_changed": apiKey != cur.apiKey,
+				"track_opens":            row.TrackOpens, "track_clicks": row.TrackClicks,
+			},
+		})
 	})
 	return out, err
 }

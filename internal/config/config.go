@@ -65,6 +65,9 @@ type Config struct {
 	// EventRetention is how long events, their deliveries and the delivery
 	// log are kept; 0 keeps them for ever.
 	EventRetention time.Duration
+	// APIKeyRateLimit is each API key's requests a minute, across
+	// instances; 0 turns the limit off.
+	APIKeyRateLimit int
 	// JobRescueAfter is how long a background job may stay running before
 	// it is taken for one whose instance died and given to another: the
 	// pause a crash costs a campaign run or an import.
@@ -206,6 +209,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("DATABASE_POOL_MODE: %w", err))
 	}
 	c.DatabasePoolMode = mode
+	keyLimit, err := strconv.Atoi(env("API_KEY_RATE_LIMIT", "1200"))
+	if err != nil || keyLimit < 0 {
+		errs = append(errs, fmt.Errorf("API_KEY_RATE_LIMIT: %q is not a number of requests a minute (0 turns the limit off)", getenv("API_KEY_RATE_LIMIT")))
+	}
+	c.APIKeyRateLimit = keyLimit
 
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)

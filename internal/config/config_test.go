@@ -18,7 +18,8 @@ func TestLoadDefaults(t *testing.T) {
 	if c.HTTPAddr != ":8080" || c.PublicBaseURL != "http://localhost:8080" || c.JWTTTL != 24*time.Hour ||
 		c.ImagesDir != "./data/images" || c.CampaignSchedule != "*/15 * * * *" || c.WebhookAllowInsecure ||
 		c.WebhookPoll != time.Second || c.EventRetention != 30*24*time.Hour ||
-		c.DatabaseURL != DefaultDatabaseURL || !c.JWTSecretGenerated || len(c.JWTSecret) < 32 || len(c.SettingsKey) != 32 {
+		c.DatabaseURL != DefaultDatabaseURL || !c.JWTSecretGenerated || len(c.JWTSecret) < 32 || len(c.SettingsKey) != 32 ||
+		c.APIKeyRateLimit != 1200 {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if c.BillingEnabled() {
@@ -37,6 +38,7 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"poll":      {"WEBHOOK_POLL": "0s"},
 		"retention": {"EVENT_RETENTION": "-1h"},
 		"rescue":    {"JOB_RESCUE_AFTER": "5s"},
+		"key limit": {"API_KEY_RATE_LIMIT": "-1"},
 		"metrics":   {"METRICS_TOKEN": "short"},
 		"sender":    {"SYSTEM_MAILER_API_KEY": "SG.x", "SYSTEM_SENDER_EMAIL": "nobody"},
 	} {
@@ -52,7 +54,7 @@ func TestLoadReadsEverything(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"JWT_SECRET": "0123456789abcdef0123", "JWT_TTL": "2h", "PUBLIC_BASE_URL": "https://cb.example.com/",
 		"WEBHOOK_ALLOW_INSECURE": "true", "STRIPE_SECRET_KEY": "sk_test", "STRIPE_PRICE_MONTHLY_EUR": "price_x",
-		"WEBHOOK_POLL": "250ms", "EVENT_RETENTION": "0",
+		"WEBHOOK_POLL": "250ms", "EVENT_RETENTION": "0", "API_KEY_RATE_LIMIT": "0",
 		"METRICS_ADDR": "127.0.0.1:9090", "METRICS_TOKEN": "metrics-token-0123456789",
 		"SYSTEM_MAILER_API_KEY": "SG.sys", "SYSTEM_SENDER_EMAIL": "team@cb.example.com", "SYSTEM_SENDER_NAME": "CB",
 	}))
@@ -62,7 +64,7 @@ func TestLoadReadsEverything(t *testing.T) {
 	if string(c.JWTSecret) != "0123456789abcdef0123" || c.JWTSecretGenerated || c.JWTTTL != 2*time.Hour ||
 		c.PublicBaseURL != "https://cb.example.com" || !c.WebhookAllowInsecure || !c.BillingEnabled() ||
 		c.StripePrices["monthly_eur"] != "price_x" || !strings.HasPrefix(c.StripePrices["yearly_usd"], "price_") ||
-		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 ||
+		c.WebhookPoll != 250*time.Millisecond || c.EventRetention != 0 || c.APIKeyRateLimit != 0 ||
 		c.MetricsAddr != "127.0.0.1:9090" || c.MetricsToken != "metrics-token-0123456789" ||
 		c.SystemMailerAPIKey != "SG.sys" || c.SystemSenderEmail != "team@cb.example.com" || c.SystemSenderName != "CB" {
 		t.Fatalf("loaded: %+v", c)

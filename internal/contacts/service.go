@@ -2,9 +2,6 @@ package contacts
 
 import (
 	"context"
-	"math"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,7 +14,6 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
-	"github.com/contactbook/contactbook/internal/validate"
 )
 
 // Service holds the rules of contacts. Viewers of a team read its
@@ -61,6 +57,19 @@ type Filter struct {
 	Limit   int
 	Offset  int
 	Cursor  string // meta.next_cursor of a previous page: the page after it (Offset must be 0)
+	// Segment, when set, keeps only the contacts a segment's rule selects.
+	Segment Condition
+
+	ids []uuid.UUID // only these contacts (a segment's members, materialised)
+}
+
+// Condition is a compiled rule that narrows a statement over a book's
+// contacts (segments.Predicate): Where writes it for the contacts row
+// alias with its parameters appended to args; statements that evaluate it
+// run inside Within, which bounds them.
+type Condition interface {
+	Where(alias string, args []any) (string, []any)
+	Within(ctx context.Context, tx postgres.DB, fn func() error) error
 }
 
 // Page is a page of a book's contacts.
@@ -110,18 +119,35 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, err
 
 	// The total comes first: it lets a deep page be read from the nearer
 	// end of the index. Unfiltered it is the book's counter.
-	var total int64
-	if f.Q == "" && f.LabelID == nil && f.Starred == nil {
-		total, err = s.books.ContactCount(ctx, b.ID)
-	} else {
-		total, err = s.st.count(ctx, s.db, b.ID, f)
+	var (
+		total int64
+		pg    page
+	)
+	switch {
+	case f.Segment != nil:
+		// The rule is evaluated once, bounded as every evaluation of a
+		// rule is; the count and the page then read its members by id.
+		if f.ids, err = s.members(ctx, b.ID, f.Segment); err != nil {
+			return Page{}, err
+		}
+		f.Segment = nil
+		if f.Q == "" && f.LabelID == nil && f.Starred == nil {
+			total = int64(len(f.ids))
+		} else if total, err = s.st.count(ctx, s.db, b.ID, f); err != nil {
+			return Page{}, err
+		}
+		pg, err = s.st.list(ctx, s.db, b.ID, f, after, total)
+	case f.Q == "" && f.LabelID == nil && f.Starred == nil:
+		if total, err = s.books.ContactCount(ctx, b.ID); err == nil {
+			pg, err = s.st.list(ctx, s.db, b.ID, f, after, total)
+		}
+	default:
+		if total, err = s.st.count(ctx, s.db, b.ID, f); err == nil {
+			pg, err = s.st.list(ctx, s.db, b.ID, f, after, total)
+		}
 	}
 	if err != nil {
-		return Page{}, err
-	}
-	pg, err := s.st.list(ctx, s.db, b.ID, f, after, total)
-	if err != nil {
-		return Page{}, err
+		return Page{}, postgres.Translate(err)
 	}
 	out := Page{Items: pg.items, Total: total}
 	if pg.lastKey != nil {
@@ -333,184 +359,6 @@ func (s *Service) emitUpdated(ctx context.Context, tx *postgres.Tx, teamID, book
 		evs[i] = contactEvent(events.ContactUpdated, teamID, c)
 	}
 	return s.outbox.Append(ctx, tx, s.now().UTC(), evs...)
-}
-
-// BulkInput is the body of the bulk endpoints; each uses its part.
-type BulkInput struct {
-	ContactIDs        []string `json:"contact_ids"`
-	LabelID           *string  `json:"label_id"`
-	FieldDefinitionID *string  `json:"field_definition_id"`
-	Value             *string  `json:"value"`
-}
-
-// BulkDelete deletes the book's contacts among contact_ids (member); ids
-// outside the book are skipped. Emits contact.deleted per deleted contact.
-func (s *Service) BulkDelete(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
-	b, ids, err := s.bulkStart(ctx, sc, in)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		gone, err := s.st.deleteMany(ctx, tx, b.ID, ids)
-		if err != nil {
-			return err
-		}
-		n = len(gone)
-		return s.outbox.Append(ctx, tx, s.now().UTC(), deletedEvents(b.TeamID, b.ID, gone)...)
-	})
-	return n, err
-}
-
-// BulkAddLabel tags the book's contacts among contact_ids (member); those
-// already tagged are skipped and not counted.
-func (s *Service) BulkAddLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, sc, in, s.st.addLabels)
-}
-
-// BulkRemoveLabel untags the book's contacts among contact_ids (member);
-// it counts the contacts that had the label.
-func (s *Service) BulkRemoveLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, sc, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
-		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
-	})
-}
-
-type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
-
-func (s *Service) bulkLabel(ctx context.Context, sc books.Scope, in BulkInput, change labelChange) (int, error) {
-	b, ids, err := s.bulkStart(ctx, sc, in)
-	if err != nil {
-		return 0, err
-	}
-	labelID, err := requiredUUID("label_id", in.LabelID)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.labelOfBook(ctx, tx, b.TeamID, b.ID, labelID); err != nil {
-			return err
-		}
-		changed, err := change(ctx, tx, b.ID, labelID, ids, s.now().UTC())
-		if err != nil {
-			return err
-		}
-		n = len(changed)
-		return s.emitUpdated(ctx, tx, b.TeamID, b.ID, changed)
-	})
-	return n, err
-}
-
-// BulkUpdateField sets a custom field on the book's contacts among
-// contact_ids (member), creating or overwriting the value; an empty value
-// removes it. It counts the contacts whose value changed.
-func (s *Service) BulkUpdateField(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
-	b, ids, err := s.bulkStart(ctx, sc, in)
-	if err != nil {
-		return 0, err
-	}
-	fieldID, err := requiredUUID("field_definition_id", in.FieldDefinitionID)
-	if err != nil {
-		return 0, err
-	}
-	if in.Value == nil {
-		return 0, apperr.Invalidf("`value` is required: the string to store (an empty string removes the value).")
-	}
-	value := *in.Value
-	var n int
-	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		typ, err := s.st.fieldType(ctx, tx, b.ID, fieldID)
-		if err != nil {
-			return err
-		}
-		if err := checkFieldValue(typ, value); err != nil {
-			return err
-		}
-		var changed []uuid.UUID
-		if value == "" {
-			changed, err = s.st.clearField(ctx, tx, b.ID, fieldID, ids)
-		} else {
-			changed, err = s.st.setField(ctx, tx, b.ID, fieldID, ids, value, s.now().UTC())
-		}
-		if err != nil {
-			return err
-		}
-		n = len(changed)
-		return s.emitUpdated(ctx, tx, b.TeamID, b.ID, changed)
-	})
-	return n, err
-}
-
-// bulkStart checks the role (member) and reads the contact ids of a bulk
-// body.
-func (s *Service) bulkStart(ctx context.Context, sc books.Scope, in BulkInput) (books.Book, []uuid.UUID, error) {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
-		return books.Book{}, nil, err
-	}
-	ids, err := parseIDs(in.ContactIDs)
-	return sc.Book, ids, err
-}
-
-// parseIDs checks contact_ids: 1 to MaxBulkIDs UUIDs; repeats count once.
-func parseIDs(raw []string) ([]uuid.UUID, error) {
-	if len(raw) == 0 {
-		return nil, apperr.Invalidf("`contact_ids` is required: send 1 to %d contact ids.", MaxBulkIDs)
-	}
-	if len(raw) > MaxBulkIDs {
-		return nil, apperr.Invalidf("`contact_ids` may hold at most %d ids; split the request.", MaxBulkIDs)
-	}
-	ids := make([]uuid.UUID, 0, len(raw))
-	seen := make(map[uuid.UUID]struct{}, len(raw))
-	for i, r := range raw {
-		id, err := uuid.Parse(r)
-		if err != nil {
-			return nil, apperr.Invalidf("`contact_ids[%d]` is not a valid UUID.", i)
-		}
-		if _, dup := seen[id]; !dup {
-			seen[id] = struct{}{}
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
-}
-
-func requiredUUID(field string, raw *string) (uuid.UUID, error) {
-	if raw == nil || strings.TrimSpace(*raw) == "" {
-		return uuid.Nil, apperr.Invalidf("`%s` is required.", field)
-	}
-	id, err := uuid.Parse(strings.TrimSpace(*raw))
-	if err != nil {
-		return uuid.Nil, apperr.Invalidf("`%s` must be a UUID.", field)
-	}
-	return id, nil
-}
-
-// checkFieldValue checks a value against its field's type.
-func checkFieldValue(typ, v string) error {
-	if utf8.RuneCountInString(v) > maxFieldValue {
-		return apperr.Invalidf("`value` must be at most %d characters long.", maxFieldValue)
-	}
-	if v == "" {
-		return nil
-	}
-	switch typ {
-	case "number":
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return apperr.Invalidf("`value` must be a number for this field.")
-		}
-	case "date":
-		if !validate.Date(v) {
-			return apperr.Invalidf("`value` must be a date of the form YYYY-MM-DD that exists for this field.")
-		}
-	case "url":
-		u, err := url.Parse(v)
-		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || len(v) > 2048 {
-			return apperr.Invalidf("`value` must be a valid http(s) URL for this field.")
-		}
-	}
-	return nil
 }
 
 // EmailCheck answers whether an address is taken in a book.

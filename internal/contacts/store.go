@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -313,30 +312,6 @@ func (store) findEmail(ctx context.Context, db postgres.DB, bookID uuid.UUID, ad
 	return &m, nil
 }
 
-// listWhere is the WHERE clause and arguments of a list request.
-func listWhere(bookID uuid.UUID, f Filter) (string, []any) {
-	args := []any{bookID}
-	where := []string{"c.book_id = $1"}
-	if f.Q != "" {
-		args = append(args, "%"+escapeLike(f.Q)+"%")
-		where = append(where, fmt.Sprintf("c.search ILIKE $%d", len(args)))
-	}
-	if f.LabelID != nil {
-		args = append(args, *f.LabelID)
-		where = append(where, fmt.Sprintf("EXISTS (SELECT 1 FROM contact_labels cl WHERE cl.contact_id = c.id AND cl.label_id = $%d)", len(args)))
-	}
-	if f.Starred != nil {
-		args = append(args, *f.Starred)
-		where = append(where, fmt.Sprintf("c.starred = $%d", len(args)))
-	}
-	return strings.Join(where, " AND "), args
-}
-
-// escapeLike makes q match literally inside a LIKE pattern.
-func escapeLike(q string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
-}
-
 // page is one page of a list: its contacts in order, and the sort key of
 // the last one (for the next cursor) when more follow.
 type page struct {
@@ -379,7 +354,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		FROM (SELECT c.id, %s AS key FROM contacts c WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d) p
 		JOIN contacts c ON c.id = p.id
 		ORDER BY %s`,
-		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), args...)
+		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), f.queryArgs(args)...)
 	if err != nil {
 		return page{}, postgres.Translate(err)
 	}
@@ -412,7 +387,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) (int64, error) {
 	where, args := listWhere(bookID, f)
 	var n int64
-	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, args...).Scan(&n)
+	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, f.queryArgs(args)...).Scan(&n)
 	return n, postgres.Translate(err)
 }
 

@@ -693,10 +693,20 @@ func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Co
 	if len([]rune(f.Q)) > maxQuery {
 		return apperr.Invalidf("The query parameter q may be at most %d characters long.", maxQuery)
 	}
+	if f.Segment != nil {
+		// The members first, under the bound of rule evaluation; the file
+		// then streams at the client's pace, which no timeout may cut.
+		ids, err := s.members(ctx, b.ID, f.Segment)
+		if err != nil {
+			return err
+		}
+		f.ids, f.Segment = ids, nil
+	}
 	where, args := listWhere(b.ID, f)
 	// One statement: one snapshot for the whole file, its rows read as
 	// they arrive.
-	rows, err := s.db.Query(ctx, `SELECT `+fullColumns+` FROM contacts c WHERE `+where+` ORDER BY c.created_at, c.id`, args...)
+	rows, err := s.db.Query(ctx, `SELECT `+fullColumns+` FROM contacts c WHERE `+where+` ORDER BY c.created_at, c.id`,
+		append([]any{postgres.PlanEachTime}, args...)...)
 	if err != nil {
 		return postgres.Translate(err)
 	}

@@ -30,8 +30,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ books.Scope) er
 	if err != nil {
 		return err
 	}
-	s.startSession(w, r, &res)
-	return data(w, http.StatusOK, res)
+	return s.answerLogin(w, r, res)
+}
+
+// answerLogin answers a right password: the session (as a token, or the
+// cookie session), or the second step's challenge without any session.
+func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request, res accounts.LoginResult) error {
+	if res.MFA != nil {
+		return data(w, http.StatusOK, res.MFA)
+	}
+	s.startSession(w, r, &res.Session)
+	return data(w, http.StatusOK, res.Session)
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
@@ -54,7 +63,7 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc books.Scope)
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	teamID, err := pathUUID(r, "team_id")
 	if err != nil {
 		return err
@@ -63,7 +72,7 @@ func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, sc books.Sco
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t, err := s.accounts.RenameTeam(r.Context(), sc.Actor, teamID, in)
+	t, err := s.accounts.UpdateTeam(r.Context(), sc.Actor, teamID, in)
 	if err != nil {
 		return err
 	}

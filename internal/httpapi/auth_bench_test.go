@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/contactbook/contactbook/internal/apptest"
@@ -21,5 +22,35 @@ func BenchmarkAuthenticatedGetByID(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		c.Get(path).Expect(200)
+	}
+}
+
+// BenchmarkKeyGetByID measures GET /api/v1/contacts/{id} with an API key,
+// without the per-key rate limit and with it (a limit the benchmark never
+// reaches, so every request is counted and answered): the difference is
+// what the limit costs the public API's hot path.
+func BenchmarkKeyGetByID(b *testing.B) {
+	for _, limit := range []string{"0", "100000000"} {
+		name := "limit=off"
+		if limit != "0" {
+			name = "limit=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			env := apptest.New(b, apptest.Options{RealClock: true, Env: map[string]string{"API_KEY_RATE_LIMIT": limit}})
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			go func() { _ = env.App.KeyLimits.Run(ctx) }()
+			owner := env.Signup("bench")
+			book := owner.CreateBook("Bench")
+			ids := seedBench(b, env, book, 1, 1000)
+			benchExec(b, env, `ANALYZE`)
+			c := owner.NewKey().InBook(book)
+			path := "/api/v1/contacts/" + ids[len(ids)/2]
+			c.Get(path).Expect(200)
+			b.ResetTimer()
+			for b.Loop() {
+				c.Get(path).Expect(200)
+			}
+		})
 	}
 }

@@ -23,10 +23,14 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, sc books.S
 	if err != nil {
 		return err
 	}
+	segment, err := s.segmentParam(r, sc)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	pg, err := s.contacts.List(r.Context(), sc, contacts.Filter{
 		Q: q.Get("q"), LabelID: labelID, Starred: starred, Sort: q.Get("sort"), Limit: p.Limit, Offset: p.Offset,
-		Cursor: p.Cursor,
+		Cursor: p.Cursor, Segment: segment,
 	})
 	if err != nil {
 		return err

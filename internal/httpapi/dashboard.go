@@ -104,6 +104,10 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *asset, policy string)
 	h.Set("Content-Type", a.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", policy)
+	if policy == previewPolicy {
+		// The app frames the preview (securityHeaders forbids all framing).
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+	}
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Vary", "Accept-Encoding")
 	if a.immutable {

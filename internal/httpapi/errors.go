@@ -20,7 +20,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusUnprocessableEntity
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
-	case apperr.Forbidden, apperr.AddonRequired:
+	case apperr.Forbidden, apperr.AddonRequired, apperr.TwoFactorRequired:
 		return http.StatusForbidden
 	case apperr.NotFound:
 		return http.StatusNotFound

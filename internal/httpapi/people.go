@@ -92,12 +92,11 @@ func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request, _ books.Sc
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	sess, err := s.accounts.ConfirmPasswordReset(r.Context(), in)
+	res, err := s.accounts.ConfirmPasswordReset(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	s.startSession(w, r, &sess)
-	return data(w, http.StatusOK, sess)
+	return s.answerLogin(w, r, res)
 }
 
 func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, sc books.Scope) error {

@@ -25,16 +25,8 @@ const maxJSONBody = 2 << 20
 // valid UTF-8 or holds NUL (jsonText), and explains a wrong type by naming
 // the field. Unknown fields are ignored.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	if err := requireJSON(r); err != nil {
-		return err
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-		return jsonError(err)
-	} else if err != nil {
-		return apperr.Wrap(err, apperr.InvalidInput, "The body could not be read to its end.")
-	}
-	if err := jsonText(body); err != nil {
+	body, err := readJSON(w, r)
+	if err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -45,6 +37,21 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		return apperr.Invalidf("The body must hold exactly one JSON object.")
 	}
 	return nil
+}
+
+// readJSON reads a JSON body with decodeJSON's checks (type, size, text)
+// for a handler that decodes it itself.
+func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := requireJSON(r); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return nil, jsonError(err)
+	} else if err != nil {
+		return nil, apperr.Wrap(err, apperr.InvalidInput, "The body could not be read to its end.")
+	}
+	return body, jsonText(body)
 }
 
 func requireJSON(r *http.Request) error {

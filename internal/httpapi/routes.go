@@ -19,7 +19,7 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	// GetHead answers HEAD on every GET route as that GET, without the
 	// body (net/http drops a HEAD answer's body).
-	r.Use(withRequestID, withAccessLog(s.log, s.observe), withTextCheck(s.log), middleware.GetHead)
+	r.Use(withRequestID, s.securityHeaders, withAccessLog(s.log, s.observe), s.withOrigin, withTextCheck(s.log), middleware.GetHead)
 	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error { return errNoEndpoint }))
 	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
@@ -43,7 +43,8 @@ func (s *Server) routes() http.Handler {
 	r.Get("/api/unsubscribe", s.h(s.unsubscribePage))
 	r.Post("/api/unsubscribe/confirm", s.h(s.unsubscribeConfirm))
 	r.Post("/api/auth/signup", s.h(s.signup))
-	r.With(s.clientIP()).Post("/api/auth/login", s.h(s.login))
+	r.Post("/api/auth/login", s.h(s.login))
+	r.Post("/api/auth/login/2fa", s.h(s.loginSecondStep))
 	r.Post("/api/auth/password-reset", s.h(s.requestReset))
 	r.Post("/api/auth/password-reset/confirm", s.h(s.confirmReset))
 	r.Get("/api/invitations/{token}", s.h(s.lookupInvitation))
@@ -53,7 +54,7 @@ func (s *Server) routes() http.Handler {
 
 	// The public API, for API keys, under /api/v1.
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.requireKey)
+		r.Use(s.requireKey, s.keyPolicy)
 		s.publicRoutes(r)
 	})
 	// The internal API, for the dashboard's users, under /api: the public
@@ -111,6 +112,13 @@ func (s *Server) publicRoutes(r chi.Router) {
 	maybeBook.Post("/campaigns/{id}/steps", s.h(s.createStep))
 	maybeBook.Post("/campaigns/{id}/participants", s.h(s.enrollParticipants))
 
+	inBook.Get("/segments", s.h(s.listSegments))
+	inBook.Post("/segments", s.h(s.createSegment))
+	inBook.Post("/segments/preview", s.h(s.previewSegment))
+	maybeBook.Get("/segments/{id}", s.h(s.getSegment))
+	maybeBook.Patch("/segments/{id}", s.h(s.updateSegment))
+	maybeBook.Delete("/segments/{id}", s.h(s.deleteSegment))
+
 	inBook.Get("/suppressions", s.h(s.listSuppressions))
 	inBook.Post("/suppressions", s.h(s.addSuppression))
 	r.Delete("/suppressions/{id}", s.h(s.liftSuppression))
@@ -125,10 +133,15 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Get("/me", s.h(s.me))
 	r.Post("/auth/password", s.h(s.changePassword))
 	r.Post("/auth/logout", s.h(s.logout))
+	r.Post("/auth/2fa/setup", s.h(s.setupTwoFactor))
+	r.Post("/auth/2fa/enable", s.h(s.enableTwoFactor))
+	r.Post("/auth/2fa/disable", s.h(s.disableTwoFactor))
+	r.Get("/auth/sessions", s.h(s.listSessions))
+	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r.Get("/", s.h(s.getTeam))
-		r.Patch("/", s.h(s.renameTeam))
+		r.Patch("/", s.h(s.updateTeam))
 		r.Get("/members", s.h(s.listMembers))
 		r.Post("/invitations", s.h(s.invite))
 		r.Get("/invitations", s.h(s.listInvitations))
@@ -139,6 +152,8 @@ func (s *Server) internalRoutes(r chi.Router) {
 		r.Post("/api-keys", s.h(s.createKey))
 		r.Delete("/api-keys/{key_id}", s.h(s.revokeKey))
 		r.Post("/addons/campaigns/trial", s.h(s.startTrial))
+		r.Get("/audit-log", s.h(s.listAuditLog))
+		r.Get("/audit-log/export", s.h(s.exportAuditLog))
 		r.Route("/webhooks", func(r chi.Router) {
 			r.Get("/", s.h(s.listWebhooks))
 			r.Post("/", s.h(s.createWebhook))

@@ -142,6 +142,9 @@ func (s *Server) bulk(count string, op bulkOp) handler {
 		if err := decodeJSON(w, r, &in); err != nil {
 			return err
 		}
+		if err := s.bulkSegment(r, sc, &in); err != nil {
+			return err
+		}
 		n, err := op(r.Context(), sc, in)
 		if err != nil {
 			return err

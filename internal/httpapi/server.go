@@ -14,12 +14,15 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/ratelimit"
+	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -33,6 +36,9 @@ type Deps struct {
 	Books    *books.Service
 	// Contacts serves the contact endpoints.
 	Contacts *contacts.Service
+	// Segments serves segments and compiles the segments that lists,
+	// exports, bulk operations and enrollments name.
+	Segments *segments.Service
 	// Campaigns serves templates, campaigns, settings, images, unsubscribe.
 	Campaigns *campaigns.Service
 	// Transfer serves imports and exports.
@@ -65,6 +71,10 @@ type Deps struct {
 	Delivery *delivery.Service
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
+	// Audit serves the teams' audit logs.
+	Audit *audit.Service
+	// KeyLimits limits each API key's requests a minute; nil for none.
+	KeyLimits *ratelimit.PerKey
 }
 
 // Server routes requests to handlers.
@@ -84,6 +94,7 @@ type Server struct {
 	rateCounts httprate.LimitCounter
 	webhooks   *webhooks.Service
 	contacts   *contacts.Service
+	segments   *segments.Service
 	campaigns  *campaigns.Service
 	transfer   *transfer.Service
 
@@ -91,6 +102,8 @@ type Server struct {
 
 	delivery     *delivery.Service
 	suppressions *suppression.Service
+	audit        *audit.Service
+	keyLimits    *ratelimit.PerKey
 }
 
 // New builds the HTTP handler of the whole service.
@@ -99,6 +112,8 @@ func New(d Deps) http.Handler {
 	s.secureCookies = d.SecureCookies
 	s.delivery, s.suppressions = d.Delivery, d.Suppressions
 	s.transfer = d.Transfer
+	s.segments = d.Segments
+	s.audit, s.keyLimits = d.Audit, d.KeyLimits
 	return s.routes()
 }
 

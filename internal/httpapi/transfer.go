@@ -180,11 +180,15 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, sc books
 	if err != nil {
 		return err
 	}
+	segment, err := s.segmentParam(r, sc)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	flusher, _ := w.(http.Flusher)
 	return s.streamDownload(w, "contact export", func(start func(contentType, filename string) io.Writer) error {
 		return s.transfer.Export(r.Context(), sc, strings.ToLower(q.Get("format")),
-			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred},
+			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred, Segment: segment},
 			func(d transfer.Download) io.Writer { return start(d.ContentType, d.Filename) },
 			func() {
 				if flusher != nil {

@@ -24,7 +24,7 @@ import (
 type tenant struct {
 	*team
 	label, field, contact, template, campaign, step, participant, webhook, keyID, member, invitation string
-	suppression, importID                                                                            string
+	suppression, importID, segment                                                                   string
 }
 
 func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *tenant {
@@ -68,6 +68,8 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 	// A pending invitation, for the routes that address one.
 	tn.invitation = o.must(t, http.StatusCreated, "POST", "/api/teams/"+tn.teamID+"/invitations",
 		map[string]string{"email": unique("pending") + "@example.com", "role": "viewer"}).str("data.id")
+	tn.segment = k.must(t, http.StatusCreated, "POST", "/api/v1/segments", map[string]any{"name": name + " segment",
+		"rule": map[string]any{"field": "labels", "op": "has_any", "value": []string{tn.label}}}).str("data.id")
 	tn.suppression = o.inBook(tn.book).must(t, http.StatusCreated, "POST", "/api/suppressions",
 		map[string]any{"email": unique("suppressed") + "@example.com"}).str("data.id")
 	// A finished import: one running in the background would change the
@@ -123,6 +125,7 @@ func fingerprint(t *testing.T, pool *pgxpool.Pool, tn *tenant) string {
 		  (SELECT string_agg(id::text || ':' || email, ',' ORDER BY id) FROM invitations WHERE team_id = $1),
 		  (SELECT string_agg(s.email || ':' || COALESCE(s.lifted_at::text, ''), ',' ORDER BY s.id) FROM suppressions s JOIN books b ON b.id = s.book_id WHERE b.team_id = $1),
 		  (SELECT string_agg(i.status, ',' ORDER BY i.id) FROM imports i JOIN books b ON b.id = i.book_id WHERE b.team_id = $1),
+		  (SELECT string_agg(s.name || ':' || s.updated_at::text, ',' ORDER BY s.id) FROM segments s JOIN books b ON b.id = s.book_id WHERE b.team_id = $1),
 		  (SELECT campaign_addon FROM teams WHERE id = $1))`, tn.teamID).Scan(&s)
 	if err != nil {
 		t.Fatalf("fingerprint: %v", err)
@@ -209,6 +212,10 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 		return path, csvUpload(t)
 	case "previewTemplate":
 		return path, map[string]any{"subject": "s {{first_name}}", "body_html": "<p>x</p>"}
+	case "createSegment", "updateSegment":
+		return path, map[string]any{"name": unique("segment"), "rule": map[string]any{"all": []any{}}}
+	case "previewSegment":
+		return path, map[string]any{"rule": map[string]any{"field": "labels", "op": "has_any", "value": []string{target.label}}}
 	case "addSuppression":
 		return path, map[string]any{"email": unique("suppress") + "@example.com"}
 	case "createBook":
@@ -314,6 +321,9 @@ func (tn *tenant) param(t *testing.T, path, name string) string {
 	}
 	if strings.Contains(path, "/suppressions/") {
 		return tn.suppression
+	}
+	if strings.Contains(path, "/segments/") {
+		return tn.segment
 	}
 	if strings.Contains(path, "/invitations/") {
 		return tn.invitation

@@ -2,7 +2,6 @@ package suppression
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"io"
 	"net/mail"
@@ -13,8 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -82,7 +83,7 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open fun
 	if f.Reason != "" && !f.Reason.Valid() {
 		return apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
 	}
-	out := csv.NewWriter(open())
+	out := csvsafe.NewWriter(open())
 	if err := out.Write([]string{"email", "reason", "source", "created_at"}); err != nil {
 		return err
 	}
@@ -154,6 +155,12 @@ func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) err
 		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
 			return err
 		}
-		return s.sp.Lift(ctx, tx, id, actor.CreatedBy())
+		if err := s.sp.Lift(ctx, tx, id, actor.CreatedBy()); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{
+			TeamID: teamID, Actor: audit.From(actor), Action: "suppression.lifted", TargetType: "suppression", TargetID: id.String(),
+			Details: map[string]any{"book_id": bookID},
+		})
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
@@ -64,6 +65,11 @@ func (f *csvFile) next() ([]string, error) {
 		f.record++
 		if len(rec) > maxColumns {
 			return nil, apperr.Invalidf("Row %d has %d columns; a file may have at most %d.", f.record, len(rec), maxColumns)
+		}
+		// A cell that an export wrote with a leading apostrophe, so that a
+		// spreadsheet reads it as text, gets its value back.
+		for i, c := range rec {
+			rec[i] = csvsafe.Restore(c)
 		}
 		return rec, nil
 	}

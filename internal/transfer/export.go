@@ -3,7 +3,6 @@ package transfer
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"io"
 	"slices"
 	"strconv"
@@ -12,9 +11,11 @@ import (
 	"github.com/emersion/go-vcard"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
 // flushEvery is how many contacts an export writes between flushes to the
@@ -46,6 +47,14 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 	default:
 		return apperr.Invalidf("The query parameter format must be csv or vcard.")
 	}
+	// An export changes nothing, so its entry is written before the file
+	// is: a download that is cut short was still asked for.
+	if err := audit.Record(ctx, s.db, audit.Entry{
+		TeamID: b.TeamID, Actor: audit.From(sc.Actor), Action: "contacts.exported", TargetType: "book", TargetID: b.ID.String(),
+		Details: map[string]any{"format": format, "q": f.Q, "label_id": f.LabelID, "starred": f.Starred},
+	}); err != nil {
+		return err
+	}
 	var (
 		keys, dateLabels []string
 	)
@@ -65,7 +74,7 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 	name := "contacts-" + b.Slug
 	if format == FormatCSV {
 		out := bufio.NewWriterSize(open(Download{ContentType: "text/csv; charset=utf-8", Filename: name + ".csv"}), 64<<10)
-		cw := csv.NewWriter(out)
+		cw := csvsafe.NewWriter(out)
 		header := exportHeader(keys, dateLabels)
 		if err := cw.Write(header); err != nil {
 			return err

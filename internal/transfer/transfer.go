@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
@@ -240,7 +241,10 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
 			return apperr.Wrap(err, apperr.Internal, "queue import")
 		}
-		return nil
+		return audit.Record(ctx, tx, audit.Entry{
+			TeamID: in.teamID, Actor: audit.From(sc.Actor), Action: "import.started", TargetType: "import", TargetID: in.ID.String(),
+			Details: map[string]any{"book_id": in.BookID, "format": in.Format, "mode": in.Mode, "dry_run": in.DryRun, "total_rows": in.TotalRows},
+		})
 	})
 	if err != nil {
 		return Import{}, err

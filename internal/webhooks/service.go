@@ -57,7 +57,13 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	if err != nil {
 		return Created{}, err
 	}
-	w, err := s.st.insertWebhook(ctx, s.db, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, CreatedBy: actor.CreatedBy()}, secret)
+	var w Webhook
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, CreatedBy: actor.CreatedBy()}, secret); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
+	})
 	if err != nil {
 		return Created{}, err
 	}
@@ -115,6 +121,9 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			return err
 		}
 		out = out.redacted()
+		if err := recordChange(ctx, tx, actor, "webhook.updated", out); err != nil {
+			return err
+		}
 		if wasActive && !w.Active {
 			return s.st.cancelPending(ctx, tx, w.ID)
 		}
@@ -135,7 +144,10 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		if err := s.st.lockPendingDeliveries(ctx, tx, teamID, id); err != nil {
 			return err
 		}
-		return s.st.deleteWebhook(ctx, tx, teamID, id)
+		if err := s.st.deleteWebhook(ctx, tx, teamID, id); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, actor, "webhook.deleted", Webhook{ID: id, TeamID: teamID})
 	})
 }
 

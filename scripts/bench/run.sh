@@ -3,7 +3,8 @@
 # table of docs/benchmarks.md (between the bench:start and bench:end
 # markers) with the machine, the date, each target and its measured figure.
 #  - Go benchmarks (real router and PostgreSQL, fakes for outside providers):
-#    contacts on a 100,000-contact book, campaign sending to 100,000
+#    contacts on a 100,000-contact book, segments on it with 500,000
+#    delivery events (preview, list, bulk label, audience enrollment), campaign sending to 100,000
 #    participants, provider event intake and the reports it feeds,
 #    webhook fan-out throughput and latency, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it),
@@ -41,6 +42,7 @@ gobench() { # package, regexp, benchtime
 if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/(Get|List|Create)' 300x
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
+	gobench ./internal/httpapi/ 'BenchmarkSegment100k' 3x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignWindow' 1x
 	gobench ./internal/campaigns/ 'BenchmarkABDecision' 5x
@@ -182,6 +184,10 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | list 50 at offset 50,000 / 99,950 / by cursor 50,000 deep, 1 client (Go) | | $(ms 'BenchmarkContact100k/List50Offset50000WithTotal') / $(ms 'BenchmarkContact100k/List50Offset99950WithTotal') / $(ms 'BenchmarkContact100k/List50Cursor50000WithTotal') | |
 | list with q (trigram), 1 client (Go) | | $(ms 'BenchmarkContact100k/ListQ-') | |
 | create contact, 1 client (Go), no webhook / webhook | | $(ms 'BenchmarkContact100k/Create-') / $(ms 'BenchmarkContact100k/CreateWithWebhook') | |
+| segment preview (exact count + first 10), company contains + labels has_any + email.opened in 30 days, 100,000 contacts, 500,000 events | <= 150 ms | $(ms 'BenchmarkSegment100k/Preview3Conditions') | $(met "$(ms 'BenchmarkSegment100k/Preview3Conditions')" 150 1) |
+| contacts page (50, with total) filtered by that segment | <= 100 ms | $(ms 'BenchmarkSegment100k/List50BySegment') | $(met "$(ms 'BenchmarkSegment100k/List50BySegment')" 100 1) |
+| bulk-add-label by a segment of 50,000 members | <= 1.5 s | $(secs 'BenchmarkSegment100k/BulkAddLabelBySegment50k') | $(met "$(secs 'BenchmarkSegment100k/BulkAddLabelBySegment50k')" 1.5 1) |
+| campaign pass enrolling a 100,000-member audience | <= 3 s | $(secs 'BenchmarkSegment100k/AudienceEnroll100k') | $(met "$(secs 'BenchmarkSegment100k/AudienceEnroll100k')" 3 1) |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
 | the same, a second campaign after ANALYZE (statistics of the first) | >= 10,000 emails/s | $emails2 emails/s | $(met "$emails2" 10000 0) |
 | provider event intake, signed batches of 1,000, one after another | >= 20,000 events/s | $events events/s | $(met "$events" 20000 0) |

@@ -23,6 +23,8 @@ const ContactPage = lazy(() => import('./screens/ContactPage'));
 const ContactEditor = lazy(() => import('./screens/ContactEditor'));
 const BookSettings = lazy(() => import('./screens/BookSettings'));
 const Team = lazy(() => import('./screens/Team'));
+const Segments = lazy(() => import('./screens/Segments'));
+const SegmentEditor = lazy(() => import('./screens/SegmentEditor'));
 const Campaigns = lazy(() => import('./screens/Campaigns'));
 const Campaign = lazy(() => import('./screens/Campaign'));
 const Participants = lazy(() => import('./screens/Participants'));
@@ -34,6 +36,8 @@ const Imports = lazy(() => import('./screens/Imports'));
 const Settings = lazy(() => import('./screens/Settings'));
 const Webhooks = lazy(() => import('./screens/Webhooks'));
 const Billing = lazy(() => import('./screens/Billing'));
+const Security = lazy(() => import('./screens/Security'));
+const AuditLog = lazy(() => import('./screens/AuditLog'));
 const NotFound = lazy(() => import('./screens/NotFound'));
 
 // Screens for visitors only: a signed-in person who opens one goes on.
@@ -130,6 +134,7 @@ function Shell() {
       <nav class="side" aria-label="Main">
         <ul>
           {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
+          {book && <NavLink href={`/app/books/${book}/segments`} match={/^\/app\/books\/[^/]+\/segments/}>Segments</NavLink>}
           {book && <NavLink href={`/app/books/${book}/campaigns`} match={/^\/app\/books\/[^/]+\/campaigns/}>Campaigns</NavLink>}
           {book && <NavLink href={`/app/books/${book}/templates`} match={/^\/app\/books\/[^/]+\/templates/}>Templates</NavLink>}
           {book && <NavLink href={`/app/books/${book}/suppressions`} match={/^\/app\/books\/[^/]+\/suppressions/}>Suppressions</NavLink>}
@@ -142,6 +147,11 @@ function Shell() {
               Webhooks
             </NavLink>
           )}
+          {atLeast(w.role, 'admin') && (
+            <NavLink href="/app/audit-log" match={/^\/app\/audit-log/}>
+              Audit log
+            </NavLink>
+          )}
           <NavLink href="/app/team" match={/^\/app\/team/}>
             Team
           </NavLink>
@@ -152,6 +162,11 @@ function Shell() {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
+        {w.twoFactorRequired && path !== '/app/security' && (
+          <p class="banner" role="alert">
+            {w.team.name} requires two-factor sign-in. <a href="/app/security">Turn it on</a> to reach the team's books.
+          </p>
+        )}
         <Router onRouteChange={markNavigation}>
           <Route path="/app/" component={Home} />
           <Route path="/app/books" component={Books} />
@@ -160,6 +175,9 @@ function Shell() {
           <Route path="/app/books/:book/labels" component={BookSettings} />
           <Route path="/app/contacts/:id" component={ContactPage} />
           <Route path="/app/contacts/:id/edit" component={ContactEditor} />
+          <Route path="/app/books/:book/segments" component={Segments} />
+          <Route path="/app/books/:book/segments/new" component={SegmentEditor} />
+          <Route path="/app/books/:book/segments/:id" component={SegmentEditor} />
           <Route path="/app/books/:book/campaigns" component={Campaigns} />
           <Route path="/app/books/:book/campaigns/:id" component={Campaign} />
           <Route path="/app/books/:book/campaigns/:id/participants" component={Participants} />
@@ -172,6 +190,8 @@ function Shell() {
           <Route path="/app/team" component={Team} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/billing" component={Billing} />
+          <Route path="/app/security" component={Security} />
+          <Route path="/app/audit-log" component={AuditLog} />
           <Route default component={NotFound} />
         </Router>
       </main>
@@ -236,7 +256,7 @@ function TeamSwitcher() {
 }
 
 // The sections of a book, each a link of the navigation.
-const sections = ['contacts', 'labels', 'campaigns', 'templates', 'suppressions', 'imports', 'settings'];
+const sections = ['contacts', 'labels', 'segments', 'campaigns', 'templates', 'suppressions', 'imports', 'settings'];
 
 function BookSwitcher({ current }: { current: string }) {
   const w = useWorkspace();
@@ -306,6 +326,9 @@ function UserMenu() {
           <br />
           {roleNames[w.role]} of {w.team.name}
         </p>
+        <a class="button secondary" href="/app/security" onClick={() => setOpen(false)}>
+          Security
+        </a>
         <button
           type="button"
           class="secondary"

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a success clears the email's count. A token is valid until it expires or its session ends (logout, password change or reset).
+         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a completed login clears the email's count (a right password whose second step is pending does not). A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["login"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset link
-         * @description Sets the password (8 to 72 characters) of the link's account, ends every earlier session of it and answers a new one. Unknown, used, replaced or expired token: 404.
+         * @description Sets the password (8 to 72 characters) of the link's account, ends every earlier session of it and answers a new one. Unknown, used, replaced or expired token: 404. For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["confirmPasswordReset"];
         delete?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a team
-         * @description Changes the team's name. Role: admin.
+         * @description Changes the team's name. Role: admin. `require_two_factor` needs the owner role and is recorded as security.2fa_required; a new name is recorded as team.updated.
          */
         patch: operations["renameTeam"];
         trace?: never;
@@ -1075,7 +1075,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description Creates a team API key for /api/v1; the secret key is shown only in this answer. A key acts as a member of its team. Role: admin.
+         * @description Creates a team API key for /api/v1; the secret key is shown only in this answer. A key acts as a member of its team. Role: admin. A key of scope read may only GET and HEAD; a key past expires_at is refused with 401. Recorded in the audit log (api_key.created), without the secret.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -2192,6 +2192,310 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List segments
+         * @description The X-Book-ID book's segments sorted by name. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listSegments"];
+        put?: never;
+        /**
+         * Create a segment
+         * @description Saves a rule as a segment of the X-Book-ID book. The rule is checked against the book: its labels, campaigns and custom fields (and their types). Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["createSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/segments/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a rule
+         * @description Evaluates a rule against the X-Book-ID book now: the exact count and the first 10 contacts in the contact list's default order. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["previewSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/segments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a segment
+         * @description A segment with contact_count, how many contacts match now. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["getSegment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment
+         * @description Deletes a segment. One that a campaign's audience names is 409 CONFLICT, the message naming the campaign. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        delete: operations["deleteSegment"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a segment
+         * @description Changes the name, description or rule. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        patch: operations["updateSegment"];
+        trace?: never;
+    };
+    "/api/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List segments
+         * @description The X-Book-ID book's segments sorted by name. Role: viewer.
+         */
+        get: operations["listSegmentsInternal"];
+        put?: never;
+        /**
+         * Create a segment
+         * @description Saves a rule as a segment of the X-Book-ID book. The rule is checked against the book: its labels, campaigns and custom fields (and their types). Role: member.
+         */
+        post: operations["createSegmentInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/segments/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a rule
+         * @description Evaluates a rule against the X-Book-ID book now: the exact count and the first 10 contacts in the contact list's default order. Role: viewer.
+         */
+        post: operations["previewSegmentInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/segments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a segment
+         * @description A segment with contact_count, how many contacts match now. Role: viewer.
+         */
+        get: operations["getSegmentInternal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment
+         * @description Deletes a segment. One that a campaign's audience names is 409 CONFLICT, the message naming the campaign. Role: member.
+         */
+        delete: operations["deleteSegmentInternal"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a segment
+         * @description Changes the name, description or rule. Role: member.
+         */
+        patch: operations["updateSegmentInternal"];
+        trace?: never;
+    };
+    "/api/auth/2fa/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up two-factor sign-in
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30-second steps), pending until enabled with a code; calling again replaces a pending one. The QR code is rendered by the service. 409 when two-factor sign-in is already on.
+         */
+        post: operations["setupTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/2fa/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description Confirms the pending secret with a current code and answers ten single-use recovery codes, shown only here (stored hashed). A wrong code: 400 naming `code`.
+         */
+        post: operations["enableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/2fa/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description Needs the password and a current code or an unused recovery code; wrong: 403 FORBIDDEN. Attempts count in the login throttle of the account (429 with Retry-After).
+         */
+        post: operations["disableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/2fa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a two-factor login
+         * @description The second step of a login for an account with two-factor sign-in: the mfa_token of POST /api/auth/login with a current TOTP code or a recovery code. A code is accepted once (a replay is refused), a recovery code once, the mfa_token once and for 5 minutes. Wrong: 401 UNAUTHORIZED, the token stays usable; wrong codes count in the login throttle (429 with Retry-After).
+         */
+        post: operations["loginSecondStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your sessions
+         * @description Your open login sessions, most recently seen first; current marks this request's.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sessions
+         * @description Its token is refused on every instance within a second, as after logout.
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Who did what in the team, newest first, written in the same transaction as each change. Entries are kept at least 400 days; no endpoint changes or deletes them. Role: admin.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/audit-log/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the audit log as CSV
+         * @description The entries matching the same filters, newest first, streamed as CSV (id, at, actor_type, actor_id, actor_name, action, target_type, target_id, ip, user_agent, details). A cell that starts with =, +, -, @, a tab or a carriage return is written with a leading apostrophe. Role: admin.
+         */
+        get: operations["exportAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -2338,10 +2642,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN and ADDON_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -2430,7 +2734,8 @@ export interface components {
          *       "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "email": "ann@example.com",
          *       "name": "Ann Lee",
-         *       "created_at": "2026-03-02T09:00:00Z"
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "two_factor_enabled": false
          *     }
          */
         User: {
@@ -2441,6 +2746,8 @@ export interface components {
             name: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Whether the user signs in with a TOTP code besides the password. */
+            two_factor_enabled: boolean;
         };
         /**
          * @description A login token and when it expires. With ?session=cookie the token is set as the HttpOnly cb_session cookie instead and left out of the body.
@@ -2476,7 +2783,8 @@ export interface components {
          *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "email": "ann@example.com",
          *         "name": "Ann Lee",
-         *         "created_at": "2026-03-02T09:00:00Z"
+         *         "created_at": "2026-03-02T09:00:00Z",
+         *         "two_factor_enabled": false
          *       },
          *       "team": {
          *         "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
@@ -2513,7 +2821,8 @@ export interface components {
          *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "email": "ann@example.com",
          *         "name": "Ann Lee",
-         *         "created_at": "2026-03-02T09:00:00Z"
+         *         "created_at": "2026-03-02T09:00:00Z",
+         *         "two_factor_enabled": false
          *       },
          *       "teams": [
          *         {
@@ -2536,7 +2845,8 @@ export interface components {
          *       "campaign_addon": "trial",
          *       "trial_ends_at": "2026-03-16T09:00:00Z",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:15:00Z"
+         *       "updated_at": "2026-03-02T09:15:00Z",
+         *       "require_two_factor": false
          *     }
          */
         Team: {
@@ -2557,6 +2867,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Members without two-factor sign-in get 403 TWO_FACTOR_REQUIRED from the team's resources. Set by an owner. */
+            require_two_factor: boolean;
         };
         /**
          * @description A user's membership of a team.
@@ -2585,7 +2897,9 @@ export interface components {
          *       "name": "CRM sync",
          *       "prefix": "cbk_Xq3vR8a",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "last_used_at": null
+         *       "last_used_at": null,
+         *       "scope": "full",
+         *       "expires_at": null
          *     }
          */
         ApiKey: {
@@ -2601,6 +2915,16 @@ export interface components {
              * @description Last use, updated at most once a minute; null when never used.
              */
             last_used_at: string | null;
+            /**
+             * @description full: everything a key may do; read: GET and HEAD only (anything else is 403 FORBIDDEN).
+             * @enum {string}
+             */
+            scope: "full" | "read";
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 after); null for never.
+             */
+            expires_at: string | null;
         };
         /**
          * @description A freshly created API key with its secret.
@@ -2610,7 +2934,9 @@ export interface components {
          *         "name": "CRM sync",
          *         "prefix": "cbk_Xq3vR8a",
          *         "created_at": "2026-03-02T09:00:00Z",
-         *         "last_used_at": null
+         *         "last_used_at": null,
+         *         "scope": "full",
+         *         "expires_at": null
          *       },
          *       "key": "cbk_Xq3vR8aK2mZ7pL0nW4tY6uB1cD9eF5gH3jS8kA2qV0w"
          *     }
@@ -3034,18 +3360,28 @@ export interface components {
             time_zone?: string | null;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
          *         "9f3a5b7d-2c4e-4f6a-b8c0-d1e2f3a4b5c6"
          *       ]
          *     }
+         * @example {
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkDeleteInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
@@ -3053,17 +3389,27 @@ export interface components {
          *       ],
          *       "label_id": "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
          *     }
+         * @example {
+         *       "label_id": "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38",
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkLabelInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
             /**
              * Format: uuid
              * @description A label of the X-Book-ID book.
              */
             label_id: string;
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5"
@@ -3071,10 +3417,15 @@ export interface components {
          *       "field_definition_id": "7a3c9e1f-4b2d-4c86-a5e0-9d8f1b2c3e47",
          *       "value": "2026-12-31"
          *     }
+         * @example {
+         *       "field_definition_id": "7a3c9e1f-4b2d-4c86-a5e0-9d8f1b2c3e47",
+         *       "value": "2026-12-31",
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         BulkFieldInput: {
             /** @description 1 to 10,000 contact ids; ids not in the book are skipped, repeats count once. */
-            contact_ids: string[];
+            contact_ids?: string[];
             /**
              * Format: uuid
              * @description A custom field definition of the X-Book-ID book.
@@ -3082,6 +3433,11 @@ export interface components {
             field_definition_id: string;
             /** @description Value checked against the field's type; an empty string removes the value. */
             value: string;
+            /**
+             * Format: uuid
+             * @description Acts on every member of this segment of the book at that moment, without the 10,000 limit (a segment of another book: 404).
+             */
+            segment_id?: string;
         };
         /**
          * @example {
@@ -3197,6 +3553,13 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: uuid
+             * @description A segment of the book whose members every scheduler pass and run enrolls while the campaign is active (never re-enrolling a contact that completed or was removed; suppressed contacts are skipped).
+             */
+            audience_segment_id?: string | null;
+            /** @description A participant who no longer matches the audience when a step falls due is removed (history: that step, failed, detail "left segment <name>"). */
+            exit_on_segment_leave?: boolean;
         };
         /**
          * @description A campaign as listed, with its counts.
@@ -3292,9 +3655,16 @@ export interface components {
         CampaignCreate: {
             name: string;
             description?: string;
+            /**
+             * Format: uuid
+             * @description A segment of the campaign's book, or null for none.
+             */
+            audience_segment_id?: string | null;
+            /** @description Default false. */
+            exit_on_segment_leave?: boolean;
         };
         /**
-         * @description At least one of name, description, status; none may be null.
+         * @description At least one of name, description, status, audience_segment_id, exit_on_segment_leave; only audience_segment_id may be null.
          * @example {
          *       "status": "active"
          *     }
@@ -3303,6 +3673,13 @@ export interface components {
             name?: string;
             description?: string;
             status?: components["schemas"]["CampaignStatus"];
+            /**
+             * Format: uuid
+             * @description A segment of the campaign's book, or null for none.
+             */
+            audience_segment_id?: string | null;
+            /** @description Default false. */
+            exit_on_segment_leave?: boolean;
         };
         /**
          * @description A step of a campaign: sends a templated email or enrolls the participant into another campaign.
@@ -3502,16 +3879,25 @@ export interface components {
             step_ids: string[];
         };
         /**
+         * @description Exactly one of contact_ids and segment_id.
          * @example {
          *       "contact_ids": [
          *         "8e2f4a6c-1b3d-4e5f-a7b9-c0d1e2f3a4b5",
          *         "9f3a5b7d-2c4e-4f6a-b8c0-d1e2f3a4b5c6"
          *       ]
          *     }
+         * @example {
+         *       "segment_id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b"
+         *     }
          */
         EnrollInput: {
             /** @description Contacts of the campaign's book; already enrolled and suppressed contacts are skipped. */
-            contact_ids: string[];
+            contact_ids?: string[];
+            /**
+             * Format: uuid
+             * @description Enrolls the segment's current members once (a segment of the campaign's book; 404 otherwise); answers how many were enrolled.
+             */
+            segment_id?: string;
         };
         /**
          * @example {
@@ -4555,7 +4941,7 @@ export interface components {
              * @enum {string}
              */
             format?: "csv" | "vcard";
-            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
+            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, time_zone (an IANA name), birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
             mapping?: string;
             /**
              * @description What a row does when one of its addresses belongs to a contact of the book: skip it, update that contact with the row's non-empty values, or create a contact anyway (failing in a book that enforces unique emails).
@@ -4679,6 +5065,332 @@ export interface components {
             rows: string[][];
         };
         /**
+         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book). A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op.
+         * @example {
+         *       "all": [
+         *         {
+         *           "field": "company",
+         *           "op": "contains",
+         *           "value": "acme"
+         *         },
+         *         {
+         *           "field": "labels",
+         *           "op": "has_any",
+         *           "value": [
+         *             "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *           ]
+         *         },
+         *         {
+         *           "field": "email.opened",
+         *           "op": "within_last_days",
+         *           "value": 30
+         *         },
+         *         {
+         *           "not": {
+         *             "field": "email.clicked",
+         *             "op": "ever"
+         *           }
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "any": [
+         *         {
+         *           "field": "custom.plan",
+         *           "op": "eq",
+         *           "value": "pro"
+         *         },
+         *         {
+         *           "field": "birthday",
+         *           "op": "in_month",
+         *           "value": 12
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "all": []
+         *     }
+         */
+        SegmentRule: {
+            all?: components["schemas"]["SegmentRule"][];
+            any?: components["schemas"]["SegmentRule"][];
+            not?: components["schemas"]["SegmentRule"];
+            /** @description A contact field, custom.<key>, labels, starred, suppressed, email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained or campaign. */
+            field?: string;
+            /** @enum {string} */
+            op?: "eq" | "neq" | "contains" | "not_contains" | "starts_with" | "ends_with" | "is_set" | "is_not_set" | "gt" | "gte" | "lt" | "lte" | "before" | "after" | "within_last_days" | "not_within_last_days" | "in_month" | "has_any" | "has_all" | "has_none" | "ever" | "never" | "enrolled" | "not_enrolled" | "active" | "completed" | "removed";
+            /** @description As the field and op require: a string, number, boolean, YYYY-MM-DD date, integer, or an array of label ids; absent for is_set, is_not_set, ever and never. */
+            value?: unknown;
+            /**
+             * Format: uuid
+             * @description Only with an email.* field: only that campaign's emails.
+             */
+            campaign_id?: string;
+        };
+        /**
+         * @description A saved rule over a book's contacts; its members are the contacts that match when it is read.
+         * @example {
+         *       "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "name": "Engaged Acme customers",
+         *       "description": "Opened anything in the last 30 days but never clicked.",
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+         *       "created_at": "2026-03-04T10:00:00Z",
+         *       "updated_at": "2026-03-04T10:00:00Z",
+         *       "contact_count": 1342
+         *     }
+         */
+        Segment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            name: string;
+            description: string;
+            rule: components["schemas"]["SegmentRule"];
+            /**
+             * Format: uuid
+             * @description Null when created with an API key.
+             */
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description How many contacts match now; only in the answer of GET /segments/{id}. */
+            contact_count?: number;
+        };
+        /**
+         * @example {
+         *       "name": "Engaged Acme customers",
+         *       "description": "Opened anything in the last 30 days but never clicked.",
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        SegmentCreate: {
+            /** @description Unique in the book (a taken name is 409 CONFLICT). */
+            name: string;
+            description?: string;
+            rule: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @description At least one of name, description, rule.
+         * @example {
+         *       "rule": {
+         *         "field": "starred",
+         *         "op": "eq",
+         *         "value": true
+         *       }
+         *     }
+         */
+        SegmentPatch: {
+            /** @description Unique in the book (a taken name is 409 CONFLICT). */
+            name?: string;
+            description?: string;
+            rule?: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @example {
+         *       "rule": {
+         *         "all": [
+         *           {
+         *             "field": "company",
+         *             "op": "contains",
+         *             "value": "acme"
+         *           },
+         *           {
+         *             "field": "labels",
+         *             "op": "has_any",
+         *             "value": [
+         *               "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+         *             ]
+         *           },
+         *           {
+         *             "field": "email.opened",
+         *             "op": "within_last_days",
+         *             "value": 30
+         *           },
+         *           {
+         *             "not": {
+         *               "field": "email.clicked",
+         *               "op": "ever"
+         *             }
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        SegmentPreviewInput: {
+            rule: components["schemas"]["SegmentRule"];
+        };
+        /**
+         * @example {
+         *       "count": 0,
+         *       "contacts": []
+         *     }
+         */
+        SegmentPreview: {
+            /** @description Exactly how many contacts of the book match. */
+            count: number;
+            /** @description The first 10 matches in the contact list's default order (newest first). */
+            contacts: components["schemas"]["Contact"][];
+        };
+        /**
+         * @description The answer to a right password of an account with two-factor sign-in: no session yet; send mfa_token with a code to POST /api/auth/login/2fa within 5 minutes.
+         * @example {
+         *       "mfa_required": true,
+         *       "mfa_token": "q8Zk3v0nJ2xY7hL1cW5bR9tE4uA6sD8fG0hJ2kL4mN6",
+         *       "expires_at": "2026-03-02T09:05:00Z"
+         *     }
+         */
+        MFAChallenge: {
+            /** @constant */
+            mfa_required: true;
+            mfa_token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauth_url": "otpauth://totp/contactbook:ann@example.com?algorithm=SHA1&digits=6&issuer=contactbook&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "qr_code": "data:image/png;base64,iVBORw0KGgo="
+         *     }
+         */
+        TwoFactorSetup: {
+            /** @description Base32 TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s). */
+            secret: string;
+            otpauth_url: string;
+            /** @description The otpauth URL as a QR code: a PNG data URL rendered by the service. */
+            qr_code: string;
+        };
+        /**
+         * @example {
+         *       "id": "3c1f6a2e-8d4b-4c7e-9f1a-2b3c4d5e6f70",
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "last_seen_at": "2026-03-02T09:30:00Z",
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0",
+         *       "current": true
+         *     }
+         */
+        SessionInfo: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description To the minute.
+             */
+            last_seen_at: string;
+            ip: string;
+            user_agent: string;
+            /** @description The session of this request. */
+            current: boolean;
+        };
+        /**
+         * @example {
+         *       "id": "7a9c1e3f-5b7d-4f1a-8c3e-5a7c9e1f3b5d",
+         *       "at": "2026-03-02T09:10:00Z",
+         *       "actor": {
+         *         "type": "user",
+         *         "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+         *         "name": "ann@example.com"
+         *       },
+         *       "action": "api_key.created",
+         *       "target": {
+         *         "type": "api_key",
+         *         "id": "e1f3a5c7-9b1d-4e3f-a5c7-9b1d3f5a7c9e"
+         *       },
+         *       "ip": "203.0.113.7",
+         *       "user_agent": "Mozilla/5.0",
+         *       "details": {
+         *         "name": "Reporting",
+         *         "prefix": "cbk_Xq3vR8a",
+         *         "scope": "read",
+         *         "expires_at": null
+         *       }
+         *     }
+         */
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+                /** Format: uuid */
+                id: string | null;
+                /** @description A user's email or a key's name; empty for the system. */
+                name: string;
+            };
+            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, ... */
+            action: string;
+            target: {
+                type: string;
+                id: string;
+            };
+            ip: string;
+            user_agent: string;
+            /** @description What changed; never a secret. */
+            details: Record<string, never>;
+        };
+        /**
          * @description When an email step may send, read in the participant's time zone (the contact's time_zone, else the book's default_time_zone): local wall time, so 09:00 is 09:00 on both sides of a daylight-saving change. A participant due outside it waits (counted in waiting_count) and is sent by the first pass or run inside it.
          * @example {
          *       "days": [
@@ -4786,7 +5498,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description FORBIDDEN: the caller's role is too low, or the book in X-Book-ID is not one of the caller's team; ADDON_REQUIRED: the team lacks the Campaigns add-on (or, to run campaigns, the paid add-on). */
+        /** @description FORBIDDEN: the caller's role is too low, the book in X-Book-ID is not one of the caller's team, or a read API key asked to change something; ADDON_REQUIRED: the team lacks the Campaigns add-on (or, to run campaigns, the paid add-on); TWO_FACTOR_REQUIRED: the team requires two-factor sign-in and the caller has not turned it on (POST /api/auth/2fa/setup). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -4840,7 +5552,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description RATE_LIMITED: too many requests from this address; retry after Retry-After seconds. */
+        /** @description RATE_LIMITED: too many requests from this address or with this API key; retry after Retry-After seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -4971,6 +5683,10 @@ export interface components {
         SuppressionID: string;
         /** @description Page size, default 20, at most 100 (larger values are clamped); 0 means the default. */
         DeliveryPageLimit: number;
+        /** @description Segment id. */
+        SegmentID: string;
+        /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+        SegmentIDQuery: string;
     };
     requestBodies: never;
     headers: never;
@@ -5009,16 +5725,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
-                     *         "expires_at": "2026-03-03T09:00:00Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
-                        data: components["schemas"]["Session"];
+                        data: components["schemas"]["Session"] | components["schemas"]["MFAChallenge"];
                     };
                 };
             };
@@ -5179,16 +5887,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
-                     *         "expires_at": "2026-03-03T09:00:00Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
-                        data: components["schemas"]["Session"];
+                        data: components["schemas"]["Session"] | components["schemas"]["MFAChallenge"];
                     };
                 };
             };
@@ -5245,7 +5945,8 @@ export interface operations {
                      *           "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "email": "ann@example.com",
                      *           "name": "Ann Lee",
-                     *           "created_at": "2026-03-02T09:00:00Z"
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "two_factor_enabled": false
                      *         },
                      *         "team": {
                      *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
@@ -5310,6 +6011,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5431,6 +6133,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5573,6 +6276,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -5718,6 +6422,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -7530,6 +8235,8 @@ export interface operations {
                 starred?: boolean;
                 /** @description Order; a leading - sorts descending. */
                 sort?: "created_at" | "-created_at" | "name" | "-name" | "updated_at" | "-updated_at";
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -7640,6 +8347,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -7849,6 +8557,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -8101,6 +8810,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -8511,7 +9221,8 @@ export interface operations {
                      *           "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "email": "ann@example.com",
                      *           "name": "Ann Lee",
-                     *           "created_at": "2026-03-02T09:00:00Z"
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "two_factor_enabled": false
                      *         },
                      *         "teams": [
                      *           {
@@ -8707,7 +9418,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -8718,6 +9430,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -8739,11 +9452,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Acme Sales EMEA"
+                 *       "require_two_factor": true
                  *     }
                  */
                 "application/json": {
-                    name: string;
+                    name?: string;
+                    /** @description Owner only; to require it the owner must have two-factor sign-in on (409 otherwise). */
+                    require_two_factor?: boolean;
                 };
             };
         };
@@ -8762,7 +9477,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -8775,6 +9491,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -8809,7 +9526,8 @@ export interface operations {
                      *         "campaign_addon": "trial",
                      *         "trial_ends_at": "2026-03-16T09:00:00Z",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "require_two_factor": false
                      *       }
                      *     }
                      */
@@ -8855,7 +9573,9 @@ export interface operations {
                      *           "name": "CRM sync",
                      *           "prefix": "cbk_Xq3vR8a",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "last_used_at": null
+                     *           "last_used_at": null,
+                     *           "scope": "full",
+                     *           "expires_at": null
                      *         }
                      *       ]
                      *     }
@@ -8889,11 +9609,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "CRM sync"
+                 *       "name": "Reporting",
+                 *       "scope": "read",
+                 *       "expires_at": "2026-12-31T00:00:00Z"
                  *     }
                  */
                 "application/json": {
                     name: string;
+                    /**
+                     * @default full
+                     * @enum {string}
+                     */
+                    scope?: "full" | "read";
+                    /**
+                     * Format: date-time
+                     * @description In the future; null or absent for a key that never expires.
+                     */
+                    expires_at?: string | null;
                 };
             };
         };
@@ -8912,7 +9644,9 @@ export interface operations {
                      *           "name": "CRM sync",
                      *           "prefix": "cbk_Xq3vR8a",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "last_used_at": null
+                     *           "last_used_at": null,
+                     *           "scope": "full",
+                     *           "expires_at": null
                      *         },
                      *         "key": "cbk_Xq3vR8aK2mZ7pL0nW4tY6uB1cD9eF5gH3jS8kA2qV0w"
                      *       }
@@ -9152,6 +9886,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -9688,7 +10423,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9737,7 +10474,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9784,7 +10523,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9833,6 +10574,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9885,6 +10627,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9938,6 +10681,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -9984,6 +10728,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10043,6 +10788,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10093,6 +10839,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10145,6 +10892,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10246,6 +10994,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10292,6 +11041,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10351,6 +11101,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10403,6 +11154,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10475,6 +11227,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10495,6 +11248,8 @@ export interface operations {
                 starred?: boolean;
                 /** @description Order; a leading - sorts descending. */
                 sort?: "created_at" | "-created_at" | "name" | "-name" | "updated_at" | "-updated_at";
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -10605,6 +11360,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10719,6 +11476,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10768,6 +11526,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10814,8 +11573,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10865,6 +11626,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -10914,6 +11676,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11019,7 +11782,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11049,6 +11814,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11164,6 +11930,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11218,6 +11985,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11252,6 +12020,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11587,6 +12356,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11660,6 +12430,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11824,6 +12595,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -11920,6 +12692,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12042,6 +12815,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
@@ -12128,6 +12902,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header?: never;
             path: {
@@ -12156,6 +12932,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12413,6 +13190,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -12441,6 +13220,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -12455,6 +13235,8 @@ export interface operations {
                 label_id?: string;
                 /** @description Only starred (true) or unstarred (false) contacts. */
                 starred?: boolean;
+                /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
+                segment_id?: components["parameters"]["SegmentIDQuery"];
             };
             header: {
                 /**
@@ -12483,6 +13265,1163 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSegments: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Engaged Acme customers",
+                     *           "description": "Opened anything in the last 30 days but never clicked.",
+                     *           "rule": {
+                     *             "all": [
+                     *               {
+                     *                 "field": "company",
+                     *                 "op": "contains",
+                     *                 "value": "acme"
+                     *               },
+                     *               {
+                     *                 "field": "labels",
+                     *                 "op": "has_any",
+                     *                 "value": [
+                     *                   "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "field": "email.opened",
+                     *                 "op": "within_last_days",
+                     *                 "value": 30
+                     *               },
+                     *               {
+                     *                 "not": {
+                     *                   "field": "email.clicked",
+                     *                   "op": "ever"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "updated_at": "2026-03-04T10:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createSegment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewSegment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPreviewInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "count": 1342,
+                     *         "contacts": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SegmentPreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z",
+                     *         "contact_count": 1342
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSegmentsInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "name": "Engaged Acme customers",
+                     *           "description": "Opened anything in the last 30 days but never clicked.",
+                     *           "rule": {
+                     *             "all": [
+                     *               {
+                     *                 "field": "company",
+                     *                 "op": "contains",
+                     *                 "value": "acme"
+                     *               },
+                     *               {
+                     *                 "field": "labels",
+                     *                 "op": "has_any",
+                     *                 "value": [
+                     *                   "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *                 ]
+                     *               },
+                     *               {
+                     *                 "field": "email.opened",
+                     *                 "op": "within_last_days",
+                     *                 "value": 30
+                     *               },
+                     *               {
+                     *                 "not": {
+                     *                   "field": "email.clicked",
+                     *                   "op": "ever"
+                     *                 }
+                     *               }
+                     *             ]
+                     *           },
+                     *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "updated_at": "2026-03-04T10:00:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createSegmentInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    previewSegmentInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPreviewInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "count": 1342,
+                     *         "contacts": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SegmentPreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z",
+                     *         "contact_count": 1342
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    updateSegmentInternal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional book scope. When sent it is checked as X-Book-ID (not a UUID: 400 INVALID_INPUT; not a book of the caller's team: 403 FORBIDDEN), and a campaign outside this book answers 404 NOT_FOUND.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+            };
+            path: {
+                /** @description Segment id. */
+                id: components["parameters"]["SegmentID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "name": "Engaged Acme customers",
+                     *         "description": "Opened anything in the last 30 days but never clicked.",
+                     *         "rule": {
+                     *           "all": [
+                     *             {
+                     *               "field": "company",
+                     *               "op": "contains",
+                     *               "value": "acme"
+                     *             },
+                     *             {
+                     *               "field": "labels",
+                     *               "op": "has_any",
+                     *               "value": [
+                     *                 "c4a1e7b2-5d3f-4a69-8e0b-2f7c9d1a6b38"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "field": "email.opened",
+                     *               "op": "within_last_days",
+                     *               "value": 30
+                     *             },
+                     *             {
+                     *               "not": {
+                     *                 "field": "email.clicked",
+                     *                 "op": "ever"
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4b1e6f0a37",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "updated_at": "2026-03-04T10:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    setupTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *         "otpauth_url": "otpauth://totp/contactbook:ann@example.com?algorithm=SHA1&digits=6&issuer=contactbook&period=30&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *         "qr_code": "data:image/png;base64,iVBORw0KGgo="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TwoFactorSetup"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    enableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "recovery_codes": [
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te",
+                     *           "k3v9-x2qa-7fmd-p4te"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    password: string;
+                    code?: string;
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    loginSecondStep: {
+        parameters: {
+            query?: {
+                /** @description cookie: start the dashboard's cookie session. The token is set as the HttpOnly, SameSite=Strict cb_session cookie (Path=/api) and left out of the body, and the readable cb_csrf cookie holds the CSRF token that cookie-authenticated writes echo in X-CSRF-Token. */
+                session?: components["parameters"]["SessionMode"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mfa_token": "q8Zk3v0nJ2xY7hL1cW5bR9tE4uA6sD8fG0hJ2kL4mN6",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    mfa_token: string;
+                    code?: string;
+                    recovery_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ZjBjMmE4ZSJ9.c2lnbmF0dXJl",
+                     *         "expires_at": "2026-03-03T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Session"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3c1f6a2e-8d4b-4c7e-9f1a-2b3c4d5e6f70",
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "last_seen_at": "2026-03-02T09:30:00Z",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "current": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SessionInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action, e.g. api_key.created. */
+                action?: string;
+                /** @description Only entries of this user or API key. */
+                actor_id?: string;
+                /** @description RFC 3339; entries at or after. */
+                since?: string;
+                /** @description RFC 3339; entries before. */
+                until?: string;
+                /** @description 1..200 (larger is clamped). */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7a9c1e3f-5b7d-4f1a-8c3e-5a7c9e1f3b5d",
+                     *           "at": "2026-03-02T09:10:00Z",
+                     *           "actor": {
+                     *             "type": "user",
+                     *             "id": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
+                     *             "name": "ann@example.com"
+                     *           },
+                     *           "action": "api_key.created",
+                     *           "target": {
+                     *             "type": "api_key",
+                     *             "id": "e1f3a5c7-9b1d-4e3f-a5c7-9b1d3f5a7c9e"
+                     *           },
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "Mozilla/5.0",
+                     *           "details": {
+                     *             "name": "Reporting",
+                     *             "prefix": "cbk_Xq3vR8a",
+                     *             "scope": "read",
+                     *             "expires_at": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: {
+                            /** @description Send as cursor for the next page; null on the last. */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    exportAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action, e.g. api_key.created. */
+                action?: string;
+                /** @description Only entries of this user or API key. */
+                actor_id?: string;
+                /** @description RFC 3339; entries at or after. */
+                since?: string;
+                /** @description RFC 3339; entries before. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (Content-Disposition: attachment). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example id,at,actor_type,actor_id,actor_name,action,target_type,target_id,ip,user_agent,details */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };

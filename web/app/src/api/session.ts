@@ -63,10 +63,10 @@ export const authorize: Middleware = {
     return request;
   },
   onResponse({ request, response }) {
-    // A wrong password at login is a 401 too, but says nothing of the session.
+    // A wrong password or code at login is a 401 too, but says nothing of the session.
     // signedIn() is no test here: the server clears the cookies of a session
     // it refused in that very answer.
-    if (response.status === 401 && new URL(request.url).pathname !== '/api/auth/login') forget();
+    if (response.status === 401 && !new URL(request.url).pathname.startsWith('/api/auth/login')) forget();
     return response;
   },
 };

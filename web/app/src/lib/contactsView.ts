@@ -15,6 +15,7 @@ export interface ContactsView {
   q: string;
   label: string; // label id, '' for any
   starred: '' | 'true' | 'false';
+  segment: string; // segment id, '' for none
   sort: Sort;
   page: number; // 1-based
   size: number;
@@ -25,6 +26,7 @@ export const defaultView: ContactsView = {
   q: '',
   label: '',
   starred: '',
+  segment: '',
   sort: '-created_at',
   page: 1,
   size: 50,
@@ -40,6 +42,8 @@ export function parseView(search: string | URLSearchParams): ContactsView {
   v.q = (p.get('q') ?? '').slice(0, 200);
   const label = p.get('label') ?? '';
   if (/^[0-9a-f-]{36}$/i.test(label)) v.label = label;
+  const segment = p.get('segment') ?? '';
+  if (/^[0-9a-f-]{36}$/i.test(segment)) v.segment = segment;
   const starred = p.get('starred');
   if (starred === 'true' || starred === 'false') v.starred = starred;
   const sort = p.get('sort');
@@ -63,6 +67,7 @@ export function viewToSearch(v: ContactsView): string {
   if (v.q) p.set('q', v.q);
   if (v.label) p.set('label', v.label);
   if (v.starred) p.set('starred', v.starred);
+  if (v.segment) p.set('segment', v.segment);
   if (v.sort !== defaultView.sort) p.set('sort', v.sort);
   if (v.page !== 1) p.set('page', String(v.page));
   if (v.size !== defaultView.size) p.set('size', String(v.size));
@@ -76,6 +81,7 @@ export function listQuery(v: ContactsView) {
     q: v.q || undefined,
     label_id: v.label || undefined,
     starred: v.starred === '' ? undefined : v.starred === 'true',
+    segment_id: v.segment || undefined,
     sort: v.sort,
     limit: v.size,
     offset: (v.page - 1) * v.size,
@@ -88,6 +94,7 @@ export function exportURL(bookId: string, v: ContactsView, format: 'csv' | 'vcar
   if (v.q) q.set('q', v.q);
   if (v.label) q.set('label_id', v.label);
   if (v.starred) q.set('starred', v.starred);
+  if (v.segment) q.set('segment_id', v.segment);
   return `/api/books/${bookId}/export?${q}`;
 }
 

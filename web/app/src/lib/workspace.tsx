@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ok, type Book, type Role, type TeamMembership, type User } from '../api/client';
+import { api, ApiError, ok, type Book, type Role, type TeamMembership, type User } from '../api/client';
 
 export interface Workspace {
   user: User;
@@ -13,6 +13,8 @@ export interface Workspace {
   role: Role;
   books: Book[] | null;
   booksError: string;
+  /** The team requires two-factor sign-in, which the user has not turned on. */
+  twoFactorRequired: boolean;
   setTeam: (id: string) => void;
   reloadBooks: () => Promise<void>;
   reloadMe: () => Promise<void>;
@@ -56,6 +58,7 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
   // Books are kept with their team, so a switch never shows the old team's books.
   const [loaded, setLoaded] = useState<{ team: string; list: Book[] } | null>(null);
   const [booksError, setBooksError] = useState('');
+  const [twoFactorRequired, setTwoFactorRequired] = useState(false);
 
   const reloadMe = useCallback(async () => {
     setError('');
@@ -78,14 +81,18 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
     if (!team) return;
     booksFor.current = team.id;
     setBooksError('');
+    setTwoFactorRequired(false);
     try {
       const r = await ok(api.GET('/api/books', { params: { query: { team_id: team.id } } }));
       if (booksFor.current === team.id) setLoaded({ team: team.id, list: r.data });
     } catch (e) {
-      if (booksFor.current === team.id) setBooksError(e instanceof Error ? e.message : String(e));
+      if (booksFor.current !== team.id) return;
+      setBooksError(e instanceof Error ? e.message : String(e));
+      setTwoFactorRequired(e instanceof ApiError && e.code === 'TWO_FACTOR_REQUIRED');
     }
   }, [team?.id]);
-  useEffect(() => void reloadBooks(), [reloadBooks]);
+  // Turning two-factor sign-in on (reloadMe) may open the team's books.
+  useEffect(() => void reloadBooks(), [reloadBooks, me?.user.two_factor_enabled]);
   const books = team && loaded?.team === team.id ? loaded.list : null;
 
   const setTeam = useCallback((id: string) => {
@@ -96,9 +103,9 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
   const value = useMemo<Workspace | null>(
     () =>
       me && team
-        ? { user: me.user, teams: me.teams, team, role: team.role, books, booksError, setTeam, reloadBooks, reloadMe }
+        ? { user: me.user, teams: me.teams, team, role: team.role, books, booksError, twoFactorRequired, setTeam, reloadBooks, reloadMe }
         : null,
-    [me, team, books, booksError, setTeam, reloadBooks, reloadMe],
+    [me, team, books, booksError, twoFactorRequired, setTeam, reloadBooks, reloadMe],
   );
   if (error) return <>{failed(error, reloadMe)}</>;
   if (!value) return <>{loading}</>;

@@ -1,6 +1,7 @@
 // Log in and sign up: the two screens a visitor sees.
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ok } from '../api/client';
+import { api, ok, type Schemas } from '../api/client';
 import { cookieSession, started } from '../api/session';
 import { checkEmail, checkPassword, checkRequired } from '../lib/form';
 import { useForm } from '../lib/useForm';
@@ -20,9 +21,16 @@ export function useEnter() {
   };
 }
 
+/** mfaOf is the second step's token when a login answer asks for one. */
+export function mfaOf(data: Schemas['Session'] | Schemas['MFAChallenge']): string | null {
+  return 'mfa_required' in data && data.mfa_required ? data.mfa_token : null;
+}
+
 export function Login() {
   const enter = useEnter();
   const f = useForm({ email: '', password: '' });
+  const [mfa, setMfa] = useState<string | null>(null);
+  if (mfa) return <SecondStep token={mfa} onDone={enter} onRestart={() => setMfa(null)} />;
   return (
     <Page title="Log in" narrow>
       <Form
@@ -30,8 +38,10 @@ export function Login() {
         submit="Log in"
         checks={() => ({ email: checkEmail(f.values.email), password: f.values.password ? '' : 'Enter your password.' })}
         send={async () => {
-          await ok(api.POST('/api/auth/login', { params: cookieSession, body: f.values }));
-          enter();
+          const r = await ok(api.POST('/api/auth/login', { params: cookieSession, body: f.values }));
+          const token = mfaOf(r.data);
+          if (token) setMfa(token);
+          else enter();
         }}
       >
         <Field label="Email" type="email" autocomplete="username" required {...f.bind('email')} />
@@ -73,6 +83,49 @@ export function Signup() {
       </Form>
       <p>
         Already have an account? <a href="/app/login">Log in</a>
+      </p>
+    </Page>
+  );
+}
+
+/**
+ * SecondStep completes a login of an account with two-factor sign-in: a
+ * code of the authenticator app, or one of the recovery codes.
+ */
+export function SecondStep({ token, onDone, onRestart }: { token: string; onDone: () => void; onRestart: () => void }) {
+  const [recovery, setRecovery] = useState(false);
+  const f = useForm({ code: '', recovery_code: '' });
+  return (
+    <Page title="Two-factor sign-in" narrow>
+      <Form
+        form={f}
+        submit="Verify"
+        checks={(): Record<string, string> =>
+          recovery
+            ? { recovery_code: f.values.recovery_code.trim() ? '' : 'Enter one of your recovery codes.' }
+            : { code: /^\d{6}$/.test(f.values.code.trim()) ? '' : 'Enter the 6-digit code of your authenticator app.' }
+        }
+        send={async () => {
+          const body = recovery ? { mfa_token: token, recovery_code: f.values.recovery_code.trim() } : { mfa_token: token, code: f.values.code.trim() };
+          await ok(api.POST('/api/auth/login/2fa', { params: cookieSession, body }));
+          onDone();
+        }}
+      >
+        {recovery ? (
+          <Field label="Recovery code" autocomplete="off" required hint="Each recovery code works once." {...f.bind('recovery_code')} />
+        ) : (
+          <Field label="Authentication code" inputMode="numeric" autocomplete="one-time-code" required hint="The 6-digit code your authenticator app shows now." {...f.bind('code')} />
+        )}
+      </Form>
+      <p>
+        <button type="button" class="link" onClick={() => setRecovery(!recovery)}>
+          {recovery ? 'Use your authenticator app' : 'Use a recovery code'}
+        </button>
+      </p>
+      <p>
+        <button type="button" class="link" onClick={onRestart}>
+          Start over
+        </button>
       </p>
     </Page>
   );

@@ -9,6 +9,7 @@ import { checkDate, checkEmail, checkRequired } from '../lib/form';
 import { dragProps, moved } from '../lib/reorder';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
 import { CampaignTabs } from '../ui/CampaignTabs';
 import { Confirm } from '../ui/Confirm';
@@ -41,6 +42,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
   const [progress, setProgress] = useState('');
   const canWrite = atLeast(w.role, 'member');
   const path = { params: { header: inBook(bookId), path: { id } } };
+  const segments = useSegments(bookId);
 
   async function load() {
     try {
@@ -118,6 +120,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
   }
 
   const templateName = (tid: string | null) => templates.find((t) => t.id === tid)?.name ?? '—';
+  const audienceName = segments.find((x) => x.id === c.audience_segment_id)?.name ?? '';
   const campaignName = (cid: string | null) => others.find((x) => x.id === cid)?.name ?? '—';
   const ids = c.steps.map((s) => s.id);
   return (
@@ -146,6 +149,19 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
         <div>
           <dt>Status</dt>
           <dd>{campaignStates[c.status]}</dd>
+        </div>
+        <div>
+          <dt>Audience</dt>
+          <dd>
+            {c.audience_segment_id ? (
+              <>
+                <a href={`/app/books/${bookId}/segments/${c.audience_segment_id}`}>{audienceName || 'Segment'}</a>
+                {c.exit_on_segment_leave ? ' (those who leave it are removed)' : ''}
+              </>
+            ) : (
+              'None: contacts are enrolled by hand'
+            )}
+          </dd>
         </div>
       </dl>
       {canWrite ? (
@@ -295,6 +311,9 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
 
 function CampaignForm({ bookId, campaign, onClose, onSaved }: { bookId: string; campaign: Detail; onClose: () => void; onSaved: () => void }) {
   const form = useForm({ name: campaign.name, description: campaign.description });
+  const [audience, setAudience] = useState(campaign.audience_segment_id ?? '');
+  const [exit, setExit] = useState(!!campaign.exit_on_segment_leave);
+  const segments = useSegments(bookId);
   return (
     <FormDialog
       title="Edit the campaign"
@@ -302,13 +321,38 @@ function CampaignForm({ bookId, campaign, onClose, onSaved }: { bookId: string; 
       form={form}
       checks={() => ({ name: checkRequired(form.values.name, 'a name') })}
       send={async () => {
-        await ok(api.PATCH('/api/campaigns/{id}', { params: { header: inBook(bookId), path: { id: campaign.id } }, body: form.values }));
+        await ok(
+          api.PATCH('/api/campaigns/{id}', {
+            params: { header: inBook(bookId), path: { id: campaign.id } },
+            body: { ...form.values, audience_segment_id: audience || null, exit_on_segment_leave: exit },
+          }),
+        );
         onSaved();
       }}
       onClose={onClose}
     >
       <Field label="Name" required {...form.bind('name')} />
       <Field label="Description" as="textarea" rows={3} {...form.bind('description')} />
+      <Field
+        label="Audience"
+        as="select"
+        value={audience}
+        onChange={(e) => setAudience((e.target as HTMLSelectElement).value)}
+        hint="While the campaign is active, every pass enrolls the segment's newcomers; nobody who completed or was removed is enrolled again."
+      >
+        <option value="">No audience (enroll by hand)</option>
+        {segments.map((x) => (
+          <option value={x.id}>{x.name}</option>
+        ))}
+      </Field>
+      <Field
+        label="Remove participants who leave the segment"
+        type="checkbox"
+        checked={exit}
+        disabled={!audience}
+        onChange={(e) => setExit((e.target as HTMLInputElement).checked)}
+        hint="Checked when a step falls due: a participant who no longer matches gets nothing more."
+      />
     </FormDialog>
   );
 }

@@ -17,6 +17,10 @@ import { Field, FormError } from '../ui/Field';
 import { BookMissing, Notice, Page } from '../ui/Page';
 import { contactName, primaryEmail, primaryPhone } from '../lib/contact';
 import { LabelChips } from '../ui/LabelChips';
+import { filterRule, type Rule } from '../lib/segmentRule';
+import { useSegments } from '../lib/useSegments';
+
+type SegmentRef = { id: string; name: string };
 
 const builtinNames: Record<(typeof builtinColumns)[number], string> = {
   name: 'Name',
@@ -46,6 +50,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
   const [picking, setPicking] = useState(false);
   const [bulk, setBulk] = useState<BulkKind | null>(null);
   const [q, setQ] = useState(view.q);
+  const segments = useSegments(bookId);
 
   const go = (next: Partial<ContactsView>, replace = false) => {
     const s = viewToSearch({ ...view, ...next });
@@ -72,7 +77,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
 
   // Another book or another filter starts with nothing selected, so a bulk
   // change never reaches contacts the view no longer shows.
-  useEffect(() => setSelected(new Set()), [bookId, view.q, view.label, view.starred]);
+  useEffect(() => setSelected(new Set()), [bookId, view.q, view.label, view.starred, view.segment]);
 
   // A page past the end (after a deletion, or an old link) moves to the last page.
   useEffect(() => {
@@ -94,7 +99,26 @@ export default function Contacts({ book: bookId }: { book: string }) {
   const pages = pageCount(total, view.size);
   const onPage = rows?.map((r) => r.id) ?? [];
   const wholePage = onPage.length > 0 && onPage.every((id) => selected.has(id));
-  const filtered = !!(view.q || view.label || view.starred);
+  const filtered = !!(view.q || view.label || view.starred || view.segment);
+  // The whole segment can be acted on when it is the only filter: the API
+  // takes the segment, and then acts on exactly what the table shows.
+  const segment = view.segment && !view.q && !view.label && !view.starred ? segments.find((x) => x.id === view.segment) : undefined;
+
+  /** saveAsSegment opens the rule builder on the rule of the current filters. */
+  async function saveAsSegment() {
+    try {
+      const parts: Rule[] = [];
+      if (view.segment) {
+        const r = await ok(api.GET('/api/segments/{id}', { params: { header: inBook(bookId), path: { id: view.segment } } }));
+        parts.push(r.data.rule as Rule);
+      }
+      const f = filterRule(view) as { all: Rule[] };
+      const rule: Rule = { all: [...parts, ...f.all] };
+      route(`/app/books/${bookId}/segments/new?${new URLSearchParams({ rule: JSON.stringify(rule) })}`);
+    } catch (e) {
+      setNotice(e instanceof Error ? e.message : String(e));
+    }
+  }
 
   return (
     <Page
@@ -104,6 +128,11 @@ export default function Contacts({ book: bookId }: { book: string }) {
           <a class="button secondary" href={`/app/books/${bookId}/labels`}>
             Labels and fields
           </a>
+          {canWrite && filtered && (
+            <button type="button" class="secondary" onClick={() => void saveAsSegment()}>
+              Save as segment
+            </button>
+          )}
           {canWrite && (
             <a class="button secondary" href={exportURL(bookId, view)} download>
               {filtered ? 'Export these contacts' : 'Export'}
@@ -125,6 +154,12 @@ export default function Contacts({ book: bookId }: { book: string }) {
             <option value={l.id}>{l.name}</option>
           ))}
         </Field>
+        <Field label="Segment" as="select" value={view.segment} onChange={(e) => go({ segment: (e.target as HTMLSelectElement).value, page: 1 })}>
+          <option value="">No segment</option>
+          {segments.map((x) => (
+            <option value={x.id}>{x.name}</option>
+          ))}
+        </Field>
         <Field label="Starred" as="select" value={view.starred} onChange={(e) => go({ starred: (e.target as HTMLSelectElement).value as ContactsView['starred'], page: 1 })}>
           <option value="">All contacts</option>
           <option value="true">Starred only</option>
@@ -139,6 +174,27 @@ export default function Contacts({ book: bookId }: { book: string }) {
         {loading ? 'Loading…' : error ? '' : plural(total, filtered ? 'matching contact' : 'contact')}
       </p>
       <Notice message={notice} />
+
+      {canWrite && segment && selected.size === 0 && !loading && total > 0 && (
+        <div class="bulk-bar" role="region" aria-label="Whole segment">
+          <strong>All {plural(total, 'contact')} of “{segment.name}”</strong>
+          <button type="button" class="secondary" onClick={() => setBulk('add-label')} disabled={!labels?.length}>
+            Add label
+          </button>
+          <button type="button" class="secondary" onClick={() => setBulk('remove-label')} disabled={!labels?.length}>
+            Remove label
+          </button>
+          <button type="button" class="secondary" onClick={() => setBulk('set-field')} disabled={!fields?.length}>
+            Set field
+          </button>
+          <button type="button" class="secondary" onClick={() => setBulk('enroll')}>
+            Enroll in campaign
+          </button>
+          <button type="button" class="danger" onClick={() => setBulk('delete')}>
+            Delete
+          </button>
+        </div>
+      )}
 
       {canWrite && selected.size > 0 && (
         <div class="bulk-bar" role="region" aria-label="Selected contacts">
@@ -188,7 +244,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
         empty={
           filtered ? (
             <>
-              No contacts match. <button type="button" class="link" onClick={() => go({ q: '', label: '', starred: '', page: 1 })}>Clear the filters</button>
+              No contacts match. <button type="button" class="link" onClick={() => go({ q: '', label: '', starred: '', segment: '', page: 1 })}>Clear the filters</button>
             </>
           ) : canWrite ? (
             <>
@@ -208,6 +264,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
           kind={bulk}
           bookId={bookId}
           ids={[...selected]}
+          segment={selected.size === 0 && segment ? { ...segment, total } : undefined}
           labels={labels ?? []}
           fields={fields ?? []}
           onClose={() => setBulk(null)}
@@ -349,7 +406,7 @@ function SelectAllMatching({ bookId, view, total, onSelected }: { bookId: string
 
 type BulkKind = 'add-label' | 'remove-label' | 'set-field' | 'enroll' | 'delete';
 
-function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: Label[]; fields: FieldDefinition[]; onClose: () => void; onDone: (message: string) => void }) {
+function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?: SegmentRef & { total: number }; labels: Label[]; fields: FieldDefinition[]; onClose: () => void; onDone: (message: string) => void }) {
   const [label, setLabel] = useState(p.labels[0]?.id ?? '');
   const [field, setField] = useState(p.fields[0]?.id ?? '');
   const [value, setValue] = useState('');
@@ -358,7 +415,11 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
   const [done, setDone] = useState(-1);
   const [error, setError] = useState('');
   const busy = done >= 0;
-  const count = plural(p.ids.length, 'contact');
+  const count = p.segment ? plural(p.segment.total, 'contact') : plural(p.ids.length, 'contact');
+  // The whole segment goes in one call, whatever its size; a selection in chunks.
+  const seg = p.segment;
+  const send = (call: (target: { contact_ids: string[] } | { segment_id: string }) => Promise<number>) =>
+    seg ? call({ segment_id: seg.id }).then((n) => (setDone(seg.total), n)) : runChunked(p.ids, (c) => call({ contact_ids: c }), setDone);
   const header = { header: inBook(p.bookId) };
   const def = p.fields.find((f) => f.id === field);
   useEffect(() => {
@@ -387,25 +448,25 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
       const name = p.labels.find((l) => l.id === label)?.name ?? '';
       switch (p.kind) {
         case 'add-label':
-          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-add-label', { params: header, body: { contact_ids: c, label_id: label } }))).data.added, setDone);
+          counted = await send(async (t) => (await ok(api.POST('/api/contacts/bulk-add-label', { params: header, body: { ...t, label_id: label } }))).data.added);
           p.onDone(`Label “${name}” added to ${plural(counted, 'contact')}.`);
           break;
         case 'remove-label':
-          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-remove-label', { params: header, body: { contact_ids: c, label_id: label } }))).data.removed, setDone);
+          counted = await send(async (t) => (await ok(api.POST('/api/contacts/bulk-remove-label', { params: header, body: { ...t, label_id: label } }))).data.removed);
           p.onDone(`Label “${name}” removed from ${plural(counted, 'contact')}.`);
           break;
         case 'set-field':
-          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-update-field', { params: header, body: { contact_ids: c, field_definition_id: field, value } }))).data.updated, setDone);
+          counted = await send(async (t) => (await ok(api.POST('/api/contacts/bulk-update-field', { params: header, body: { ...t, field_definition_id: field, value } }))).data.updated);
           p.onDone(`“${def?.name}” set on ${plural(counted, 'contact')}.`);
           break;
         case 'enroll': {
           const into = campaigns?.find((c) => c.id === campaign)?.name ?? '';
-          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/campaigns/{id}/participants', { params: { ...header, path: { id: campaign } }, body: { contact_ids: c } }))).data.enrolled, setDone);
+          counted = await send(async (t) => (await ok(api.POST('/api/campaigns/{id}/participants', { params: { ...header, path: { id: campaign } }, body: t }))).data.enrolled);
           p.onDone(`${plural(counted, 'contact')} enrolled in “${into}” (those already in it are not counted).`);
           break;
         }
         case 'delete':
-          counted = await runChunked(p.ids, async (c) => (await ok(api.POST('/api/contacts/bulk-delete', { params: header, body: { contact_ids: c } }))).data.deleted, setDone);
+          counted = await send(async (t) => (await ok(api.POST('/api/contacts/bulk-delete', { params: header, body: t }))).data.deleted);
           p.onDone(`${plural(counted, 'contact')} deleted.`);
           break;
       }
@@ -462,7 +523,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; labels: 
           </Field>
         ))}
       {p.kind === 'delete' && <p>The {count} and their campaign history are deleted. This cannot be undone.</p>}
-      {busy && p.ids.length > chunkSize(p.ids.length) && (
+      {busy && !seg && p.ids.length > chunkSize(p.ids.length) && (
         <p>
           <label>
             Progress <progress max={p.ids.length} value={done} /> {done.toLocaleString('en')} of {p.ids.length.toLocaleString('en')}

@@ -8,6 +8,7 @@ import { pageCount } from '../lib/contactsView';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
 import { CampaignTabs } from '../ui/CampaignTabs';
 import { Confirm } from '../ui/Confirm';
@@ -27,6 +28,8 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
   const { labels } = useBook(bookId);
   const [page, setPage] = useState(1);
   const [label, setLabel] = useState('');
+  const [segment, setSegment] = useState('');
+  const segments = useSegments(bookId);
   const [notice, setNotice] = useState('');
   const [removing, setRemoving] = useState<Participant | null>(null);
   const [history, setHistory] = useState<Participant | null>(null);
@@ -40,6 +43,17 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
     try {
       const r = await ok(api.POST('/api/campaigns/{id}/participants/enroll-label', { params: path, body: { label_id: label } }));
       setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} labelled “${name}” enrolled (those already in the campaign are not counted).`);
+      list.reload();
+    } catch (e) {
+      setNotice(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  async function enrollSegment() {
+    const name = segments.find((x) => x.id === segment)?.name ?? '';
+    try {
+      const r = await ok(api.POST('/api/campaigns/{id}/participants', { params: path, body: { segment_id: segment } }));
+      setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} of the segment “${name}” enrolled (those already in the campaign are not counted).`);
       list.reload();
     } catch (e) {
       setNotice(e instanceof Error ? e.message : String(e));
@@ -63,6 +77,15 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
           </Field>
           <button type="button" disabled={!label} onClick={() => void enrollLabel()}>
             Enroll label
+          </button>
+          <Field label="Segment to enroll" as="select" value={segment} onChange={(e) => setSegment((e.target as HTMLSelectElement).value)}>
+            <option value="">Choose a segment</option>
+            {segments.map((x) => (
+              <option value={x.id}>{x.name}</option>
+            ))}
+          </Field>
+          <button type="button" disabled={!segment} onClick={() => void enrollSegment()}>
+            Enroll segment
           </button>
           <p class="hint">
             To enroll chosen contacts, select them in the <a href={`/app/books/${bookId}/contacts`}>contacts table</a> and choose Enroll in campaign.

@@ -10,7 +10,7 @@ import { Field } from '../ui/Field';
 import { Form } from '../ui/Form';
 import { FormDialog } from '../ui/FormDialog';
 import { Page } from '../ui/Page';
-import { useEnter } from './Auth';
+import { SecondStep, mfaOf, useEnter } from './Auth';
 
 export function ForgotPassword() {
   const f = useForm({ email: '' });
@@ -46,6 +46,10 @@ export function ResetPassword() {
   const enter = useEnter();
   const f = useForm({ password: '' });
   const [gone, setGone] = useState(!query.token);
+  const [mfa, setMfa] = useState<string | null>(null);
+  // Two-factor sign-in stays on after a reset: the new password is set,
+  // and signing in takes the second step.
+  if (mfa) return <SecondStep token={mfa} onDone={enter} onRestart={() => (location.href = '/app/login')} />;
   if (gone) {
     return (
       <Page title="This link no longer works" narrow>
@@ -63,8 +67,10 @@ export function ResetPassword() {
         submit="Set password"
         checks={() => ({ password: checkPassword(f.values.password) })}
         send={async () => {
+          let token: string | null;
           try {
-            await ok(api.POST('/api/auth/password-reset/confirm', { params: cookieSession, body: { token: query.token, password: f.values.password } }));
+            const r = await ok(api.POST('/api/auth/password-reset/confirm', { params: cookieSession, body: { token: query.token, password: f.values.password } }));
+            token = mfaOf(r.data);
           } catch (err) {
             if (err instanceof ApiError && err.status === 404) {
               setGone(true);
@@ -72,7 +78,8 @@ export function ResetPassword() {
             }
             throw err;
           }
-          enter();
+          if (token) setMfa(token);
+          else enter();
         }}
       >
         <p>Every session of your account ends, on every device; you stay logged in here.</p>

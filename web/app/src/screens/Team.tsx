@@ -74,6 +74,30 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
           <dt>Your role</dt>
           <dd>{roleNames[w.role]}</dd>
         </div>
+        <div>
+          <dt>Two-factor sign-in</dt>
+          <dd>
+            {team.require_two_factor ? 'Required of every member' : 'Each member chooses'}{' '}
+            {w.role === 'owner' && (
+              <button
+                type="button"
+                class="link"
+                onClick={async () => {
+                  onNotice('');
+                  try {
+                    const r = await ok(api.PATCH('/api/teams/{team_id}', { ...path, body: { require_two_factor: !team.require_two_factor } }));
+                    setTeam(r.data);
+                    onNotice(r.data.require_two_factor ? 'Two-factor sign-in is now required of every member.' : 'Two-factor sign-in is no longer required.');
+                  } catch (e) {
+                    onNotice(e instanceof Error ? e.message : String(e));
+                  }
+                }}
+              >
+                {team.require_two_factor ? 'Stop requiring it' : 'Require two-factor sign-in'}
+              </button>
+            )}
+          </dd>
+        </div>
       </dl>
       {renaming && (
         <RenameTeam
@@ -354,6 +378,8 @@ function ApiKeys({ onNotice }: { onNotice: (m: string) => void }) {
           { key: 'prefix', header: 'Starts with', cell: (k) => <code>{k.prefix}…</code> },
           { key: 'created', header: 'Created', cell: (k) => new Date(k.created_at).toLocaleDateString() },
           { key: 'used', header: 'Last used', cell: (k) => (k.last_used_at ? new Date(k.last_used_at).toLocaleString() : 'Never') },
+          { key: 'scope', header: 'Scope', cell: (k) => scopeNames[k.scope] },
+          { key: 'expires', header: 'Expires', cell: (k) => (k.expires_at ? expiry(k.expires_at) : 'Never') },
           {
             key: 'actions',
             header: 'Actions',
@@ -395,19 +421,40 @@ function ApiKeys({ onNotice }: { onNotice: (m: string) => void }) {
   );
 }
 
+const scopeNames: Record<ApiKey['scope'], string> = { full: 'Read and write', read: 'Read only' };
+
+/** expiry says when a key expires, or that it has. */
+function expiry(at: string): string {
+  const d = new Date(at);
+  return d.getTime() <= Date.now() ? `Expired ${d.toLocaleDateString()}` : d.toLocaleDateString();
+}
+
 function NewKey({ onClose, onCreated }: { onClose: () => void; onCreated: (key: string) => void }) {
   const w = useWorkspace();
-  const f = useForm({ name: '' });
+  const f = useForm({ name: '', scope: 'full' as ApiKey['scope'], expires_on: '' });
   return (
     <FormDialog
       title="New API key"
       submit="Create key"
       form={f}
-      checks={() => ({ name: checkRequired(f.values.name, 'a name that says where the key is used') })}
-      send={async () => onCreated((await ok(api.POST('/api/teams/{team_id}/api-keys', { params: { path: { team_id: w.team.id } }, body: f.values }))).data.key)}
+      checks={() => ({
+        name: checkRequired(f.values.name, 'a name that says where the key is used'),
+        expires_on: f.values.expires_on && new Date(`${f.values.expires_on}T00:00:00`).getTime() <= Date.now() ? 'Pick a day after today.' : '',
+      })}
+      send={async () => {
+        // The key works until the start of the chosen day, in the browser's time zone.
+        const expires_at = f.values.expires_on ? new Date(`${f.values.expires_on}T00:00:00`).toISOString() : null;
+        const body = { name: f.values.name, scope: f.values.scope, expires_at };
+        onCreated((await ok(api.POST('/api/teams/{team_id}/api-keys', { params: { path: { team_id: w.team.id } }, body }))).data.key);
+      }}
       onClose={onClose}
     >
       <Field label="Key name" required hint="Where the key is used, e.g. CRM sync." {...f.bind('name')} />
+      <Field label="Scope" as="select" value={f.values.scope} onChange={(e) => f.set('scope', (e.target as HTMLSelectElement).value as ApiKey['scope'])}>
+        <option value="full">{scopeNames.full}</option>
+        <option value="read">{scopeNames.read}</option>
+      </Field>
+      <Field label="Expires on" type="date" hint="Leave empty for a key that does not expire." {...f.bind('expires_on')} />
     </FormDialog>
   );
 }

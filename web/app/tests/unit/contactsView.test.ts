@@ -12,19 +12,21 @@ describe('contacts view in the URL', () => {
       q: 'ana ruiz',
       label: '3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94',
       starred: 'true' as const,
+      segment: '2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b',
       sort: 'name' as const,
       page: 3,
       size: 100,
       columns: ['name', 'phone', 'field:tier'],
     };
     const s = viewToSearch(v);
-    expect(s).toBe('q=ana+ruiz&label=3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94&starred=true&sort=name&page=3&size=100&cols=name%2Cphone%2Cfield%3Atier');
+    expect(s).toBe('q=ana+ruiz&label=3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94&starred=true&segment=2e7b9c4a-6f1d-4a3e-8b5c-0d2f4e6a8c1b&sort=name&page=3&size=100&cols=name%2Cphone%2Cfield%3Atier');
     expect(parseView(s)).toEqual(v);
   });
 
   test('malformed values fall back to the defaults', () => {
-    const v = parseView('label=x&starred=maybe&sort=drop+table&page=-2&size=7&cols=evil,Field:X,email,email');
+    const v = parseView('label=x&segment=y&starred=maybe&sort=drop+table&page=-2&size=7&cols=evil,Field:X,email,email');
     expect(v.label).toBe('');
+    expect(v.segment).toBe('');
     expect(v.starred).toBe('');
     expect(v.sort).toBe(defaultView.sort);
     expect(v.page).toBe(1);
@@ -42,6 +44,7 @@ describe('contacts view in the URL', () => {
       q: undefined,
       label_id: undefined,
       starred: false,
+      segment_id: undefined,
       sort: '-created_at',
       limit: 25,
       offset: 50,

@@ -1,0 +1,1 @@
+import{u as e}from"./index-_0kIUPk5.js";function t({children:t}){return e(`p`,{class:`addon-missing`,children:[t,` `,e(`a`,{href:`/app/billing`,children:`Billing`}),` shows how to get it.`]})}export{t};
