@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// The zone database inside the binary: contacts' time zones and send
+	// windows work on a host or image without /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/contactbook/contactbook/internal/app"
 )

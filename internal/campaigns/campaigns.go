@@ -54,6 +54,7 @@ const (
 const (
 	ResultSuccess = "success"
 	ResultFailed  = "failed"
+	ResultSkipped = "skipped" // the step's condition did not hold
 )
 
 // Failure details recorded on completions: the reasons the API shows for a
@@ -153,53 +154,72 @@ type CampaignPatch struct {
 
 // Step is one step of a campaign.
 type Step struct {
-	ID                uuid.UUID  `json:"id"`
-	CampaignID        uuid.UUID  `json:"campaign_id"`
-	StepType          string     `json:"step_type" validate:"required,oneof=email trigger"`
-	Name              string     `json:"name" validate:"required,max=200"`
-	SortOrder         int        `json:"sort_order"`
-	Active            bool       `json:"active"`
-	ScheduleType      string     `json:"schedule_type" validate:"required,oneof=immediate delay fixed_date"`
-	DelayDays         int        `json:"delay_days" validate:"gte=0,lte=3650"`
-	FixedDate         *string    `json:"fixed_date" validate:"omitempty,date"`
-	EmailTemplateID   *uuid.UUID `json:"email_template_id"`
-	SenderName        string     `json:"sender_name" validate:"max=200,headertext"`
-	SenderEmail       string     `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
-	TriggerCampaignID *uuid.UUID `json:"trigger_campaign_id"`
-	CreatedAt         time.Time  `json:"created_at"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+	ID                uuid.UUID   `json:"id"`
+	CampaignID        uuid.UUID   `json:"campaign_id"`
+	StepType          string      `json:"step_type" validate:"required,oneof=email trigger"`
+	Name              string      `json:"name" validate:"required,max=200"`
+	SortOrder         int         `json:"sort_order"`
+	Active            bool        `json:"active"`
+	ScheduleType      string      `json:"schedule_type" validate:"required,oneof=immediate delay fixed_date"`
+	DelayDays         int         `json:"delay_days" validate:"gte=0,lte=3650"`
+	DelayHours        int         `json:"delay_hours" validate:"gte=0,lte=23"`
+	FixedDate         *string     `json:"fixed_date" validate:"omitempty,date"`
+	EmailTemplateID   *uuid.UUID  `json:"email_template_id"`
+	SenderName        string      `json:"sender_name" validate:"max=200,headertext"`
+	SenderEmail       string      `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
+	TriggerCampaignID *uuid.UUID  `json:"trigger_campaign_id"`
+	SendWindow        *SendWindow `json:"send_window"`
+	Condition         *Condition  `json:"condition"`
+	Variants          []Variant   `json:"variants"`
+	ABTest            *ABTest     `json:"ab_test"`
+	// WinnerVariantID is the A/B test's decision (read only).
+	WinnerVariantID *uuid.UUID `json:"winner_variant_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+	test            testState  // the A/B test's progress
 }
 
 // StepInput is a new step.
 type StepInput struct {
-	StepType          string     `json:"step_type"`
-	Name              string     `json:"name"`
-	Active            *bool      `json:"active"`
-	ScheduleType      string     `json:"schedule_type"`
-	DelayDays         *int       `json:"delay_days"`
-	FixedDate         *string    `json:"fixed_date"`
-	EmailTemplateID   *uuid.UUID `json:"email_template_id"`
-	SenderName        string     `json:"sender_name"`
-	SenderEmail       string     `json:"sender_email"`
-	TriggerCampaignID *uuid.UUID `json:"trigger_campaign_id"`
+	StepType          string          `json:"step_type"`
+	Name              string          `json:"name"`
+	Active            *bool           `json:"active"`
+	ScheduleType      string          `json:"schedule_type"`
+	DelayDays         *int            `json:"delay_days"`
+	DelayHours        *int            `json:"delay_hours"`
+	FixedDate         *string         `json:"fixed_date"`
+	EmailTemplateID   *uuid.UUID      `json:"email_template_id"`
+	SenderName        string          `json:"sender_name"`
+	SenderEmail       string          `json:"sender_email"`
+	TriggerCampaignID *uuid.UUID      `json:"trigger_campaign_id"`
+	SendWindow        *SendWindow     `json:"send_window"`
+	Condition         *ConditionInput `json:"condition"`
+	Variants          []VariantInput  `json:"variants"`
+	ABTest            *ABTestInput    `json:"ab_test"`
 }
 
 // StepPatch changes a step; only supplied fields change.
 type StepPatch struct {
-	Name              optional.Value[string]    `json:"name"`
-	Active            optional.Value[bool]      `json:"active"`
-	ScheduleType      optional.Value[string]    `json:"schedule_type"`
-	DelayDays         optional.Value[int]       `json:"delay_days"`
-	FixedDate         optional.Value[string]    `json:"fixed_date"`
-	EmailTemplateID   optional.Value[uuid.UUID] `json:"email_template_id"`
-	SenderName        optional.Value[string]    `json:"sender_name"`
-	SenderEmail       optional.Value[string]    `json:"sender_email"`
-	TriggerCampaignID optional.Value[uuid.UUID] `json:"trigger_campaign_id"`
+	Name              optional.Value[string]         `json:"name"`
+	Active            optional.Value[bool]           `json:"active"`
+	ScheduleType      optional.Value[string]         `json:"schedule_type"`
+	DelayDays         optional.Value[int]            `json:"delay_days"`
+	DelayHours        optional.Value[int]            `json:"delay_hours"`
+	FixedDate         optional.Value[string]         `json:"fixed_date"`
+	EmailTemplateID   optional.Value[uuid.UUID]      `json:"email_template_id"`
+	SenderName        optional.Value[string]         `json:"sender_name"`
+	SenderEmail       optional.Value[string]         `json:"sender_email"`
+	TriggerCampaignID optional.Value[uuid.UUID]      `json:"trigger_campaign_id"`
+	SendWindow        optional.Value[SendWindow]     `json:"send_window"`
+	Condition         optional.Value[ConditionInput] `json:"condition"`
+	Variants          optional.Value[[]VariantInput] `json:"variants"`
+	ABTest            optional.Value[ABTestInput]    `json:"ab_test"`
 }
 
 func (p StepPatch) empty() bool {
 	return !p.Name.Set && !p.Active.Set && !p.ScheduleType.Set && !p.DelayDays.Set && !p.FixedDate.Set &&
-		!p.EmailTemplateID.Set && !p.SenderName.Set && !p.SenderEmail.Set && !p.TriggerCampaignID.Set
+		!p.EmailTemplateID.Set && !p.SenderName.Set && !p.SenderEmail.Set && !p.TriggerCampaignID.Set &&
+		!p.DelayHours.Set && !p.SendWindow.Set && !p.Condition.Set && !p.Variants.Set && !p.ABTest.Set
 }
 
 // ReorderInput is the complete new order of a campaign's steps.
@@ -242,6 +262,9 @@ type HistoryItem struct {
 	CompletedAt  time.Time `json:"completed_at"`
 	ResultType   string    `json:"result_type"`
 	ResultDetail string    `json:"result_detail"`
+	// The A/B variant the participant got; null on other steps.
+	VariantID      *uuid.UUID `json:"variant_id"`
+	VariantSubject *string    `json:"variant_subject"`
 }
 
 // ContactCampaign is one campaign a contact is or was enrolled in.
@@ -270,6 +293,8 @@ type StatsSummary struct {
 	TotalSteps        int `json:"total_steps"`
 	TotalCompletions  int `json:"total_completions"`
 	FailedCount       int `json:"failed_count"`
+	SkippedCount      int `json:"skipped_count"`
+	WaitingCount      int `json:"waiting_count"`
 	Engagement
 }
 
@@ -300,7 +325,23 @@ type StepStats struct {
 	SortOrder    int       `json:"sort_order"`
 	SuccessCount int       `json:"success_count"`
 	FailedCount  int       `json:"failed_count"`
+	SkippedCount int       `json:"skipped_count"`
+	// WaitingCount is how many participants the step is due for but
+	// holds: outside its send window, or until its A/B test is decided.
+	WaitingCount int `json:"waiting_count"`
 	Engagement
+	// Variants counts an A/B step's emails by variant; absent otherwise.
+	Variants []VariantStats `json:"variants,omitempty"`
+}
+
+// VariantStats counts the emails of one A/B variant.
+type VariantStats struct {
+	ID           uuid.UUID `json:"id"`
+	Subject      string    `json:"subject"`
+	SentCount    int       `json:"sent_count"`
+	OpenedCount  int       `json:"opened_count"`
+	ClickedCount int       `json:"clicked_count"`
+	Winner       bool      `json:"winner"`
 }
 
 // StepContact is one completion record of a step with its contact.
@@ -353,14 +394,17 @@ func normalizeStep(st *Step) error {
 	}
 	switch st.ScheduleType {
 	case ScheduleImmediate:
-		st.DelayDays, st.FixedDate = 0, nil
+		st.DelayDays, st.DelayHours, st.FixedDate = 0, 0, nil
 	case ScheduleDelay:
 		st.FixedDate = nil
 	case ScheduleFixedDate:
 		if st.FixedDate == nil || *st.FixedDate == "" {
 			return apperr.Invalidf("`fixed_date` (YYYY-MM-DD) is required when `schedule_type` is fixed_date.")
 		}
-		st.DelayDays = 0
+		st.DelayDays, st.DelayHours = 0, 0
+	}
+	if err := normalizeTiming(st); err != nil {
+		return err
 	}
 	switch st.StepType {
 	case StepEmail:
@@ -397,6 +441,12 @@ func stepFromInput(campaignID uuid.UUID, in StepInput) (Step, error) {
 	if in.DelayDays != nil {
 		st.DelayDays = *in.DelayDays
 	}
+	if in.DelayHours != nil {
+		st.DelayHours = *in.DelayHours
+	}
+	if err := timingFromInput(&st, in); err != nil {
+		return Step{}, err
+	}
 	return st, normalizeStep(&st)
 }
 
@@ -405,8 +455,13 @@ func applyStepPatch(st *Step, p StepPatch) error {
 	if p.empty() {
 		return apperr.Invalidf("Send at least one step field to change.")
 	}
-	if p.Name.Null || p.Active.Null || p.ScheduleType.Null || p.DelayDays.Null || p.SenderName.Null || p.SenderEmail.Null {
-		return apperr.Invalidf("Only `fixed_date`, `email_template_id` and `trigger_campaign_id` may be null.")
+	if p.Name.Null || p.Active.Null || p.ScheduleType.Null || p.DelayDays.Null || p.DelayHours.Null || p.SenderName.Null ||
+		p.SenderEmail.Null || p.ABTest.Null {
+		return apperr.Invalidf("Only `fixed_date`, `email_template_id`, `trigger_campaign_id`, `send_window`, `condition` and `variants` may be null.")
+	}
+	p.DelayHours.ApplyTo(&st.DelayHours)
+	if err := applyTimingPatch(st, p); err != nil {
+		return err
 	}
 	p.Name.ApplyTo(&st.Name)
 	p.Active.ApplyTo(&st.Active)

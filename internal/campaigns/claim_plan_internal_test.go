@@ -31,7 +31,8 @@ func (c *statementCapture) Query(_ context.Context, sql string, args ...any) (pg
 	return nil, errCaptured
 }
 
-func (c *statementCapture) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+func (c *statementCapture) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.sql, c.args = sql, args
 	return pgconn.CommandTag{}, errCaptured
 }
 
@@ -86,7 +87,7 @@ func TestClaimPlanStaysBoundedAfterAnalyze(t *testing.T) {
 
 	capture := &statementCapture{}
 	now := time.Now()
-	_, _, err := store{}.claimDue(ctx, capture, claimParams{
+	_, _, _, err := store{}.claimDue(ctx, capture, claimParams{
 		CampaignID: campaign, StepID: step, Limit: 500, ClaimID: uuid.New(),
 		MaxTries: 3, Now: now, LeaseUntil: now.Add(time.Minute),
 	})

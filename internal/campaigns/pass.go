@@ -84,16 +84,19 @@ type RunResult struct {
 	Triggered int // trigger steps recorded as success
 	Completed int // participants that became completed
 	Reaped    int // interrupted claims recorded as "delivery outcome unknown"
+	Skipped   int // steps whose condition did not hold
+	Held      int // participants newly held by a send window or an A/B test
 }
 
 type counters struct {
-	sent, failed, retrying, triggered, completed, reaped atomic.Int64
+	sent, failed, retrying, triggered, completed, reaped, skipped, held atomic.Int64
 }
 
 func (c *counters) result() RunResult {
 	return RunResult{
 		Sent: int(c.sent.Load()), Failed: int(c.failed.Load()), Retrying: int(c.retrying.Load()),
 		Triggered: int(c.triggered.Load()), Completed: int(c.completed.Load()), Reaped: int(c.reaped.Load()),
+		Skipped: int(c.skipped.Load()), Held: int(c.held.Load()),
 	}
 }
 
@@ -104,7 +107,9 @@ type pass struct {
 	settings    storedSettings
 	configured  bool
 	activeSteps []uuid.UUID
-	turn        *turn // nil: no bound
+	stepNames   map[uuid.UUID]string // every step, for the skipped detail
+	turn        *turn                // nil: no bound
+	started     time.Time            // when the pass began (the injected clock)
 	n           counters
 	audience    *segments.Audience // the campaign's audience, when it has one
 }
@@ -194,7 +199,7 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 	if err != nil {
 		return RunResult{}, err
 	}
-	p := &pass{campaign: c, turn: t}
+	p := &pass{campaign: c, turn: t, started: rn.now()}
 	rn.enrollAudience(ctx, p)
 	if p.book, err = rn.st.mergeBook(ctx, rn.db, c.BookID); err != nil {
 		return RunResult{}, err
@@ -212,7 +217,12 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 	}
 	p.n.reaped.Add(reaped)
 	p.n.failed.Add(reaped)
+	if err := rn.st.wakeHeld(ctx, rn.db, campaignID, rn.now()); err != nil {
+		return RunResult{}, err
+	}
+	p.stepNames = make(map[uuid.UUID]string, len(steps))
 	for _, st := range steps {
+		p.stepNames[st.ID] = st.Name
 		if st.Active {
 			p.activeSteps = append(p.activeSteps, st.ID)
 		}
@@ -247,7 +257,7 @@ func (rn *Runner) cutoff(st Step) (cut *time.Time, due bool) {
 	now := rn.now()
 	switch st.ScheduleType {
 	case ScheduleDelay:
-		t := now.AddDate(0, 0, -st.DelayDays)
+		t := now.AddDate(0, 0, -st.DelayDays).Add(-time.Duration(st.DelayHours) * time.Hour)
 		return &t, true
 	case ScheduleFixedDate:
 		if st.FixedDate == nil {
@@ -267,6 +277,7 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 	base := claimParams{
 		CampaignID: p.campaign.ID, StepID: st.ID, Cutoff: cut,
 		Earlier: earlier, Limit: rn.opts.ChunkSize, MaxTries: rn.opts.MaxTries,
+		Condition: st.Condition, Window: p.window(st),
 	}
 	if err := rn.exitLeavers(ctx, p, st, base); err != nil {
 		return err
@@ -282,5 +293,20 @@ func (rn *Runner) processStep(ctx context.Context, p *pass, st Step, earlier []u
 	if plan.claimSize > 0 {
 		base.Limit = plan.claimSize
 	}
-	return rn.processEmail(ctx, p, st, plan, base)
+	if len(st.Variants) == 0 {
+		return rn.processEmail(ctx, p, st, plan, base)
+	}
+	base.Now = rn.now()
+	test, ok, err := rn.prepareTest(ctx, p, st, base)
+	if err != nil || !ok {
+		return err
+	}
+	base.Test = test
+	if err := rn.processEmail(ctx, p, st, plan, base); err != nil {
+		return err
+	}
+	if test.winner == nil && !p.turn.unfinished() && ctx.Err() == nil {
+		return rn.st.closeTestSlice(ctx, rn.db, st.ID)
+	}
+	return nil
 }

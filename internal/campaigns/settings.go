@@ -40,6 +40,9 @@ type Settings struct {
 	EventWebhookURL       string `json:"event_webhook_url"`
 	TrackOpens            bool   `json:"track_opens"`
 	TrackClicks           bool   `json:"track_clicks"`
+	// DefaultTimeZone is the IANA zone send windows are read in for
+	// contacts without a time zone of their own.
+	DefaultTimeZone string `json:"default_time_zone"`
 	// EventsReceivedAt is when a signed event batch last reached the
 	// book (to within a minute); nil when none has.
 	EventsReceivedAt *time.Time `json:"events_received_at"`
@@ -75,12 +78,17 @@ type SettingsInput struct {
 	EventWebhookPublicKey string `json:"event_webhook_public_key" validate:"max=1000"`
 	TrackOpens            bool   `json:"track_opens"`
 	TrackClicks           bool   `json:"track_clicks"`
+	// DefaultTimeZone: "" or absent is UTC.
+	DefaultTimeZone string `json:"default_time_zone" validate:"omitempty,timezone"`
 }
 
 func (in *SettingsInput) trim() {
 	for _, f := range []*string{&in.SenderName, &in.SenderEmail, &in.ReplyToEmail, &in.CompanyName, &in.AddressLine1,
-		&in.AddressLine2, &in.City, &in.State, &in.PostalCode, &in.Country, &in.EventWebhookPublicKey} {
+		&in.AddressLine2, &in.City, &in.State, &in.PostalCode, &in.Country, &in.EventWebhookPublicKey, &in.DefaultTimeZone} {
 		*f = strings.TrimSpace(*f)
+	}
+	if in.DefaultTimeZone == "" {
+		in.DefaultTimeZone = "UTC"
 	}
 	if in.MailerAPIKey != nil {
 		k := strings.TrimSpace(*in.MailerAPIKey)
@@ -182,6 +190,13 @@ func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsIn
 		row, err := s.st.upsertSettings(ctx, tx, sc.Book.ID, in, sealed, s.now())
 		if err != nil {
 			return err
+		}
+		if cur.DefaultTimeZone != row.DefaultTimeZone {
+			// Who waits for a window waits until a time read in the old
+			// zone: the next pass reads them again.
+			if err := s.st.releaseBookHolds(ctx, tx, sc.Book.ID); err != nil {
+				return err
+			}
 		}
 		row.MailerAPIKey = MaskKey(apiKey)
 		row.EventWebhookURL = s.links.eventWebhookURL(sc.Book.ID)

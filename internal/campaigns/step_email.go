@@ -30,15 +30,28 @@ type emailPlan struct {
 	replyTo    string
 	apiKey     string
 	tracking   mailer.Tracking
+	// variants holds the plan of each A/B variant of the step (its
+	// subject, its template); nil for a step without variants.
+	variants map[uuid.UUID]*emailPlan
 }
 
 func (rn *Runner) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, error) {
+	plan, err := rn.planTemplate(ctx, p, st, st.EmailTemplateID, nil)
+	if err != nil || len(st.Variants) == 0 {
+		return plan, err
+	}
+	return plan, rn.planVariants(ctx, p, st, plan)
+}
+
+// planTemplate plans an email of the step with the template tplID and,
+// when subject is set, that subject instead of the template's.
+func (rn *Runner) planTemplate(ctx context.Context, p *pass, st Step, tplID *uuid.UUID, subject *string) (*emailPlan, error) {
 	plan := &emailPlan{}
-	if st.EmailTemplateID == nil {
+	if tplID == nil {
 		plan.failDetail = DetailTemplateDeleted
 		return plan, nil
 	}
-	t, err := rn.st.template(ctx, rn.db, p.campaign.BookID, *st.EmailTemplateID)
+	t, err := rn.st.template(ctx, rn.db, p.campaign.BookID, *tplID)
 	if apperr.Is(err, apperr.NotFound) {
 		plan.failDetail = DetailTemplateDeleted
 		return plan, nil
@@ -58,6 +71,9 @@ func (rn *Runner) planEmail(ctx context.Context, p *pass, st Step) (*emailPlan, 
 	if !p.configured || plan.apiKey == "" || plan.fromEmail == "" {
 		plan.failDetail = DetailNotConfigured
 		return plan, nil
+	}
+	if subject != nil {
+		t.Subject = *subject
 	}
 	plan.tpl = mailmerge.Compile(t.Subject, t.BodyHTML, p.book.customKeys)
 	plan.footer = footerOf(p.settings.Settings)
@@ -207,7 +223,8 @@ func (rn *Runner) claimChunk(ctx context.Context, p *pass, base claimParams, pla
 	// Once started, a claim runs to its end whatever happens to ctx: a
 	// claim committed but never read would hold its rows until the lease
 	// runs out and then count as "delivery outcome unknown".
-	rows, last, err := rn.st.claimDue(context.WithoutCancel(ctx), rn.db, cp)
+	rows, last, held, err := rn.st.claimDue(context.WithoutCancel(ctx), rn.db, cp)
+	p.n.held.Add(int64(held))
 	p.turn.giveBack(cp.Limit - len(rows))
 	if err != nil {
 		return uuid.Nil, err
@@ -241,7 +258,9 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 		}
 	}
 	outcomes := make([]outcome, 0, len(ch.rows))
-	shared := sendUnit{batch: plan.batch(plan.shared)}
+	// One shared request per plan (a step's variants each have theirs).
+	shared := map[*emailPlan]*sendUnit{}
+	var plans []*emailPlan
 	var solos []sendUnit
 	for i, r := range ch.rows {
 		// Checked per recipient: a large template that cannot be batched
@@ -251,14 +270,17 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			return
 		}
 		switch {
+		case !r.ConditionMet:
+			// Read before anything else: the step does not apply to it.
+			outcomes = append(outcomes, skippedOutcome(p, st, r))
 		case r.SuppressedReason != "":
 			// The address the email would go to is suppressed.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed,
 				Detail: "address suppressed (" + r.SuppressedReason + ")"})
 		case r.Suppressed:
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailUnsubscribed})
-		case plan.failDetail != "":
-			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: plan.failDetail})
+		case plan.forRow(r).failDetail != "":
+			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: plan.forRow(r).failDetail})
 		case r.Email == "":
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: DetailNoEmail})
 		case !deliverableAddress(r.Email):
@@ -268,18 +290,29 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			// Cannot happen: the claim stores a token for every sendable row.
 			outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: "unsubscribe token missing"})
 		default:
-			pz, html := rn.personalize(p, st, plan, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
+			rp := plan.forRow(r)
+			pz, html := rn.personalize(p, st, rp, r, makeToken(st.ID, r.ParticipantID, ch.secrets[r.Ordinal-1]))
 			if html == "" {
-				shared.batch.Personalizations = append(shared.batch.Personalizations, pz)
-				shared.rows = append(shared.rows, i)
+				u := shared[rp]
+				if u == nil {
+					u = &sendUnit{batch: rp.batch(rp.shared)}
+					shared[rp] = u
+					plans = append(plans, rp)
+				}
+				u.batch.Personalizations = append(u.batch.Personalizations, pz)
+				u.rows = append(u.rows, i)
 				continue
 			}
-			solo := sendUnit{batch: plan.batch(html), rows: []int{i}}
+			solo := sendUnit{batch: rp.batch(html), rows: []int{i}}
 			solo.batch.Personalizations = []mailer.Personalization{pz}
 			solos = append(solos, solo)
 		}
 	}
-	units := append([]sendUnit{shared}, solos...)
+	units := make([]sendUnit, 0, len(plans)+len(solos))
+	for _, sp := range plans {
+		units = append(units, *shared[sp])
+	}
+	units = append(units, solos...)
 	if sendable(units) {
 		// From here the emails may leave: a crash now makes the claim
 		// "delivery outcome unknown" instead of giving it back.
@@ -386,6 +419,8 @@ func (rn *Runner) count(p *pass, outs []outcome, completed int) {
 			p.n.sent.Add(1)
 		case ResultFailed:
 			p.n.failed.Add(1)
+		case ResultSkipped:
+			p.n.skipped.Add(1)
 		default:
 			p.n.retrying.Add(1)
 		}

@@ -27,7 +27,7 @@ func (rn *Runner) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			cp := base
 			cp.Limit, cp.After, cp.ClaimID, cp.Now = limit, after, uuid.New(), rn.now()
 			cp.LeaseUntil = cp.Now.Add(rn.opts.Lease)
-			rows, l, err := rn.st.claimDue(ctx, tx, cp)
+			rows, l, _, err := rn.st.claimDue(ctx, tx, cp)
 			last, claimed = l, len(rows)
 			if err != nil || len(rows) == 0 {
 				return err
@@ -50,6 +50,8 @@ func (rn *Runner) processTrigger(ctx context.Context, p *pass, st Step, base cla
 			outs = make([]outcome, 0, len(rows))
 			for _, r := range rows {
 				switch {
+				case !r.ConditionMet:
+					outs = append(outs, skippedOutcome(p, st, r))
 				case failDetail != "":
 					outs = append(outs, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: failDetail})
 				case r.Suppressed:
@@ -79,9 +81,12 @@ func (rn *Runner) processTrigger(ctx context.Context, p *pass, st Step, base cla
 		}
 		after = last
 		for _, o := range outs {
-			if o.Result == ResultSuccess {
+			switch o.Result {
+			case ResultSuccess:
 				p.n.triggered.Add(1)
-			} else {
+			case ResultSkipped:
+				p.n.skipped.Add(1)
+			default:
 				p.n.failed.Add(1)
 			}
 		}

@@ -175,13 +175,18 @@ func (store) lockCampaignStatus(ctx context.Context, db postgres.DB, id uuid.UUI
 // --- steps ---
 
 const stepColumns = `id, campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
-	to_char(fixed_date, 'YYYY-MM-DD'), email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at`
+	to_char(fixed_date, 'YYYY-MM-DD'), email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at,
+	` + stepTimingColumns
 
 func scanStep(row pgx.Row) (Step, error) {
 	var st Step
-	err := row.Scan(&st.ID, &st.CampaignID, &st.StepType, &st.Name, &st.SortOrder, &st.Active, &st.ScheduleType,
+	var tm stepTimingRow
+	err := row.Scan(append([]any{&st.ID, &st.CampaignID, &st.StepType, &st.Name, &st.SortOrder, &st.Active, &st.ScheduleType,
 		&st.DelayDays, &st.FixedDate, &st.EmailTemplateID, &st.SenderName, &st.SenderEmail, &st.TriggerCampaignID,
-		&st.CreatedAt, &st.UpdatedAt)
+		&st.CreatedAt, &st.UpdatedAt}, tm.dest(&st)...)...)
+	if err == nil {
+		tm.apply(&st)
+	}
 	return st, err
 }
 
@@ -219,11 +224,13 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 	}
 	out, err := scanStep(db.QueryRow(ctx, `
 		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
-		                            fixed_date, email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at)
+		                            fixed_date, email_template_id, sender_name, sender_email, trigger_campaign_id, created_at, updated_at,
+		                            delay_hours, send_window, condition_if, condition_step_id, variants, ab_test, winner_variant_id)
 		VALUES (@campaign_id, @step_type, @name,
 		        (SELECT COALESCE(max(sort_order) + 1, 0) FROM campaign_steps WHERE campaign_id = @campaign_id),
 		        @active, @schedule_type, @delay_days, @fixed_date::date, @email_template_id, @sender_name,
-		        @sender_email, @trigger_campaign_id, @now, @now)
+		        @sender_email, @trigger_campaign_id, @now, @now,
+		        @delay_hours, @send_window, @condition_if, @condition_step_id, @variants, @ab_test, @winner_variant_id)
 		RETURNING `+stepColumns,
 		stepArgs(st, now)))
 	return out, postgres.Translate(err)
@@ -232,12 +239,13 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 // stepArgs are the named arguments of the step statements: the columns a
 // client sets, the campaign and the time of the change.
 func stepArgs(st Step, now time.Time) pgx.StrictNamedArgs {
-	return pgx.StrictNamedArgs{
+	args := pgx.StrictNamedArgs{
 		"campaign_id": st.CampaignID, "step_type": st.StepType, "name": st.Name, "active": st.Active,
 		"schedule_type": st.ScheduleType, "delay_days": st.DelayDays, "fixed_date": st.FixedDate,
 		"email_template_id": st.EmailTemplateID, "sender_name": st.SenderName, "sender_email": st.SenderEmail,
 		"trigger_campaign_id": st.TriggerCampaignID, "now": now,
 	}
+	return withArgs(args, timingArgs(st))
 }
 
 func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
@@ -249,7 +257,7 @@ func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.T
 		UPDATE campaign_steps SET name = @name, active = @active, schedule_type = @schedule_type,
 		       delay_days = @delay_days, fixed_date = @fixed_date::date, email_template_id = @email_template_id,
 		       sender_name = @sender_name, sender_email = @sender_email,
-		       trigger_campaign_id = @trigger_campaign_id, updated_at = @now
+		       trigger_campaign_id = @trigger_campaign_id, updated_at = @now, `+stepTimingSet+`
 		WHERE campaign_id = @campaign_id AND id = @id RETURNING `+stepColumns,
 		args))
 	return out, notFound(err, errStepNotFound)
@@ -362,89 +370,17 @@ func (store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, 
 
 func (store) history(ctx context.Context, db postgres.DB, campaignID, participantID uuid.UUID) ([]HistoryItem, error) {
 	rows, err := db.Query(ctx, `
-		SELECT c.id, s.id, s.name, s.step_type, s.sort_order, c.completed_at, c.result, c.result_detail
+		SELECT c.id, s.id, s.name, s.step_type, s.sort_order, c.completed_at, c.result, c.result_detail,
+		       c.variant_id, (SELECT v->>'subject' FROM jsonb_array_elements(s.variants) v WHERE v->>'id' = c.variant_id::text)
 		FROM campaign_steps s JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = $2
 		WHERE s.campaign_id = $1 AND c.result IS NOT NULL
 		ORDER BY s.sort_order, c.completed_at`, campaignID, participantID)
 	return collect(rows, err, func(r pgx.Row) (HistoryItem, error) {
 		var h HistoryItem
-		err := r.Scan(&h.ID, &h.StepID, &h.StepName, &h.StepType, &h.SortOrder, &h.CompletedAt, &h.ResultType, &h.ResultDetail)
+		err := r.Scan(&h.ID, &h.StepID, &h.StepName, &h.StepType, &h.SortOrder, &h.CompletedAt, &h.ResultType, &h.ResultDetail,
+			&h.VariantID, &h.VariantSubject)
 		return h, err
 	})
-}
-
-func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (Stats, error) {
-	var out Stats
-	sm := &out.Summary
-	err := db.QueryRow(ctx, `
-		SELECT count(*), count(*) FILTER (WHERE status = 'active'), count(*) FILTER (WHERE status = 'completed'),
-		       (SELECT count(*) FROM campaign_steps WHERE campaign_id = $1)
-		FROM campaign_participants WHERE campaign_id = $1`, campaignID).
-		Scan(&sm.TotalParticipants, &sm.ActiveCount, &sm.CompletedCount, &sm.TotalSteps)
-	if err != nil {
-		return out, postgres.Translate(err)
-	}
-	rows, err := db.Query(ctx, `
-		SELECT s.id, s.name, s.sort_order,
-		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'success'),
-		       (SELECT count(*) FROM campaign_step_completions c WHERE c.step_id = s.id AND c.result = 'failed'),
-		       COALESCE(e.delivered, 0), COALESCE(e.opened, 0), COALESCE(e.clicked, 0),
-		       COALESCE(e.bounced, 0), COALESCE(e.complained, 0), COALESCE(e.unsubscribed, 0)
-		FROM campaign_steps s LEFT JOIN delivery_step_counts e ON e.step_id = s.id
-		WHERE s.campaign_id = $1 ORDER BY s.sort_order, s.created_at`, campaignID)
-	out.Steps, err = collect(rows, err, func(r pgx.Row) (StepStats, error) {
-		var st StepStats
-		e := &st.Engagement
-		err := r.Scan(&st.StepID, &st.StepName, &st.SortOrder, &st.SuccessCount, &st.FailedCount,
-			&e.DeliveredCount, &e.OpenedCount, &e.ClickedCount, &e.BouncedCount, &e.ComplainedCount, &e.UnsubscribedCount)
-		return st, err
-	})
-	if err != nil {
-		return out, err
-	}
-	if out.Steps == nil {
-		out.Steps = []StepStats{}
-	}
-	for _, st := range out.Steps {
-		sm.TotalCompletions += st.SuccessCount + st.FailedCount
-		sm.FailedCount += st.FailedCount
-		sm.Engagement.add(st.Engagement)
-	}
-	return out, nil
-}
-
-// stepResults are the results a step's contacts can be listed by: the
-// outcome of the step (success, failed; "" for both) or what the provider
-// reported of its email since (the email_deliveries column that holds
-// it), as the campaign stats count them.
-var stepResults = map[string]string{
-	"": "", ResultSuccess: "", ResultFailed: "",
-	"delivered": "delivered_at", "opened": "opened_at", "clicked": "clicked_at",
-	"bounced": "bounced_at", "complained": "complained_at", "unsubscribed": "unsubscribed_at",
-}
-
-func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
-	var out Paged[StepContact]
-	where := `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
-	if col := stepResults[result]; col != "" {
-		where = `c.step_id = $1 AND c.result IS NOT NULL AND $2 <> '' AND EXISTS (SELECT 1 FROM email_deliveries d
-			WHERE d.participant_id = c.participant_id AND d.step_id = c.step_id AND d.` + col + ` IS NOT NULL)`
-	}
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_step_completions c WHERE `+where, stepID, result).Scan(&out.Total); err != nil {
-		return out, postgres.Translate(err)
-	}
-	rows, err := db.Query(ctx, `
-		SELECT c.id, c.completed_at, c.result, c.result_detail, ct.id, `+contactNameSQL+`, `+contactEmailSQL+`
-		FROM campaign_step_completions c
-		JOIN campaign_participants p ON p.id = c.participant_id
-		JOIN contacts ct ON ct.id = p.contact_id
-		WHERE `+where+` ORDER BY c.completed_at, c.id LIMIT $3 OFFSET $4`, stepID, result, pg.Limit, pg.Offset)
-	out.Items, err = collect(rows, err, func(r pgx.Row) (StepContact, error) {
-		var sc StepContact
-		err := r.Scan(&sc.ID, &sc.CompletedAt, &sc.ResultType, &sc.ResultDetail, &sc.ContactID, &sc.ContactName, &sc.ContactEmail)
-		return sc, err
-	})
-	return out, err
 }
 
 // contactRef returns a contact's book and the team owning it.
@@ -471,14 +407,14 @@ func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uui
 
 const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
 	address_line2, city, state, postal_code, country, event_webhook_public_key, track_opens, track_clicks,
-	created_at, updated_at, events_received_at, mailer_api_key_enc`
+	default_time_zone, created_at, updated_at, events_received_at, mailer_api_key_enc`
 
 func scanSettings(row pgx.Row) (Settings, []byte, error) {
 	var st Settings
 	var sealed []byte
 	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
 		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
-		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.CreatedAt, &st.UpdatedAt, &st.EventsReceivedAt, &sealed)
+		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.DefaultTimeZone, &st.CreatedAt, &st.UpdatedAt, &st.EventsReceivedAt, &sealed)
 	return st, sealed, err
 }
 
@@ -491,10 +427,10 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 	st, _, err := scanSettings(db.QueryRow(ctx, `
 		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
 		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at,
-		                            event_webhook_public_key, track_opens, track_clicks)
+		                            event_webhook_public_key, track_opens, track_clicks, default_time_zone)
 		VALUES (@book_id, @sender_name, @sender_email, @reply_to_email, @company_name, @address_line1,
 		        @address_line2, @city, @state, @postal_code, @country, @mailer_api_key_enc, @now, @now,
-		        @event_webhook_public_key, @track_opens, @track_clicks)
+		        @event_webhook_public_key, @track_opens, @track_clicks, @default_time_zone)
 		ON CONFLICT (book_id) DO UPDATE SET
 			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
 			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
@@ -502,7 +438,7 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
 			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at,
 			event_webhook_public_key = EXCLUDED.event_webhook_public_key, track_opens = EXCLUDED.track_opens,
-			track_clicks = EXCLUDED.track_clicks
+			track_clicks = EXCLUDED.track_clicks, default_time_zone = EXCLUDED.default_time_zone
 		RETURNING `+settingsColumns,
 		pgx.StrictNamedArgs{
 			"book_id": bookID, "sender_name": in.SenderName, "sender_email": in.SenderEmail,
@@ -510,6 +446,7 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			"address_line2": in.AddressLine2, "city": in.City, "state": in.State, "postal_code": in.PostalCode,
 			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
 			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
+			"default_time_zone": in.DefaultTimeZone,
 		}))
 	return st, postgres.Translate(err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -30,6 +31,22 @@ type claimParams struct {
 	// will go to keep theirs. Nil for steps that send nothing.
 	TokenHashes [][]byte
 	CustomKeys  []string
+	// Window, when the step has one, holds the candidates outside it
+	// (until it opens in their zone) instead of claiming them.
+	Window *claimWindow
+	// Condition, when the step has one, is read for every claimed row
+	// (claimedRow.ConditionMet); a row whose condition fails gets no
+	// token: nothing is sent to it.
+	Condition *Condition
+	// Test, for a step with variants, assigns them (claimedRow.VariantID).
+	Test *claimTest
+}
+
+// claimWindow is a send window as the claim reads it.
+type claimWindow struct {
+	days       []int32
+	start, end int
+	defaultTZ  string
 }
 
 // claimedRow is one claimed participant with what sending needs.
@@ -53,6 +70,9 @@ type claimedRow struct {
 	Custom           map[string]string
 	Ordinal          int  // 1-based: which token secret it got
 	HasToken         bool // an email goes to it and its token hash is stored
+	ConditionMet     bool // the step's condition holds (true without one)
+	// VariantID is the A/B variant the row is sent with (nil: no variants).
+	VariantID *uuid.UUID
 }
 
 // claimDue claims due participants of a step in one statement: it locks
@@ -64,16 +84,10 @@ type claimedRow struct {
 // what makes a claim exclusive: a row that is done, claimed or waiting for
 // its retry time is never claimed again. last is the greatest contact id
 // considered (the next cursor); uuid.Nil when nobody was due.
-//
-// The step's own completion check ends in OFFSET 0, which keeps it a
-// subplan probed once per candidate through the primary key (step,
-// participant) instead of an anti-join the planner may choose. Statistics
-// taken before a step has rows (every new step, after autovacuum has
-// analysed earlier campaigns) estimate one completion row for it, and the
-// anti-join then rescans all of the step's completions for every candidate:
-// a claim of 1,000 read 40 million rows once a 100,000-recipient step was
-// half sent. The probe costs the same whatever the statistics say.
-func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows []claimedRow, last uuid.UUID, err error) {
+// Who is due is dueParticipant (which says how its plan stays bounded);
+// who of them is held by a send window or an A/B test rather than
+// claimed, and which variant a claimed row gets, is claimTimingCTEs.
+func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows []claimedRow, last uuid.UUID, held int, err error) {
 	if p.TokenHashes == nil {
 		p.TokenHashes = [][]byte{}
 	}
@@ -92,19 +106,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		due AS (
 			SELECT p.id, p.contact_id
 			FROM campaign_participants p
-			WHERE p.campaign_id = @campaign_id AND p.contact_id > @after AND (@upto::uuid IS NULL OR p.contact_id <= @upto)
-			  AND p.status = 'active'
-			  AND (@cutoff::timestamptz IS NULL OR p.enrolled_at <= @cutoff)
-			  AND EXISTS (SELECT 1 FROM stp)
-			  AND (cardinality(@earlier::uuid[]) = 0 OR NOT EXISTS (
-			      SELECT 1 FROM unnest(@earlier::uuid[]) AS e(step_id)
-			      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
-			                        WHERE d.step_id = e.step_id AND d.participant_id = p.id AND d.result IS NOT NULL)))
-			  AND NOT EXISTS (
-			      SELECT 1 FROM campaign_step_completions d
-			      WHERE d.step_id = @step_id AND d.participant_id = p.id
-			        AND (d.result IS NOT NULL OR d.lease_until IS NOT NULL OR d.retry_at > @now)
-			      OFFSET 0)
+			WHERE p.contact_id > @after AND (@upto::uuid IS NULL OR p.contact_id <= @upto)
+			  AND EXISTS (SELECT 1 FROM stp) AND `+dueParticipant+`
 			ORDER BY p.contact_id
 			LIMIT @limit
 			FOR UPDATE OF p SKIP LOCKED
@@ -122,21 +125,30 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
 			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
-			       row_number() OVER (ORDER BY d.contact_id) AS n
+			       row_number() OVER (ORDER BY d.contact_id) AS n,
+			       COALESCE(ct.time_zone, @default_tz::text) AS tz,
+			       (@cond_step::uuid IS NULL OR `+delivery.EmailHeardSQL("d.id", "@cond_step::uuid", "@cond_kind::text")+` = @cond_heard::bool) AS cond_met
 			FROM due d JOIN contacts ct ON ct.id = d.contact_id
 		),
+		`+claimTimingCTEs+`,
 		claimed AS (
 			INSERT INTO campaign_step_completions AS c
-			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash)
+			       (participant_id, step_id, campaign_id, claim_id, claimed_at, lease_until, tries, token_hash, variant_id)
 			SELECT k.participant_id, @step_id, @campaign_id, @claim_id, @now, @lease_until, 1,
-			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL THEN h.hash END
+			       CASE WHEN k.email <> '' AND NOT k.suppressed AND k.suppressed_reason IS NULL AND k.cond_met THEN h.hash END,
+			       COALESCE(kp.variant_id, a.variant_id)
 			FROM cand k LEFT JOIN unnest(@token_hashes::bytea[]) WITH ORDINALITY AS h(hash, n) ON h.n = k.n
+			LEFT JOIN kept kp ON kp.participant_id = k.participant_id
+			LEFT JOIN assigned a ON a.participant_id = k.participant_id
+			WHERE NOT EXISTS (SELECT 1 FROM shut s WHERE s.participant_id = k.participant_id)
+			  AND (cardinality(@variant_ids::uuid[]) = 0 OR kp.variant_id IS NOT NULL OR a.variant_id IS NOT NULL)
 			ON CONFLICT (step_id, participant_id) DO UPDATE
 				SET claim_id = EXCLUDED.claim_id, claimed_at = EXCLUDED.claimed_at, lease_until = EXCLUDED.lease_until,
-				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash
+				    tries = c.tries + 1, retry_at = NULL, token_hash = EXCLUDED.token_hash,
+				    variant_id = COALESCE(c.variant_id, EXCLUDED.variant_id)
 				WHERE c.result IS NULL AND c.lease_until IS NULL AND c.tries < @max_tries
 				  AND (c.retry_at IS NULL OR c.retry_at <= @now)
-			RETURNING c.id, c.participant_id, c.tries, c.token_hash IS NOT NULL AS has_token
+			RETURNING c.id, c.participant_id, c.tries, c.token_hash IS NOT NULL AS has_token, c.variant_id
 		),
 		claim AS (
 			INSERT INTO campaign_claims (id, campaign_id, step_id, lease_until, participant_ids)
@@ -147,18 +159,19 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		       COALESCE(k.first_name, ''), COALESCE(k.last_name, ''), COALESCE(k.company, ''),
 		       COALESCE(k.job_title, ''), COALESCE(k.website, ''), COALESCE(k.birthday, ''),
 		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false), COALESCE(k.suppressed_reason, ''),
-		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false)
+		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false), COALESCE(k.cond_met, true),
+		       (SELECT count(*) FROM held), cl.variant_id
 		FROM (SELECT 1) one
 		LEFT JOIN claimed cl ON true
 		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
-		pgx.StrictNamedArgs{
+		withArgs(pgx.StrictNamedArgs{
 			"campaign_id": p.CampaignID, "step_id": p.StepID, "after": p.After, "cutoff": p.Cutoff,
 			"earlier": p.Earlier, "limit": p.Limit, "claim_id": p.ClaimID, "max_tries": p.MaxTries,
 			"now": p.Now, "lease_until": p.LeaseUntil, "token_hashes": p.TokenHashes, "custom_keys": p.CustomKeys,
 			"upto": p.Upto,
-		})
+		}, claimTimingArgs(p)))
 	if err != nil {
-		return nil, uuid.Nil, postgres.Translate(err)
+		return nil, uuid.Nil, 0, postgres.Translate(err)
 	}
 	defer res.Close()
 	for res.Next() {
@@ -169,8 +182,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		)
 		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
 			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
-			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken); err != nil {
-			return nil, uuid.Nil, postgres.Translate(err)
+			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken, &r.ConditionMet, &held, &r.VariantID); err != nil {
+			return nil, uuid.Nil, 0, postgres.Translate(err)
 		}
 		if lastID != nil {
 			last = *lastID
@@ -181,12 +194,12 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		r.CompletionID, r.ParticipantID, r.ContactID = *completionID, *participantID, *contactID
 		if len(custom) > 0 {
 			if err := json.Unmarshal(custom, &r.Custom); err != nil {
-				return nil, uuid.Nil, err
+				return nil, uuid.Nil, 0, err
 			}
 		}
 		rows = append(rows, r)
 	}
-	return rows, last, postgres.Translate(res.Err())
+	return rows, last, held, postgres.Translate(res.Err())
 }
 
 // otherSteps is steps without one of them.
@@ -371,6 +384,9 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 	tag, err := db.Exec(ctx, `
 		UPDATE campaign_participants p SET status = 'completed', completed_at = $3
 		WHERE p.campaign_id = $1 AND p.status = 'active'
+		  -- A held participant waits for a step: not complete, and not read
+		  -- (the walk takes the partial index of those not held).
+		  AND p.held_until IS NULL
 		  AND NOT EXISTS (
 		      SELECT 1 FROM unnest($2::uuid[]) AS s(step_id)
 		      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d

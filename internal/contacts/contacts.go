@@ -23,28 +23,31 @@ import (
 // Contact is a person or company in a book, exactly as the API returns it
 // and as contact.created / contact.updated events carry it.
 type Contact struct {
-	ID            uuid.UUID         `json:"id"`
-	BookID        uuid.UUID         `json:"book_id"`
-	FirstName     string            `json:"first_name" validate:"max=200"`
-	LastName      string            `json:"last_name" validate:"max=200"`
-	Company       string            `json:"company" validate:"max=200"`
-	JobTitle      string            `json:"job_title" validate:"max=200"`
-	Emails        []Email           `json:"emails" validate:"max=20,dive"`
-	Phones        []Phone           `json:"phones" validate:"max=20,dive"`
-	CustomFields  map[string]string `json:"custom_fields"`
-	Notes         string            `json:"notes" validate:"max=20000"`
-	PhotoURL      *string           `json:"photo_url"`
-	Starred       bool              `json:"starred"`
-	Birthday      *string           `json:"birthday" validate:"omitempty,date"`
-	Website       string            `json:"website" validate:"omitempty,max=2048,http_url"`
-	Addresses     []Address         `json:"addresses" validate:"max=10,dive"`
-	Dates         []Date            `json:"dates" validate:"max=20,dive"`
-	Socials       []Social          `json:"socials" validate:"max=20,dive"`
-	Relationships []Relationship    `json:"relationships" validate:"max=50,dive"`
-	Labels        []LabelRef        `json:"labels"`
-	CreatedBy     *uuid.UUID        `json:"created_by"`
-	CreatedAt     time.Time         `json:"created_at"`
-	UpdatedAt     time.Time         `json:"updated_at"`
+	ID           uuid.UUID         `json:"id"`
+	BookID       uuid.UUID         `json:"book_id"`
+	FirstName    string            `json:"first_name" validate:"max=200"`
+	LastName     string            `json:"last_name" validate:"max=200"`
+	Company      string            `json:"company" validate:"max=200"`
+	JobTitle     string            `json:"job_title" validate:"max=200"`
+	Emails       []Email           `json:"emails" validate:"max=20,dive"`
+	Phones       []Phone           `json:"phones" validate:"max=20,dive"`
+	CustomFields map[string]string `json:"custom_fields"`
+	Notes        string            `json:"notes" validate:"max=20000"`
+	PhotoURL     *string           `json:"photo_url"`
+	Starred      bool              `json:"starred"`
+	Birthday     *string           `json:"birthday" validate:"omitempty,date"`
+	Website      string            `json:"website" validate:"omitempty,max=2048,http_url"`
+	// TimeZone is an IANA name; nil: the book's default (campaign send
+	// windows are read in it).
+	TimeZone      *string        `json:"time_zone" validate:"omitempty,timezone"`
+	Addresses     []Address      `json:"addresses" validate:"max=10,dive"`
+	Dates         []Date         `json:"dates" validate:"max=20,dive"`
+	Socials       []Social       `json:"socials" validate:"max=20,dive"`
+	Relationships []Relationship `json:"relationships" validate:"max=50,dive"`
+	Labels        []LabelRef     `json:"labels"`
+	CreatedBy     *uuid.UUID     `json:"created_by"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
 }
 
 // Email is one address of a contact.
@@ -133,6 +136,7 @@ type CreateInput struct {
 	JobTitle      string         `json:"job_title"`
 	Notes         string         `json:"notes"`
 	Website       string         `json:"website"`
+	TimeZone      *string        `json:"time_zone"`
 	Birthday      *string        `json:"birthday"`
 	Starred       bool           `json:"starred"`
 	Emails        []Email        `json:"emails"`
@@ -156,6 +160,7 @@ type Patch struct {
 	JobTitle      optional.Value[string]         `json:"job_title"`
 	Notes         optional.Value[string]         `json:"notes"`
 	Website       optional.Value[string]         `json:"website"`
+	TimeZone      optional.Value[string]         `json:"time_zone"`
 	Birthday      optional.Value[string]         `json:"birthday"`
 	Starred       optional.Value[bool]           `json:"starred"`
 	Emails        optional.Value[[]Email]        `json:"emails"`
@@ -170,7 +175,7 @@ type Patch struct {
 
 func (p Patch) empty() bool {
 	return !p.FirstName.Set && !p.LastName.Set && !p.Company.Set && !p.JobTitle.Set && !p.Notes.Set &&
-		!p.Website.Set && !p.Birthday.Set && !p.Starred.Set && !p.Emails.Set && !p.Phones.Set &&
+		!p.Website.Set && !p.TimeZone.Set && !p.Birthday.Set && !p.Starred.Set && !p.Emails.Set && !p.Phones.Set &&
 		!p.Addresses.Set && !p.Dates.Set && !p.Socials.Set && !p.Relationships.Set
 }
 
@@ -203,7 +208,7 @@ func (in CreateInput) contact(bookID uuid.UUID, createdBy *uuid.UUID) (Contact, 
 func (in CreateInput) newContact(bookID uuid.UUID, createdBy *uuid.UUID) Contact {
 	return Contact{
 		BookID: bookID, FirstName: in.FirstName, LastName: in.LastName, Company: in.Company,
-		JobTitle: in.JobTitle, Notes: in.Notes, Website: in.Website, Birthday: in.Birthday, Starred: in.Starred,
+		JobTitle: in.JobTitle, Notes: in.Notes, Website: in.Website, TimeZone: in.TimeZone, Birthday: in.Birthday, Starred: in.Starred,
 		Emails: in.Emails, Phones: in.Phones, Addresses: in.Addresses, Dates: in.Dates, Socials: in.Socials,
 		Relationships: in.Relationships, CreatedBy: createdBy,
 	}
@@ -217,6 +222,7 @@ func (p Patch) apply(c *Contact) {
 	p.JobTitle.ApplyTo(&c.JobTitle)
 	p.Notes.ApplyTo(&c.Notes)
 	p.Website.ApplyTo(&c.Website)
+	p.TimeZone.ApplyToPtr(&c.TimeZone)
 	p.Birthday.ApplyToPtr(&c.Birthday)
 	p.Starred.ApplyTo(&c.Starred)
 	p.Emails.ApplyTo(&c.Emails)
@@ -235,6 +241,9 @@ func (c *Contact) normalize() {
 	c.Company = strings.TrimSpace(c.Company)
 	c.JobTitle = strings.TrimSpace(c.JobTitle)
 	c.Website = strings.TrimSpace(c.Website)
+	if c.TimeZone != nil && strings.TrimSpace(*c.TimeZone) == "" {
+		c.TimeZone = nil
+	}
 	if c.Birthday != nil && strings.TrimSpace(*c.Birthday) == "" {
 		c.Birthday = nil
 	}

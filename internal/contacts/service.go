@@ -229,7 +229,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 			return apperr.Invalidf("`photo_url` cannot be set through the API; remove it from the body.")
 		}
 		if p.empty() {
-			return apperr.Invalidf("Send at least one field to change: first_name, last_name, company, job_title, notes, website, birthday, starred, emails, phones, addresses, dates, socials, relationships.")
+			return apperr.Invalidf("Send at least one field to change: first_name, last_name, company, job_title, notes, website, time_zone, birthday, starred, emails, phones, addresses, dates, socials, relationships.")
 		}
 		if p.Starred.Null {
 			return apperr.Invalidf("`starred` must be true or false, not null.")

@@ -20,7 +20,7 @@ import (
 type store struct{}
 
 // contactColumns is a contact's own row (aliased c).
-const contactColumns = `c.id, c.book_id, c.first_name, c.last_name, c.company, c.job_title, c.notes, c.website,
+const contactColumns = `c.id, c.book_id, c.first_name, c.last_name, c.company, c.job_title, c.notes, c.website, c.time_zone,
 	c.emails, c.phones, c.addresses, c.dates, c.socials, c.relationships, c.photo_url, c.starred, c.birthday,
 	c.created_by, c.created_at, c.updated_at`
 
@@ -42,7 +42,7 @@ func scanContact(row pgx.Row, full bool, extra ...any) (Contact, error) {
 		birthday pgtype.Date
 		lists    [8][]byte // the JSON columns, decoded below
 	)
-	dest := []any{&c.ID, &c.BookID, &c.FirstName, &c.LastName, &c.Company, &c.JobTitle, &c.Notes, &c.Website,
+	dest := []any{&c.ID, &c.BookID, &c.FirstName, &c.LastName, &c.Company, &c.JobTitle, &c.Notes, &c.Website, &c.TimeZone,
 		&lists[0], &lists[1], &lists[2], &lists[3], &lists[4], &lists[5], &c.PhotoURL, &c.Starred, &birthday,
 		&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}
 	if full {
@@ -174,13 +174,13 @@ var errContactNotFound = apperr.NotFoundf("No contact with this id.")
 // (id and timestamps included), so nothing needs to come back.
 func (store) insert(b *pgx.Batch, c Contact) {
 	b.Queue(`
-		INSERT INTO contacts (id, book_id, first_name, last_name, company, job_title, notes, website,
+		INSERT INTO contacts (id, book_id, first_name, last_name, company, job_title, notes, website, time_zone,
 			emails, phones, addresses, dates, socials, relationships, starred, birthday, created_by, created_at, updated_at)
-		VALUES (@id, @book_id, @first_name, @last_name, @company, @job_title, @notes, @website,
+		VALUES (@id, @book_id, @first_name, @last_name, @company, @job_title, @notes, @website, @time_zone,
 			@emails, @phones, @addresses, @dates, @socials, @relationships, @starred, @birthday, @created_by, @created_at, @created_at)`,
 		pgx.StrictNamedArgs{
 			"id": c.ID, "book_id": c.BookID, "first_name": c.FirstName, "last_name": c.LastName,
-			"company": c.Company, "job_title": c.JobTitle, "notes": c.Notes, "website": c.Website,
+			"company": c.Company, "job_title": c.JobTitle, "notes": c.Notes, "website": c.Website, "time_zone": c.TimeZone,
 			"emails": c.Emails, "phones": c.Phones, "addresses": c.Addresses, "dates": c.Dates,
 			"socials": c.Socials, "relationships": c.Relationships, "starred": c.Starred,
 			"birthday": dateParam(c.Birthday), "created_by": c.CreatedBy, "created_at": c.CreatedAt,
@@ -243,14 +243,14 @@ func (store) byIDs(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []
 func (store) update(ctx context.Context, db postgres.DB, c Contact, now time.Time) (Contact, error) {
 	return scanContact(db.QueryRow(ctx, `
 		UPDATE contacts c SET first_name = @first_name, last_name = @last_name, company = @company,
-			job_title = @job_title, notes = @notes, website = @website,
+			job_title = @job_title, notes = @notes, website = @website, time_zone = @time_zone,
 			emails = @emails, phones = @phones, addresses = @addresses, dates = @dates, socials = @socials,
 			relationships = @relationships, starred = @starred, birthday = @birthday, updated_at = @now
 		WHERE c.id = @id
 		RETURNING `+contactColumns,
 		pgx.StrictNamedArgs{
 			"id": c.ID, "first_name": c.FirstName, "last_name": c.LastName, "company": c.Company,
-			"job_title": c.JobTitle, "notes": c.Notes, "website": c.Website,
+			"job_title": c.JobTitle, "notes": c.Notes, "website": c.Website, "time_zone": c.TimeZone,
 			"emails": c.Emails, "phones": c.Phones, "addresses": c.Addresses, "dates": c.Dates,
 			"socials": c.Socials, "relationships": c.Relationships, "starred": c.Starred,
 			"birthday": dateParam(c.Birthday), "now": now,

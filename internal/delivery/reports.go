@@ -115,7 +115,8 @@ type Activity struct {
 var errContactNotFound = apperr.NotFoundf("Contact not found.")
 
 // Activity pages a contact's timeline, newest first (viewer): enrolments
-// and removals, each email step's outcome (sent or failed), and what the
+// and removals, each email step's outcome (sent, failed, or skipped when
+// its condition did not hold), and what the
 // provider reported about the email. A soft bounce (blocked) shows as
 // bounced with its detail saying so; machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
@@ -137,7 +138,8 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
 		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
-		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' ELSE 'failed' END, p.campaign_id, s.id, c.result_detail, 1
+		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' WHEN 'skipped' THEN 'skipped' ELSE 'failed' END,
+		       p.campaign_id, s.id, c.result_detail, 1
 		FROM campaign_participants p
 		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
 		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
@@ -163,4 +165,29 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		return a, err
 	})
 	return items, total, postgres.Translate(err)
+}
+
+// FeedbackJoinSQL joins, as alias, the provider's feedback on the
+// campaign email of a participant and step (SQL expressions), for a
+// statement that reads it for many emails at once (one hash join rather
+// than a probe per email); FeedbackHeardSQL tests it.
+func FeedbackJoinSQL(alias, participant, step string) string {
+	return `LEFT JOIN email_deliveries ` + alias + ` ON ` + alias + `.participant_id = ` + participant + ` AND ` + alias + `.step_id = ` + step
+}
+
+// FeedbackHeardSQL is whether the feedback joined as alias holds the
+// event kind (a SQL text expression, as EmailHeardSQL takes it).
+func FeedbackHeardSQL(alias, kind string) string {
+	return `(CASE ` + kind + ` WHEN 'delivered' THEN ` + alias + `.delivered_at WHEN 'opened' THEN ` + alias + `.opened_at
+		WHEN 'clicked' THEN ` + alias + `.clicked_at WHEN 'bounced' THEN ` + alias + `.bounced_at END IS NOT NULL)`
+}
+
+// EmailHeardSQL is the SQL test of whether the provider reported the
+// event kind (the SQL text expression kind: 'delivered', 'opened',
+// 'clicked' or 'bounced') of the campaign email of a participant and step
+// (SQL expressions): the unique engagement the campaign stats count.
+func EmailHeardSQL(participant, step, kind string) string {
+	return `EXISTS (SELECT 1 FROM email_deliveries ed WHERE ed.participant_id = ` + participant + ` AND ed.step_id = ` + step + `
+		AND CASE ` + kind + ` WHEN 'delivered' THEN ed.delivered_at WHEN 'opened' THEN ed.opened_at
+		                       WHEN 'clicked' THEN ed.clicked_at WHEN 'bounced' THEN ed.bounced_at END IS NOT NULL)`
 }

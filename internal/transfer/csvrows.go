@@ -12,6 +12,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
+	"github.com/contactbook/contactbook/internal/validate"
 )
 
 // Limits of an imported file.
@@ -141,6 +142,13 @@ func (f *csvFile) row(rec []string) contacts.ImportRow {
 			note(t.kind, i)
 		case "website":
 			c.Website = v
+			note(t.kind, i)
+		case "time_zone":
+			if v != "" && !validate.TimeZone(v) {
+				problem(i, "%q is not an IANA time zone name such as Europe/Berlin.", v)
+			} else if v != "" {
+				c.TimeZone = &v
+			}
 			note(t.kind, i)
 		case "birthday":
 			d, ok := parseDate(v)

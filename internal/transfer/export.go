@@ -140,7 +140,7 @@ func exportHeader(keys, dateLabels []string) []string {
 			h = append(h, "addresses."+l+"."+p)
 		}
 	}
-	h = append(h, "website", "birthday", "starred", "notes", "labels")
+	h = append(h, "website", "time_zone", "birthday", "starred", "notes", "labels")
 	for _, l := range socialLabels {
 		h = append(h, "socials."+l)
 	}
@@ -196,6 +196,11 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 		put(a.Country)
 	}
 	put(c.Website)
+	if c.TimeZone != nil {
+		put(*c.TimeZone)
+	} else {
+		put("")
+	}
 	if c.Birthday != nil {
 		put(*c.Birthday)
 	} else {

@@ -22,7 +22,7 @@ type target struct {
 // scalarTargets are the contact's own text fields, and starred.
 var scalarTargets = map[string]bool{
 	"first_name": true, "last_name": true, "company": true, "job_title": true, "notes": true,
-	"website": true, "birthday": true, "starred": true, "labels": true, "ignore": true,
+	"website": true, "time_zone": true, "birthday": true, "starred": true, "labels": true, "ignore": true,
 	// full_name is split into first and last name (a "Name" column).
 	"full_name": true,
 }
@@ -119,6 +119,7 @@ var knownColumns = map[string]string{
 	"address": "addresses.other.street", "street": "addresses.other.street", "city": "addresses.other.city",
 	"state": "addresses.other.state", "zip": "addresses.other.zip", "postal code": "addresses.other.zip", "country": "addresses.other.country",
 	// The rest.
+	"time_zone": "time_zone", "time zone": "time_zone", "timezone": "time_zone",
 	"web page": "website", "website": "website", "url": "website", "website 1 value": "website",
 	"birthday": "birthday", "notes": "notes", "note": "notes",
 	"labels": "labels", "categories": "labels", "tags": "labels", "group membership": "labels",
@@ -162,7 +163,7 @@ func mapColumns(header []string, mapping map[string]string, customKeys map[strin
 			}
 			t, ok := parseTarget(strings.TrimSpace(to))
 			if !ok {
-				return nil, apperr.Invalidf("The mapping sends %q to %q, which is not a field; use one of first_name, last_name, company, job_title, notes, website, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<label>, dates.<label>, labels, custom.<key>, ignore.", col, to)
+				return nil, apperr.Invalidf("The mapping sends %q to %q, which is not a field; use one of first_name, last_name, company, job_title, notes, website, time_zone, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<label>, dates.<label>, labels, custom.<key>, ignore.", col, to)
 			}
 			if t.kind == "custom" && !customKeys[t.label] {
 				return nil, apperr.Invalidf("The mapping sends %q to custom.%s, but the book has no custom field with the key %q.", col, t.label, t.label)

@@ -257,3 +257,33 @@ func TestImportWithoutItsFileFails(t *testing.T) {
 		t.Fatalf("import: %s", r.Body)
 	}
 }
+
+// A time zone column (Mailchimp's TIMEZONE among its names) maps to the
+// contact's time_zone; a name that is not an IANA zone fails its row; the
+// export carries the column, and its file imports back with the zone.
+func TestImportExportTimeZone(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	u := env.Signup("Zone")
+	book := u.CreateBook("Zones")
+	id := queue(t, u, book, []byte("First Name,Email Address,TIMEZONE\r\nZoe,zoe@example.com,Europe/Berlin\r\nMo,mo@example.com,Mars/Base\r\n"), nil)
+	env.WaitJobs()
+	r := u.Get("/api/books/" + book + "/imports/" + id.String()).Expect(http.StatusOK)
+	if r.Int("data.created") != 1 || r.Int("data.failed") != 1 || r.String("data.errors.0.column") != "TIMEZONE" {
+		t.Fatalf("import: %s", r.Body)
+	}
+	c := u.InBook(book).Get("/api/contacts?q=Zoe").Expect(http.StatusOK)
+	if c.String("data.0.time_zone") != "Europe/Berlin" {
+		t.Fatalf("imported contact: %s", c.Body)
+	}
+	file := u.Get("/api/books/" + book + "/export").Expect(http.StatusOK).Body
+	if !bytes.Contains(file, []byte("time_zone")) || !bytes.Contains(file, []byte("Europe/Berlin")) {
+		t.Fatalf("export: %s", file)
+	}
+	again := u.CreateBook("Again")
+	queue(t, u, again, file, nil)
+	env.WaitJobs()
+	if got := u.InBook(again).Get("/api/contacts").Expect(http.StatusOK).String("data.0.time_zone"); got != "Europe/Berlin" {
+		t.Fatalf("round trip: time_zone %q", got)
+	}
+}

@@ -46,6 +46,9 @@ var instance = sync.OnceValue(func() *validator.Validate {
 	must(v.RegisterValidation("headertext", func(fl validator.FieldLevel) bool {
 		return HeaderText(fl.Field().String())
 	}))
+	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
+		return TimeZone(fl.Field().String())
+	}))
 	must(v.RegisterValidation("date", func(fl validator.FieldLevel) bool {
 		s := fl.Field().String()
 		return s == "" || Date(s)
@@ -68,6 +71,16 @@ func HeaderText(s string) bool {
 func Date(s string) bool {
 	t, err := time.Parse(time.DateOnly, s)
 	return err == nil && t.Year() >= 1
+}
+
+// TimeZone reports whether name is an IANA time zone name ("UTC"
+// included; "" and "Local", which name no zone, are not).
+func TimeZone(name string) bool {
+	if name == "" || name == "Local" || strings.TrimSpace(name) != name {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }
 
 func must(err error) {
@@ -136,6 +149,8 @@ func Message(fe validator.FieldError) string {
 		return fmt.Sprintf("%s must be a date of the form YYYY-MM-DD that exists, from year 0001 on.", field)
 	case "fieldkey":
 		return fmt.Sprintf("%s must start with a lower-case letter and hold only a-z, 0-9 and _ (at most 64 characters).", field)
+	case "timezone":
+		return fmt.Sprintf("%s must be an IANA time zone name such as Europe/Berlin or America/New_York.", field)
 	case "uuid":
 		return fmt.Sprintf("%s must be a UUID.", field)
 	case "headertext":

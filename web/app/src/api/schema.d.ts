@@ -3630,7 +3630,8 @@ export interface components {
          *       ],
          *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:15:00Z"
+         *       "updated_at": "2026-03-02T09:15:00Z",
+         *       "time_zone": null
          *     }
          */
         Contact: {
@@ -3674,6 +3675,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone: string | null;
         };
         /**
          * @description A new contact. At least one of first_name, last_name, company must be non-empty (else 422 VALIDATION_ERROR). custom_fields, labels and photo_url are refused with 400 INVALID_INPUT; other unknown fields are ignored.
@@ -3716,6 +3719,8 @@ export interface components {
             /** @description YYYY-MM-DD (an empty string means none). */
             birthday?: string;
             starred?: boolean;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone?: string | null;
         };
         /**
          * @description Changes to a contact: omitted fields stay; arrays replace the whole array (no merge); null clears a field (birthday to null, strings to empty, arrays to empty). photo_url is refused. At least one known field is required.
@@ -3749,6 +3754,8 @@ export interface components {
             birthday?: string | null;
             /** @description Cannot be null. */
             starred?: boolean;
+            /** @description IANA time zone name (e.g. Europe/Berlin); null: the book's default_time_zone. Send windows are read in it. An unknown name is 400 naming time_zone. */
+            time_zone?: string | null;
         };
         /**
          * @description Exactly one of contact_ids and segment_id.
@@ -3999,7 +4006,13 @@ export interface components {
          *           "sender_email": "ann@acme.example",
          *           "trigger_campaign_id": null,
          *           "created_at": "2026-03-02T09:00:00Z",
-         *           "updated_at": "2026-03-02T09:00:00Z"
+         *           "updated_at": "2026-03-02T09:00:00Z",
+         *           "delay_hours": 0,
+         *           "send_window": null,
+         *           "condition": null,
+         *           "variants": null,
+         *           "ab_test": null,
+         *           "winner_variant_id": null
          *         },
          *         {
          *           "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -4016,7 +4029,13 @@ export interface components {
          *           "sender_email": "",
          *           "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
          *           "created_at": "2026-03-02T09:00:00Z",
-         *           "updated_at": "2026-03-02T09:00:00Z"
+         *           "updated_at": "2026-03-02T09:00:00Z",
+         *           "delay_hours": 0,
+         *           "send_window": null,
+         *           "condition": null,
+         *           "variants": null,
+         *           "ab_test": null,
+         *           "winner_variant_id": null
          *         }
          *       ]
          *     }
@@ -4077,7 +4096,13 @@ export interface components {
          *       "sender_email": "ann@acme.example",
          *       "trigger_campaign_id": null,
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:00:00Z"
+         *       "updated_at": "2026-03-02T09:00:00Z",
+         *       "delay_hours": 0,
+         *       "send_window": null,
+         *       "condition": null,
+         *       "variants": null,
+         *       "ab_test": null,
+         *       "winner_variant_id": null
          *     }
          */
         Step: {
@@ -4119,6 +4144,19 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours: number;
+            send_window: components["schemas"]["SendWindow"] | null;
+            condition: components["schemas"]["Condition"] | null;
+            /** @description A/B subjects of an email step; null for one subject. */
+            variants: components["schemas"]["Variant"][] | null;
+            /** @description Set when variants are. */
+            ab_test: components["schemas"]["ABTest"] | null;
+            /**
+             * Format: uuid
+             * @description The A/B test's decision; null until decided. Read only.
+             */
+            winner_variant_id: string | null;
         };
         /**
          * @description A new step, appended at the end. delay_days is required for delay schedules, fixed_date for fixed_date schedules, email_template_id for email steps, trigger_campaign_id (another campaign of the same book) for trigger steps. Fields a type does not use are cleared.
@@ -4129,6 +4167,42 @@ export interface components {
          *       "delay_days": 2,
          *       "email_template_id": "2b8d4f6a-9c1e-4a3b-8d5f-7e0a1c2b3d49",
          *       "sender_name": "Ann from Acme"
+         *     }
+         * @example {
+         *       "step_type": "email",
+         *       "name": "Follow-up",
+         *       "schedule_type": "delay",
+         *       "delay_days": 2,
+         *       "delay_hours": 6,
+         *       "email_template_id": "7c1e3a5b-9d2f-4e6a-8b0c-1d2e3f4a5b6c",
+         *       "send_window": {
+         *         "days": [
+         *           "mon",
+         *           "tue",
+         *           "wed",
+         *           "thu",
+         *           "fri"
+         *         ],
+         *         "start": "09:00",
+         *         "end": "17:00"
+         *       },
+         *       "condition": {
+         *         "if": "not_opened",
+         *         "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4"
+         *       },
+         *       "variants": [
+         *         {
+         *           "subject": "Quick question"
+         *         },
+         *         {
+         *           "subject": "Did you see this?"
+         *         }
+         *       ],
+         *       "ab_test": {
+         *         "metric": "opens",
+         *         "test_percent": 20,
+         *         "decide_after_minutes": 240
+         *       }
          *     }
          */
         StepCreate: {
@@ -4150,9 +4224,15 @@ export interface components {
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours?: number;
+            send_window?: components["schemas"]["SendWindow"] | null;
+            condition?: components["schemas"]["Condition"] | null;
+            variants?: components["schemas"]["VariantInput"][] | null;
+            ab_test?: components["schemas"]["ABTestInput"];
         };
         /**
-         * @description Only supplied fields change; the result is validated as a whole. Only fixed_date, email_template_id and trigger_campaign_id may be null.
+         * @description Only supplied fields change; the result is validated as a whole. Only fixed_date, email_template_id, trigger_campaign_id, send_window, condition and variants may be null (null variants removes the A/B test).
          * @example {
          *       "active": false
          *     }
@@ -4177,6 +4257,12 @@ export interface components {
             sender_email?: string;
             /** Format: uuid */
             trigger_campaign_id?: string | null;
+            /** @description Hours added to delay_days (delay schedule); 0 otherwise. */
+            delay_hours?: number;
+            send_window?: components["schemas"]["SendWindow"] | null;
+            condition?: components["schemas"]["Condition"] | null;
+            variants?: components["schemas"]["VariantInput"][] | null;
+            ab_test?: components["schemas"]["ABTestInput"];
         };
         /**
          * @example {
@@ -4278,7 +4364,9 @@ export interface components {
          *       "sort_order": 0,
          *       "completed_at": "2026-03-04T09:15:00Z",
          *       "result_type": "success",
-         *       "result_detail": ""
+         *       "result_detail": "",
+         *       "variant_id": null,
+         *       "variant_subject": null
          *     }
          */
         HistoryItem: {
@@ -4293,9 +4381,15 @@ export interface components {
             /** Format: date-time */
             completed_at: string;
             /** @enum {string} */
-            result_type: "success" | "failed";
-            /** @description Empty on success; the failure reason otherwise. */
+            result_type: "success" | "failed" | "skipped";
+            /** @description Empty on success; the failure reason, or for skipped `condition not met: <if> <step name>`. */
             result_detail: string;
+            /**
+             * Format: uuid
+             * @description The A/B variant the participant got; null otherwise.
+             */
+            variant_id: string | null;
+            variant_subject: string | null;
         };
         /**
          * @description A campaign a contact is or was enrolled in.
@@ -4343,7 +4437,9 @@ export interface components {
          *         "clicked_count": 12,
          *         "bounced_count": 2,
          *         "complained_count": 0,
-         *         "unsubscribed_count": 1
+         *         "unsubscribed_count": 1,
+         *         "skipped_count": 0,
+         *         "waiting_count": 0
          *       },
          *       "steps": [
          *         {
@@ -4357,7 +4453,9 @@ export interface components {
          *           "clicked_count": 12,
          *           "bounced_count": 2,
          *           "complained_count": 0,
-         *           "unsubscribed_count": 1
+         *           "unsubscribed_count": 1,
+         *           "skipped_count": 0,
+         *           "waiting_count": 0
          *         },
          *         {
          *           "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -4370,7 +4468,9 @@ export interface components {
          *           "clicked_count": 0,
          *           "bounced_count": 0,
          *           "complained_count": 0,
-         *           "unsubscribed_count": 0
+         *           "unsubscribed_count": 0,
+         *           "skipped_count": 0,
+         *           "waiting_count": 0
          *         }
          *       ]
          *     }
@@ -4390,6 +4490,10 @@ export interface components {
                 bounced_count: number;
                 complained_count: number;
                 unsubscribed_count: number;
+                /** @description Steps whose condition did not hold. */
+                skipped_count: number;
+                /** @description Participants held by a send window or an undecided A/B test. */
+                waiting_count: number;
             };
             steps: {
                 /** Format: uuid */
@@ -4405,6 +4509,20 @@ export interface components {
                 bounced_count: number;
                 complained_count: number;
                 unsubscribed_count: number;
+                skipped_count: number;
+                /** @description Due, but held by the send window or by the undecided A/B test. */
+                waiting_count: number;
+                /** @description An A/B step's emails by variant (absent on other steps). */
+                variants?: {
+                    /** Format: uuid */
+                    id: string;
+                    subject: string;
+                    /** @description Every email sent with the variant, after the decision too. */
+                    sent_count: number;
+                    opened_count: number;
+                    clicked_count: number;
+                    winner: boolean;
+                }[];
             }[];
         };
         /**
@@ -4428,7 +4546,7 @@ export interface components {
             /** Format: date-time */
             completed_at: string;
             /** @enum {string} */
-            result_type: "success" | "failed";
+            result_type: "success" | "failed" | "skipped";
             result_detail: string;
             /** Format: uuid */
             contact_id: string;
@@ -4457,7 +4575,8 @@ export interface components {
          *       "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
          *       "track_opens": true,
          *       "track_clicks": false,
-         *       "events_received_at": null
+         *       "events_received_at": null,
+         *       "default_time_zone": "UTC"
          *     }
          */
         EmailSettings: {
@@ -4497,6 +4616,8 @@ export interface components {
              * @description When a signed batch of the provider's events last reached the book's intake (to within a minute); null when none has. The dashboard's setup checklist shows it as events arriving.
              */
             events_received_at: string | null;
+            /** @description IANA zone that send windows are read in for contacts without a time zone. Default UTC. */
+            default_time_zone: string;
         };
         /**
          * @description What GET answers for a book whose settings were never saved.
@@ -4553,6 +4674,8 @@ export interface components {
              * @default false
              */
             track_clicks: boolean;
+            /** @description IANA zone; empty or absent: UTC. An unknown name is 400. */
+            default_time_zone?: string;
         };
         /**
          * @example {
@@ -5101,12 +5224,12 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            type: "enrolled" | "sent" | "failed" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
+            type: "enrolled" | "sent" | "failed" | "skipped" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
             /** Format: uuid */
             campaign_id: string;
             /** Format: uuid */
             step_id: string | null;
-            /** @description The failure detail, the provider's reason, or the clicked URL. */
+            /** @description The failure detail, the unmet condition of a skipped step, the provider's reason, or the clicked URL. */
             detail: string;
         };
         /**
@@ -5249,7 +5372,7 @@ export interface components {
              * @enum {string}
              */
             format?: "csv" | "vcard";
-            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
+            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, time_zone (an IANA name), birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
             mapping?: string;
             /**
              * @description What a row does when one of its addresses belongs to a contact of the book: skip it, update that contact with the row's non-empty values, or create a contact anyway (failing in a book that enforces unique emails).
@@ -6013,6 +6136,94 @@ export interface components {
             /** @description The full set of public labels wanted; others are ignored. */
             label_ids?: string[];
         };
+        /**
+         * @description When an email step may send, read in the participant's time zone (the contact's time_zone, else the book's default_time_zone): local wall time, so 09:00 is 09:00 on both sides of a daylight-saving change. A participant due outside it waits (counted in waiting_count) and is sent by the first pass or run inside it.
+         * @example {
+         *       "days": [
+         *         "mon",
+         *         "tue",
+         *         "wed",
+         *         "thu",
+         *         "fri"
+         *       ],
+         *       "start": "09:00",
+         *       "end": "17:00"
+         *     }
+         */
+        SendWindow: {
+            /** @description Returned in week order. */
+            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /** @description HH:MM, inclusive. */
+            start: string;
+            /** @description HH:MM after start, exclusive; 24:00 is the end of the day. */
+            end: string;
+        };
+        /**
+         * @description The step applies only when the provider's feedback on the participant's email of an earlier email step says so; otherwise the step completes with result skipped (detail `condition not met: <if> <step name>`) and the participant moves on.
+         * @example {
+         *       "if": "not_opened",
+         *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4"
+         *     }
+         */
+        Condition: {
+            /** @enum {string} */
+            if: "opened" | "not_opened" | "clicked" | "not_clicked" | "delivered" | "bounced";
+            /**
+             * Format: uuid
+             * @description An earlier email step of the same campaign.
+             */
+            step_id: string;
+        };
+        /** @description One subject (and optionally template) of an A/B step. */
+        Variant: {
+            /** Format: uuid */
+            id: string;
+            subject: string;
+            /**
+             * Format: uuid
+             * @description null: the step's template.
+             */
+            email_template_id: string | null;
+        };
+        /** @description A variant of a step body; send back a variant's id to keep it (and its counts) across an edit. */
+        VariantInput: {
+            /** Format: uuid */
+            id?: string | null;
+            subject: string;
+            /** Format: uuid */
+            email_template_id?: string | null;
+        };
+        /**
+         * @description How an A/B step's test runs.
+         * @example {
+         *       "metric": "opens",
+         *       "test_percent": 20,
+         *       "decide_after_minutes": 240
+         *     }
+         */
+        ABTest: {
+            /**
+             * @description Unique open or click rate decides. Default opens.
+             * @enum {string}
+             */
+            metric: "opens" | "clicks";
+            /** @description Share of the participants due when the step is first reached that get the variants in turn (rounded up, at least one per variant). Default 20. */
+            test_percent: number;
+            /** @description Wait after the last test email before the decision. Default 240. */
+            decide_after_minutes: number;
+        };
+        /** @description Absent fields take the defaults (on a patch: keep their values). */
+        ABTestInput: {
+            /**
+             * @description Unique open or click rate decides. Default opens.
+             * @enum {string}
+             */
+            metric?: "opens" | "clicks";
+            /** @description Share of the participants due when the step is first reached that get the variants in turn (rounded up, at least one per variant). Default 20. */
+            test_percent?: number;
+            /** @description Wait after the last test email before the decision. Default 240. */
+            decide_after_minutes?: number;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -6051,7 +6262,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address. */
+        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid, a step reorder or delete that would leave a condition naming a later step or none); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -7221,7 +7432,8 @@ export interface operations {
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
                      *         "track_clicks": false,
-                     *         "events_received_at": null
+                     *         "events_received_at": null,
+                     *         "default_time_zone": "UTC"
                      *       }
                      *     }
                      */
@@ -7283,7 +7495,8 @@ export interface operations {
                      *         "event_webhook_url": "https://contactbook.example/api/mailer/events/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
                      *         "track_opens": false,
                      *         "track_clicks": false,
-                     *         "events_received_at": null
+                     *         "events_received_at": null,
+                     *         "default_time_zone": "UTC"
                      *       }
                      *     }
                      */
@@ -7303,8 +7516,8 @@ export interface operations {
     stepContacts: {
         parameters: {
             query?: {
-                /** @description Only the step's successes or failures, or the contacts whose email the provider reported delivered, opened, clicked, bounced (hard), complained (spam report) or unsubscribed: the contacts behind each number of the campaign stats. All when absent. */
-                result?: "success" | "failed" | "delivered" | "opened" | "clicked" | "bounced" | "complained" | "unsubscribed";
+                /** @description Only the step's successes, failures or skips (condition not met), or the contacts whose email the provider reported delivered, opened, clicked, bounced (hard), complained (spam report) or unsubscribed: the contacts behind each number of the campaign stats. All when absent. */
+                result?: "success" | "failed" | "skipped" | "delivered" | "opened" | "clicked" | "bounced" | "complained" | "unsubscribed";
                 /** @description 1-based page number, default 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Page size, default 50, at most 100: larger values (up to 2147483647) are clamped to 100; 0 means the default. */
@@ -7931,7 +8144,13 @@ export interface operations {
                      *             "sender_email": "ann@acme.example",
                      *             "trigger_campaign_id": null,
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           },
                      *           {
                      *             "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -7948,7 +8167,13 @@ export interface operations {
                      *             "sender_email": "",
                      *             "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           }
                      *         ]
                      *       }
@@ -8336,7 +8561,9 @@ export interface operations {
                      *           "sort_order": 0,
                      *           "completed_at": "2026-03-04T09:15:00Z",
                      *           "result_type": "success",
-                     *           "result_detail": ""
+                     *           "result_detail": "",
+                     *           "variant_id": null,
+                     *           "variant_subject": null
                      *         }
                      *       ]
                      *     }
@@ -8441,7 +8668,9 @@ export interface operations {
                      *           "clicked_count": 0,
                      *           "bounced_count": 0,
                      *           "complained_count": 0,
-                     *           "unsubscribed_count": 0
+                     *           "unsubscribed_count": 0,
+                     *           "skipped_count": 0,
+                     *           "waiting_count": 0
                      *         },
                      *         "steps": [
                      *           {
@@ -8455,7 +8684,9 @@ export interface operations {
                      *             "clicked_count": 0,
                      *             "bounced_count": 0,
                      *             "complained_count": 0,
-                     *             "unsubscribed_count": 0
+                     *             "unsubscribed_count": 0,
+                     *             "skipped_count": 0,
+                     *             "waiting_count": 0
                      *           },
                      *           {
                      *             "step_id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -8468,7 +8699,9 @@ export interface operations {
                      *             "clicked_count": 0,
                      *             "bounced_count": 0,
                      *             "complained_count": 0,
-                     *             "unsubscribed_count": 0
+                     *             "unsubscribed_count": 0,
+                     *             "skipped_count": 0,
+                     *             "waiting_count": 0
                      *           }
                      *         ]
                      *       }
@@ -8534,7 +8767,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -8599,6 +8838,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -8652,6 +8892,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8708,7 +8949,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -8721,6 +8968,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
@@ -8834,7 +9082,8 @@ export interface operations {
                      *           ],
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:15:00Z"
+                     *           "updated_at": "2026-03-02T09:15:00Z",
+                     *           "time_zone": null
                      *         }
                      *       ],
                      *       "meta": {
@@ -8952,7 +9201,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -9304,7 +9554,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -9443,7 +9694,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -11478,7 +11730,13 @@ export interface operations {
                      *             "sender_email": "ann@acme.example",
                      *             "trigger_campaign_id": null,
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           },
                      *           {
                      *             "id": "1f3b5d7a-9c2e-4f4a-86b8-d0e2f4a6b8c0",
@@ -11495,7 +11753,13 @@ export interface operations {
                      *             "sender_email": "",
                      *             "trigger_campaign_id": "7d2f4b6c-8e0a-4c3d-8f5b-1a2c3e4d5f6b",
                      *             "created_at": "2026-03-02T09:00:00Z",
-                     *             "updated_at": "2026-03-02T09:00:00Z"
+                     *             "updated_at": "2026-03-02T09:00:00Z",
+                     *             "delay_hours": 0,
+                     *             "send_window": null,
+                     *             "condition": null,
+                     *             "variants": null,
+                     *             "ab_test": null,
+                     *             "winner_variant_id": null
                      *           }
                      *         ]
                      *       }
@@ -11722,7 +11986,13 @@ export interface operations {
                      *         "sender_email": "ann@acme.example",
                      *         "trigger_campaign_id": null,
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "delay_hours": 0,
+                     *         "send_window": null,
+                     *         "condition": null,
+                     *         "variants": null,
+                     *         "ab_test": null,
+                     *         "winner_variant_id": null
                      *       }
                      *     }
                      */
@@ -11849,7 +12119,8 @@ export interface operations {
                      *           ],
                      *           "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *           "created_at": "2026-03-02T09:00:00Z",
-                     *           "updated_at": "2026-03-02T09:15:00Z"
+                     *           "updated_at": "2026-03-02T09:15:00Z",
+                     *           "time_zone": null
                      *         }
                      *       ],
                      *       "meta": {
@@ -11968,7 +12239,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -12278,7 +12550,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -12419,7 +12692,8 @@ export interface operations {
                      *         ],
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:15:00Z"
+                     *         "updated_at": "2026-03-02T09:15:00Z",
+                     *         "time_zone": null
                      *       }
                      *     }
                      */
@@ -16409,7 +16683,8 @@ export interface operations {
                  *         ],
                  *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                  *         "created_at": "2026-03-02T09:00:00Z",
-                 *         "updated_at": "2026-03-02T09:15:00Z"
+                 *         "updated_at": "2026-03-02T09:15:00Z",
+                 *         "time_zone": null
                  *       }
                  *     }
                  */
@@ -16537,7 +16812,8 @@ export interface operations {
                  *         ],
                  *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                  *         "created_at": "2026-03-02T09:00:00Z",
-                 *         "updated_at": "2026-03-02T09:15:00Z"
+                 *         "updated_at": "2026-03-02T09:15:00Z",
+                 *         "time_zone": null
                  *       }
                  *     }
                  */

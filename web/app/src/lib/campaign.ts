@@ -5,12 +5,12 @@ import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
 export const campaignStates: Record<Schemas['CampaignStatus'], string> = { draft: 'Draft', active: 'Running', paused: 'Paused', archived: 'Archived' };
 
 /** schedule says when a step runs, relative to the previous one. */
-export function schedule(s: Pick<Schemas['Step'], 'schedule_type' | 'delay_days' | 'fixed_date'>): string {
+export function schedule(s: Pick<Schemas['Step'], 'schedule_type' | 'delay_days' | 'delay_hours' | 'fixed_date'>): string {
   switch (s.schedule_type) {
     case 'immediate':
       return 'Right after the previous step';
     case 'delay':
-      return `${s.delay_days} day${s.delay_days === 1 ? '' : 's'} after the previous step`;
+      return `${s.delay_days} day${s.delay_days === 1 ? '' : 's'}${s.delay_hours ? ` ${s.delay_hours} hour${s.delay_hours === 1 ? '' : 's'}` : ''} after the previous step`;
     default:
       return `On ${s.fixed_date}`;
   }

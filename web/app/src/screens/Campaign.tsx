@@ -17,6 +17,7 @@ import { DataTable } from '../ui/DataTable';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
 import { Notice, Page } from '../ui/Page';
+import { TimingFields, timingBody, timingChecks, timingForm, timingSummary } from '../ui/StepTiming';
 
 type Detail = Schemas['CampaignDetail'];
 type Step = Schemas['Step'];
@@ -215,7 +216,14 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
             ),
           },
           { key: 'type', header: 'Kind', cell: (s) => (s.step_type === 'email' ? `Email: ${templateName(s.email_template_id)}` : `Enroll in: ${campaignName(s.trigger_campaign_id)}`) },
-          { key: 'when', header: 'When', cell: (s) => schedule(s) },
+          {
+            key: 'when',
+            header: 'When',
+            cell: (s) => {
+              const more = timingSummary(s, c.steps);
+              return more ? `${schedule(s)}; ${more}` : schedule(s);
+            },
+          },
           { key: 'active', header: 'Active', cell: (s) => (s.active ? 'Yes' : 'No: skipped') },
           ...(canWrite
             ? [
@@ -263,6 +271,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
           bookId={bookId}
           campaignId={id}
           step={editing === 'new' ? null : editing}
+          steps={c.steps}
           templates={templates}
           campaigns={others}
           onClose={() => setEditing(null)}
@@ -352,13 +361,14 @@ interface StepFormProps {
   bookId: string;
   campaignId: string;
   step: Step | null;
+  steps: Step[];
   templates: Schemas['Template'][];
   campaigns: Schemas['CampaignListItem'][];
   onClose: () => void;
   onSaved: (s: Step) => void;
 }
 
-function StepForm({ bookId, campaignId, step, templates, campaigns, onClose, onSaved }: StepFormProps) {
+function StepForm({ bookId, campaignId, step, steps, templates, campaigns, onClose, onSaved }: StepFormProps) {
   const form = useForm({
     step_type: step?.step_type ?? ('email' as Step['step_type']),
     name: step?.name ?? '',
@@ -370,9 +380,12 @@ function StepForm({ bookId, campaignId, step, templates, campaigns, onClose, onS
     sender_name: step?.sender_name ?? '',
     sender_email: step?.sender_email ?? '',
     active: step?.active ?? true,
+    ...timingForm(step),
   });
   const v = form.values;
   const email = v.step_type === 'email';
+  const delay = v.schedule_type === 'delay';
+  const earlier = steps.filter((s) => s.step_type === 'email' && (!step || s.sort_order < step.sort_order));
   return (
     <FormDialog
       title={step ? `Edit the step “${step.name}”` : 'Add a step'}
@@ -385,6 +398,7 @@ function StepForm({ bookId, campaignId, step, templates, campaigns, onClose, onS
         email_template_id: email && !v.email_template_id ? 'Choose a template (write one under Templates first).' : '',
         trigger_campaign_id: !email && !v.trigger_campaign_id ? 'Choose the campaign to enroll in.' : '',
         sender_email: email && v.sender_email ? checkEmail(v.sender_email) : '',
+        ...timingChecks(v, email, delay),
       })}
       send={async () => {
         const common = {
@@ -397,6 +411,7 @@ function StepForm({ bookId, campaignId, step, templates, campaigns, onClose, onS
           trigger_campaign_id: email ? undefined : v.trigger_campaign_id,
           sender_name: email ? v.sender_name : '',
           sender_email: email ? v.sender_email : '',
+          ...timingBody(v, email, delay),
         };
         const params = { header: inBook(bookId), path: { id: campaignId } };
         const r = step
@@ -439,6 +454,7 @@ function StepForm({ bookId, campaignId, step, templates, campaigns, onClose, onS
           ))}
         </Field>
       )}
+      <TimingFields values={v} errors={form.errors} set={(k, val) => form.set(k, val as never)} email={email} delay={delay} earlier={earlier} />
       <Field label="Active" type="checkbox" hint="An inactive step is skipped." checked={v.active} onChange={(e) => form.set('active', (e.target as HTMLInputElement).checked)} />
     </FormDialog>
   );

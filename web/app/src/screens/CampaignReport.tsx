@@ -1,6 +1,8 @@
 // A campaign's report: per step, how many emails were sent, delivered,
-// opened, clicked, bounced, marked as spam and failed, as a chart and a
-// table; each number opens the contacts behind it.
+// opened, clicked, bounced, marked as spam and failed, and how many
+// participants skipped the step (its condition) or wait for it (its send
+// window or A/B test), as a chart and a table; each number opens the
+// contacts behind it. A/B steps show each subject's counts and the winner.
 import { useState } from 'preact/hooks';
 import { api, inBook, ok, type Schemas } from '../api/client';
 import { useCampaign } from '../lib/campaign';
@@ -13,7 +15,7 @@ import { Page } from '../ui/Page';
 import { Pager } from '../ui/Pager';
 
 type StepStats = Schemas['Stats']['steps'][number];
-type Result = 'success' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed';
+type Result = 'success' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed' | 'skipped';
 
 const metrics: { key: Result; name: string; count: (s: StepStats) => number }[] = [
   { key: 'success', name: 'Sent', count: (s) => s.success_count },
@@ -23,6 +25,7 @@ const metrics: { key: Result; name: string; count: (s: StepStats) => number }[] 
   { key: 'bounced', name: 'Bounced', count: (s) => s.bounced_count },
   { key: 'complained', name: 'Spam reports', count: (s) => s.complained_count },
   { key: 'failed', name: 'Failed', count: (s) => s.failed_count },
+  { key: 'skipped', name: 'Skipped', count: (s) => s.skipped_count },
 ];
 
 export default function CampaignReport({ book: bookId, id }: { book: string; id: string }) {
@@ -56,6 +59,10 @@ export default function CampaignReport({ book: bookId, id }: { book: string; id:
               <dt>Through the whole sequence</dt>
               <dd>{st.summary.completed_count.toLocaleString('en')}</dd>
             </div>
+            <div>
+              <dt>Waiting</dt>
+              <dd>{st.summary.waiting_count.toLocaleString('en')}</dd>
+            </div>
           </dl>
           <StepChart steps={st.steps} />
           <DataTable<StepStats>
@@ -77,12 +84,41 @@ export default function CampaignReport({ book: bookId, id }: { book: string; id:
                     '0'
                   ),
               })),
+              { key: 'waiting', header: 'Waiting', cell: (s) => s.waiting_count.toLocaleString('en') },
             ]}
           />
+          {st.steps
+            .filter((s) => s.variants?.length)
+            .map((s) => (
+              <VariantTable step={s} />
+            ))}
         </>
       )}
       {shown && <StepContacts bookId={bookId} campaignId={id} step={shown.step} metric={shown.metric} onClose={() => setShown(null)} />}
     </Page>
+  );
+}
+
+type VariantStats = NonNullable<StepStats['variants']>[number];
+
+/** VariantTable shows an A/B step's subjects side by side, the winner marked. */
+function VariantTable({ step }: { step: StepStats }) {
+  const rate = (n: number, of: number) => (of ? `${((100 * n) / of).toFixed(1)} %` : '—');
+  const decided = step.variants?.some((v) => v.winner);
+  return (
+    <DataTable<VariantStats>
+      caption={`A/B subjects of ${step.step_name}${decided ? '' : ': the test is not decided yet'}`}
+      rows={step.variants ?? []}
+      rowKey={(v) => v.id}
+      empty="No subject."
+      columns={[
+        { key: 'subject', header: 'Subject', cell: (v) => v.subject },
+        { key: 'sent', header: 'Sent', cell: (v) => v.sent_count.toLocaleString('en') },
+        { key: 'opened', header: 'Opened', cell: (v) => `${v.opened_count.toLocaleString('en')} (${rate(v.opened_count, v.sent_count)})` },
+        { key: 'clicked', header: 'Clicked', cell: (v) => `${v.clicked_count.toLocaleString('en')} (${rate(v.clicked_count, v.sent_count)})` },
+        { key: 'winner', header: 'Winner', cell: (v) => (v.winner ? 'Winner' : '') },
+      ]}
+    />
   );
 }
 
@@ -144,7 +180,7 @@ function StepContacts({ bookId, campaignId, step, metric, onClose }: { bookId: s
           { key: 'name', header: 'Contact', cell: (c) => <a href={`/app/contacts/${c.contact_id}`}>{c.contact_name || c.contact_email}</a> },
           { key: 'email', header: 'Email', cell: (c) => c.contact_email },
           { key: 'at', header: 'Step done', cell: (c) => new Date(c.completed_at).toLocaleString() },
-          ...(metric.key === 'failed' ? [{ key: 'why', header: 'Why', cell: (c: Schemas['StepContact']) => c.result_detail }] : []),
+          ...(metric.key === 'failed' || metric.key === 'skipped' ? [{ key: 'why', header: 'Why', cell: (c: Schemas['StepContact']) => c.result_detail }] : []),
         ]}
       />
       {list.total > pageSize && <Pager page={page} pages={pageCount(list.total, pageSize)} onPage={setPage} />}

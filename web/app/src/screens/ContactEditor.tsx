@@ -13,6 +13,7 @@ import { useWorkspace } from '../lib/workspace';
 import { Field, FormError } from '../ui/Field';
 import { Page } from '../ui/Page';
 import { Repeat } from '../ui/Repeat';
+import { checkTimeZone, TimeZoneField } from '../ui/TimeZoneField';
 
 type Email = Schemas['ContactEmail'];
 type Phone = Schemas['ContactPhone'];
@@ -34,6 +35,7 @@ interface Values extends Record<string, unknown> {
   relationships: Relationship[];
   birthday: string;
   website: string;
+  time_zone: string;
   notes: string;
   starred: boolean;
   custom: Record<string, string>;
@@ -54,6 +56,7 @@ function valuesOf(c: Contact | null): Values {
     relationships: c?.relationships ?? [],
     birthday: c?.birthday ?? '',
     website: c?.website ?? '',
+    time_zone: c?.time_zone ?? '',
     notes: c?.notes ?? '',
     starred: c?.starred ?? false,
     custom: Object.fromEntries(Object.entries((c?.custom_fields as Record<string, unknown> | null) ?? {}).map(([k, v]) => [k, String(v ?? '')])),
@@ -112,6 +115,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
     'job_title',
     'birthday',
     'website',
+    'time_zone',
     'notes',
     ...v.emails.map((_, i) => `emails[${i}].address`),
     ...v.phones.map((_, i) => `phones[${i}].number`),
@@ -127,6 +131,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
     if (!v.first_name.trim() && !v.last_name.trim() && !v.company.trim()) c.first_name = 'Give a first name, a last name or a company.';
     c.birthday = checkDate(v.birthday);
     c.website = checkURL(v.website);
+    c.time_zone = checkTimeZone(v.time_zone);
     v.emails.forEach((e, i) => (c[`emails[${i}].address`] = checkEmail(e.address)));
     v.emails.forEach((e, i) => {
       if (v.emails.findIndex((x) => x.address.trim().toLowerCase() === e.address.trim().toLowerCase()) < i) c[`emails[${i}].address`] = 'This address is already listed above.';
@@ -162,6 +167,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
       relationships: v.relationships.map((r) => (r.contact_id ? r : { label: r.label, name: r.name })),
       birthday: v.birthday,
       website: v.website.trim(),
+      time_zone: v.time_zone.trim() || null,
       notes: v.notes,
       starred: v.starred,
     };
@@ -265,6 +271,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
             <Field label="Birthday" type="date" {...f.bind('birthday')} />
             <Field label="Website" type="url" placeholder="https://" {...f.bind('website')} />
           </div>
+          <TimeZoneField label="Time zone" hint="Campaign send windows are read in it; empty: the book's default time zone." {...f.bind('time_zone')} />
           <Field label="Notes" as="textarea" rows={4} {...f.bind('notes')} />
         </fieldset>
 

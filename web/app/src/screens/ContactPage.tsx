@@ -96,6 +96,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
         {c.dates.map((d) => (
           <Fact name={d.label || 'Date'} value={d.value} />
         ))}
+        <Fact name="Time zone" value={c.time_zone ?? ''} />
         <Fact name="Website" value={c.website && <a href={c.website} rel="noopener noreferrer" target="_blank">{c.website}</a>} />
         {c.socials.map((s) => (
           <Fact name={socialNames[s.label ?? 'other']} value={s.value} />

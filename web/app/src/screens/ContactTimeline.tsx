@@ -14,6 +14,7 @@ const what: Record<Activity['type'], string> = {
   removed: 'Removed from',
   sent: 'Email sent by',
   failed: 'Email not sent by',
+  skipped: 'Step skipped (its condition did not hold) in',
   delivered: 'Email delivered, from',
   deferred: 'Delivery deferred by the receiving server, email of',
   bounced: 'Email bounced, from',

@@ -163,7 +163,12 @@ function History({ bookId, campaignId, participant, onClose }: { bookId: string;
         columns={[
           { key: 'step', header: 'Step', cell: (h) => `${h.sort_order + 1}. ${h.step_name}` },
           { key: 'at', header: 'Done', cell: (h) => new Date(h.completed_at).toLocaleString() },
-          { key: 'result', header: 'Result', cell: (h) => (h.result_type === 'success' ? 'Done' : `Failed: ${h.result_detail}`) },
+          {
+            key: 'result',
+            header: 'Result',
+            cell: (h) =>
+              h.result_type === 'success' ? (h.variant_subject ? `Done, subject “${h.variant_subject}”` : 'Done') : h.result_type === 'skipped' ? `Skipped: ${h.result_detail}` : `Failed: ${h.result_detail}`,
+          },
         ]}
       />
     </Dialog>

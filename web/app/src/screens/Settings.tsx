@@ -15,6 +15,7 @@ import { Field } from '../ui/Field';
 import { Form } from '../ui/Form';
 import { BookMissing, Notice, Page } from '../ui/Page';
 import { AddonMissing } from '../ui/AddonMissing';
+import { TimeZoneField } from '../ui/TimeZoneField';
 
 type Settings = Schemas['EmailSettings'];
 type Input = Required<Omit<Schemas['EmailSettingsInput'], 'track_opens' | 'track_clicks'>> & { track_opens: boolean; track_clicks: boolean };
@@ -34,6 +35,7 @@ const empty: Input = {
   event_webhook_public_key: '',
   track_opens: false,
   track_clicks: false,
+  default_time_zone: 'UTC',
 };
 
 export default function Settings({ book: bookId }: { book: string }) {
@@ -121,6 +123,15 @@ function Editor({ bookId, settings, webhookURL, canWrite, onSaved }: { bookId: s
         })}
         {check('track_opens', 'Track opens', 'SendGrid adds an invisible image to each email.')}
         {check('track_clicks', 'Track clicks', 'SendGrid routes links through its own address to count clicks.')}
+      </fieldset>
+      <fieldset>
+        <legend>Time</legend>
+        <TimeZoneField
+          label="Default time zone"
+          readOnly={!canWrite}
+          hint="Send windows are read in each contact's own time zone; contacts without one use this zone."
+          {...form.bind('default_time_zone')}
+        />
       </fieldset>
       <fieldset>
         <legend>Delivery events</legend>

@@ -90,7 +90,7 @@ export default () =>
       const row = report.getByRole('row', { name: /Sale email/ });
       await row.waitFor();
       const cells = await row.getByRole('cell').allTextContents();
-      assert.deepEqual(cells, ['1. Sale email', '3', '2', '1', '0', '1', '0', '0'], 'step, sent, delivered, opened, clicked, bounced, spam reports, failed');
+      assert.deepEqual(cells, ['1. Sale email', '3', '2', '1', '0', '1', '0', '0', '0', '0'], 'step, sent, delivered, opened, clicked, bounced, spam reports, failed, skipped, waiting');
       await page.getByRole('img', { name: /^Bars of each step's/ }).waitFor();
       await screen(page, 'campaign-report');
       await row.getByRole('button', { name: '1: the contacts of Sale email, bounced' }).click();

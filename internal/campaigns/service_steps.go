@@ -1,0 +1,141 @@
+package campaigns
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// checkStepRefs verifies the template and trigger campaign of a step are
+// in the campaign's book.
+func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid.UUID, st Step) error {
+	if st.EmailTemplateID != nil {
+		ok, err := s.st.templateInBook(ctx, db, bookID, *st.EmailTemplateID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`email_template_id` must name an email template of the campaign's book.")
+		}
+	}
+	if st.TriggerCampaignID != nil {
+		ok, err := s.st.campaignInBook(ctx, db, bookID, *st.TriggerCampaignID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`trigger_campaign_id` must name another campaign of the same book.")
+		}
+	}
+	return nil
+}
+
+// CreateStep appends a step to the campaign (member).
+func (s *Service) CreateStep(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in StepInput) (Step, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
+	if err != nil {
+		return Step{}, err
+	}
+	st, err := stepFromInput(campaignID, in)
+	if err != nil {
+		return Step{}, err
+	}
+	var out Step
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
+			return err
+		}
+		if out, err = s.st.insertStep(ctx, tx, st, s.now()); err != nil {
+			return err
+		}
+		return s.checkConditionOf(ctx, tx, out)
+	})
+	return out, err
+}
+
+// UpdateStep changes the supplied fields of a step and validates the whole
+// step again (member).
+func (s *Service) UpdateStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID, p StepPatch) (Step, error) {
+	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
+	if err != nil {
+		return Step{}, err
+	}
+	var out Step
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		st, err := s.st.step(ctx, tx, campaignID, stepID, true)
+		if err != nil {
+			return err
+		}
+		if err := applyStepPatch(&st, p); err != nil {
+			return err
+		}
+		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
+			return err
+		}
+		if out, err = s.st.updateStep(ctx, tx, st, s.now()); err != nil {
+			return err
+		}
+		return s.afterStepChange(ctx, tx, out, p.changesTiming())
+	})
+	return out, err
+}
+
+// DeleteStep removes a step and its completion records; the later steps
+// move up so sort_order stays 0, 1, 2, ... (member).
+func (s *Service) DeleteStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID) error {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
+		return err
+	}
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		if err := s.st.deleteStep(ctx, tx, campaignID, stepID); err != nil {
+			return err
+		}
+		return s.afterStepsMoved(ctx, tx, campaignID)
+	})
+}
+
+// ReorderSteps sets the order of all steps (member). step_ids must name
+// every step of the campaign exactly once.
+func (s *Service) ReorderSteps(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in ReorderInput) error {
+	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
+		return err
+	}
+	if len(in.StepIDs) == 0 {
+		return apperr.Invalidf("`step_ids` is required: list every step of the campaign in the new order.")
+	}
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		current, err := s.st.stepIDs(ctx, tx, campaignID)
+		if err != nil {
+			return err
+		}
+		if !sameSet(current, in.StepIDs) {
+			return apperr.Invalidf("`step_ids` must list every step of the campaign exactly once (%d steps).", len(current))
+		}
+		if err := s.st.reorderSteps(ctx, tx, campaignID, in.StepIDs, s.now()); err != nil {
+			return err
+		}
+		return s.afterStepsMoved(ctx, tx, campaignID)
+	})
+}
+
+func sameSet(have, want []uuid.UUID) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	seen := make(map[uuid.UUID]bool, len(have))
+	for _, id := range have {
+		seen[id] = true
+	}
+	for _, id := range want {
+		if !seen[id] {
+			return false
+		}
+		delete(seen, id) // a duplicate is then "not seen"
+	}
+	return true
+}
