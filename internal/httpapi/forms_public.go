@@ -170,20 +170,7 @@ func readSubmission(w http.ResponseWriter, r *http.Request) (forms.SubmitInput, 
 			}
 		}
 	} else {
-		var err error
-		if mt == "multipart/form-data" {
-			err = r.ParseMultipartForm(maxSubmissionBody)
-		} else {
-			err = r.ParseForm()
-		}
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return in, apperr.New(apperr.PayloadTooLarge, "The form is too large.")
-			}
-			return in, apperr.Invalidf("The form could not be read.")
-		}
-		if err := formText(r); err != nil {
+		if err := parsePostedForm(r, mt, maxSubmissionBody); err != nil {
 			return in, err
 		}
 		for k, vs := range r.PostForm {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -81,6 +82,26 @@ func valuesText(kind string, vals url.Values) error {
 // multipart: ParseMultipartForm fills PostForm too).
 func formText(r *http.Request) error {
 	return valuesText("form field", r.PostForm)
+}
+
+// parsePostedForm reads a page's form post (urlencoded, or multipart of
+// at most maxBody bytes) into r.PostForm and checks its text: an oversize
+// body is PAYLOAD_TOO_LARGE, an unreadable one INVALID_INPUT.
+func parsePostedForm(r *http.Request, mediaType string, maxBody int64) error {
+	var err error
+	if mediaType == "multipart/form-data" {
+		err = r.ParseMultipartForm(maxBody)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apperr.New(apperr.PayloadTooLarge, "The form is too large.")
+		}
+		return apperr.Invalidf("The form could not be read.")
+	}
+	return formText(r)
 }
 
 // maxTextWalkDepth bounds the nesting the walk follows: no body of this

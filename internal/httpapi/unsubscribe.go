@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -115,20 +114,7 @@ func readUnsubscribeForm(w http.ResponseWriter, r *http.Request) (unsubscribeInp
 		}
 		return in, nil
 	}
-	var err error
-	if mt == "multipart/form-data" {
-		err = r.ParseMultipartForm(maxUnsubscribeBody)
-	} else {
-		err = r.ParseForm()
-	}
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return in, apperr.New(apperr.PayloadTooLarge, "The form is too large.")
-		}
-		return in, apperr.Invalidf("The form could not be read.")
-	}
-	if err := formText(r); err != nil {
+	if err := parsePostedForm(r, mt, maxUnsubscribeBody); err != nil {
 		return in, err
 	}
 	in.Token = strings.TrimSpace(r.FormValue("token"))

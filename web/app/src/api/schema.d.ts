@@ -6057,7 +6057,8 @@ export interface components {
          *         ],
          *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *         "created_at": "2026-03-02T09:00:00Z",
-         *         "updated_at": "2026-03-02T09:15:00Z"
+         *         "updated_at": "2026-03-02T09:15:00Z",
+         *         "time_zone": "Europe/Madrid"
          *       },
          *       "consents": [
          *         {
@@ -6174,7 +6175,14 @@ export interface components {
              */
             step_id: string;
         };
-        /** @description One subject (and optionally template) of an A/B step. */
+        /**
+         * @description One subject (and optionally template) of an A/B step.
+         * @example {
+         *       "id": "5b7d9f1a-3c5e-4a7b-9d1f-2e4a6c8b0d13",
+         *       "subject": "Your March picks, {{first_name}}",
+         *       "email_template_id": null
+         *     }
+         */
         Variant: {
             /** Format: uuid */
             id: string;
@@ -6185,7 +6193,17 @@ export interface components {
              */
             email_template_id: string | null;
         };
-        /** @description A variant of a step body; send back a variant's id to keep it (and its counts) across an edit. */
+        /**
+         * @description A variant of a step body; send back a variant's id to keep it (and its counts) across an edit.
+         * @example {
+         *       "subject": "Your March picks, {{first_name}}"
+         *     }
+         * @example {
+         *       "id": "5b7d9f1a-3c5e-4a7b-9d1f-2e4a6c8b0d13",
+         *       "subject": "Three things we made for you",
+         *       "email_template_id": "7c1e3a5b-9d2f-4b6a-8c0e-1f3a5b7d9e24"
+         *     }
+         */
         VariantInput: {
             /** Format: uuid */
             id?: string | null;
@@ -6212,7 +6230,14 @@ export interface components {
             /** @description Wait after the last test email before the decision. Default 240. */
             decide_after_minutes: number;
         };
-        /** @description Absent fields take the defaults (on a patch: keep their values). */
+        /**
+         * @description Absent fields take the defaults (on a patch: keep their values).
+         * @example {
+         *       "metric": "opens",
+         *       "test_percent": 20,
+         *       "decide_after_minutes": 240
+         *     }
+         */
         ABTestInput: {
             /**
              * @description Unique open or click rate decides. Default opens.
