@@ -108,6 +108,8 @@ export default () =>
 
         await page.goto(`/app/contacts/${contact}/edit`);
         if (m.write === 'on') {
+          // Save waits for the book to load; it must become usable, not be usable at once.
+          await page.getByRole('button', { name: 'Save contact', exact: true }).and(page.locator('button:enabled')).waitFor();
           await expect(page, 'button', 'Save contact', 'on');
           assert.equal(await page.getByLabel('First name').inputValue(), 'Ada');
         } else {
