@@ -24,7 +24,7 @@ import (
 type tenant struct {
 	*team
 	label, field, contact, template, campaign, step, participant, webhook, keyID, member, invitation string
-	suppression, importID, segment, delivery                                                         string
+	suppression, importID, segment, delivery, form                                                   string
 }
 
 func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *tenant {
@@ -72,6 +72,7 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 		map[string]string{"email": unique("pending") + "@example.com", "role": "viewer"}).str("data.id")
 	tn.segment = k.must(t, http.StatusCreated, "POST", "/api/v1/segments", map[string]any{"name": name + " segment",
 		"rule": map[string]any{"field": "labels", "op": "has_any", "value": []string{tn.label}}}).str("data.id")
+	tn.form = k.must(t, http.StatusCreated, "POST", "/api/v1/forms", map[string]any{"name": name + " form"}).str("data.id")
 	tn.suppression = o.inBook(tn.book).must(t, http.StatusCreated, "POST", "/api/suppressions",
 		map[string]any{"email": unique("suppressed") + "@example.com"}).str("data.id")
 	// A finished import: one running in the background would change the
@@ -155,7 +156,12 @@ func sweepCalls(t *testing.T) []sweepCall {
 		// credentials); its own tests refuse foreign and unsigned batches.
 		"/api/mailer/events/",
 		// The dashboard's files, the same for everyone.
-		"/app"}
+		"/app",
+		// A form's public side (its hosted page, submissions, the
+		// confirmation) and the preference page answer anyone by design:
+		// they take a form id or an emailed token, never team credentials,
+		// and write only into the form's own book.
+		"/f/", "/api/forms/confirm", "/api/forms/{form_id}/submissions", "/api/preferences"}
 	// Routes whose 2xx answer is right for an outsider: they only show the
 	// caller's own data and take no foreign id.
 	ownOnly := map[string]bool{"getMe": true, "listBooks": true, "listBooksInternal": true}
@@ -175,7 +181,9 @@ func sweepCalls(t *testing.T) []sweepCall {
 		}
 	}
 	sort.Slice(calls, func(i, j int) bool {
-		di, dj := calls[i].method == "DELETE", calls[j].method == "DELETE"
+		// Deletions last, erasure among them: later calls still find the
+		// target's objects.
+		di, dj := calls[i].destroys(), calls[j].destroys()
 		if di != dj {
 			return dj
 		}
@@ -185,6 +193,11 @@ func sweepCalls(t *testing.T) []sweepCall {
 		t.Fatalf("the sweep found only %d routes in the OpenAPI document", len(calls))
 	}
 	return calls
+}
+
+// destroys reports whether c deletes what it addresses.
+func (c sweepCall) destroys() bool {
+	return c.method == "DELETE" || strings.TrimSuffix(c.op, "Internal") == "eraseContact"
 }
 
 // request fills in c's path parameters, query and body with target's ids:
@@ -214,6 +227,10 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 		return path, csvUpload(t)
 	case "previewTemplate":
 		return path, map[string]any{"subject": "s {{first_name}}", "body_html": "<p>x</p>"}
+	case "createForm", "updateForm":
+		return path, map[string]any{"name": unique("form")}
+	case "eraseContact":
+		return path, map[string]any{}
 	case "createSegment", "updateSegment":
 		return path, map[string]any{"name": unique("segment"), "rule": map[string]any{"all": []any{}}}
 	case "previewSegment":
@@ -333,6 +350,9 @@ func (tn *tenant) param(t *testing.T, path, name string) string {
 	if strings.Contains(path, "/segments/") {
 		return tn.segment
 	}
+	if strings.Contains(path, "/forms/") {
+		return tn.form
+	}
 	if strings.Contains(path, "/invitations/") {
 		return tn.invitation
 	}
@@ -391,7 +411,7 @@ func TestCrossTenantSweep(t *testing.T) {
 	controlStatus := map[int]int{}
 	for _, c := range calls {
 		self := control
-		if c.method == "DELETE" || strings.TrimSuffix(c.op, "Internal") == "bulkDeleteContacts" {
+		if op := strings.TrimSuffix(c.op, "Internal"); c.method == "DELETE" || op == "bulkDeleteContacts" || op == "eraseContact" {
 			self = fullTenant(t, in.base, pool, "Delta")
 		}
 		r, path := c.send(t, self, self)
