@@ -72,7 +72,7 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 		map[string]string{"email": unique("pending") + "@example.com", "role": "viewer"}).str("data.id")
 	tn.segment = k.must(t, http.StatusCreated, "POST", "/api/v1/segments", map[string]any{"name": name + " segment",
 		"rule": map[string]any{"field": "labels", "op": "has_any", "value": []string{tn.label}}}).str("data.id")
-	tn.form = k.must(t, http.StatusCreated, "POST", "/api/v1/forms", map[string]any{"name": name + " form"}).str("data.id")
+	tn.form = k.must(t, http.StatusCreated, "POST", "/api/v1/forms", map[string]any{"name": name + " form", "double_opt_in": false}).str("data.id")
 	tn.suppression = o.inBook(tn.book).must(t, http.StatusCreated, "POST", "/api/suppressions",
 		map[string]any{"email": unique("suppressed") + "@example.com"}).str("data.id")
 	// A finished import: one running in the background would change the
@@ -228,7 +228,7 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 	case "previewTemplate":
 		return path, map[string]any{"subject": "s {{first_name}}", "body_html": "<p>x</p>"}
 	case "createForm", "updateForm":
-		return path, map[string]any{"name": unique("form")}
+		return path, map[string]any{"name": unique("form"), "double_opt_in": false}
 	case "eraseContact":
 		return path, map[string]any{}
 	case "createSegment", "updateSegment":
