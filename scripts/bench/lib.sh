@@ -44,7 +44,7 @@ wait_ready() {
 start_contactbook() {
 	go build -o bin/contactbook ./cmd/contactbook
 	DATABASE_URL="$1" HTTP_ADDR="127.0.0.1:$2" LOG_LEVEL=warn JWT_SECRET=bench-secret-0123456789 \
-		WEBHOOK_ALLOW_INSECURE=true CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >"docs/bench-server-$2.txt" 2>&1 &
+		WEBHOOK_ALLOW_INSECURE=true API_KEY_RATE_LIMIT=0 CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >"docs/bench-server-$2.txt" 2>&1 &
 	CB_PID=$!
 	CB_URL="http://127.0.0.1:$2"
 	wait_ready "$CB_URL/readyz"
