@@ -93,7 +93,7 @@ for size in ${SCALES:-100000 1000000}; do
 	# The preview exists once segments do; without them the row reads n/a.
 	rule='{"rule":{"all":[{"field":"company","op":"contains","value":"company 42"},{"field":"starred","op":"eq","value":true}]}}'
 	if curl -fsS -o /dev/null -X POST "${auth[@]}" -H 'Content-Type: application/json' -d "$rule" "$CB_URL/api/v1/segments/preview" 2>/dev/null; then
-		printf 'wrk.method = "POST"\nwrk.body = %q\nwrk.headers["Content-Type"] = "application/json"\n' "$rule" >"$tmp/preview.lua"
+		printf 'wrk.method = "POST"\nwrk.body = [[%s]]\nwrk.headers["Content-Type"] = "application/json"\n' "$rule" >"$tmp/preview.lua"
 		wrk_run "scale_${size}_segment_preview" 20 "$CB_URL/api/v1/segments/preview" "${auth[@]}" -s "$tmp/preview.lua"
 		figure "$size" segment_preview "$(wrk_rps "scale_${size}_segment_preview")" req/s
 	fi
