@@ -406,22 +406,6 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 	return postgres.Translate(err)
 }
 
-// mergeBook is what a book gives every email's merge: its name (the
-// book_name merge field) and the custom field keys it defines (a
-// {{custom.<key>}} of any other key stays visible as written).
-type mergeBook struct {
-	name       string
-	customKeys []string
-}
-
-func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
-	var b mergeBook
-	err := db.QueryRow(ctx, `
-		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
-		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
-	return b, postgres.Translate(err)
-}
-
 // runnable is an active campaign of a team with the paid add-on.
 type runnable struct {
 	id, teamID uuid.UUID
