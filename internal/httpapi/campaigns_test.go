@@ -636,7 +636,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 		"member": c.env.Join(c.owner, "member", "member").InBook(c.book),
 		"owner":  c.ob,
 	}
-	png := pngBytes()
+	png := apptest.PNG()
 
 	type call struct {
 		name    string
@@ -668,7 +668,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 		{"send test", "member", false, func(cl *apptest.Client) *apptest.Response {
 			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"})
 		}},
-		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(cl, "image", "a.png", png) }},
+		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(t, cl, "image", "a.png", png) }},
 		{"run", "member", true, func(cl *apptest.Client) *apptest.Response { return cl.Post("/api/campaigns/"+cid+"/run", nil) }},
 	}
 	rank := map[string]int{"viewer": 1, "member": 2, "owner": 4}
