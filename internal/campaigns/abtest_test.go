@@ -1,7 +1,6 @@
 package campaigns_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -93,24 +93,6 @@ func TestABDecisionThenCrash(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink several goroutines write to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Two instances passing at once decide the test once and send each
 // participant one email.
 func TestABDecidedOnceAcrossInstances(t *testing.T) {
@@ -120,7 +102,7 @@ func TestABDecidedOnceAcrossInstances(t *testing.T) {
 	tm := newTeam(t, env, "acme", "SG.acme")
 	cid := abCampaign(t, env, tm, 40)
 
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	var wg sync.WaitGroup
 	for range 2 {
 		d := deps(env, env.App.Pool, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 3})
