@@ -19,6 +19,7 @@ import (
 	"github.com/contactbook/contactbook/internal/app"
 	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -54,6 +55,25 @@ type Options struct {
 	// that has stopped before working them. Account emails are jobs too:
 	// none is sent.
 	WithoutJobs bool
+
+	// The options below are Setup's; New ignores them.
+
+	// Addon is the Campaigns add-on state of Setup's team ("" is active).
+	Addon string
+	// OwnerOnly leaves the admin, member and viewer out (their fields stay
+	// nil), for tests that need one user and not the three sign-ups.
+	OwnerOnly bool
+	// NoTeam starts the service and the fake provider only, for tests that
+	// sign their users up themselves: the Team's users, book and clients
+	// stay empty.
+	NoTeam bool
+	// AccountMail sends the account emails (invitations, resets, sign-in
+	// codes) to the fake provider from AccountMailSender, as production
+	// does with SYSTEM_MAILER_API_KEY; without it they are only logged.
+	AccountMail bool
+	// Mail is the fake provider to send to (another Team's Mail: two
+	// instances of the service sending to one provider); nil starts one.
+	Mail *mailertest.Server
 }
 
 // New starts the service on a fresh database; it stops with the test.

@@ -10,6 +10,19 @@ import (
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
+// The addresses and keys Setup configures, for assertions on what the
+// service sends and links to.
+const (
+	// PublicBaseURL is the service's public address (PUBLIC_BASE_URL), the
+	// start of every link it emails.
+	PublicBaseURL = "https://contacts.example.com"
+	// AccountMailKey, AccountMailSender and AccountMailName are the system
+	// provider key and sender of account emails (with Options.AccountMail).
+	AccountMailKey    = "SG.system-key-0123456789"
+	AccountMailSender = "accounts@contacts.example.com"
+	AccountMailName   = "Contactbook Accounts"
+)
+
 // Team is the usual cast of a test: a running service with a fake email
 // provider, a team with the Campaigns add-on active, one book, and a
 // client for each role, all working in that book.
@@ -17,7 +30,8 @@ type Team struct {
 	Env  *Env
 	Mail *mailertest.Server
 	Book string
-	// Owner, Admin, Member and Viewer are users of the team in each role.
+	// Owner, Admin, Member and Viewer are users of the team in each role
+	// (with Options.OwnerOnly, the owner only).
 	Owner, Admin, Member, Viewer *User
 	// O, A, M and V are the same users' clients in the book (JWT, /api);
 	// Key is a team API key in the book (/api/v1).
@@ -26,32 +40,65 @@ type Team struct {
 
 // Setup starts the service with a fake email provider (MAILER_BASE_URL
 // points at it) and a team in every role, so that a test states only what
-// it is about. Options adjust the service as for New.
+// it is about. Logins last a year, so tests may move the clock by days,
+// and links start with PublicBaseURL. Options adjust the service as for
+// New, and the cast as their Setup fields say.
 func Setup(t testing.TB, opts ...Options) *Team {
 	t.Helper()
-	mail := mailertest.NewServer(t)
 	o := Options{}
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	vars := map[string]string{"MAILER_BASE_URL": mail.URL}
+	mail := o.Mail
+	if mail == nil {
+		mail = mailertest.NewServer(t)
+	}
+	vars := map[string]string{
+		"MAILER_BASE_URL": mail.URL,
+		"PUBLIC_BASE_URL": PublicBaseURL,
+		"JWT_TTL":         "8760h",
+	}
+	if o.AccountMail {
+		vars["SYSTEM_MAILER_API_KEY"] = AccountMailKey
+		vars["SYSTEM_SENDER_EMAIL"] = AccountMailSender
+		vars["SYSTEM_SENDER_NAME"] = AccountMailName
+	}
 	for k, v := range o.Env {
 		vars[k] = v
 	}
 	o.Env = vars
 	env := New(t, o)
-	owner := env.Signup("owner")
-	owner.SetAddon("active")
-	book := owner.CreateBook("Customers")
-	admin := env.Join(owner, "admin", "admin")
-	member := env.Join(owner, "member", "member")
-	viewer := env.Join(owner, "viewer", "viewer")
-	return &Team{
-		Env: env, Mail: mail, Book: book,
-		Owner: owner, Admin: admin, Member: member, Viewer: viewer,
-		O: owner.InBook(book), A: admin.InBook(book), M: member.InBook(book), V: viewer.InBook(book),
-		Key: owner.NewKey().InBook(book),
+	if o.NoTeam {
+		return &Team{Env: env, Mail: mail}
 	}
+	addon := o.Addon
+	if addon == "" {
+		addon = "active"
+	}
+	tm := newTeam(env, mail, "owner", "Customers", addon)
+	if !o.OwnerOnly {
+		tm.Admin = env.Join(tm.Owner, "admin", "admin")
+		tm.Member = env.Join(tm.Owner, "member", "member")
+		tm.Viewer = env.Join(tm.Owner, "viewer", "viewer")
+		tm.A, tm.M, tm.V = tm.Admin.InBook(tm.Book), tm.Member.InBook(tm.Book), tm.Viewer.InBook(tm.Book)
+	}
+	return tm
+}
+
+// AddTeam starts another tenant on tm's service: an owner signed up as
+// name, whose own team has the add-on active and a book named name, with
+// the owner's and a key's clients in it.
+func (tm *Team) AddTeam(name string) *Team {
+	tm.Env.T.Helper()
+	return newTeam(tm.Env, tm.Mail, name, name, "active")
+}
+
+func newTeam(env *Env, mail *mailertest.Server, owner, book, addon string) *Team {
+	env.T.Helper()
+	u := env.Signup(owner)
+	u.SetAddon(addon)
+	id := u.CreateBook(book)
+	return &Team{Env: env, Mail: mail, Book: id, Owner: u, O: u.InBook(id), Key: u.NewKey().InBook(id)}
 }
 
 // The factories below create through the API, so that fixtures pass the
@@ -62,7 +109,17 @@ func Setup(t testing.TB, opts ...Options) *Team {
 // email is empty) and returns its id.
 func (c *Client) NewContact(first, email string) string {
 	c.env.T.Helper()
-	body := map[string]any{"first_name": first}
+	return c.NewContactWith(map[string]any{"first_name": first}, email)
+}
+
+// NewContactWith creates a contact of the given fields with one primary
+// work email (none when email is empty) and returns its id.
+func (c *Client) NewContactWith(fields map[string]any, email string) string {
+	c.env.T.Helper()
+	body := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		body[k] = v
+	}
 	if email != "" {
 		body["emails"] = []map[string]any{{"address": email, "label": "work", "primary": true}}
 	}
@@ -79,39 +136,6 @@ func (c *Client) NewContacts(prefix string, n int) []string {
 		ids[i] = c.NewContact(name, strings.ToLower(name)+"@example.com")
 	}
 	return ids
-}
-
-// NewTemplate creates an email template whose body greets the contact by
-// first name and returns its id.
-func (c *Client) NewTemplate(name string) string {
-	c.env.T.Helper()
-	return c.Post(c.api("/campaign-templates"), map[string]any{
-		"name": name, "subject": "Hello", "body_html": "<p>{{first_name}}</p>",
-	}).Expect(http.StatusOK).String("data.id")
-}
-
-// NewCampaign creates a draft campaign and returns its id.
-func (c *Client) NewCampaign(name string) string {
-	c.env.T.Helper()
-	return c.Post(c.api("/campaigns"), map[string]any{"name": name}).Expect(http.StatusOK).String("data.id")
-}
-
-// NewEmailCampaign creates an active campaign of one immediate email step
-// with the template and returns its id: the campaign a run sends.
-func (c *Client) NewEmailCampaign(name, templateID string) string {
-	c.env.T.Helper()
-	id := c.NewCampaign(name)
-	c.Post(c.api("/campaigns/"+id+"/steps"), map[string]any{
-		"step_type": "email", "name": "Email", "schedule_type": "immediate", "email_template_id": templateID,
-	}).Expect(http.StatusOK)
-	c.Patch(c.api("/campaigns/"+id), map[string]any{"status": "active"}).Expect(http.StatusOK)
-	return id
-}
-
-// Enroll enrolls the contacts in the campaign.
-func (c *Client) Enroll(campaignID string, contactIDs ...string) {
-	c.env.T.Helper()
-	c.Post(c.api("/campaigns/"+campaignID+"/participants"), map[string]any{"contact_ids": contactIDs}).Expect(http.StatusOK)
 }
 
 // NewWebhook subscribes url to the event types for the user's team and

@@ -40,7 +40,7 @@ func TestImageUploadAndServe(t *testing.T) {
 	dir := t.TempDir()
 	c := newCampEnv(t, "trial", apptest.Options{Env: map[string]string{"IMAGES_DIR": dir}})
 	// A second instance on the same database, with a disk of its own.
-	other := apptest.New(t, apptest.Options{DatabaseURL: c.env.DBURL})
+	other := apptest.New(t, apptest.Options{DatabaseURL: c.Env.DBURL})
 	formats := map[string]struct {
 		data []byte
 		ext  string
@@ -54,15 +54,15 @@ func TestImageUploadAndServe(t *testing.T) {
 	}
 	name := regexp.MustCompile(`^https://contacts\.example\.com/images/([0-9a-f]{32})(\.[a-z]+)$`)
 	for filename, f := range formats {
-		r := uploadImage(t, c.ob, "image", filename, f.data).Expect(http.StatusOK)
+		r := uploadImage(t, c.O, "image", filename, f.data).Expect(http.StatusOK)
 		m := name.FindStringSubmatch(r.String("data.url"))
 		if m == nil || m[2] != f.ext {
 			t.Fatalf("%s: url %q, want extension %s", filename, r.String("data.url"), f.ext)
 		}
-		if n := c.count(`SELECT count(*) FROM campaign_images WHERE name = $1 AND book_id = $2 AND content_type = $3`, m[1]+m[2], c.book, f.ct); n != 1 {
+		if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_images WHERE name = $1 AND book_id = $2 AND content_type = $3`, m[1]+m[2], c.Book, f.ct); n != 1 {
 			t.Fatalf("%s: %d rows stored for it", filename, n)
 		}
-		for _, base := range []string{c.env.URL, other.URL} {
+		for _, base := range []string{c.Env.URL, other.URL} {
 			res, body := getImage(t, base, "/images/"+m[1]+m[2])
 			if res.StatusCode != http.StatusOK || !bytes.Equal(body, f.data) || res.Header.Get("Content-Type") != f.ct ||
 				res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
@@ -73,7 +73,7 @@ func TestImageUploadAndServe(t *testing.T) {
 	// Served without authentication; nothing but stored names.
 	for _, path := range []string{"/images/", "/images/..%2f..%2fetc%2fpasswd", "/images/../../etc/passwd", "/images/%2e%2e",
 		"/images/0123456789abcdef0123456789abcdef.png", "/images/.upload-1", "/images/" + strings.Repeat("a", 32) + ".exe"} {
-		if res, _ := getImage(t, c.env.URL, path); res.StatusCode != http.StatusNotFound {
+		if res, _ := getImage(t, c.Env.URL, path); res.StatusCode != http.StatusNotFound {
 			t.Fatalf("%s: %d, want 404", path, res.StatusCode)
 		}
 	}
@@ -133,20 +133,20 @@ func TestImageFilesImport(t *testing.T) {
 func TestImageUploadErrors(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	uploadImage(t, c.ob, "image", "a.png", []byte("<html>not an image</html>")).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(t, c.ob, "image", "a.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(t, c.ob, "image", "a.png", nil).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	uploadImage(t, c.ob, "file", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	uploadImage(t, c.O, "image", "a.png", []byte("<html>not an image</html>")).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.O, "image", "a.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.O, "image", "a.png", nil).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	uploadImage(t, c.O, "file", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	big := append(apptest.PNG(), make([]byte, 5<<20)...)
-	uploadImage(t, c.ob, "image", "big.png", big).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	uploadImage(t, c.O, "image", "big.png", big).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	huge := append(apptest.PNG(), make([]byte, 8<<20)...)
-	uploadImage(t, c.ob, "image", "huge.png", huge).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	uploadImage(t, c.O, "image", "huge.png", huge).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	exact := append(apptest.PNG(), make([]byte, 5<<20-len(apptest.PNG()))...)
-	uploadImage(t, c.ob, "image", "exact.png", exact).Expect(http.StatusOK)
-	c.ob.Post("/api/campaign-images", map[string]any{"image": "x"}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(t, c.owner.Client, "image", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	uploadImage(t, c.O, "image", "exact.png", exact).Expect(http.StatusOK)
+	c.O.Post("/api/campaign-images", map[string]any{"image": "x"}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.Owner.Client, "image", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
 	uploadImage(t, viewer, "image", "a.png", apptest.PNG()).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.owner.SetAddon("none")
-	uploadImage(t, c.ob, "image", "a.png", apptest.PNG()).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Owner.SetAddon("none")
+	uploadImage(t, c.O, "image", "a.png", apptest.PNG()).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 }
