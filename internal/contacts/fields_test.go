@@ -2,6 +2,7 @@ package contacts_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -79,5 +80,70 @@ func TestBulkUpdateField(t *testing.T) {
 	b.tm.Owner.Delete(fieldsPath + "/" + field).Expect(204)
 	if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contact_field_values WHERE field_id = $1`, field); n != 0 {
 		t.Fatalf("%d values of a deleted field", n)
+	}
+}
+
+// TestBulkDelete: a bulk delete removes the book's contacts among the ids
+// (once each, skipping ids of other books and unknown ones) with their
+// labels, field values, interactions, emails and campaign enrolments,
+// keeps the book's count, and writes one contact.deleted per contact.
+func TestBulkDelete(t *testing.T) {
+	t.Parallel()
+	b := newBookEnv(t)
+	ctx := context.Background()
+	sc := b.scope(t, b.tm.Book)
+	o, book := b.tm.Owner, b.tm.Book
+	label := o.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP"}).Expect(201).String("data.id")
+	field := o.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
+	ids := make([]string, 30)
+	for i := range ids {
+		c, err := b.svc.Create(ctx, sc, withEmails(t, "Person", fmt.Sprintf("p%d@example.com", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = c.ID.String()
+	}
+	outside := b.tm.O.InBook(o.CreateBook("Other")).NewContacts("Outside", 2)
+	b.tm.O.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
+	b.tm.O.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "gold"}).Expect(200)
+	// No endpoint writes an interaction (campaign sends do), so the rows
+	// that must go with their contacts are written directly.
+	if _, err := b.tm.Env.App.Pool.Exec(ctx, `INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids); err != nil {
+		t.Fatal(err)
+	}
+	b.tm.O.Enroll(b.tm.O.NewCampaign("Drip"), ids...)
+	const bookCount = `SELECT COALESCE(sum(n), 0)::int FROM book_contact_counts WHERE book_id = $1`
+	countBefore := b.tm.Env.QueryInt(bookCount, book)
+	before := b.events()
+
+	target := append(append([]string{}, ids[:20]...), ids[0], ids[1], outside[0], uuid.NewString())
+	if n, err := b.svc.BulkDelete(ctx, sc, contacts.BulkInput{ContactIDs: target}); err != nil || n != 20 {
+		t.Fatalf("deleted %d, %v; want 20", n, err)
+	}
+	q := b.tm.Env.QueryInt
+	if n := q(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, ids[:20]); n != 0 {
+		t.Fatalf("%d contacts left", n)
+	}
+	if n := q(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, outside); n != 2 {
+		t.Fatal("a contact outside the book was deleted")
+	}
+	for _, table := range []string{"contact_labels", "contact_field_values", "interactions", "contact_emails", "campaign_participants"} {
+		if n := q(`SELECT count(*)::int FROM `+table+` WHERE contact_id = ANY($1::uuid[])`, ids[:20]); n != 0 {
+			t.Fatalf("%d %s rows of deleted contacts left", n, table)
+		}
+		if n := q(`SELECT count(*)::int FROM `+table+` WHERE contact_id = ANY($1::uuid[])`, ids[20:]); n != 10 {
+			t.Fatalf("%s rows of kept contacts: %d, want 10", table, n)
+		}
+	}
+	if n := q(bookCount, book); n != countBefore-20 {
+		t.Fatalf("contact_count %d, want %d", n, countBefore-20)
+	}
+	if n := q(`SELECT count(DISTINCT b->'data'->>'id')::int FROM (SELECT convert_from(body, 'UTF8')::jsonb AS b FROM events WHERE team_id = $1 AND type = 'contact.deleted') e
+		WHERE b->>'book_id' = $2 AND b->'data'->>'id' = ANY($3::text[])`,
+		o.TeamID, book, ids[:20]); n != 20 || b.events()-before != 20 {
+		t.Fatalf("%d contacts of %d contact.deleted events, want 20 of 20", n, b.events()-before)
+	}
+	if n, err := b.svc.BulkDelete(ctx, sc, contacts.BulkInput{ContactIDs: ids[:20]}); err != nil || n != 0 {
+		t.Fatalf("second delete counted %d, %v", n, err)
 	}
 }
