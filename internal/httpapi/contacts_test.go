@@ -657,6 +657,10 @@ func TestContactCount(t *testing.T) {
 	}
 }
 
+// TestContactLabels: the label endpoints on both surfaces: their statuses
+// and refusals, the labels as GET shows them, and each change's event
+// body. The rules (which labels, when an event) are tested in
+// internal/contacts.
 func TestContactLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -681,10 +685,6 @@ func TestContactLabels(t *testing.T) {
 			if got.Len("data.labels") != 1 || got.String("data.labels.0.id") != vip || got.String("data.labels.0.name") != "VIP" ||
 				got.String("data.labels.0.color") != "#112233" {
 				t.Fatalf("labels: %s", got.Value("data.labels"))
-			}
-			// updated_at follows the contact's own fields; labels have their own events.
-			if got.String("data.updated_at") != got.String("data.created_at") {
-				t.Fatal("a label change rewrote the contact row")
 			}
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": vip}).Expect(200) // again: silent
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": foreign}).ExpectError(400, "INVALID_INPUT")
@@ -711,14 +711,6 @@ func TestContactLabels(t *testing.T) {
 				t.Fatalf("remove label events: %v", countByType(evs))
 			}
 			sameJSON(t, "contact.updated after label removal", evs[1].Body.Data, dataOf(t, got))
-
-			// Deleting the label removes it from contacts.
-			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": vip}).Expect(200)
-			owner.Delete("/api/books/" + book + "/labels/" + vip).Expect(204)
-			if c.Get(p+"/contacts/"+id).Expect(200).Len("data.labels") != 0 ||
-				env.QueryInt(`SELECT count(*)::int FROM contact_labels WHERE label_id = $1`, vip) != 0 {
-				t.Fatal("deleted label still on the contact")
-			}
 		})
 	}
 }
