@@ -95,23 +95,6 @@ func emails(addrs ...string) []any {
 	return out
 }
 
-func fullContact() map[string]any {
-	return map[string]any{
-		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
-		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
-		"starred": true,
-		"emails": []any{
-			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
-			map[string]any{"address": "ada@home.example", "label": "personal"},
-		},
-		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
-		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
-		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
-		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
-		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
-	}
-}
-
 // TestCreateRules: each refused contact is refused with the code and the
 // field the API reports, and nothing of it (row or event) is written.
 func TestCreateRules(t *testing.T) {
@@ -211,7 +194,7 @@ func TestUpdateRules(t *testing.T) {
 	b := newBookEnv(t)
 	ctx := context.Background()
 	sc := b.scope(t, b.tm.Book)
-	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, fullContact()))
+	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, apptest.FullContact()))
 	if err != nil {
 		t.Fatal(err)
 	}

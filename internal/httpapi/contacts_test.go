@@ -32,23 +32,6 @@ func surfaces(u *apptest.User) []surface {
 	}
 }
 
-func fullContactBody() map[string]any {
-	return map[string]any{
-		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
-		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
-		"starred": true,
-		"emails": []any{
-			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
-			map[string]any{"address": "ada@home.example", "label": "personal"},
-		},
-		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
-		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
-		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
-		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
-		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
-	}
-}
-
 // eventRow is one outbox row, its body parsed.
 type eventRow struct {
 	Type string
@@ -144,7 +127,7 @@ func TestContactCRUD(t *testing.T) {
 			start := env.Clock.Now().UTC()
 			stamp := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
 
-			created := c.Post(s.prefix+"/contacts", fullContactBody()).Expect(http.StatusCreated)
+			created := c.Post(s.prefix+"/contacts", apptest.FullContact()).Expect(http.StatusCreated)
 			id := created.String("data.id")
 			if _, err := uuid.Parse(id); err != nil {
 				t.Fatalf("id %q", id)
@@ -309,7 +292,7 @@ func TestContactPatchRules(t *testing.T) {
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
 			c := s.client.InBook(book)
-			id := c.Post(s.prefix+"/contacts", fullContactBody()).Expect(201).String("data.id")
+			id := c.Post(s.prefix+"/contacts", apptest.FullContact()).Expect(201).String("data.id")
 			path := s.prefix + "/contacts/" + id
 			before := len(contactEvents(t, env, owner.TeamID))
 
