@@ -469,44 +469,14 @@ func TestContactMalformedIDs(t *testing.T) {
 	}
 }
 
-// seedContacts inserts n contacts into a book in one statement; contact i
-// is named "Person i", created i seconds after start, starred when i is
-// divisible by 3. SQL rather than NewContact: the paging and sorting tests
-// need creation times apart and hundreds of rows.
-func seedContacts(t testing.TB, env *apptest.Env, book string, n int) []string {
-	t.Helper()
-	rows, err := env.App.Pool.Query(context.Background(), `
-		INSERT INTO contacts (book_id, first_name, last_name, company, emails, starred, created_at, updated_at)
-		SELECT $1, 'Person', g::text, 'Co ' || (g % 7), jsonb_build_array(jsonb_build_object('address', 'p' || g || '@seed.example', 'label', 'work', 'primary', true)),
-		       g % 3 = 0, timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-02-01' - g * interval '1 second'
-		FROM generate_series(1, $2) g
-		RETURNING id`, book, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id.String())
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ids
-}
-
 func TestContactList(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
-	seedContacts(t, env, book, 230)
-	seedContacts(t, env, otherBook, 5)
+	env.SeedContacts(book, 230)
+	env.SeedContacts(otherBook, 5)
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(book), s.prefix
@@ -545,9 +515,9 @@ func TestContactList(t *testing.T) {
 			if c.Get(p+"/contacts?starred=false").Expect(200).Int("meta.total") != 154 {
 				t.Fatal("starred=false")
 			}
-			for q, want := range map[string]int{
-				"P12@SEED.example": 1, "person 12": 11, "co 3": 33, "nobody": 0, "%": 0, "_": 0, "  person 230  ": 1, "@seed": 230,
-			} {
+			// What q matches is tested in internal/contacts; here, that it
+			// arrives decoded.
+			for q, want := range map[string]int{"  person 230  ": 1, "@seed": 230, "%": 0} {
 				r = c.Get(p + "/contacts?q=" + urlQuery(q)).Expect(200)
 				if r.Int("meta.total") != want || r.Len("data") != min(want, 50) {
 					t.Errorf("q=%q: total %d len %d, want %d", q, r.Int("meta.total"), r.Len("data"), want)
@@ -566,13 +536,16 @@ func urlQuery(s string) string {
 	return r.Replace(s)
 }
 
+// TestContactListLabelFilterAndTotal: label_id filters the list, whose
+// items carry their labels; the rules of the filters and of the total are
+// tested in internal/contacts.
 func TestContactListLabelFilterAndTotal(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	key := owner.NewKey().InBook(book)
-	ids := seedContacts(t, env, book, 60)
+	ids := env.SeedContacts(book, 60)
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP", "color": "#FF0000"}).Expect(201).String("data.id")
 	key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids[:7], "label_id": label}).Expect(200)
 
@@ -581,26 +554,10 @@ func TestContactListLabelFilterAndTotal(t *testing.T) {
 		r.String("data.0.labels.0.name") != "VIP" || r.String("data.0.labels.0.color") != "#FF0000" {
 		t.Fatalf("label filter: %v %s", r.Value("meta"), r.Value("data.0.labels"))
 	}
-	if key.Get("/api/v1/contacts?label_id="+uuid.NewString()).Expect(200).Int("meta.total") != 0 {
-		t.Fatal("unknown label filter")
-	}
 	if key.Get("/api/v1/contacts?label_id="+label+"&starred=true").Expect(200).Int("meta.total") != 2 {
 		t.Fatal("label and starred combined")
 	}
-	// The unfiltered total is the book's maintained counter, not a count of
-	// rows: prove it by making the two disagree.
-	for _, sql := range []string{`DELETE FROM book_contact_counts WHERE book_id = $1`,
-		`INSERT INTO book_contact_counts (book_id, slot, n) VALUES ($1, 0, 4242)`} {
-		if _, err := env.App.Pool.Exec(context.Background(), sql, book); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := key.Get("/api/v1/contacts").Expect(200).Int("meta.total"); n != 4242 {
-		t.Fatalf("unfiltered total %d: not taken from the book's counter", n)
-	}
-	if n := key.Get("/api/v1/contacts?q=person").Expect(200).Int("meta.total"); n != 60 {
-		t.Fatalf("filtered total %d: must be counted", n)
-	}
+	key.Get("/api/v1/contacts?label_id=nope").ExpectError(400, "INVALID_INPUT")
 }
 
 // bookCountSQL reads a book's contact counter (the sum of its slots).
@@ -713,8 +670,8 @@ func TestBulkDelete(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c := s.client.InBook(book)
 			p := s.prefix
-			ids := seedContacts(t, env, book, 3)
-			outside := seedContacts(t, env, otherBook, 1)
+			ids := env.SeedContacts(book, 3)
+			outside := env.SeedContacts(otherBook, 1)
 			before := len(contactEvents(t, env, owner.TeamID))
 			target := []string{ids[0], ids[1], ids[0], outside[0], uuid.NewString()}
 			if n := c.Post(p+"/contacts/bulk-delete", map[string]any{"contact_ids": target}).Expect(200).Int("data.deleted"); n != 2 {
@@ -750,7 +707,7 @@ func TestBulkInputErrors(t *testing.T) {
 	foreignLabel := owner.Post("/api/books/"+otherBook+"/labels", map[string]any{"name": "X"}).Expect(201).String("data.id")
 	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "number"}).Expect(201).String("data.id")
 	foreignField := owner.Post("/api/books/"+otherBook+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
-	ids := seedContacts(t, env, book, 3)
+	ids := env.SeedContacts(book, 3)
 	tooMany := make([]string, 10001)
 	for i := range tooMany {
 		tooMany[i] = uuid.NewString()
@@ -827,8 +784,8 @@ func TestBulkLabels(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(book), s.prefix
 			label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L-" + s.name}).Expect(201).String("data.id")
-			ids := seedContacts(t, env, book, 12)
-			outside := seedContacts(t, env, otherBook, 1)
+			ids := env.SeedContacts(book, 12)
+			outside := env.SeedContacts(otherBook, 1)
 			c.Post(p+"/contacts/"+ids[0]+"/labels", map[string]any{"label_id": label}).Expect(200)
 			before := len(contactEvents(t, env, owner.TeamID))
 
@@ -903,7 +860,7 @@ func TestBulkUpdateField(t *testing.T) {
 			key := "tier_" + strings.ReplaceAll(s.name, "-", "_")
 			field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": key, "name": "Tier", "type": "text"}).Expect(201).String("data.id")
 			dateField := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": key + "_since", "name": "Since", "type": "date"}).Expect(201).String("data.id")
-			ids := seedContacts(t, env, book, 6)
+			ids := env.SeedContacts(book, 6)
 			n := c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids[:4], "field_definition_id": field, "value": "gold"}).
 				Expect(200).Int("data.updated")
 			if n != 4 {
@@ -1078,8 +1035,8 @@ func TestContactBookDeleteCascades(t *testing.T) {
 	kept := owner.CreateBook("Kept")
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L"}).Expect(201).String("data.id")
 	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "k", "name": "K", "type": "text"}).Expect(201).String("data.id")
-	ids := seedContacts(t, env, book, 5)
-	keptIDs := seedContacts(t, env, kept, 2)
+	ids := env.SeedContacts(book, 5)
+	keptIDs := env.SeedContacts(kept, 2)
 	c := owner.InBook(book)
 	c.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
 	c.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "v"}).Expect(200)
@@ -1144,7 +1101,7 @@ func TestContactCursorPaging(t *testing.T) {
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
-	ids := seedContacts(t, env, book, 230)
+	ids := env.SeedContacts(book, 230)
 	// Ties: 40 contacts share their timestamps, 10 their name.
 	if _, err := env.App.Pool.Exec(context.Background(), `
 		UPDATE contacts SET created_at = timestamptz '2026-01-01 00:01:00.123456', updated_at = timestamptz '2026-01-15'
