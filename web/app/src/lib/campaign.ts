@@ -1,6 +1,6 @@
 // How campaigns and their steps read to people.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
 
 export const campaignStates: Record<Schemas['CampaignStatus'], string> = { draft: 'Draft', active: 'Running', paused: 'Paused', archived: 'Archived' };
 
@@ -24,7 +24,7 @@ export function useCampaign(bookId: string, id: string) {
     let current = true;
     ok(api.GET('/api/campaigns/{id}', { params: { header: inBook(bookId), path: { id } } }))
       .then((r) => current && setCampaign(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : errorText(e)));
     return () => {
       current = false;
     };

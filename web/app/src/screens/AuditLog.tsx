@@ -2,7 +2,7 @@
 // by action, by member and by date, more entries on demand (the API's
 // cursor), and a CSV export of what the filters select.
 import { useEffect, useState } from 'preact/hooks';
-import { api, isAbort, ok, type Member, type Schemas } from '../api/client';
+import { api, errorText, isAbort, ok, type Member, type Schemas } from '../api/client';
 import { atLeast, needs } from '../lib/roles';
 import { useWorkspace } from '../lib/workspace';
 import { DataTable } from '../ui/DataTable';
@@ -67,7 +67,7 @@ function Log() {
       setNext(r.meta.next_cursor ?? null);
     } catch (e) {
       if (isAbort(e)) return;
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
     setLoading(false);
   };

@@ -4,7 +4,7 @@
 // return page, which links here with ?checkout=success or cancel).
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
 import { addonNames } from '../lib/addon';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
@@ -37,7 +37,7 @@ export default function Billing() {
         setTeam(t);
         if (returned === 'success' && t.campaign_addon !== 'active' && tries > 0) timer = setTimeout(() => void load(tries - 1), 1000);
       } catch (e) {
-        if (current) setError(e instanceof Error ? e.message : String(e));
+        if (current) setError(errorText(e));
       }
     };
     void load(30);
@@ -82,7 +82,7 @@ export default function Billing() {
                       setTeam((await ok(api.POST('/api/teams/{team_id}/addons/campaigns/trial', path))).data);
                       setNotice('The 14-day trial of the Campaigns add-on has started.');
                     } catch (e) {
-                      setNotice(e instanceof Error ? e.message : String(e));
+                      setNotice(errorText(e));
                     }
                   }}
                 >

@@ -3,7 +3,7 @@
 // (paid add-on) with its progress, and the sequence editor: steps added,
 // edited, deleted, and reordered by drag or by the Move buttons.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
 import { campaignStates, schedule } from '../lib/campaign';
 import { checkDate, checkEmail, checkRequired } from '../lib/form';
 import { dragProps, moved } from '../lib/reorder';
@@ -48,7 +48,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
     try {
       setC((await ok(api.GET('/api/campaigns/{id}', path))).data);
     } catch (e) {
-      setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : e instanceof Error ? e.message : String(e));
+      setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : errorText(e));
     }
   }
   useEffect(() => {
@@ -77,7 +77,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
     if (e instanceof ApiError && (e.code === 'ADDON_REQUIRED' || e.status === 402)) {
       setBlocked(e.message);
     } else {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -114,7 +114,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
       await ok(api.PATCH('/api/campaigns/{id}/steps/reorder', { ...path, body: { step_ids: order.map((s) => s.id) } }));
       setNotice(`“${order[to].name}” moved to position ${to + 1} of ${order.length}.`);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
     await load();
   }

@@ -3,7 +3,7 @@
 // address the book already has.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
 import { contactName, socialNames } from '../lib/contact';
 import { checkDate, checkEmail, checkPhone, checkURL, type FieldErrors } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
@@ -75,7 +75,7 @@ export default function ContactEditor({ book: bookParam, id }: { book?: string; 
     let current = true;
     ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
       .then((r) => current && setContact(r.data))
-      .catch((e) => current && setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(errorText(e)));
     return () => {
       current = false;
     };

@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
+import { api, ApiError, errorText, ok, type Contact, type Schemas } from '../api/client';
 import { useCampaignsEnabled } from '../lib/addon';
 import { campaignStates } from '../lib/campaign';
 import { contactName, socialNames } from '../lib/contact';
@@ -30,7 +30,7 @@ export default function ContactPage({ id }: { id: string }) {
     setError('');
     ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
       .then((r) => current && setContact(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : errorText(e)));
     return () => {
       current = false;
     };
@@ -52,7 +52,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
     try {
       onChange((await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }))).data);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
   return (
@@ -173,7 +173,7 @@ function useContactCampaigns(id: string, enabled: boolean | null) {
       .catch((e) => {
         if (!current) return;
         if (e instanceof ApiError && e.code === 'ADDON_REQUIRED') setNoAddon(true);
-        else setError(e instanceof Error ? e.message : String(e));
+        else setError(errorText(e));
       });
     return () => {
       current = false;

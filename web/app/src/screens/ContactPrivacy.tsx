@@ -2,7 +2,7 @@
 // and from where), and for admins the person's rights: a download of
 // everything held about them, and erasure.
 import { useState } from 'preact/hooks';
-import { api, ok, type Contact, type Schemas } from '../api/client';
+import { api, errorText, ok, type Contact, type Schemas } from '../api/client';
 import { contactName } from '../lib/contact';
 import { atLeast, needs } from '../lib/roles';
 import { useList } from '../lib/useList';
@@ -34,7 +34,7 @@ export function ContactPrivacy({ contact: c, onErased }: { contact: Contact; onE
       a.click();
       URL.revokeObjectURL(a.href);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
 

@@ -3,7 +3,7 @@
 // many and change them in bulk.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, inBook, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
+import { api, errorText, inBook, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
 import { bulkMax, chunkSize, plural, runChunked } from '../lib/bulk';
 import { builtinColumns, exportURL, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
 import { atLeast } from '../lib/roles';
@@ -92,7 +92,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
       const r = await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }));
       setRows((rs) => rs?.map((x) => (x.id === c.id ? r.data : x)) ?? null);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -116,7 +116,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
       const rule: Rule = { all: [...parts, ...f.all] };
       route(`/app/books/${bookId}/segments/new?${new URLSearchParams({ rule: JSON.stringify(rule) })}`);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -391,7 +391,7 @@ function SelectAllMatching({ bookId, view, total, onSelected }: { bookId: string
             }
             onSelected(ids.slice(0, n));
           } catch (e) {
-            setError(e instanceof Error ? e.message : String(e));
+            setError(errorText(e));
           } finally {
             setBusy(false);
           }
@@ -430,7 +430,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
         setCampaigns(open);
         setCampaign(open[0]?.id ?? '');
       })
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   }, [p.kind]);
   const text = {
     'add-label': { title: 'Add a label', button: `Add label to ${count}` },
@@ -471,7 +471,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
           break;
       }
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       setDone(-1);
     }
   }

@@ -5,7 +5,7 @@
 // submission and confirmation counts.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, ok, type FieldDefinition, type Label } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type FieldDefinition, type Label } from '../api/client';
 import { checkRequired } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { embedSnippet, fieldChoices, type FormField, type SignupForm } from '../lib/signupForm';
@@ -30,7 +30,7 @@ export default function FormEditor({ book: bookId, id }: { book: string; id: str
     setSaved(undefined);
     ok(api.GET('/api/forms/{id}', { params: { path: { id } } }))
       .then((r) => current && setSaved(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This form does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This form does not exist (any more).' : errorText(e)));
     return () => {
       current = false;
     };

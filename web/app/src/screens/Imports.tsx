@@ -4,7 +4,7 @@
 // the import's progress and read its row errors; the past imports; the
 // book exported as CSV or vCard (the contacts table exports its filter).
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, ok, type Schemas } from '../api/client';
 import { plural } from '../lib/bulk';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
@@ -243,7 +243,7 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
               try {
                 onStarted(await send<Import>('/api/books/{id}/imports', form({ mode, dry_run: String(dryRun), create_labels: String(createLabels) })));
               } catch (e) {
-                setError(e instanceof Error ? e.message : String(e));
+                setError(errorText(e));
               } finally {
                 setBusy(false);
               }
@@ -270,7 +270,7 @@ function Progress({ bookId, started, onChange }: { bookId: string; started: Impo
       try {
         setI((await ok(api.GET('/api/books/{id}/imports/{import_id}', { params: { path: { id: bookId, import_id: i.id } } }))).data);
       } catch (e) {
-        setNotice(e instanceof Error ? e.message : String(e));
+        setNotice(errorText(e));
       }
     }, 250);
     return () => clearTimeout(t);
@@ -296,7 +296,7 @@ function Progress({ bookId, started, onChange }: { bookId: string; started: Impo
             try {
               setI((await ok(api.DELETE('/api/books/{id}/imports/{import_id}', { params: { path: { id: bookId, import_id: i.id } } }))).data);
             } catch (e) {
-              setNotice(e instanceof Error ? e.message : String(e));
+              setNotice(errorText(e));
             }
           }}
         >

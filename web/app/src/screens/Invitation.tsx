@@ -3,7 +3,7 @@
 // (logging in as it, or creating it from the invitation).
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, logOut, ok, type Role } from '../api/client';
+import { api, ApiError, errorText, logOut, ok, type Role } from '../api/client';
 import { cookieSession, signedIn, started } from '../api/session';
 import { checkPassword, checkRequired } from '../lib/form';
 import { roleNames } from '../lib/roles';
@@ -34,7 +34,7 @@ export default function AcceptInvitation() {
     if (!token) return;
     ok(api.GET('/api/invitations/{token}', { params: { path: { token } } }))
       .then((r) => setInvite(r.data))
-      .catch((e) => (e instanceof ApiError && e.status === 404 ? setGone(true) : setError(e instanceof Error ? e.message : String(e))));
+      .catch((e) => (e instanceof ApiError && e.status === 404 ? setGone(true) : setError(errorText(e))));
     if (signedIn()) {
       ok(api.GET('/api/me'))
         .then((r) => setMe(r.data.user.email))
@@ -142,7 +142,7 @@ function OtherAccount({ me, invite, onLoggedOut }: { me: string; invite: Invite;
             await logOut();
             onLoggedOut();
           } catch (e) {
-            setError(e instanceof Error ? e.message : String(e));
+            setError(errorText(e));
           }
         }}
       >

@@ -2,7 +2,7 @@
 // from the contacts table), the list with each one's status, a
 // participant's history, and removing one.
 import { useState } from 'preact/hooks';
-import { api, inBook, ok, type Schemas } from '../api/client';
+import { api, errorText, inBook, ok, type Schemas } from '../api/client';
 import { useCampaign } from '../lib/campaign';
 import { pageCount } from '../lib/contactsView';
 import { atLeast, needs } from '../lib/roles';
@@ -45,7 +45,7 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
       setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} labelled “${name}” enrolled (those already in the campaign are not counted).`);
       list.reload();
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -56,7 +56,7 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
       setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} of the segment “${name}” enrolled (those already in the campaign are not counted).`);
       list.reload();
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 

@@ -4,7 +4,7 @@
 // each of which can be ended.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, logOut, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, logOut, ok, type Schemas } from '../api/client';
 import { useForm } from '../lib/useForm';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
@@ -47,7 +47,7 @@ function TurnOn({ onNotice }: { onNotice: (m: string) => void }) {
             try {
               setSetup((await ok(api.POST('/api/auth/2fa/setup'))).data);
             } catch (e) {
-              setError(e instanceof Error ? e.message : String(e));
+              setError(errorText(e));
             }
           }}
         >
@@ -136,7 +136,7 @@ function Sessions({ onNotice }: { onNotice: (m: string) => void }) {
   const load = () =>
     ok(api.GET('/api/auth/sessions'))
       .then((r) => setList(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   useEffect(() => void load(), []);
   return (
     <>

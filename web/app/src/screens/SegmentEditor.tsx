@@ -4,7 +4,7 @@
 // members in a campaign once.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, isAbort, ok, type Contact } from '../api/client';
+import { api, ApiError, errorText, inBook, isAbort, ok, type Contact } from '../api/client';
 import { plural } from '../lib/bulk';
 import { contactName } from '../lib/contact';
 import { atLeast } from '../lib/roles';
@@ -20,10 +20,10 @@ import { RuleBuilder } from '../ui/RuleBuilder';
 
 const countDelay = 300;
 
-/** errorText is an API error with the place it names, if any. */
-function errorText(e: unknown): string {
+/** ruleError is an API error with the place it names, if any. */
+function ruleError(e: unknown): string {
   if (e instanceof ApiError && e.details.length > 0) return e.details.map((d) => d.message).join(' ');
-  return e instanceof Error ? e.message : String(e);
+  return errorText(e);
 }
 
 export default function SegmentEditor({ book: bookId, id }: { book: string; id?: string }) {
@@ -62,7 +62,7 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
         setDescription(r.data.description);
         setRoot(fromRule(r.data.rule as Rule));
       })
-      .catch((e) => setError(errorText(e)));
+      .catch((e) => setError(ruleError(e)));
   }, [bookId, id]);
 
   // The book's campaigns, for the campaign conditions (none without the add-on).
@@ -95,7 +95,7 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
         route(`/app/books/${bookId}/segments/${r.data.id}`, true);
       }
     } catch (e) {
-      setError(errorText(e));
+      setError(ruleError(e));
     } finally {
       setSaving(false);
     }
@@ -205,7 +205,7 @@ function usePreview(bookId: string, ruleText: string, enabled: boolean) {
       })
       .catch((e) => {
         if (isAbort(e)) return;
-        setError(errorText(e));
+        setError(ruleError(e));
         setContacts([]);
       });
     return () => abort.abort();
@@ -232,7 +232,7 @@ export function EnrollSegment(p: { bookId: string; segmentId: string; campaigns:
           const into = p.campaigns.find((c) => c.id === campaign)?.name ?? '';
           p.onDone(`${plural(r.data.enrolled, 'contact')} enrolled in “${into}” (those already in it, and suppressed contacts, are not counted).`);
         } catch (e) {
-          setError(errorText(e));
+          setError(ruleError(e));
           setBusy(false);
         }
       }}

@@ -5,7 +5,7 @@
 // setup checklist above. The owner edits; admins and members read; viewers
 // see why they cannot.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
@@ -57,7 +57,7 @@ export default function Settings({ book: bookId }: { book: string }) {
         setSettings('id' in s ? s : null);
         setWebhookURL('id' in s ? s.event_webhook_url : `${location.origin}/api/mailer/events/${bookId}`);
       })
-      .catch((e) => current && setError(e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'addon' : e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'addon' : errorText(e)));
     return () => {
       current = false;
     };

@@ -2,7 +2,7 @@
 // invitations (send, resend, revoke), and its API keys (a new key is shown
 // once, with a copy button).
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type ApiKey, type Invitation, type Member, type Role, type Schemas } from '../api/client';
+import { api, errorText, ok, type ApiKey, type Invitation, type Member, type Role, type Schemas } from '../api/client';
 import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs, roleNames, roles } from '../lib/roles';
 import { useForm } from '../lib/useForm';
@@ -44,7 +44,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
   useEffect(() => {
     ok(api.GET('/api/teams/{team_id}', path))
       .then((r) => setTeam(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   }, [w.team.id]);
   if (error) return <p role="alert">{error}</p>;
   if (!team) return <p>Loading…</p>;
@@ -89,7 +89,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
                     setTeam(r.data);
                     onNotice(r.data.require_two_factor ? 'Two-factor sign-in is now required of every member.' : 'Two-factor sign-in is no longer required.');
                   } catch (e) {
-                    onNotice(e instanceof Error ? e.message : String(e));
+                    onNotice(errorText(e));
                   }
                 }}
               >
@@ -142,7 +142,7 @@ function Members({ onNotice }: { onNotice: (m: string) => void }) {
   const load = () =>
     ok(api.GET('/api/teams/{team_id}/members', { params: { path: { team_id: w.team.id } } }))
       .then((r) => setMembers(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   useEffect(() => void load(), [w.team.id]);
   // Only owners hand out (or take away) the owner role.
   const assignable = (m: Member) => isAdmin && (w.role === 'owner' || m.role !== 'owner');
@@ -173,7 +173,7 @@ function Members({ onNotice }: { onNotice: (m: string) => void }) {
                       onNotice(`${m.name} is now ${roleNames[role].toLowerCase()}.`);
                       if (m.user_id === w.user.id) void w.reloadMe();
                     } catch (err) {
-                      onNotice(err instanceof Error ? err.message : String(err));
+                      onNotice(errorText(err));
                     }
                     void load();
                   }}
@@ -245,7 +245,7 @@ function Invitations({ onNotice }: { onNotice: (m: string) => void }) {
   const load = () =>
     ok(api.GET('/api/teams/{team_id}/invitations', path))
       .then((r) => setInvitations(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   useEffect(() => void load(), [w.team.id]);
   const send = async (email: string, role: Role) => {
     await ok(api.POST('/api/teams/{team_id}/invitations', { ...path, body: { email, role } }));
@@ -282,7 +282,7 @@ function Invitations({ onNotice }: { onNotice: (m: string) => void }) {
                         await send(i.email, i.role);
                         onNotice(`A new invitation went to ${i.email}; the earlier link no longer works.`);
                       } catch (e) {
-                        onNotice(e instanceof Error ? e.message : String(e));
+                        onNotice(errorText(e));
                       }
                     }}
                   >
@@ -360,7 +360,7 @@ function ApiKeys({ onNotice }: { onNotice: (m: string) => void }) {
   const load = () =>
     ok(api.GET('/api/teams/{team_id}/api-keys', path))
       .then((r) => setKeys(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => setError(errorText(e)));
   useEffect(() => void load(), [w.team.id]);
   return (
     <>

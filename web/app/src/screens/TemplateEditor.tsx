@@ -5,7 +5,7 @@
 // and a test email.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, ok, type Contact, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Contact, type Schemas } from '../api/client';
 import { contactName } from '../lib/contact';
 import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
@@ -37,7 +37,7 @@ export default function TemplateEditor({ book: bookId, id }: { book: string; id:
     setTemplate(undefined);
     ok(api.GET('/api/campaign-templates/{id}', { params: { header: inBook(bookId), path: { id } } }))
       .then((r) => current && setTemplate(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This template does not exist (any more).' : e instanceof Error ? e.message : String(e)));
+      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This template does not exist (any more).' : errorText(e)));
     return () => {
       current = false;
     };
@@ -198,7 +198,7 @@ function ImageUpload({ bookId, onUploaded }: { bookId: string; onUploaded: (url:
             );
             onUploaded(r.data.url);
           } catch (err) {
-            setError(err instanceof Error ? err.message : String(err));
+            setError(errorText(err));
           } finally {
             setBusy(false);
             input.value = '';
@@ -267,7 +267,7 @@ function TemplatePreview({ bookId, subject, body }: { bookId: string; subject: s
         setRendered(r.data);
         setError('');
       })
-      .catch((e) => !abort.signal.aborted && setError(e instanceof Error ? e.message : String(e)));
+      .catch((e) => !abort.signal.aborted && setError(errorText(e)));
     return () => abort.abort();
   }, [input, bookId]);
   const show = () => rendered && ready.current && frame.current?.contentWindow?.postMessage({ html: rendered.html }, location.origin);

@@ -3,7 +3,7 @@
 // paged by cursor; each delivery can be sent again (Retry), and every
 // event whose delivery failed since a chosen time can be recovered.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
 import { useForm } from '../lib/useForm';
 import { useList } from '../lib/useList';
 import { DataTable } from '../ui/DataTable';
@@ -75,7 +75,7 @@ export function DeliveryLog({ teamId, webhook, reloads }: { teamId: string; webh
       setNotice(`The ${a.event_type} delivery is being sent again; its attempt shows here once made (Refresh).`);
       setTimeout(log.reload, 1000);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
