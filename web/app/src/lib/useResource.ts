@@ -64,8 +64,11 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
   }, []);
 
   useEffect(() => {
+    if (!keep) {
+      setData(null);
+      setFailure(null);
+    }
     if (!enabled) return;
-    if (!keep) setData(null);
     void run();
     return () => {
       // Left or replaced: the answer of this load no longer belongs here.

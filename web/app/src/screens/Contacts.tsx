@@ -9,6 +9,7 @@ import { builtinColumns, exportURL, listQuery, pageCount, pageSizes, parseView, 
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Pager } from '../ui/Pager';
 import { DataTable, type Column } from '../ui/DataTable';
@@ -410,8 +411,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
   const [label, setLabel] = useState(p.labels[0]?.id ?? '');
   const [field, setField] = useState(p.fields[0]?.id ?? '');
   const [value, setValue] = useState('');
-  const [campaigns, setCampaigns] = useState<{ id: string; name: string }[] | null>(null);
-  const [campaign, setCampaign] = useState('');
+  const [chosen, setCampaign] = useState('');
   const [done, setDone] = useState(-1);
   const [error, setError] = useState('');
   const busy = done >= 0;
@@ -422,16 +422,14 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
     seg ? call({ segment_id: seg.id }).then((n) => (setDone(seg.total), n)) : runChunked(p.ids, (c) => call({ contact_ids: c }), setDone);
   const header = { header: inBook(p.bookId) };
   const def = p.fields.find((f) => f.id === field);
-  useEffect(() => {
-    if (p.kind !== 'enroll') return;
-    ok(api.GET('/api/campaigns', { params: header }))
-      .then((r) => {
-        const open = r.data.filter((c) => c.status !== 'archived');
-        setCampaigns(open);
-        setCampaign(open[0]?.id ?? '');
-      })
-      .catch((e) => setError(errorText(e)));
-  }, [p.kind]);
+  // The campaigns open to enrollment; the first is chosen until another is.
+  const open = useResource(
+    (signal) => ok(api.GET('/api/campaigns', { params: header, signal })).then((r) => r.data.filter((c) => c.status !== 'archived')),
+    [p.kind],
+    { enabled: p.kind === 'enroll' },
+  );
+  const campaigns = p.kind === 'enroll' ? open.data : null;
+  const campaign = chosen || (campaigns?.[0]?.id ?? '');
   const text = {
     'add-label': { title: 'Add a label', button: `Add label to ${count}` },
     'remove-label': { title: 'Remove a label', button: `Remove label from ${count}` },
@@ -530,7 +528,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
           </label>
         </p>
       )}
-      <FormError message={error} />
+      <FormError message={error || open.error} />
     </Dialog>
   );
 }
