@@ -8,6 +8,7 @@ import { pageCount } from '../lib/contactsView';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
 import { CampaignTabs } from '../ui/CampaignTabs';
@@ -146,16 +147,16 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
 }
 
 function History({ bookId, campaignId, participant, onClose }: { bookId: string; campaignId: string; participant: Participant; onClose: () => void }) {
-  const items = useList<Schemas['HistoryItem']>(async (signal) => {
-    const r = await ok(api.GET('/api/campaigns/{id}/participants/{pid}/history', { params: { header: inBook(bookId), path: { id: campaignId, pid: participant.id } }, signal }));
-    return { data: r.data, meta: { total: r.data.length } };
-  }, participant.id);
+  const items = useResource(
+    (signal) => ok(api.GET('/api/campaigns/{id}/participants/{pid}/history', { params: { header: inBook(bookId), path: { id: campaignId, pid: participant.id } }, signal })).then((r) => r.data),
+    [participant.id],
+  );
   return (
     <Dialog title={`History of ${participant.contact_name || participant.contact_email}`} open onClose={onClose} closeText="Close">
       <p>Enrolled {new Date(participant.enrolled_at).toLocaleString()}.</p>
       <DataTable
         caption="Steps done"
-        rows={items.rows}
+        rows={items.data}
         rowKey={(h) => h.id}
         loading={items.loading}
         error={items.error}
