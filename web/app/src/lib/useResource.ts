@@ -37,8 +37,8 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
   const [failure, setFailure] = useState<{ error: string; cause: unknown } | null>(null);
   const [loading, setLoading] = useState(true);
   // The latest closures: reload runs the loader of the latest render.
-  const latest = useRef({ load, describe });
-  latest.current = { load, describe };
+  const latest = useRef({ load, describe, enabled });
+  latest.current = { load, describe, enabled };
   // The generation of the newest load and its controller; an answer of any
   // other generation is dropped.
   const generation = useRef(0);
@@ -78,6 +78,8 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
     };
   }, [...deps, enabled]);
 
+  // Nothing is loaded again while disabled, as nothing is loaded at all.
+  const reload = useCallback(() => (latest.current.enabled ? run() : Promise.resolve()), []);
   const set = useCallback((update: T | null | ((data: T | null) => T | null)) => setData(update as T | null), []);
-  return { data, error: failure?.error ?? '', failure: failure?.cause, loading, reload: run, set };
+  return { data, error: failure?.error ?? '', failure: failure?.cause, loading, reload, set };
 }
