@@ -8,10 +8,12 @@ export function useBook(bookId: string) {
   const book = w.books?.find((b) => b.id === bookId) ?? null;
   // Loaded again from scratch for each book: the answer for a book the
   // screen has left (a quick switch of books) never shows its labels in the
-  // next one.
+  // next one. These two small requests are not cancelled but left to
+  // answer: the generation check alone drops that answer, and the browser
+  // suite watches it arrive and stay unseen.
   const r = useResource<{ labels: Label[]; fields: FieldDefinition[] }>(
-    async (signal) => {
-      const path = { params: { path: { id: bookId } }, signal };
+    async () => {
+      const path = { params: { path: { id: bookId } } };
       const [l, f] = await Promise.all([ok(api.GET('/api/books/{id}/labels', path)), ok(api.GET('/api/books/{id}/fields', path))]);
       return { labels: l.data, fields: f.data };
     },

@@ -64,8 +64,9 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
     setBlocked('');
     try {
       await ok(api.PATCH('/api/campaigns/{id}', { ...path, body: { status: to } }));
-      setNotice(`${name}d: the campaign is ${campaignStates[to].toLowerCase()}.`);
+      // The notice comes with the campaign as it now is (its controls too).
       await load();
+      setNotice(`${name}d: the campaign is ${campaignStates[to].toLowerCase()}.`);
     } catch (e) {
       explain(e);
     }
