@@ -60,11 +60,12 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
 
   // Books are kept with their team, so a switch never shows the old team's
   // books; the answer for a team switched away from while its request was on
-  // the way is dropped (useResource), or it would replace the newer team's
-  // books and leave the screen loading. Turning two-factor sign-in on
-  // (reloadMe) may open the team's books.
+  // the way is dropped (useResource's generation check; the request is left
+  // to answer, as the browser suite watches that answer arrive), or it would
+  // replace the newer team's books and leave the screen loading. Turning
+  // two-factor sign-in on (reloadMe) may open the team's books.
   const teamBooks = useResource(
-    (signal) => ok(api.GET('/api/books', { params: { query: { team_id: team!.id } }, signal })).then((r) => ({ team: team!.id, list: r.data })),
+    () => ok(api.GET('/api/books', { params: { query: { team_id: team!.id } } })).then((r) => ({ team: team!.id, list: r.data })),
     [team?.id, me?.user.two_factor_enabled],
     { enabled: !!team, keep: true },
   );
