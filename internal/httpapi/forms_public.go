@@ -233,8 +233,8 @@ func signupPage(pf forms.PublicForm, in forms.SubmitInput, err error) web.Signup
 				sf.Label = strings.TrimPrefix(fl.Key, "custom.")
 			}
 			switch def.Type {
-			case "url", "number", "date":
-				sf.Type = def.Type
+			case books.FieldURL, books.FieldNumber, books.FieldDate:
+				sf.Type = string(def.Type)
 			}
 		}
 		if field == fl.Key || strings.HasPrefix(field, fl.Key+".") {

@@ -166,7 +166,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range emailLabels {
 		var vs []string
 		for _, e := range c.Emails {
-			if e.Label == l {
+			if string(e.Label) == l {
 				vs = append(vs, e.Address+primaryMark(e.Primary))
 			}
 		}
@@ -175,7 +175,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range phoneLabels {
 		var vs []string
 		for _, p := range c.Phones {
-			if p.Label == l {
+			if string(p.Label) == l {
 				vs = append(vs, p.Number+primaryMark(p.Primary))
 			}
 		}
@@ -184,7 +184,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range addressLabels {
 		var a contacts.Address
 		for _, x := range c.Addresses {
-			if x.Label == l {
+			if string(x.Label) == l {
 				a = x
 				break
 			}
@@ -216,7 +216,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range socialLabels {
 		var vs []string
 		for _, s := range c.Socials {
-			if s.Label == l {
+			if string(s.Label) == l {
 				vs = append(vs, s.Value)
 			}
 		}
