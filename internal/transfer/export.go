@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // flushEvery is how many contacts an export writes between flushes to the
@@ -40,12 +41,11 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 		return err
 	}
 	b := sc.Book
-	switch format {
-	case "", FormatCSV:
+	if format == "" {
 		format = FormatCSV
-	case FormatVCard:
-	default:
-		return apperr.Invalidf("The query parameter format must be csv or vcard.")
+	}
+	if _, ok := enum.Parse(Formats, format); !ok {
+		return apperr.Invalidf("The query parameter format must be %s.", enum.Or(Formats))
 	}
 	// An export changes nothing, so its entry is written before the file
 	// is: a download that is cut short was still asked for.
