@@ -4,6 +4,7 @@
 // timingForm gives a step's values as the form holds them; timingBody
 // turns them into the API's fields.
 import type { Schemas } from '../api/client';
+import type { ABMetric } from '../api/enums';
 import { Field } from './Field';
 import { Repeat } from './Repeat';
 
@@ -39,7 +40,7 @@ export interface TimingValues {
   condition_if: If | '';
   condition_step_id: string;
   variants: { id?: string; subject: string }[];
-  ab_metric: 'opens' | 'clicks';
+  ab_metric: ABMetric;
   ab_percent: string;
   ab_after: string;
 }
@@ -174,7 +175,7 @@ export function TimingFields({ values: v, errors, set, email, delay, earlier }: 
           {v.variants.length > 1 && (
             <fieldset>
               <legend>A/B test</legend>
-              <Field label="Winner by" as="select" value={v.ab_metric} onChange={(e) => set('ab_metric', (e.target as HTMLSelectElement).value as 'opens' | 'clicks')}>
+              <Field label="Winner by" as="select" value={v.ab_metric} onChange={(e) => set('ab_metric', (e.target as HTMLSelectElement).value as ABMetric)}>
                 <option value="opens">Unique open rate</option>
                 <option value="clicks">Unique click rate</option>
               </Field>
