@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/billing"
@@ -24,6 +26,7 @@ import (
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
+	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
 // closedSet names the Go list an `enum` of the document must equal: the
@@ -236,4 +239,80 @@ func TestEnumsAreTheGoLists(t *testing.T) {
 			t.Errorf("closedSets entry %q matches no enum of the document", set.places)
 		}
 	}
+}
+
+// storedSets maps the CHECK constraints that close a column to a set
+// ("table.column") to the Go list of the set.
+var storedSets = map[string][]string{
+	"teams.campaign_addon":             enum.Strings(accounts.AddonStates),
+	"team_members.role":                auth.RoleName("").OneOf(),
+	"invitations.role":                 auth.RoleName("").OneOf(),
+	"api_keys.scope":                   enum.Strings(auth.KeyScopes),
+	"field_definitions.type":           enum.Strings(books.FieldTypes),
+	"campaigns.status":                 enum.Strings(campaigns.Statuses),
+	"campaign_steps.step_type":         enum.Strings(campaigns.StepTypes),
+	"campaign_steps.schedule_type":     enum.Strings(campaigns.ScheduleTypes),
+	"campaign_steps.condition_if":      enum.Strings(campaigns.ConditionIfs),
+	"campaign_participants.status":     enum.Strings(campaigns.ParticipantStatuses),
+	"campaign_step_completions.result": campaigns.Results,
+	"suppressions.reason":              enum.Strings(suppression.Reasons),
+	"suppressions.source":              enum.Strings(suppression.Sources),
+	"imports.status":                   transfer.Statuses,
+	"imports.format":                   transfer.Formats,
+	"imports.mode":                     transfer.Modes,
+	"audit_log.actor_type":             enum.Strings(audit.ActorTypes),
+	"consents.method":                  enum.Strings(forms.Methods),
+	"webhook_deliveries.status":        webhooks.DeliveryStatuses,
+}
+
+var checkValue = regexp.MustCompile(`'([^']*)'::text`)
+
+// TestStoredSetsAreTheGoLists fails when a column's CHECK constraint
+// allows other values than the Go list of its set: a value added in Go
+// alone would be refused by the database, one added in a migration alone
+// could be stored and never read.
+func TestStoredSetsAreTheGoLists(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	rows, err := env.App.Pool.Query(context.Background(), `
+		SELECT c.conrelid::regclass::text, a.attname, pg_get_constraintdef(c.oid)
+		FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+		WHERE c.contype = 'c' AND cardinality(c.conkey) = 1 AND pg_get_constraintdef(c.oid) LIKE '%ANY (ARRAY[%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string][]string{}
+	for rows.Next() {
+		var table, column, def string
+		if err := rows.Scan(&table, &column, &def); err != nil {
+			t.Fatal(err)
+		}
+		var values []string
+		for _, m := range checkValue.FindAllStringSubmatch(def, -1) {
+			values = append(values, m[1])
+		}
+		found[table+"."+column] = values
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for col, want := range storedSets {
+		got, ok := found[col]
+		if !ok {
+			t.Errorf("%s: no CHECK constraint lists its values (found %v)", col, sortedKeys(anyMap(found)))
+			continue
+		}
+		g, w := slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+		if !slices.Equal(g, w) {
+			t.Errorf("%s: the database allows %v, the Go list is %v", col, got, want)
+		}
+	}
+}
+
+func anyMap(m map[string][]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
