@@ -15,6 +15,8 @@ export type EmailLabel = NonNullable<Schemas['ContactEmail']['label']>;
 export type PhoneLabel = NonNullable<Schemas['ContactPhone']['label']>;
 export type AddressLabel = NonNullable<Schemas['ContactAddress']['label']>;
 export type SocialLabel = NonNullable<Schemas['ContactSocial']['label']>;
+export type StepType = Schemas['Step']['step_type'];
+export type ScheduleType = Schemas['Step']['schedule_type'];
 export type Weekday = Schemas['SendWindow']['days'][number];
 export type ConditionIf = Schemas['Condition']['if'];
 export type ABMetric = Schemas['ABTest']['metric'];
@@ -45,8 +47,14 @@ export const phoneLabels = every<PhoneLabel>()(['mobile', 'work', 'other'] as co
 export const addressLabels = every<AddressLabel>()(['home', 'work', 'other'] as const satisfies readonly AddressLabel[]);
 export const socialLabels = every<SocialLabel>()(['linkedin', 'x', 'instagram', 'facebook', 'github', 'youtube', 'other'] as const satisfies readonly SocialLabel[]);
 
+export const stepTypes = every<StepType>()(['email', 'trigger'] as const satisfies readonly StepType[]);
+export const scheduleTypes = every<ScheduleType>()(['immediate', 'delay', 'fixed_date'] as const satisfies readonly ScheduleType[]);
+
 /** Days of a send window, Monday first. */
 export const weekdays = every<Weekday>()(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const satisfies readonly Weekday[]);
+
+/** Conditions on an earlier email, in the order a step's editor offers them. */
+export const conditionIfs = every<ConditionIf>()(['opened', 'not_opened', 'clicked', 'not_clicked', 'delivered', 'bounced'] as const satisfies readonly ConditionIf[]);
 
 /** The webhook log's event filter, in the order the webhook form lists the subscribable types. */
 export const deliveredEventTypes = every<DeliveredEventType>()(

@@ -4,7 +4,7 @@
 // timingForm gives a step's values as the form holds them; timingBody
 // turns them into the API's fields.
 import type { Schemas } from '../api/client';
-import type { ABMetric } from '../api/enums';
+import { conditionIfs, weekdays, type ABMetric } from '../api/enums';
 import { Field } from './Field';
 import { Repeat } from './Repeat';
 
@@ -12,24 +12,18 @@ type Step = Schemas['Step'];
 type Day = Schemas['SendWindow']['days'][number];
 type If = Schemas['Condition']['if'];
 
-export const days: { key: Day; name: string }[] = [
-  { key: 'mon', name: 'Monday' },
-  { key: 'tue', name: 'Tuesday' },
-  { key: 'wed', name: 'Wednesday' },
-  { key: 'thu', name: 'Thursday' },
-  { key: 'fri', name: 'Friday' },
-  { key: 'sat', name: 'Saturday' },
-  { key: 'sun', name: 'Sunday' },
-];
+const dayNames: Record<Day, string> = { mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday', sun: 'Sunday' };
+export const days: { key: Day; name: string }[] = weekdays.map((key) => ({ key, name: dayNames[key] }));
 
-export const conditions: { key: If; name: string }[] = [
-  { key: 'opened', name: 'opened it' },
-  { key: 'not_opened', name: 'did not open it' },
-  { key: 'clicked', name: 'clicked in it' },
-  { key: 'not_clicked', name: 'did not click in it' },
-  { key: 'delivered', name: 'had it delivered' },
-  { key: 'bounced', name: 'had it bounce' },
-];
+const conditionNames: Record<If, string> = {
+  opened: 'opened it',
+  not_opened: 'did not open it',
+  clicked: 'clicked in it',
+  not_clicked: 'did not click in it',
+  delivered: 'had it delivered',
+  bounced: 'had it bounce',
+};
+export const conditions: { key: If; name: string }[] = conditionIfs.map((key) => ({ key, name: conditionNames[key] }));
 
 export interface TimingValues {
   delay_hours: string;

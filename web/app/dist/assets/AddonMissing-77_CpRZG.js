@@ -1,1 +1,0 @@
-import{g as e}from"./index-CSmgmp8N.js";function t({children:t}){return e(`p`,{class:`addon-missing`,children:[t,` `,e(`a`,{href:`/app/billing`,children:`Billing`}),` shows how to get it.`]})}export{t};

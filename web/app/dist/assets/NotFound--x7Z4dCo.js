@@ -1,1 +1,0 @@
-import{g as e,p as t}from"./index-CSmgmp8N.js";function n(){return e(t,{title:`Page not found`,children:e(`p`,{children:[`There is nothing at this address. `,e(`a`,{href:`/app/`,children:`Go to your contacts`}),`.`]})})}export{n as default};

@@ -1,1 +1,0 @@
-import{D as e,S as t,j as n,v as r,y as i}from"./index-CSmgmp8N.js";function a(a){let[o,s]=n([]);return e(()=>{t(r.GET(`/api/segments`,{params:{header:i(a)}})).then(e=>s(e.data.map(e=>({id:e.id,name:e.name})))).catch(()=>s([]))},[a]),o}export{a as t};
