@@ -20,6 +20,7 @@ export type ScheduleType = Schemas['Step']['schedule_type'];
 export type Weekday = Schemas['SendWindow']['days'][number];
 export type ConditionIf = Schemas['Condition']['if'];
 export type ABMetric = Schemas['ABTest']['metric'];
+export type SegmentOp = NonNullable<Schemas['SegmentRule']['op']>;
 export type EventType = Schemas['EventType'];
 export type DeliveredEventType = Schemas['DeliveredEventType'];
 export type ContactSort = NonNullable<Query<'listContactsInternal'>['sort']>;
