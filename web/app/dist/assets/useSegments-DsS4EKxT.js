@@ -1,1 +1,0 @@
-import{C as e,E as t,F as n,S as r,j as i}from"./index-CHbbVepR.js";function a(a){let[o,s]=n([]);return i(()=>{t(r.GET(`/api/segments`,{params:{header:e(a)}})).then(e=>s(e.data.map(e=>({id:e.id,name:e.name})))).catch(()=>s([]))},[a]),o}export{a as t};
