@@ -9,12 +9,14 @@
 package campaigns
 
 import (
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/optional"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -30,15 +32,66 @@ const (
 	StatusArchived Status = "archived"
 )
 
-// Step types and schedule types.
-const (
-	StepEmail   = "email"
-	StepTrigger = "trigger"
+// Statuses is every campaign status, in the order the API documents them.
+var Statuses = []Status{StatusDraft, StatusActive, StatusPaused, StatusArchived}
 
-	ScheduleImmediate = "immediate"
-	ScheduleDelay     = "delay"
-	ScheduleFixedDate = "fixed_date"
+// OneOf lists the statuses for the `enum` validation tag.
+func (Status) OneOf() []string { return enum.Strings(Statuses) }
+
+// ParseStatus reads a campaign's `status`.
+func ParseStatus(s string) (Status, error) {
+	if v, ok := enum.Parse(Statuses, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`status` must be one of: %s.", enum.Join(Statuses))
+}
+
+// StepType is what a step does when it falls due.
+type StepType string
+
+// Step types.
+const (
+	StepEmail   StepType = "email"
+	StepTrigger StepType = "trigger"
 )
+
+// StepTypes is every step type.
+var StepTypes = []StepType{StepEmail, StepTrigger}
+
+// OneOf lists the step types for the `enum` validation tag.
+func (StepType) OneOf() []string { return enum.Strings(StepTypes) }
+
+// ParseStepType reads a step's `step_type`.
+func ParseStepType(s string) (StepType, error) {
+	if v, ok := enum.Parse(StepTypes, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`step_type` must be one of: %s.", enum.Join(StepTypes))
+}
+
+// ScheduleType is how a step's due time is computed.
+type ScheduleType string
+
+// Schedule types.
+const (
+	ScheduleImmediate ScheduleType = "immediate"
+	ScheduleDelay     ScheduleType = "delay"
+	ScheduleFixedDate ScheduleType = "fixed_date"
+)
+
+// ScheduleTypes is every schedule type.
+var ScheduleTypes = []ScheduleType{ScheduleImmediate, ScheduleDelay, ScheduleFixedDate}
+
+// OneOf lists the schedule types for the `enum` validation tag.
+func (ScheduleType) OneOf() []string { return enum.Strings(ScheduleTypes) }
+
+// ParseScheduleType reads a step's `schedule_type`.
+func ParseScheduleType(s string) (ScheduleType, error) {
+	if v, ok := enum.Parse(ScheduleTypes, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`schedule_type` must be one of: %s.", enum.Join(ScheduleTypes))
+}
 
 // ParticipantStatus is where a participant stands in its campaign.
 type ParticipantStatus string
@@ -50,12 +103,42 @@ const (
 	ParticipantRemoved   ParticipantStatus = "removed"
 )
 
+// ParticipantStatuses is every participant status.
+var ParticipantStatuses = []ParticipantStatus{ParticipantActive, ParticipantCompleted, ParticipantRemoved}
+
+// ParseParticipantStatus reads a participant status.
+func ParseParticipantStatus(s string) (ParticipantStatus, error) {
+	if v, ok := enum.Parse(ParticipantStatuses, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`status` must be one of: %s.", enum.Join(ParticipantStatuses))
+}
+
 // Completion results.
 const (
 	ResultSuccess = "success"
 	ResultFailed  = "failed"
 	ResultSkipped = "skipped" // the step's condition did not hold
 )
+
+// Results is every result a step's completion records.
+var Results = []string{ResultSuccess, ResultFailed, ResultSkipped}
+
+// StepContactFilters is what a step's contacts can be listed by: a
+// completion result, or what the provider reported of its email since.
+var StepContactFilters = append(slices.Clip(Results), "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed")
+
+// ParseStepContactFilter reads the `result` query parameter of a step's
+// contacts ("" lists them all).
+func ParseStepContactFilter(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	if v, ok := enum.Parse(StepContactFilters, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("The query parameter result must be %s.", enum.Or(StepContactFilters))
+}
 
 // Failure details recorded on completions: the reasons the API shows for a
 // participant's failed step (the API reference lists them).
@@ -110,7 +193,7 @@ type Campaign struct {
 	BookID      uuid.UUID `json:"book_id"`
 	Name        string    `json:"name" validate:"required,max=200"`
 	Description string    `json:"description" validate:"max=5000"`
-	Status      Status    `json:"status" validate:"oneof=draft active paused archived"`
+	Status      Status    `json:"status" validate:"enum"`
 	// AudienceSegmentID names the segment whose members every pass
 	// enrolls (audience.go); ExitOnSegmentLeave removes a participant who
 	// no longer matches it when a step falls due.
@@ -154,24 +237,24 @@ type CampaignPatch struct {
 
 // Step is one step of a campaign.
 type Step struct {
-	ID                uuid.UUID   `json:"id"`
-	CampaignID        uuid.UUID   `json:"campaign_id"`
-	StepType          string      `json:"step_type" validate:"required,oneof=email trigger"`
-	Name              string      `json:"name" validate:"required,max=200"`
-	SortOrder         int         `json:"sort_order"`
-	Active            bool        `json:"active"`
-	ScheduleType      string      `json:"schedule_type" validate:"required,oneof=immediate delay fixed_date"`
-	DelayDays         int         `json:"delay_days" validate:"gte=0,lte=3650"`
-	DelayHours        int         `json:"delay_hours" validate:"gte=0,lte=23"`
-	FixedDate         *string     `json:"fixed_date" validate:"omitempty,date"`
-	EmailTemplateID   *uuid.UUID  `json:"email_template_id"`
-	SenderName        string      `json:"sender_name" validate:"max=200,headertext"`
-	SenderEmail       string      `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
-	TriggerCampaignID *uuid.UUID  `json:"trigger_campaign_id"`
-	SendWindow        *SendWindow `json:"send_window"`
-	Condition         *Condition  `json:"condition"`
-	Variants          []Variant   `json:"variants"`
-	ABTest            *ABTest     `json:"ab_test"`
+	ID                uuid.UUID    `json:"id"`
+	CampaignID        uuid.UUID    `json:"campaign_id"`
+	StepType          StepType     `json:"step_type" validate:"required,enum"`
+	Name              string       `json:"name" validate:"required,max=200"`
+	SortOrder         int          `json:"sort_order"`
+	Active            bool         `json:"active"`
+	ScheduleType      ScheduleType `json:"schedule_type" validate:"required,enum"`
+	DelayDays         int          `json:"delay_days" validate:"gte=0,lte=3650"`
+	DelayHours        int          `json:"delay_hours" validate:"gte=0,lte=23"`
+	FixedDate         *string      `json:"fixed_date" validate:"omitempty,date"`
+	EmailTemplateID   *uuid.UUID   `json:"email_template_id"`
+	SenderName        string       `json:"sender_name" validate:"max=200,headertext"`
+	SenderEmail       string       `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
+	TriggerCampaignID *uuid.UUID   `json:"trigger_campaign_id"`
+	SendWindow        *SendWindow  `json:"send_window"`
+	Condition         *Condition   `json:"condition"`
+	Variants          []Variant    `json:"variants"`
+	ABTest            *ABTest      `json:"ab_test"`
 	// WinnerVariantID is the A/B test's decision (read only).
 	WinnerVariantID *uuid.UUID `json:"winner_variant_id"`
 	CreatedAt       time.Time  `json:"created_at"`
@@ -181,10 +264,10 @@ type Step struct {
 
 // StepInput is a new step.
 type StepInput struct {
-	StepType          string          `json:"step_type"`
+	StepType          StepType        `json:"step_type"`
 	Name              string          `json:"name"`
 	Active            *bool           `json:"active"`
-	ScheduleType      string          `json:"schedule_type"`
+	ScheduleType      ScheduleType    `json:"schedule_type"`
 	DelayDays         *int            `json:"delay_days"`
 	DelayHours        *int            `json:"delay_hours"`
 	FixedDate         *string         `json:"fixed_date"`
@@ -202,7 +285,7 @@ type StepInput struct {
 type StepPatch struct {
 	Name              optional.Value[string]         `json:"name"`
 	Active            optional.Value[bool]           `json:"active"`
-	ScheduleType      optional.Value[string]         `json:"schedule_type"`
+	ScheduleType      optional.Value[ScheduleType]   `json:"schedule_type"`
 	DelayDays         optional.Value[int]            `json:"delay_days"`
 	DelayHours        optional.Value[int]            `json:"delay_hours"`
 	FixedDate         optional.Value[string]         `json:"fixed_date"`
@@ -377,7 +460,8 @@ func normalizeTemplate(t *Template) error {
 func normalizeCampaign(c *Campaign) error {
 	c.Name = strings.TrimSpace(c.Name)
 	if c.Status == "" {
-		return apperr.Invalidf("`status` must be one of: draft, active, paused, archived.")
+		_, err := ParseStatus("")
+		return err
 	}
 	return validate.Struct(*c)
 }

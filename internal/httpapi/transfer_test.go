@@ -258,8 +258,8 @@ func comparable(c contacts.Contact) string {
 	}
 	sortBy(len(c.Emails), func(i int) string { return c.Emails[i].Address }, func(i, j int) { c.Emails[i], c.Emails[j] = c.Emails[j], c.Emails[i] })
 	sortBy(len(c.Phones), func(i int) string { return c.Phones[i].Number }, func(i, j int) { c.Phones[i], c.Phones[j] = c.Phones[j], c.Phones[i] })
-	sortBy(len(c.Addresses), func(i int) string { return c.Addresses[i].Label }, func(i, j int) { c.Addresses[i], c.Addresses[j] = c.Addresses[j], c.Addresses[i] })
-	sortBy(len(c.Socials), func(i int) string { return c.Socials[i].Label }, func(i, j int) { c.Socials[i], c.Socials[j] = c.Socials[j], c.Socials[i] })
+	sortBy(len(c.Addresses), func(i int) string { return string(c.Addresses[i].Label) }, func(i, j int) { c.Addresses[i], c.Addresses[j] = c.Addresses[j], c.Addresses[i] })
+	sortBy(len(c.Socials), func(i int) string { return string(c.Socials[i].Label) }, func(i, j int) { c.Socials[i], c.Socials[j] = c.Socials[j], c.Socials[i] })
 	b, _ := json.Marshal([]any{c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website, c.Birthday, c.Starred,
 		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.CustomFields, labels})
 	return string(b)

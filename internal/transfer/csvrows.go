@@ -167,20 +167,20 @@ func (f *csvFile) row(rec []string) ImportRow {
 		case "emails":
 			for _, part := range splitList(v, ";") {
 				addr, primary := strings.CutSuffix(part, primarySuffix)
-				c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(addr), Label: label, Primary: primary})
+				c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(addr), Label: contacts.EmailLabel(label), Primary: primary})
 			}
 			note(t.kind, i)
 		case "phones":
 			for _, part := range splitList(v, ";") {
 				num, primary := strings.CutSuffix(part, primarySuffix)
-				c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimSpace(num), Label: label, Primary: primary})
+				c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimSpace(num), Label: contacts.PhoneLabel(label), Primary: primary})
 			}
 			note(t.kind, i)
 		case "addresses":
 			key := fmt.Sprintf("%s/%d", label, t.labelColumn)
 			a := addrs[key]
 			if a == nil {
-				a = &contacts.Address{Label: label}
+				a = &contacts.Address{Label: contacts.AddressLabel(label)}
 				addrs[key] = a
 				addrOrder = append(addrOrder, key)
 			}
@@ -199,7 +199,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 			note(t.kind, i)
 		case "socials":
 			for _, part := range splitList(v, ";") {
-				c.Socials = append(c.Socials, contacts.Social{Label: label, Value: part})
+				c.Socials = append(c.Socials, contacts.Social{Label: contacts.SocialLabel(label), Value: part})
 			}
 			note(t.kind, i)
 		case "dates":

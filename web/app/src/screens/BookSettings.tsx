@@ -16,7 +16,7 @@ import { FormDialog } from '../ui/FormDialog';
 import { LabelChips } from '../ui/LabelChips';
 import { BookMissing, Notice, Page } from '../ui/Page';
 
-const fieldTypes = { text: 'Text', url: 'Web address', number: 'Number', date: 'Date' } as const;
+const fieldTypes: Record<FieldDefinition['type'], string> = { text: 'Text', url: 'Web address', number: 'Number', date: 'Date' };
 
 export default function BookSettings({ book: bookId }: { book: string }) {
   const w = useWorkspace();

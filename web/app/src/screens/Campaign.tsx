@@ -4,6 +4,7 @@
 // edited, deleted, and reordered by drag or by the Move buttons.
 import { useState } from 'preact/hooks';
 import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
+import { scheduleTypes, stepTypes, type ScheduleType, type StepType } from '../api/enums';
 import { campaignStates, schedule } from '../lib/campaign';
 import { checkDate, checkEmail, checkRequired } from '../lib/form';
 import { dragProps, moved } from '../lib/reorder';
@@ -24,6 +25,8 @@ type Detail = Schemas['CampaignDetail'];
 type Step = Schemas['Step'];
 type Status = Schemas['CampaignStatus'];
 
+const stepTypeNames: Record<StepType, string> = { email: 'Send an email', trigger: 'Enroll in another campaign' };
+const scheduleTypeNames: Record<ScheduleType, string> = { immediate: 'Right after the previous step', delay: 'Some days after the previous step', fixed_date: 'On a date' };
 const noTemplates: Schemas['Template'][] = [];
 const noCampaigns: Schemas['CampaignListItem'][] = [];
 
@@ -421,15 +424,16 @@ function StepForm({ bookId, campaignId, step, steps, templates, campaigns, onClo
     >
       {!step && (
         <Field label="Kind" as="select" {...form.bind('step_type')}>
-          <option value="email">Send an email</option>
-          <option value="trigger">Enroll in another campaign</option>
+          {stepTypes.map((t) => (
+            <option value={t}>{stepTypeNames[t]}</option>
+          ))}
         </Field>
       )}
       <Field label="Step name" required {...form.bind('name')} />
       <Field label="When" as="select" {...form.bind('schedule_type')}>
-        <option value="immediate">Right after the previous step</option>
-        <option value="delay">Some days after the previous step</option>
-        <option value="fixed_date">On a date</option>
+        {scheduleTypes.map((t) => (
+          <option value={t}>{scheduleTypeNames[t]}</option>
+        ))}
       </Field>
       {v.schedule_type === 'delay' && <Field label="Days after the previous step" type="number" min="0" max="3650" {...form.bind('delay_days')} />}
       {v.schedule_type === 'fixed_date' && <Field label="Date" type="date" {...form.bind('fixed_date')} />}

@@ -5,6 +5,7 @@
 // contacts behind it. A/B steps show each subject's counts and the winner.
 import { useState } from 'preact/hooks';
 import { api, inBook, ok, type Schemas } from '../api/client';
+import type { StepContactResult } from '../api/enums';
 import { useCampaign } from '../lib/campaign';
 import { pageCount } from '../lib/contactsView';
 import { useList } from '../lib/useList';
@@ -16,7 +17,7 @@ import { Page } from '../ui/Page';
 import { Pager } from '../ui/Pager';
 
 type StepStats = Schemas['Stats']['steps'][number];
-type Result = 'success' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed' | 'skipped';
+type Result = StepContactResult;
 
 const metrics: { key: Result; name: string; count: (s: StepStats) => number }[] = [
   { key: 'success', name: 'Sent', count: (s) => s.success_count },

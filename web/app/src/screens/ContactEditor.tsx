@@ -4,6 +4,7 @@
 import { useRef } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
+import { addressLabels, emailLabels, phoneLabels, socialLabels } from '../api/enums';
 import { contactName, socialNames } from '../lib/contact';
 import { checkDate, checkEmail, checkPhone, checkURL, type FieldErrors } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
@@ -213,7 +214,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           render={(e, i, up) => (
             <div class="row">
               <EmailField bookId={bookId} exclude={contact?.id} index={i} value={e.address} error={f.errors[`emails[${i}].address`]} onInput={(address) => up({ address })} />
-              <Kind label={`Kind of email ${i + 1}`} value={e.label ?? 'other'} options={['work', 'personal', 'other']} onChange={(label) => up({ label: label as Email['label'] })} />
+              <Kind label={`Kind of email ${i + 1}`} value={e.label ?? 'other'} options={emailLabels} onChange={(label) => up({ label: label as Email['label'] })} />
               <Primary name="primary-email" label={`Email ${i + 1} is primary`} checked={!!e.primary} onChange={() => f.set('emails', v.emails.map((x, j) => ({ ...x, primary: j === i })))} />
             </div>
           )}
@@ -229,7 +230,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           render={(p, i, up) => (
             <div class="row">
               <Field label={`Phone ${i + 1}`} type="tel" value={p.number} error={f.errors[`phones[${i}].number`]} onInput={(e) => up({ number: (e.target as HTMLInputElement).value })} />
-              <Kind label={`Kind of phone ${i + 1}`} value={p.label ?? 'other'} options={['mobile', 'work', 'other']} onChange={(label) => up({ label: label as Phone['label'] })} />
+              <Kind label={`Kind of phone ${i + 1}`} value={p.label ?? 'other'} options={phoneLabels} onChange={(label) => up({ label: label as Phone['label'] })} />
               <Primary name="primary-phone" label={`Phone ${i + 1} is primary`} checked={!!p.primary} onChange={() => f.set('phones', v.phones.map((x, j) => ({ ...x, primary: j === i })))} />
             </div>
           )}
@@ -244,7 +245,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           onChange={(x) => f.set('addresses', x)}
           render={(a, i, up) => (
             <>
-              <Kind label={`Kind of address ${i + 1}`} value={a.label ?? 'other'} options={['home', 'work', 'other']} onChange={(label) => up({ label: label as Address['label'] })} />
+              <Kind label={`Kind of address ${i + 1}`} value={a.label ?? 'other'} options={addressLabels} onChange={(label) => up({ label: label as Address['label'] })} />
               <Field label={`Street, address ${i + 1}`} value={a.street ?? ''} error={f.errors[`addresses[${i}]`]} onInput={(e) => up({ street: (e.target as HTMLInputElement).value })} />
               <div class="row">
                 <Field label={`City, address ${i + 1}`} value={a.city ?? ''} onInput={(e) => up({ city: (e.target as HTMLInputElement).value })} />
@@ -290,7 +291,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           onChange={(x) => f.set('socials', x)}
           render={(s, i, up) => (
             <div class="row">
-              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={Object.keys(socialNames)} names={socialNames} onChange={(label) => up({ label: label as Social['label'] })} />
+              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={socialLabels} names={socialNames} onChange={(label) => up({ label: label as Social['label'] })} />
               <Field label={`Handle or link, profile ${i + 1}`} value={s.value} error={f.errors[`socials[${i}].value`]} onInput={(e) => up({ value: (e.target as HTMLInputElement).value })} />
             </div>
           )}
@@ -376,7 +377,7 @@ async function applyExtras(saved: Contact, before: Contact | null, v: Values, fi
   }
 }
 
-function Kind({ label, value, options, names, onChange }: { label: string; value: string; options: string[]; names?: Record<string, string>; onChange: (v: string) => void }) {
+function Kind({ label, value, options, names, onChange }: { label: string; value: string; options: readonly string[]; names?: Record<string, string>; onChange: (v: string) => void }) {
   return (
     <Field label={label} as="select" class="kind" value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
       {options.map((o) => (

@@ -5,6 +5,7 @@
 // book exported as CSV or vCard (the contacts table exports its filter).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, ok, type Schemas } from '../api/client';
+import { emailLabels, phoneLabels, type AddressLabel, type SocialLabel } from '../api/enums';
 import { plural } from '../lib/bulk';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
@@ -32,10 +33,10 @@ const targets: [string, string][] = [
   ['birthday', 'Birthday'],
   ['starred', 'Starred'],
   ['labels', 'Labels'],
-  ...['work', 'personal', 'other'].map((l): [string, string] => [`emails.${l}`, `Email (${l})`]),
-  ...['mobile', 'work', 'other'].map((l): [string, string] => [`phones.${l}`, `Phone (${l})`]),
-  ...['home', 'work'].flatMap((l) => ['street', 'city', 'state', 'zip', 'country'].map((p): [string, string] => [`addresses.${l}.${p}`, `Address (${l}): ${p}`])),
-  ...['linkedin', 'x', 'github', 'other'].map((l): [string, string] => [`socials.${l}`, `Profile: ${l}`]),
+  ...emailLabels.map((l): [string, string] => [`emails.${l}`, `Email (${l})`]),
+  ...phoneLabels.map((l): [string, string] => [`phones.${l}`, `Phone (${l})`]),
+  ...(['home', 'work'] as const satisfies readonly AddressLabel[]).flatMap((l) => ['street', 'city', 'state', 'zip', 'country'].map((p): [string, string] => [`addresses.${l}.${p}`, `Address (${l}): ${p}`])),
+  ...(['linkedin', 'x', 'github', 'other'] as const satisfies readonly SocialLabel[]).map((l): [string, string] => [`socials.${l}`, `Profile: ${l}`]),
 ];
 const modes: Record<Mode, string> = {
   skip: 'Skip the row (keep the contact as it is)',

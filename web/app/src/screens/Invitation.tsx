@@ -3,7 +3,7 @@
 // (logging in as it, or creating it from the invitation).
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, errorText, logOut, ok, type Role } from '../api/client';
+import { api, ApiError, errorText, logOut, ok, type Schemas } from '../api/client';
 import { cookieSession, signedIn, started } from '../api/session';
 import { checkPassword, checkRequired } from '../lib/form';
 import { roleNames } from '../lib/roles';
@@ -14,13 +14,7 @@ import { Field, FormError } from '../ui/Field';
 import { Form } from '../ui/Form';
 import { Page } from '../ui/Page';
 
-interface Invite {
-  team: { id: string; name: string };
-  email: string;
-  role: Role;
-  expires_at: string;
-  account_exists: boolean;
-}
+type Invite = Schemas['InvitationView'];
 
 export default function AcceptInvitation() {
   const { query } = useLocation();

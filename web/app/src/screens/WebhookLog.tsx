@@ -4,6 +4,7 @@
 // event whose delivery failed since a chosen time can be recovered.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, ok, type Schemas } from '../api/client';
+import { deliveredEventTypes } from '../api/enums';
 import { useForm } from '../lib/useForm';
 import { useResource } from '../lib/useResource';
 import { DataTable } from '../ui/DataTable';
@@ -18,7 +19,7 @@ type DeliveredEvent = Schemas['DeliveredEventType'];
 type Outcome = '' | 'true' | 'false';
 
 const pageSize = 50;
-const deliveredEvents: DeliveredEvent[] = ['contact.created', 'contact.updated', 'contact.deleted', 'book.created', 'book.deleted', 'member.joined', 'member.removed', 'webhook.test'];
+const deliveredEvents = deliveredEventTypes;
 
 /** localInput is t as a datetime-local input shows it (the browser's time zone, to the minute). */
 function localInput(t: Date): string {
