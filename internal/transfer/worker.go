@@ -72,7 +72,7 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 
 func errorText(err error) string {
 	var ae *apperr.Error
-	if errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Code != apperr.Internal {
 		return ae.Message
 	}
 	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
