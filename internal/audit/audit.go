@@ -124,5 +124,5 @@ func Record(ctx context.Context, db postgres.DB, e Entry) error {
 			"action": e.Action, "target_type": e.TargetType, "target_id": e.TargetID,
 			"ip": e.Origin.IP, "user_agent": e.Origin.UserAgent, "details": raw,
 		})
-	return postgres.Translate(err)
+	return err
 }

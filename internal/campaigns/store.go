@@ -30,17 +30,17 @@ const (
 
 func collect[T any](rows pgx.Rows, err error, scan func(pgx.Row) (T, error)) ([]T, error) {
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func notFound(err error, nf error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nf
 	}
-	return postgres.Translate(err)
+	return err
 }
 
 // --- templates ---
@@ -68,7 +68,7 @@ func (store) insertTemplate(ctx context.Context, db postgres.DB, t Template, now
 		INSERT INTO email_templates (book_id, name, subject, body_html, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+templateColumns,
 		t.BookID, t.Name, t.Subject, t.BodyHTML, t.CreatedBy, now))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) updateTemplate(ctx context.Context, db postgres.DB, t Template, now time.Time) (Template, error) {
@@ -82,7 +82,7 @@ func (store) updateTemplate(ctx context.Context, db postgres.DB, t Template, now
 func (store) deleteTemplate(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM email_templates WHERE book_id = $1 AND id = $2`, bookID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errTemplateNotFound
@@ -93,7 +93,7 @@ func (store) deleteTemplate(ctx context.Context, db postgres.DB, bookID, id uuid
 func (store) templateInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM email_templates WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 // --- campaigns ---
@@ -137,7 +137,7 @@ func (store) insertCampaign(ctx context.Context, db postgres.DB, c Campaign, now
 			created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING `+campaignColumns,
 		c.BookID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, c.CreatedBy, now))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
@@ -151,7 +151,7 @@ func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now
 func (store) deleteCampaign(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM campaigns WHERE id = $1`, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errCampaignNotFound
@@ -162,7 +162,7 @@ func (store) deleteCampaign(ctx context.Context, db postgres.DB, id uuid.UUID) e
 func (store) campaignInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM campaigns WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 // lockCampaignStatus locks the campaign row (share) and returns its status.
@@ -207,7 +207,7 @@ func (store) step(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID,
 func (store) stepIDs(ctx context.Context, db postgres.DB, campaignID uuid.UUID) ([]uuid.UUID, error) {
 	// The campaign row lock orders this against concurrent appends.
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	rows, err := db.Query(ctx, `SELECT id FROM campaign_steps WHERE campaign_id = $1`, campaignID)
 	return collect(rows, err, func(r pgx.Row) (uuid.UUID, error) {
@@ -220,7 +220,7 @@ func (store) stepIDs(ctx context.Context, db postgres.DB, campaignID uuid.UUID) 
 // row lock keeps two concurrent appends from taking the same position.
 func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, st.CampaignID); err != nil {
-		return Step{}, postgres.Translate(err)
+		return Step{}, err
 	}
 	out, err := scanStep(db.QueryRow(ctx, `
 		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
@@ -233,7 +233,7 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 		        @delay_hours, @send_window, @condition_if, @condition_step_id, @variants, @ab_test, @winner_variant_id)
 		RETURNING `+stepColumns,
 		stepArgs(st, now)))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // stepArgs are the named arguments of the step statements: the columns a
@@ -266,11 +266,11 @@ func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.T
 // deleteStep removes the step and closes the gap in sort_order.
 func (store) deleteStep(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) error {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	tag, err := db.Exec(ctx, `DELETE FROM campaign_steps WHERE campaign_id = $1 AND id = $2`, campaignID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errStepNotFound
@@ -280,7 +280,7 @@ func (store) deleteStep(ctx context.Context, db postgres.DB, campaignID, id uuid
 		FROM (SELECT id, row_number() OVER (ORDER BY sort_order, created_at) - 1 AS pos
 		      FROM campaign_steps WHERE campaign_id = $1) o
 		WHERE s.id = o.id AND s.sort_order <> o.pos`, campaignID)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.UUID, ids []uuid.UUID, now time.Time) error {
@@ -288,7 +288,7 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 		UPDATE campaign_steps s SET sort_order = o.pos - 1, updated_at = $3
 		FROM unnest($2::uuid[]) WITH ORDINALITY AS o(id, pos)
 		WHERE s.campaign_id = $1 AND s.id = o.id`, campaignID, ids, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // --- participants ---
@@ -302,7 +302,7 @@ func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, boo
 		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
@@ -312,13 +312,13 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 func (store) labelInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 const participantColumns = `p.id, p.campaign_id, p.contact_id, p.status, p.enrolled_at, p.enrolled_by, p.completed_at, ` +
@@ -333,7 +333,7 @@ func scanParticipant(row pgx.Row) (Participant, error) {
 func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
 	var out Paged[Participant]
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status <> 'removed'`, campaignID).Scan(&out.Total); err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT `+participantColumns+`
@@ -360,7 +360,7 @@ func (store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, 
 		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM campaign_participants WHERE campaign_id = $1 AND id = $2)`,
 		campaignID, id, now).Scan(&found)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if !found {
 		return errParticipantMissing
@@ -448,7 +448,7 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
 			"default_time_zone": in.DefaultTimeZone,
 		}))
-	return st, postgres.Translate(err)
+	return st, err
 }
 
 // firstContactRow is the merge data of a book's oldest contact.
@@ -474,7 +474,7 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 		return r, false, nil
 	}
 	if err != nil {
-		return r, false, postgres.Translate(err)
+		return r, false, err
 	}
 	return r, true, nil
 }
@@ -482,7 +482,7 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 // lockBook takes the book row's lock for the rest of tx.
 func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
 	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
-	return postgres.Translate(err)
+	return err
 }
 
 // customField is a custom field definition of a book: its key and name.
@@ -492,11 +492,11 @@ type customField struct{ Key, Name string }
 func (store) customFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]customField, error) {
 	rows, err := db.Query(ctx, `SELECT key, name FROM field_definitions WHERE book_id = $1 ORDER BY key`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (customField, error) {
 		var f customField
 		return f, r.Scan(&f.Key, &f.Name)
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }

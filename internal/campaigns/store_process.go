@@ -171,7 +171,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			"upto": p.Upto,
 		}, claimTimingArgs(p)))
 	if err != nil {
-		return nil, uuid.Nil, 0, postgres.Translate(err)
+		return nil, uuid.Nil, 0, err
 	}
 	defer res.Close()
 	for res.Next() {
@@ -183,7 +183,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
 			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
 			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken, &r.ConditionMet, &held, &r.VariantID); err != nil {
-			return nil, uuid.Nil, 0, postgres.Translate(err)
+			return nil, uuid.Nil, 0, err
 		}
 		if lastID != nil {
 			last = *lastID
@@ -199,7 +199,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		}
 		rows = append(rows, r)
 	}
-	return rows, last, held, postgres.Translate(res.Err())
+	return rows, last, held, res.Err()
 }
 
 // otherSteps is steps without one of them.
@@ -319,7 +319,7 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			"step_id": p.StepID, "campaign_id": p.CampaignID, "contact_ids": contacts, "addresses": addresses,
 			"subjects": subjects,
 		}).Scan(&completed)
-	return completed, postgres.Translate(err)
+	return completed, err
 }
 
 // releaseClaim gives back a claim whose emails were certainly not sent
@@ -332,7 +332,7 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 		SET lease_until = NULL, claim_id = NULL, token_hash = NULL, tries = greatest(c.tries - 1, 0)
 		FROM cl, unnest(cl.participant_ids) AS pid
 		WHERE c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = $1 AND c.result IS NULL`, claimID)
-	return postgres.Translate(err)
+	return err
 }
 
 // markSending records, before a claimed chunk goes to the provider, that
@@ -341,7 +341,7 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 // then nothing may be sent.
 func (store) markSending(ctx context.Context, db postgres.DB, claimID uuid.UUID, now time.Time) (bool, error) {
 	tag, err := db.Exec(ctx, `UPDATE campaign_claims SET sending_at = $2 WHERE id = $1 AND lease_until > $2`, claimID, now)
-	return tag.RowsAffected() == 1, postgres.Translate(err)
+	return tag.RowsAffected() == 1, err
 }
 
 // reapExpired settles claims whose lease ran out without an answer (their
@@ -371,7 +371,7 @@ func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UU
 		)
 		SELECT (SELECT count(*) FROM unknown), (SELECT count(*) FROM given_back)`,
 		campaignID, now, DetailOutcomeUnknown).Scan(&failed, &released)
-	return failed, released, postgres.Translate(err)
+	return failed, released, err
 }
 
 // completeParticipants marks every active participant completed whose
@@ -392,7 +392,7 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 		      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
 		                        WHERE d.participant_id = p.id AND d.step_id = s.step_id AND d.result IS NOT NULL))`,
 		campaignID, activeSteps, now)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 // enrollTriggered enrolls contacts into a trigger step's target campaign;
@@ -403,7 +403,7 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 		SELECT $1, ct.id, $3 FROM contacts ct
 		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, targetID, contactIDs, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // mergeBook is what a book gives every email's merge: its name (the
@@ -419,7 +419,7 @@ func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (m
 	err := db.QueryRow(ctx, `
 		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
 		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
-	return b, postgres.Translate(err)
+	return b, err
 }
 
 // runnable is an active campaign of a team with the paid add-on.

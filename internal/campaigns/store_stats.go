@@ -20,7 +20,7 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 		FROM campaign_participants WHERE campaign_id = $1`, campaignID).
 		Scan(&sm.TotalParticipants, &sm.ActiveCount, &sm.CompletedCount, &sm.TotalSteps)
 	if err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT s.id, s.name, s.sort_order,
@@ -81,7 +81,7 @@ func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID,
 			WHERE d.participant_id = c.participant_id AND d.step_id = c.step_id AND d.` + col + ` IS NOT NULL)`
 	}
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_step_completions c WHERE `+where, stepID, result).Scan(&out.Total); err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT c.id, c.completed_at, c.result, c.result_detail, ct.id, `+contactNameSQL+`, `+contactEmailSQL+`

@@ -106,7 +106,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	rows, _ = db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1`, bookID)
 	_, err = pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {
@@ -114,7 +114,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	rows, _ = db.Query(ctx, `
 		SELECT v.contact_id, f.key, v.value
@@ -130,7 +130,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	return a, nil
 }
@@ -202,7 +202,7 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Contact{}, uuid.Nil, errContactNotFound
 	}
-	return c, teamID, postgres.Translate(err)
+	return c, teamID, err
 }
 
 // owner returns the book and team of a contact.
@@ -212,7 +212,7 @@ func (store) owner(ctx context.Context, db postgres.DB, id uuid.UUID) (bookID, t
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, uuid.Nil, errContactNotFound
 	}
-	return bookID, teamID, postgres.Translate(err)
+	return bookID, teamID, err
 }
 
 // byIDs loads the contacts of a book among ids, with their labels and
@@ -224,13 +224,13 @@ func (store) byIDs(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []
 	rows, err := db.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE c.id = ANY($2) AND c.book_id = $1`,
 		postgres.PlanEachTime, bookID, ids)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	// Sized up front: growing a slice of 10,000 contacts by doubling
 	// copied and allocated more than the scan itself.
 	cs, err := pgx.AppendRows(make([]Contact, 0, len(ids)), rows, func(r pgx.CollectableRow) (Contact, error) { return scanContact(r, false) })
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	a, err := loadAttachments(ctx, db, bookID, ids)
 	if err != nil {
@@ -283,7 +283,7 @@ func (store) takenEmail(ctx context.Context, db postgres.DB, bookID, except uuid
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
-	return addr, postgres.Translate(err)
+	return addr, err
 }
 
 // emailMatch is the contact holding an address.
@@ -306,7 +306,7 @@ func (store) findEmail(ctx context.Context, db postgres.DB, bookID uuid.UUID, ad
 		return nil, nil
 	}
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	m.Name = Contact{FirstName: first, LastName: last, Company: company}.DisplayName()
 	return &m, nil
@@ -356,7 +356,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		ORDER BY %s`,
 		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), f.queryArgs(args)...)
 	if err != nil {
-		return page{}, postgres.Translate(err)
+		return page{}, err
 	}
 	var (
 		out  page
@@ -369,7 +369,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		return c, err
 	})
 	if err != nil {
-		return page{}, postgres.Translate(err)
+		return page{}, err
 	}
 	switch {
 	case fromEnd:
@@ -388,7 +388,7 @@ func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filt
 	where, args := listWhere(bookID, f)
 	var n int64
 	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, f.queryArgs(args)...).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 // labelOwner loads the book and team of a label and holds the label (FOR
@@ -400,7 +400,7 @@ func (store) labelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, uuid.Nil, errLabelNotFound
 	}
-	return bookID, teamID, postgres.Translate(err)
+	return bookID, teamID, err
 }
 
 var errLabelNotFound = apperr.NotFoundf("No label with this id.")
@@ -413,7 +413,7 @@ func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", apperr.NotFoundf("No custom field definition with this id in the book.")
 	}
-	return typ, postgres.Translate(err)
+	return typ, err
 }
 
 // addLabels tags the book's contacts among ids; it returns the contacts
@@ -466,12 +466,12 @@ func (store) deleteMany(ctx context.Context, db postgres.DB, bookID uuid.UUID, i
 
 func collectIDs(rows pgx.Rows, err error) ([]uuid.UUID, error) {
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (uuid.UUID, error) {
 		var id uuid.UUID
 		err := r.Scan(&id)
 		return id, err
 	})
-	return ids, postgres.Translate(err)
+	return ids, err
 }

@@ -89,7 +89,7 @@ func (s *Service) CustomFieldKeys(ctx context.Context, bookID uuid.UUID) (map[st
 	rows, _ := s.db.Query(ctx, `SELECT key FROM field_definitions WHERE book_id = $1`, bookID)
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -528,7 +528,7 @@ func (s *Service) importErr(err error) error {
 	if postgres.IsUniqueViolation(err, duplicateEmailIndex) {
 		return apperr.Wrap(err, apperr.DuplicateEmail, "Another contact in this book took one of the imported email addresses meanwhile, and the book requires unique emails.")
 	}
-	return postgres.Translate(err)
+	return err
 }
 
 // bookFacts loads what an import checks rows against.
@@ -538,7 +538,7 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		if errors.Is(err, pgx.ErrNoRows) {
 			return f, apperr.NotFoundf("The book no longer exists.")
 		}
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	var l LabelRef
 	rows, _ := db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
@@ -548,7 +548,7 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		}
 		return nil
 	}); err != nil {
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	var (
 		key string
@@ -559,7 +559,7 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		f.fields[key] = fd
 		return nil
 	}); err != nil {
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	return f, nil
 }
@@ -584,7 +584,7 @@ func (store) emailOwners(ctx context.Context, db postgres.DB, bookID uuid.UUID, 
 		out[a] = id
 		return nil
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // createLabels adds the named labels to the book, after its others.
@@ -664,7 +664,7 @@ func (store) tagPairs(ctx context.Context, db postgres.DB, contactIDs, labelIDs 
 		INSERT INTO contact_labels (contact_id, label_id, created_at)
 		SELECT * , $3::timestamptz FROM unnest($1::uuid[], $2::uuid[])
 		ON CONFLICT DO NOTHING`, postgres.PlanEachTime, contactIDs, labelIDs, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // setValues writes custom field values, creating or overwriting.
@@ -677,7 +677,7 @@ func (store) setValues(ctx context.Context, db postgres.DB, contactIDs, fieldIDs
 		SELECT *, $4::timestamptz FROM unnest($1::uuid[], $2::uuid[], $3::text[])
 		ON CONFLICT (contact_id, field_id) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
 		postgres.PlanEachTime, contactIDs, fieldIDs, values, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // Each calls fn with every contact of the book that the filter selects
@@ -708,7 +708,7 @@ func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Co
 	rows, err := s.db.Query(ctx, `SELECT `+fullColumns+` FROM contacts c WHERE `+where+` ORDER BY c.created_at, c.id`,
 		append([]any{postgres.PlanEachTime}, args...)...)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -720,7 +720,7 @@ func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Co
 			return err
 		}
 	}
-	return postgres.Translate(rows.Err())
+	return rows.Err()
 }
 
 // DateLabels returns the labels of the dates the book's contacts carry,
@@ -730,5 +730,5 @@ func (s *Service) DateLabels(ctx context.Context, bookID uuid.UUID) ([]string, e
 		SELECT DISTINCT d->>'label' FROM contacts c, jsonb_array_elements(c.dates) d
 		WHERE c.book_id = $1 AND c.dates <> '[]' ORDER BY 1`, bookID)
 	labels, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return labels, postgres.Translate(err)
+	return labels, err
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
-	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // Deliverability is a book's campaign email over the last Days days.
@@ -71,7 +70,7 @@ func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) 
 		ORDER BY w.day`,
 		sc.Book.ID, s.now(), days)
 	if err != nil {
-		return Deliverability{}, postgres.Translate(err)
+		return Deliverability{}, err
 	}
 	var (
 		day          DayCounts
@@ -85,7 +84,7 @@ func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) 
 		return nil
 	})
 	if err != nil {
-		return Deliverability{}, postgres.Translate(err)
+		return Deliverability{}, err
 	}
 	d.DeliveryRate, d.BounceRate, d.ComplaintRate = rate(d.Delivered, d.Sent), rate(d.Bounced, d.Sent), rate(d.Complained, d.Sent)
 	d.OpenRate, d.ClickRate = rate(d.Opened, d.Sent), rate(d.Clicked, d.Sent)
@@ -126,7 +125,7 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		return nil, 0, errContactNotFound
 	}
 	if err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	if err := actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound); err != nil {
 		return nil, 0, err
@@ -151,20 +150,20 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
 	var total int64
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM (`+timeline+`) t`, contactID).Scan(&total); err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	// At the same instant, the later stage of an email's life comes first.
 	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail FROM (`+timeline+`) t
 		ORDER BY at DESC, stage DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
 	if err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Activity, error) {
 		var a Activity
 		err := r.Scan(&a.At, &a.Type, &a.CampaignID, &a.StepID, &a.Detail)
 		return a, err
 	})
-	return items, total, postgres.Translate(err)
+	return items, total, err
 }
 
 // FeedbackJoinSQL joins, as alias, the provider's feedback on the

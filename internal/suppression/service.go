@@ -154,7 +154,7 @@ func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) err
 			return errNotFound
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
 			return err

@@ -110,14 +110,14 @@ type Pruned struct {
 func (r *Retention) Prune(ctx context.Context) (Pruned, error) {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
-		return Pruned{}, postgres.Translate(err)
+		return Pruned{}, err
 	}
 	defer conn.Release()
 	// The lock is the session's: every statement runs on this connection.
 	db := postgres.Wrap(conn)
 	var locked bool
 	if err := db.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, retentionLockClass, retentionLockID).Scan(&locked); err != nil {
-		return Pruned{}, postgres.Translate(err)
+		return Pruned{}, err
 	}
 	if !locked {
 		return Pruned{Skipped: true}, nil
@@ -166,7 +166,7 @@ func pruneEvents(ctx context.Context, db postgres.DB, cutoff time.Time) (int64, 
 			SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM gone)`,
 			cursor, bound, cutoff, retentionBatch).Scan(&last, &deleted)
 		if err != nil {
-			return total, postgres.Translate(fmt.Errorf("prune events: %w", err))
+			return total, fmt.Errorf("prune events: %w", err)
 		}
 		total += deleted
 		if last == nil {
@@ -187,7 +187,7 @@ func pruneAttempts(ctx context.Context, db postgres.DB, cutoff time.Time) (int64
 					SELECT id FROM webhook_attempts WHERE webhook_id = w.id AND created_at < $1 LIMIT $2) a)`,
 			cutoff, retentionBatch)
 		if err != nil {
-			return total, postgres.Translate(fmt.Errorf("prune attempts: %w", err))
+			return total, fmt.Errorf("prune attempts: %w", err)
 		}
 		total += tag.RowsAffected()
 		if tag.RowsAffected() == 0 {
