@@ -210,3 +210,44 @@ func (store) deleteField(ctx context.Context, db postgres.DB, bookID, id uuid.UU
 	}
 	return nil
 }
+
+// What other packages read of the books tables beyond the Service: only
+// this file touches books, labels and field_definitions. A store of
+// another package calls these functions, or, where it needs the data in
+// a statement of its own, reads the read models of migration 00043
+// (book_teams, label_refs, field_keys), which this package owns.
+
+// MergeFields returns what the book gives a campaign email's merge: its
+// name and the keys of its custom fields, sorted.
+func MergeFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) (name string, customKeys []string, err error) {
+	err = db.QueryRow(ctx, `
+		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
+		FROM books b WHERE b.id = $1`, bookID).Scan(&name, &customKeys)
+	return name, customKeys, err
+}
+
+// LabelOwner returns the book and team of a label and holds the label
+// (FOR KEY SHARE) for the transaction, so it cannot be deleted while
+// contacts are being tagged with it. ok is false when there is no such
+// label.
+func LabelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID, teamID uuid.UUID, ok bool, err error) {
+	err = db.QueryRow(ctx, `
+		SELECT l.book_id, b.team_id FROM labels l JOIN books b ON b.id = l.book_id
+		WHERE l.id = $1 FOR KEY SHARE OF l`, labelID).Scan(&bookID, &teamID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, uuid.Nil, false, nil
+	}
+	return bookID, teamID, err == nil, err
+}
+
+// FieldType returns the type of a field definition of the book and holds
+// the definition (FOR KEY SHARE) for the transaction, so values written
+// meanwhile cannot outlive it. ok is false when the book has no such
+// field.
+func FieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (typ string, ok bool, err error) {
+	err = db.QueryRow(ctx, `SELECT type FROM field_definitions WHERE id = $1 AND book_id = $2 FOR KEY SHARE`, fieldID, bookID).Scan(&typ)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	return typ, err == nil, err
+}

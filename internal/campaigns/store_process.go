@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -118,11 +119,10 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), '') AS birthday,
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
 			       `+suppression.ContactSuppressed+` AS suppressed,
-			       (SELECT s.reason FROM suppressions s
-			        WHERE s.book_id = ct.book_id AND s.email_hash = `+suppression.HashSQL("lower("+contactEmailSQL+")")+` AND s.lifted_at IS NULL) AS suppressed_reason,
+			       `+suppression.ReasonSQL("ct.book_id", "lower("+contactEmailSQL+")")+` AS suppressed_reason,
 			       CASE WHEN cardinality(@custom_keys::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
-			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
+			            FROM contact_field_values v JOIN field_keys fd ON fd.id = v.field_id
 			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
 			       row_number() OVER (ORDER BY d.contact_id) AS n,
@@ -416,9 +416,8 @@ type mergeBook struct {
 
 func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
 	var b mergeBook
-	err := db.QueryRow(ctx, `
-		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
-		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
+	var err error
+	b.name, b.customKeys, err = books.MergeFields(ctx, db, bookID)
 	return b, err
 }
 
@@ -432,7 +431,7 @@ type runnable struct {
 func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]runnable, error) {
 	rows, err := db.Query(ctx, `
 		SELECT c.id, t.id FROM campaigns c
-		JOIN books b ON b.id = c.book_id
+		JOIN book_teams b ON b.book_id = c.book_id
 		JOIN teams t ON t.id = b.team_id
 		WHERE c.status = 'active' AND t.campaign_addon = 'active'
 		ORDER BY c.created_at, c.id`)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -30,9 +31,9 @@ const contactColumns = `c.id, c.book_id, c.first_name, c.last_name, c.company, c
 const fullColumns = contactColumns + `,
 	(SELECT COALESCE(json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color)
 	                 ORDER BY l.sort_order, l.name, l.id), '[]')
-	   FROM contact_labels cl JOIN labels l ON l.id = cl.label_id WHERE cl.contact_id = c.id),
+	   FROM contact_labels cl JOIN label_refs l ON l.id = cl.label_id WHERE cl.contact_id = c.id),
 	(SELECT COALESCE(json_object_agg(f.key, v.value), '{}')
-	   FROM contact_field_values v JOIN field_definitions f ON f.id = v.field_id WHERE v.contact_id = c.id)`
+	   FROM contact_field_values v JOIN field_keys f ON f.id = v.field_id WHERE v.contact_id = c.id)`
 
 // scanContact scans contactColumns, then fullColumns' two aggregates when
 // full, then extra.
@@ -98,7 +99,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 	)
 	rows, _ := db.Query(ctx, `
 		SELECT cl.contact_id, cl.label_id
-		FROM contact_labels cl JOIN labels l ON l.id = cl.label_id
+		FROM contact_labels cl JOIN label_refs l ON l.id = cl.label_id
 		WHERE cl.contact_id = ANY($1)
 		ORDER BY l.sort_order, l.name, l.id`, postgres.PlanEachTime, ids)
 	_, err := pgx.ForEachRow(rows, []any{&cid, &lid}, func() error {
@@ -108,7 +109,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 	if err != nil {
 		return nil, err
 	}
-	rows, _ = db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1`, bookID)
+	rows, _ = db.Query(ctx, `SELECT id, name, color FROM label_refs WHERE book_id = $1`, bookID)
 	_, err = pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {
 		a.labels[l.ID] = l
 		return nil
@@ -118,7 +119,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 	}
 	rows, _ = db.Query(ctx, `
 		SELECT v.contact_id, f.key, v.value
-		FROM contact_field_values v JOIN field_definitions f ON f.id = v.field_id
+		FROM contact_field_values v JOIN field_keys f ON f.id = v.field_id
 		WHERE v.contact_id = ANY($1)`, postgres.PlanEachTime, ids)
 	_, err = pgx.ForEachRow(rows, []any{&cid, &key, &value}, func() error {
 		m := a.fields[cid]
@@ -197,7 +198,7 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 	}
 	var teamID uuid.UUID
 	c, err := scanContact(db.QueryRow(ctx, `
-		SELECT `+fullColumns+`, b.team_id FROM contacts c JOIN books b ON b.id = c.book_id
+		SELECT `+fullColumns+`, b.team_id FROM contacts c JOIN book_teams b ON b.book_id = c.book_id
 		WHERE c.id = $1`+lock, id), true, &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Contact{}, uuid.Nil, errContactNotFound
@@ -207,7 +208,7 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 
 // owner returns the book and team of a contact.
 func (store) owner(ctx context.Context, db postgres.DB, id uuid.UUID) (bookID, teamID uuid.UUID, err error) {
-	err = db.QueryRow(ctx, `SELECT c.book_id, b.team_id FROM contacts c JOIN books b ON b.id = c.book_id WHERE c.id = $1`, id).
+	err = db.QueryRow(ctx, `SELECT c.book_id, b.team_id FROM contacts c JOIN book_teams b ON b.book_id = c.book_id WHERE c.id = $1`, id).
 		Scan(&bookID, &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, uuid.Nil, errContactNotFound
@@ -394,10 +395,8 @@ func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filt
 // labelOwner loads the book and team of a label and holds the label (FOR
 // KEY SHARE) so it cannot be deleted while contacts are being tagged.
 func (store) labelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID, teamID uuid.UUID, err error) {
-	err = db.QueryRow(ctx, `
-		SELECT l.book_id, b.team_id FROM labels l JOIN books b ON b.id = l.book_id
-		WHERE l.id = $1 FOR KEY SHARE OF l`, labelID).Scan(&bookID, &teamID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	bookID, teamID, ok, err := books.LabelOwner(ctx, db, labelID)
+	if err == nil && !ok {
 		return uuid.Nil, uuid.Nil, errLabelNotFound
 	}
 	return bookID, teamID, err
@@ -408,9 +407,8 @@ var errLabelNotFound = apperr.NotFoundf("No label with this id.")
 // fieldType loads the type of a field definition of the book and holds it
 // (FOR KEY SHARE) for the transaction.
 func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (string, error) {
-	var typ string
-	err := db.QueryRow(ctx, `SELECT type FROM field_definitions WHERE id = $1 AND book_id = $2 FOR KEY SHARE`, fieldID, bookID).Scan(&typ)
-	if errors.Is(err, pgx.ErrNoRows) {
+	typ, ok, err := books.FieldType(ctx, db, bookID, fieldID)
+	if err == nil && !ok {
 		return "", apperr.NotFoundf("No custom field definition with this id in the book.")
 	}
 	return typ, err

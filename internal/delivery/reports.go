@@ -120,7 +120,7 @@ var errContactNotFound = apperr.NotFoundf("Contact not found.")
 // bounced with its detail saying so; machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
 	var teamID uuid.UUID
-	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
+	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN book_teams b ON b.book_id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, errContactNotFound
 	}
@@ -132,17 +132,15 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 	}
 	const timeline = `
 		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage
-		FROM campaign_participants p WHERE p.contact_id = $1
+		FROM campaign_participations p WHERE p.contact_id = $1
 		UNION ALL
 		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
-		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
+		FROM campaign_participations p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
 		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' WHEN 'skipped' THEN 'skipped' ELSE 'failed' END,
-		       p.campaign_id, s.id, c.result_detail, 1
-		FROM campaign_participants p
-		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
-		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
-		WHERE p.contact_id = $1 AND c.result IS NOT NULL
+		       c.campaign_id, c.step_id, c.result_detail, 1
+		FROM campaign_email_sends c
+		WHERE c.contact_id = $1 AND c.result IS NOT NULL
 		UNION ALL
 		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'bounced' ELSE e.kind END, e.campaign_id, e.step_id,
 		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END

@@ -15,8 +15,8 @@ import (
 // book, key "" when none is configured.
 func webhookKey(ctx context.Context, db postgres.DB, bookID uuid.UUID) (key string, ok bool, err error) {
 	err = db.QueryRow(ctx, `
-		SELECT true, COALESCE((SELECT event_webhook_public_key FROM email_settings WHERE book_id = b.id), '')
-		FROM books b WHERE b.id = $1`, bookID).Scan(&ok, &key)
+		SELECT true, COALESCE((SELECT event_webhook_public_key FROM email_settings WHERE book_id = b.book_id), '')
+		FROM book_teams b WHERE b.book_id = $1`, bookID).Scan(&ok, &key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}

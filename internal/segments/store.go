@@ -58,7 +58,7 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 	}
 	var teamID uuid.UUID
 	seg, err := scanSegment(db.QueryRow(ctx, `
-		SELECT `+segmentColumns+`, b.team_id FROM segments s JOIN books b ON b.id = s.book_id
+		SELECT `+segmentColumns+`, b.team_id FROM segments s JOIN book_teams b ON b.book_id = s.book_id
 		WHERE s.id = $1`+lock, id), &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Segment{}, uuid.Nil, errSegmentNotFound

@@ -86,6 +86,15 @@ func HashSQL(lowerExpr string) string {
 	return `encode(sha256(convert_to(` + lowerExpr + `, 'UTF8')), 'hex')`
 }
 
+// ReasonSQL is the SQL expression of the reason the address lowerExpr
+// (lower-cased already) is suppressed in the book bookExpr, NULL when it
+// is not: a statement of another package that needs it per row (the
+// campaign's claim of its recipients) reads suppressions through it.
+func ReasonSQL(bookExpr, lowerExpr string) string {
+	return `(SELECT s.reason FROM suppressions s WHERE s.book_id = ` + bookExpr +
+		` AND s.email_hash = ` + HashSQL(lowerExpr) + ` AND s.lifted_at IS NULL)`
+}
+
 // Suppressor makes suppressions, stamped by the service's clock.
 type Suppressor struct {
 	now func() time.Time
