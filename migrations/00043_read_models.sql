@@ -32,7 +32,14 @@ CREATE VIEW campaign_participations AS
 SELECT campaign_id, contact_id, enrolled_at, removed_at FROM campaign_participants;
 COMMENT ON VIEW campaign_participations IS 'Owned by package campaigns: when each contact entered and left each campaign, for a contact''s activity.';
 
+CREATE VIEW actor_names AS
+SELECT 'user'::text AS actor_type, id, email AS name FROM users
+UNION ALL
+SELECT 'api_key', id, name FROM api_keys;
+COMMENT ON VIEW actor_names IS 'Owned by package accounts: the name the audit log records for a user (its email) or an API key.';
+
 -- +goose Down
+DROP VIEW actor_names;
 DROP VIEW campaign_participations;
 DROP VIEW campaign_email_sends;
 DROP VIEW field_keys;

@@ -229,8 +229,12 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO imports (id, book_id, team_id, status, format, mode, dry_run, create_labels, mapping, total_rows, created_by, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			in.ID, in.BookID, in.teamID, in.Status, in.Format, in.Mode, in.DryRun, in.createLabels, mapping, in.TotalRows, in.CreatedBy, in.CreatedAt)
+			VALUES (@id, @book_id, @team_id, @status, @format, @mode, @dry_run, @create_labels, @mapping, @total_rows, @created_by, @created_at)`,
+			pgx.StrictNamedArgs{
+				"id": in.ID, "book_id": in.BookID, "team_id": in.teamID, "status": in.Status, "format": in.Format, "mode": in.Mode,
+				"dry_run": in.DryRun, "create_labels": in.createLabels, "mapping": mapping, "total_rows": in.TotalRows,
+				"created_by": in.CreatedBy, "created_at": in.CreatedAt,
+			})
 		if err != nil {
 			return err
 		}
