@@ -179,6 +179,25 @@ func FeedbackHeardSQL(alias, kind string) string {
 		WHEN 'clicked' THEN ` + alias + `.clicked_at WHEN 'bounced' THEN ` + alias + `.bounced_at END IS NOT NULL)`
 }
 
+// StepCountsJoin is the SQL that left-joins, as alias, the engagement
+// counts of the campaign step whose id is the SQL expression step: its
+// columns delivered, opened, clicked, bounced, complained and
+// unsubscribed, NULL while the provider has reported nothing.
+func StepCountsJoin(alias, step string) string {
+	return `LEFT JOIN delivery_step_counts ` + alias + ` ON ` + alias + `.step_id = ` + step
+}
+
+// EmailReportedSQL is the SQL test of whether the provider reported an
+// event of the campaign email of a participant and step (SQL
+// expressions): column is the email_deliveries column of its first time
+// (delivered_at, opened_at, clicked_at, bounced_at, complained_at or
+// unsubscribed_at; chosen by the caller from a fixed list, never from
+// input).
+func EmailReportedSQL(participant, step, column string) string {
+	return `EXISTS (SELECT 1 FROM email_deliveries d
+			WHERE d.participant_id = ` + participant + ` AND d.step_id = ` + step + ` AND d.` + column + ` IS NOT NULL)`
+}
+
 // EmailHeardSQL is the SQL test of whether the provider reported the
 // event kind (the SQL text expression kind: 'delivered', 'opened',
 // 'clicked' or 'bounced') of the campaign email of a participant and step
