@@ -57,6 +57,13 @@ func (store) insertTeam(ctx context.Context, db postgres.DB, name string) (TeamB
 	return t, err
 }
 
+// AddonActiveSQL is the SQL test of whether the team whose id is the SQL
+// expression team has the campaigns add-on active: the scheduler's
+// statement over campaigns reads teams through it.
+func AddonActiveSQL(team string) string {
+	return `EXISTS (SELECT 1 FROM teams t WHERE t.id = ` + team + ` AND t.campaign_addon = 'active')`
+}
+
 const teamColumns = `id, name, campaign_addon, trial_ends_at, require_two_factor, created_at, updated_at`
 
 func scanTeam(row pgx.Row) (Team, error) {

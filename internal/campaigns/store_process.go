@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -430,10 +431,9 @@ type runnable struct {
 // first.
 func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]runnable, error) {
 	rows, err := db.Query(ctx, `
-		SELECT c.id, t.id FROM campaigns c
+		SELECT c.id, b.team_id FROM campaigns c
 		JOIN book_teams b ON b.book_id = c.book_id
-		JOIN teams t ON t.id = b.team_id
-		WHERE c.status = 'active' AND t.campaign_addon = 'active'
+		WHERE c.status = 'active' AND `+accounts.AddonActiveSQL("b.team_id")+`
 		ORDER BY c.created_at, c.id`)
 	return collect(rows, err, func(r pgx.Row) (runnable, error) {
 		var c runnable
