@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -73,11 +74,7 @@ func (store) removeFromCampaigns(ctx context.Context, db postgres.DB, contactID,
 // contactAddresses lists every email address the contact holds,
 // lower-cased.
 func (store) contactAddresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]string, error) {
-	rows, err := db.Query(ctx, `SELECT address_lower FROM contact_emails WHERE contact_id = $1 ORDER BY address_lower`, contactID)
-	return collect(rows, err, func(r pgx.Row) (string, error) {
-		var a string
-		return a, r.Scan(&a)
-	})
+	return contacts.Addresses(ctx, db, contactID)
 }
 
 // recordUnsubscribe adds the unsubscribe to the contact's interactions.

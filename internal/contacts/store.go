@@ -473,3 +473,14 @@ func collectIDs(rows pgx.Rows, err error) ([]uuid.UUID, error) {
 	})
 	return ids, err
 }
+
+// Addresses lists every email address the contact holds, lower-cased and
+// sorted (none for an unknown contact): what another package reads of a
+// contact's emails outside a statement of its own.
+func Addresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT address_lower FROM contact_emails WHERE contact_id = $1 ORDER BY address_lower`, contactID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
