@@ -36,10 +36,7 @@ func (d *Database) Exec(ctx context.Context, sql string, args ...any) (pgconn.Co
 // Query runs a statement returning rows whose Scan and Err translate too.
 func (d *Database) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	rows, err := d.raw.Query(ctx, sql, args...)
-	if err != nil {
-		return rows, Translate(err)
-	}
-	return translatedRows{rows}, nil
+	return wrapRows(rows), Translate(err)
 }
 
 // QueryRow runs a statement returning at most one row.
@@ -89,10 +86,7 @@ func (t translatedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn
 
 func (t translatedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	rows, err := t.Tx.Query(ctx, sql, args...)
-	if err != nil {
-		return rows, Translate(err)
-	}
-	return translatedRows{rows}, nil
+	return wrapRows(rows), Translate(err)
 }
 
 func (t translatedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
@@ -111,6 +105,17 @@ func (t translatedTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResu
 // translatedRows translates the errors of Scan and Err; a row scanned
 // without error costs nothing more than pgx's own.
 type translatedRows struct{ pgx.Rows }
+
+// wrapRows wraps rows even when the query failed: pgx then returns rows
+// that carry the error, and stores that skip the query's error
+// (`rows, _ := db.Query(...)`) read it from rows.Err or the Collect
+// helpers, which must see it translated too.
+func wrapRows(rows pgx.Rows) pgx.Rows {
+	if rows == nil {
+		return nil
+	}
+	return translatedRows{rows}
+}
 
 func (r translatedRows) Err() error { return Translate(r.Rows.Err()) }
 
@@ -131,10 +136,7 @@ func (b translatedBatch) Exec() (pgconn.CommandTag, error) {
 
 func (b translatedBatch) Query() (pgx.Rows, error) {
 	rows, err := b.BatchResults.Query()
-	if err != nil {
-		return rows, Translate(err)
-	}
-	return translatedRows{rows}, nil
+	return wrapRows(rows), Translate(err)
 }
 
 func (b translatedBatch) QueryRow() pgx.Row { return translatedRow{b.BatchResults.QueryRow()} }

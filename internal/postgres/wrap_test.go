@@ -48,6 +48,11 @@ func TestDatabaseTranslates(t *testing.T) {
 	if !errors.As(err, &ae) {
 		t.Fatalf("rows.Err of a failing statement is not classified: %v", err)
 	}
+	// Stores that leave the query's error to the rows read it there.
+	failed, _ := db.Query(ctx, `SELECT nope FROM t`)
+	if _, err := pgx.CollectRows(failed, pgx.RowTo[int]); !errors.As(err, &ae) {
+		t.Fatalf("the rows of a failed query carry an unclassified error: %v", err)
+	}
 
 	err = postgres.InTx(ctx, db, func(tx *postgres.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO t VALUES (1, 1)`); err != nil {
