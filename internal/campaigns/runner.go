@@ -13,8 +13,8 @@ import (
 
 // Runner owns background processing: the runs that requests ask for and
 // the scheduler's passes over every runnable campaign, both worked as
-// jobs (jobs.go). It keeps no context of its own: a pass lives as long as
-// the ctx it is given.
+// jobs (run_jobs.go). It keeps no context of its own: a pass lives as
+// long as the ctx it is given.
 type Runner struct {
 	shared
 	opts     ProcessingOptions
@@ -31,6 +31,19 @@ type Runner struct {
 		at  map[uuid.UUID]uint64
 	}
 }
+
+// Observer hears about processing: each pass by trigger ("schedule" or
+// "manual") and its result, and step executions by outcome.
+type Observer interface {
+	CampaignRun(trigger string, err error)
+	CampaignEmails(outcome string, n int)
+}
+
+// noObserver is the Observer of a runner built without one.
+type noObserver struct{}
+
+func (noObserver) CampaignRun(string, error)  {}
+func (noObserver) CampaignEmails(string, int) {}
 
 // NewRunner wires the runner.
 func NewRunner(d Deps) *Runner {

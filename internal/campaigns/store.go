@@ -295,11 +295,15 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 
 // enrollContacts inserts participants for the contacts of the book among
 // ids that are not suppressed; existing participants stay as they are.
+// Rows go in contact order (and participant ids are time-ordered, see
+// migration 00045), so the indexes are written page by page rather than
+// at random: the enrollment of a large audience is mostly index upkeep.
 func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contacts ct
 		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
+		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
 	return tag.RowsAffected(), err
@@ -310,6 +314,7 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contact_labels cl JOIN contacts ct ON ct.id = cl.contact_id
 		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
+		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
 	return tag.RowsAffected(), err
@@ -401,102 +406,4 @@ func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uui
 		err := r.Scan(&cc.ID, &cc.CampaignID, &cc.CampaignName, &cc.Description, &cc.CampaignStatus, &cc.ParticipantStatus, &cc.EnrolledAt, &cc.CompletedAt)
 		return cc, err
 	})
-}
-
-// --- settings ---
-
-const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
-	address_line2, city, state, postal_code, country, event_webhook_public_key, track_opens, track_clicks,
-	default_time_zone, created_at, updated_at, events_received_at, mailer_api_key_enc`
-
-func scanSettings(row pgx.Row) (Settings, []byte, error) {
-	var st Settings
-	var sealed []byte
-	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
-		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
-		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.DefaultTimeZone, &st.CreatedAt, &st.UpdatedAt, &st.EventsReceivedAt, &sealed)
-	return st, sealed, err
-}
-
-// settings returns the row and the sealed key; pgx.ErrNoRows when none.
-func (store) settings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (Settings, []byte, error) {
-	return scanSettings(db.QueryRow(ctx, `SELECT `+settingsColumns+` FROM email_settings WHERE book_id = $1`, bookID))
-}
-
-func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID, in SettingsInput, sealed []byte, now time.Time) (Settings, error) {
-	st, _, err := scanSettings(db.QueryRow(ctx, `
-		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
-		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at,
-		                            event_webhook_public_key, track_opens, track_clicks, default_time_zone)
-		VALUES (@book_id, @sender_name, @sender_email, @reply_to_email, @company_name, @address_line1,
-		        @address_line2, @city, @state, @postal_code, @country, @mailer_api_key_enc, @now, @now,
-		        @event_webhook_public_key, @track_opens, @track_clicks, @default_time_zone)
-		ON CONFLICT (book_id) DO UPDATE SET
-			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
-			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
-			address_line1 = EXCLUDED.address_line1, address_line2 = EXCLUDED.address_line2,
-			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
-			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at,
-			event_webhook_public_key = EXCLUDED.event_webhook_public_key, track_opens = EXCLUDED.track_opens,
-			track_clicks = EXCLUDED.track_clicks, default_time_zone = EXCLUDED.default_time_zone
-		RETURNING `+settingsColumns,
-		pgx.StrictNamedArgs{
-			"book_id": bookID, "sender_name": in.SenderName, "sender_email": in.SenderEmail,
-			"reply_to_email": in.ReplyToEmail, "company_name": in.CompanyName, "address_line1": in.AddressLine1,
-			"address_line2": in.AddressLine2, "city": in.City, "state": in.State, "postal_code": in.PostalCode,
-			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
-			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
-			"default_time_zone": in.DefaultTimeZone,
-		}))
-	return st, err
-}
-
-// firstContactRow is the merge data of a book's oldest contact.
-type firstContactRow struct {
-	id                                                                      uuid.UUID
-	firstName, lastName, company, jobTitle, website, birthday, email, phone string
-	custom                                                                  []byte
-}
-
-// mergeContact reads the merge data of the book's contact id, or of its
-// oldest contact when id is nil; found is false when there is none.
-func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID, id *uuid.UUID) (firstContactRow, bool, error) {
-	var r firstContactRow
-	err := db.QueryRow(ctx, `
-		SELECT ct.id, ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
-		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
-		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
-		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
-		FROM contacts ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
-		ORDER BY ct.created_at, ct.id LIMIT 1`, bookID, id).
-		Scan(&r.id, &r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, false, nil
-	}
-	if err != nil {
-		return r, false, err
-	}
-	return r, true, nil
-}
-
-// lockBook takes the book row's lock for the rest of tx.
-func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
-	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
-	return err
-}
-
-// customField is a custom field definition of a book: its key and name.
-type customField struct{ Key, Name string }
-
-// customFields lists the book's custom field definitions by key.
-func (store) customFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]customField, error) {
-	rows, err := db.Query(ctx, `SELECT key, name FROM field_definitions WHERE book_id = $1 ORDER BY key`, bookID)
-	if err != nil {
-		return nil, err
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (customField, error) {
-		var f customField
-		return f, r.Scan(&f.Key, &f.Name)
-	})
-	return out, err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/transfer"
 )
 
 // importForm is a multipart import request.
@@ -73,7 +74,7 @@ func TestImportGoogleCSV(t *testing.T) {
 		res.Int("data.created") != 2 || res.Int("data.failed") != 1 {
 		t.Fatalf("import: %s", res.Body)
 	}
-	var errs []contacts.RowError
+	var errs []transfer.RowError
 	res.Decode("data.errors", &errs)
 	if len(errs) != 1 || errs[0].Row != 4 || !strings.Contains(errs[0].Message, "first name, last name or company") {
 		t.Fatalf("errors: %+v", errs)

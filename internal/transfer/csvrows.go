@@ -90,15 +90,15 @@ func (f *csvFile) next() ([]string, error) {
 }
 
 // row turns a record into an import row.
-func (f *csvFile) row(rec []string) contacts.ImportRow {
-	out := contacts.ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
+func (f *csvFile) row(rec []string) ImportRow {
+	out := ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
 	c := &out.Contact
 	var full string
 	addrs := map[string]*contacts.Address{}
 	var addrOrder []string
 	problem := func(i int, format string, args ...any) {
 		if out.Problem == nil {
-			out.Problem = &contacts.RowError{Row: f.record, Column: columnName(f.header, i), Message: fmt.Sprintf(format, args...)}
+			out.Problem = &RowError{Row: f.record, Column: columnName(f.header, i), Message: fmt.Sprintf(format, args...)}
 		}
 	}
 	note := func(field string, i int) {

@@ -49,24 +49,24 @@ const maxErrors = 1000
 
 // Import is an import as the API returns it.
 type Import struct {
-	ID            uuid.UUID           `json:"id"`
-	BookID        uuid.UUID           `json:"book_id"`
-	Status        string              `json:"status"`
-	Format        string              `json:"format"`
-	Mode          string              `json:"mode"`
-	DryRun        bool                `json:"dry_run"`
-	TotalRows     int                 `json:"total_rows"`
-	ProcessedRows int                 `json:"processed_rows"`
-	Created       int                 `json:"created"`
-	Updated       int                 `json:"updated"`
-	Skipped       int                 `json:"skipped"`
-	Failed        int                 `json:"failed"`
-	Errors        []contacts.RowError `json:"errors"`
-	FailureReason *string             `json:"failure_reason"`
-	CreatedBy     *uuid.UUID          `json:"created_by"`
-	CreatedAt     time.Time           `json:"created_at"`
-	StartedAt     *time.Time          `json:"started_at"`
-	FinishedAt    *time.Time          `json:"finished_at"`
+	ID            uuid.UUID  `json:"id"`
+	BookID        uuid.UUID  `json:"book_id"`
+	Status        string     `json:"status"`
+	Format        string     `json:"format"`
+	Mode          string     `json:"mode"`
+	DryRun        bool       `json:"dry_run"`
+	TotalRows     int        `json:"total_rows"`
+	ProcessedRows int        `json:"processed_rows"`
+	Created       int        `json:"created"`
+	Updated       int        `json:"updated"`
+	Skipped       int        `json:"skipped"`
+	Failed        int        `json:"failed"`
+	Errors        []RowError `json:"errors"`
+	FailureReason *string    `json:"failure_reason"`
+	CreatedBy     *uuid.UUID `json:"created_by"`
+	CreatedAt     time.Time  `json:"created_at"`
+	StartedAt     *time.Time `json:"started_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
 
 	teamID       uuid.UUID
 	createLabels bool
@@ -154,15 +154,15 @@ func eachRecord(text []byte, format string, mapping map[string]string, customKey
 }
 
 // eachRow calls fn with every record of the file after the first skip.
-func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(contacts.ImportRow) error) error {
+func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(ImportRow) error) error {
 	return walk(text, format, mapping, customKeys, skip, fn, nil)
 }
 
 // walk reads the records after the first skip, handing each to row as an
 // import row, or, when row is nil, announcing it to record.
 func walk(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int,
-	row func(contacts.ImportRow) error, record func() error) error {
-	fn := func(build func() contacts.ImportRow) error {
+	row func(ImportRow) error, record func() error) error {
+	fn := func(build func() ImportRow) error {
 		if row == nil {
 			return record()
 		}
@@ -185,8 +185,8 @@ func walk(text []byte, format string, mapping map[string]string, customKeys map[
 // readRecords reads records with next until io.EOF and hands those after
 // the first skip to fn, each with the function that builds its row (a
 // count of the records builds none).
-func readRecords[R any](next func() (R, error), row func(R) contacts.ImportRow, skip int,
-	fn func(build func() contacts.ImportRow) error) error {
+func readRecords[R any](next func() (R, error), row func(R) ImportRow, skip int,
+	fn func(build func() ImportRow) error) error {
 	for n := 1; ; n++ {
 		rec, err := next()
 		if errors.Is(err, io.EOF) {
@@ -198,7 +198,7 @@ func readRecords[R any](next func() (R, error), row func(R) contacts.ImportRow, 
 		if n <= skip {
 			continue
 		}
-		if err := fn(func() contacts.ImportRow { return row(rec) }); err != nil {
+		if err := fn(func() ImportRow { return row(rec) }); err != nil {
 			return err
 		}
 	}
@@ -211,12 +211,12 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 		return Import{}, err
 	}
 	b := sc.Book
-	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []contacts.RowError{},
+	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []RowError{},
 		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
 	switch in.Mode {
 	case "":
-		in.Mode = contacts.ModeSkip
-	case contacts.ModeSkip, contacts.ModeUpdate, contacts.ModeCreate:
+		in.Mode = ModeSkip
+	case ModeSkip, ModeUpdate, ModeCreate:
 	default:
 		return Import{}, apperr.Invalidf("`mode` must be skip, update or create.")
 	}
@@ -285,7 +285,7 @@ func scanImport(row pgx.Row) (Import, error) {
 		return in, err
 	}
 	if in.Errors == nil {
-		in.Errors = []contacts.RowError{}
+		in.Errors = []RowError{}
 	}
 	return in, json.Unmarshal(mapRaw, &in.mapping)
 }

@@ -47,8 +47,8 @@ func (f *vcardFile) next() (vcard.Card, error) {
 }
 
 // row turns a card into an import row; the row number is the card's.
-func (f *vcardFile) row(card vcard.Card) contacts.ImportRow {
-	out := contacts.ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
+func (f *vcardFile) row(card vcard.Card) ImportRow {
+	out := ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
 	c := &out.Contact
 	for field, prop := range map[string]string{"first_name": "N", "last_name": "N", "company": "ORG", "job_title": "TITLE",
 		"notes": "NOTE", "website": "URL", "birthday": "BDAY", "emails": "EMAIL", "phones": "TEL", "addresses": "ADR",
@@ -84,7 +84,7 @@ func (f *vcardFile) row(card vcard.Card) contacts.ImportRow {
 		if d, ok := parseDate(b); ok && d != "" {
 			c.Birthday = &d
 		} else {
-			out.Problem = &contacts.RowError{Row: f.record, Column: "BDAY", Message: "The birthday " + b + " is not a full date (YYYY-MM-DD)."}
+			out.Problem = &RowError{Row: f.record, Column: "BDAY", Message: "The birthday " + b + " is not a full date (YYYY-MM-DD)."}
 		}
 	}
 	for _, e := range card[vcard.FieldEmail] {
@@ -115,7 +115,7 @@ func (f *vcardFile) row(card vcard.Card) contacts.ImportRow {
 		if d, ok := parseDate(strings.TrimSpace(v)); ok && d != "" {
 			c.Dates = append(c.Dates, contacts.Date{Label: label, Value: d})
 		} else if out.Problem == nil {
-			out.Problem = &contacts.RowError{Row: f.record, Column: propDate, Message: "The date " + v + " is not a full date (YYYY-MM-DD)."}
+			out.Problem = &RowError{Row: f.record, Column: propDate, Message: "The date " + v + " is not a full date (YYYY-MM-DD)."}
 		}
 	}
 	for _, a := range card[vcard.FieldAnniversary] {

@@ -129,8 +129,8 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	if err != nil {
 		return false, err
 	}
-	opt := contacts.ImportOptions{Mode: in.Mode, CreateLabels: in.createLabels, DryRun: in.DryRun, CreatedBy: in.CreatedBy}
-	seen := contacts.ImportSeen{}
+	opt := in.batchOptions()
+	seen := contacts.BatchSeen{}
 	processed := in.ProcessedRows
 	errTurnOver := errors.New("turn over")
 	// The file is parsed one chunk ahead of the writes: the parse (Go
@@ -166,12 +166,12 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 // and hands them over in chunks of ChunkRows, at most one chunk ahead of
 // the consumer. parsed yields the parse's outcome once chunks is closed;
 // stop ends the parse early (the consumer gave up) and waits for it.
-func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]bool, skip int) (chunks <-chan []contacts.ImportRow, parsed <-chan error, stop func()) {
+func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]bool, skip int) (chunks <-chan []ImportRow, parsed <-chan error, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan []contacts.ImportRow)
+	out := make(chan []ImportRow)
 	result := make(chan error, 1)
 	done := make(chan struct{})
-	send := func(chunk []contacts.ImportRow) error {
+	send := func(chunk []ImportRow) error {
 		select {
 		case out <- chunk:
 			return nil
@@ -182,14 +182,14 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 	go func() {
 		defer close(done)
 		defer close(out)
-		chunk := make([]contacts.ImportRow, 0, ChunkRows)
-		err := eachRow(text, in.Format, in.mapping, keys, skip, func(r contacts.ImportRow) error {
+		chunk := make([]ImportRow, 0, ChunkRows)
+		err := eachRow(text, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
 			chunk = append(chunk, r)
 			if len(chunk) < ChunkRows {
 				return nil
 			}
 			full := chunk
-			chunk = make([]contacts.ImportRow, 0, ChunkRows)
+			chunk = make([]ImportRow, 0, ChunkRows)
 			return send(full)
 		})
 		if err == nil && len(chunk) > 0 {
@@ -209,7 +209,7 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 // writeChunk writes a chunk of rows and the checkpoint after it in one
 // transaction, provided the import is still running from where this run
 // thinks it is (else another run moved it, or it was canceled).
-func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []contacts.ImportRow, opt contacts.ImportOptions, seen contacts.ImportSeen) error {
+func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var (
 			status    string
@@ -233,7 +233,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 		if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '64MB'`); err != nil {
 			return err
 		}
-		res, err := s.contacts.ImportBatch(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
+		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 				return err
 			}
 		}
-		keep := res.Errors[:min(len(res.Errors), max(0, maxErrors-nErrors))]
+		keep := rowErrs[:min(len(rowErrs), max(0, maxErrors-nErrors))]
 		errs, err := json.Marshal(nonNilErrors(keep))
 		if err != nil {
 			return err
@@ -267,9 +267,9 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []co
 	})
 }
 
-func nonNilErrors(e []contacts.RowError) []contacts.RowError {
+func nonNilErrors(e []RowError) []RowError {
 	if e == nil {
-		return []contacts.RowError{}
+		return []RowError{}
 	}
 	return e
 }
@@ -308,7 +308,7 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 // suppressed already, as the one suppression operation marks contacts:
 // an import neither lifts a suppression nor makes one, and a contact it
 // brings in with a suppressed address is as unreachable as any other.
-func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []contacts.ImportRow) error {
+func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []ImportRow) error {
 	var addrs []string
 	for _, r := range rows {
 		for _, e := range r.Contact.Emails {

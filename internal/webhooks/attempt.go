@@ -30,6 +30,9 @@ func (o outcome) retryable() bool {
 // attempt POSTs the stored body to the webhook and reports what happened.
 func (e *Engine) attempt(ctx context.Context, j job) outcome {
 	o := outcome{job: j, at: e.cfg.Now()}
+	// The clock starts before the deadline is set, so an attempt cut by
+	// the timeout never reads as shorter than the timeout.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(j.Body))
@@ -54,7 +57,6 @@ func (e *Engine) attempt(ctx context.Context, j job) outcome {
 		h.Set("webhook-signature", sig)
 	}
 
-	start := time.Now()
 	res, err := e.client.Do(req)
 	if err != nil {
 		o.duration = time.Since(start)

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -405,21 +404,6 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, targetID, contactIDs, now)
 	return err
-}
-
-// mergeBook is what a book gives every email's merge: its name (the
-// book_name merge field) and the custom field keys it defines (a
-// {{custom.<key>}} of any other key stays visible as written).
-type mergeBook struct {
-	name       string
-	customKeys []string
-}
-
-func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
-	var b mergeBook
-	var err error
-	b.name, b.customKeys, err = books.MergeFields(ctx, db, bookID)
-	return b, err
 }
 
 // runnable is an active campaign of a team with the paid add-on.

@@ -1,0 +1,63 @@
+package campaigns
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+const settingsColumns = `id, book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
+	address_line2, city, state, postal_code, country, event_webhook_public_key, track_opens, track_clicks,
+	default_time_zone, created_at, updated_at, events_received_at, mailer_api_key_enc`
+
+func scanSettings(row pgx.Row) (Settings, []byte, error) {
+	var st Settings
+	var sealed []byte
+	err := row.Scan(&st.ID, &st.BookID, &st.SenderName, &st.SenderEmail, &st.ReplyToEmail, &st.CompanyName,
+		&st.AddressLine1, &st.AddressLine2, &st.City, &st.State, &st.PostalCode, &st.Country,
+		&st.EventWebhookPublicKey, &st.TrackOpens, &st.TrackClicks, &st.DefaultTimeZone, &st.CreatedAt, &st.UpdatedAt, &st.EventsReceivedAt, &sealed)
+	return st, sealed, err
+}
+
+// settings returns the row and the sealed key; pgx.ErrNoRows when none.
+func (store) settings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (Settings, []byte, error) {
+	return scanSettings(db.QueryRow(ctx, `SELECT `+settingsColumns+` FROM email_settings WHERE book_id = $1`, bookID))
+}
+
+func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID, in SettingsInput, sealed []byte, now time.Time) (Settings, error) {
+	st, _, err := scanSettings(db.QueryRow(ctx, `
+		INSERT INTO email_settings (book_id, sender_name, sender_email, reply_to_email, company_name, address_line1,
+		                            address_line2, city, state, postal_code, country, mailer_api_key_enc, created_at, updated_at,
+		                            event_webhook_public_key, track_opens, track_clicks, default_time_zone)
+		VALUES (@book_id, @sender_name, @sender_email, @reply_to_email, @company_name, @address_line1,
+		        @address_line2, @city, @state, @postal_code, @country, @mailer_api_key_enc, @now, @now,
+		        @event_webhook_public_key, @track_opens, @track_clicks, @default_time_zone)
+		ON CONFLICT (book_id) DO UPDATE SET
+			sender_name = EXCLUDED.sender_name, sender_email = EXCLUDED.sender_email,
+			reply_to_email = EXCLUDED.reply_to_email, company_name = EXCLUDED.company_name,
+			address_line1 = EXCLUDED.address_line1, address_line2 = EXCLUDED.address_line2,
+			city = EXCLUDED.city, state = EXCLUDED.state, postal_code = EXCLUDED.postal_code,
+			country = EXCLUDED.country, mailer_api_key_enc = EXCLUDED.mailer_api_key_enc, updated_at = EXCLUDED.updated_at,
+			event_webhook_public_key = EXCLUDED.event_webhook_public_key, track_opens = EXCLUDED.track_opens,
+			track_clicks = EXCLUDED.track_clicks, default_time_zone = EXCLUDED.default_time_zone
+		RETURNING `+settingsColumns,
+		pgx.StrictNamedArgs{
+			"book_id": bookID, "sender_name": in.SenderName, "sender_email": in.SenderEmail,
+			"reply_to_email": in.ReplyToEmail, "company_name": in.CompanyName, "address_line1": in.AddressLine1,
+			"address_line2": in.AddressLine2, "city": in.City, "state": in.State, "postal_code": in.PostalCode,
+			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
+			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
+			"default_time_zone": in.DefaultTimeZone,
+		}))
+	return st, err
+}
+
+// lockBook takes the book row's lock for the rest of tx.
+func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
+	return err
+}

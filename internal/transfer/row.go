@@ -1,0 +1,94 @@
+package transfer
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/postgres"
+)
+
+// Import modes: what a row whose address belongs to a contact of the book
+// does.
+const (
+	ModeSkip   = "skip"
+	ModeUpdate = "update"
+	ModeCreate = "create"
+)
+
+// ImportRow is one record of an imported file: the contact it describes
+// (only the non-empty fields set), the label names and custom values it
+// carries, and which file column each field came from (to name the column
+// of a row error).
+type ImportRow struct {
+	Row     int
+	Contact contacts.Contact
+	Labels  []string
+	Custom  map[string]string
+	// Columns maps a contact field ("emails", "first_name", "custom.tier",
+	// "labels") to the file column (or vCard property) it was read from.
+	Columns map[string]string
+	// Problem, when set, fails the row before anything else is looked at
+	// (a value the reader could not take, such as a malformed date).
+	Problem *RowError
+}
+
+// RowError says why a row failed.
+type RowError struct {
+	Row     int    `json:"row"`
+	Column  string `json:"column"`
+	Message string `json:"message"`
+}
+
+// batchOptions are the import's choices as the contacts batch writer
+// takes them.
+func (in Import) batchOptions() contacts.BatchOptions {
+	return contacts.BatchOptions{Duplicates: duplicates(in.Mode), CreateLabels: in.createLabels, DryRun: in.DryRun, CreatedBy: in.CreatedBy}
+}
+
+// duplicates is what a mode asks of the batch writer.
+func duplicates(mode string) contacts.Duplicates {
+	switch mode {
+	case ModeSkip:
+		return contacts.SkipDuplicates
+	case ModeUpdate:
+		return contacts.UpdateDuplicates
+	case ModeCreate:
+		return contacts.CreateDuplicates
+	}
+	return 0
+}
+
+// writeRows hands a chunk's rows to the contacts batch writer and names
+// each failure by the row's number and file column.
+func (s *Service) writeRows(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) (contacts.BatchResult, []RowError, error) {
+	batch := make([]contacts.BatchRow, len(rows))
+	for i, r := range rows {
+		batch[i] = contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil}
+	}
+	res, err := s.contacts.ImportBatch(ctx, tx, teamID, bookID, batch, opt, seen)
+	return res, rowErrors(rows, res.Failures), err
+}
+
+// rowErrors turns the batch writer's failures into row errors: a refused
+// row reports its reader's problem, any other the file column of the
+// field at fault.
+func rowErrors(rows []ImportRow, failures []contacts.BatchFailure) []RowError {
+	if failures == nil {
+		return nil
+	}
+	out := make([]RowError, len(failures))
+	for i, f := range failures {
+		r := rows[f.Index]
+		if r.Problem != nil {
+			out[i] = RowError{Row: r.Row, Column: r.Problem.Column, Message: r.Problem.Message}
+			continue
+		}
+		out[i] = RowError{Row: r.Row, Message: f.Message}
+		if f.Field != "" {
+			out[i].Column = r.Columns[f.Field]
+		}
+	}
+	return out
+}
