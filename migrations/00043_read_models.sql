@@ -16,8 +16,8 @@ SELECT id, book_id, name, color, sort_order FROM labels;
 COMMENT ON VIEW label_refs IS 'Owned by package books: what a contact shows of each of its labels, and their order.';
 
 CREATE VIEW field_keys AS
-SELECT id, book_id, key, type FROM field_definitions;
-COMMENT ON VIEW field_keys IS 'Owned by package books: the key and type of each custom field, which contact values and merge tags are named by.';
+SELECT id, book_id, key, name, type FROM field_definitions;
+COMMENT ON VIEW field_keys IS 'Owned by package books: the key, name and type of each custom field, which contact values and merge tags are named by.';
 
 CREATE VIEW campaign_email_sends AS
 SELECT cp.book_id, cp.id AS campaign_id, s.id AS step_id, t.participant_id, p.contact_id,

@@ -217,6 +217,13 @@ func (store) deleteField(ctx context.Context, db postgres.DB, bookID, id uuid.UU
 // a statement of its own, reads the read models of migration 00043
 // (book_teams, label_refs, field_keys), which this package owns.
 
+// Lock takes the book row's lock (FOR UPDATE) for the rest of the
+// transaction: writers of the book's settings serialise on it.
+func Lock(ctx context.Context, db postgres.DB, bookID uuid.UUID) error {
+	_, err := db.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
+	return err
+}
+
 // MergeFields returns what the book gives a campaign email's merge: its
 // name and the keys of its custom fields, sorted.
 func MergeFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) (name string, customKeys []string, err error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -113,7 +114,7 @@ func scanCampaign(row pgx.Row, extra ...any) (Campaign, error) {
 func (store) campaignRef(ctx context.Context, db postgres.DB, id uuid.UUID) (Campaign, uuid.UUID, error) {
 	var teamID uuid.UUID
 	c, err := scanCampaign(db.QueryRow(ctx, `
-		SELECT `+campaignColumns+`, b.team_id FROM campaigns c JOIN books b ON b.id = c.book_id WHERE c.id = $1`, id), &teamID)
+		SELECT `+campaignColumns+`, b.team_id FROM campaigns c JOIN book_teams b ON b.book_id = c.book_id WHERE c.id = $1`, id), &teamID)
 	return c, teamID, notFound(err, errCampaignNotFound)
 }
 
@@ -322,7 +323,7 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 
 func (store) labelInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM label_refs WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
 	return ok, err
 }
 
@@ -390,10 +391,11 @@ func (store) history(ctx context.Context, db postgres.DB, campaignID, participan
 
 // contactRef returns a contact's book and the team owning it.
 func (store) contactRef(ctx context.Context, db postgres.DB, id uuid.UUID) (uuid.UUID, uuid.UUID, error) {
-	var bookID, teamID uuid.UUID
-	err := db.QueryRow(ctx, `SELECT ct.book_id, b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, id).
-		Scan(&bookID, &teamID)
-	return bookID, teamID, notFound(err, errContactNotFound)
+	bookID, teamID, ok, err := contacts.Owner(ctx, db, id)
+	if err == nil && !ok {
+		return uuid.Nil, uuid.Nil, errContactNotFound
+	}
+	return bookID, teamID, err
 }
 
 func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]ContactCampaign, error) {

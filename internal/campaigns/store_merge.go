@@ -41,7 +41,7 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 		SELECT ct.id, ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
 		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
-		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
+		        JOIN field_keys fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
 		FROM contacts ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
 		ORDER BY ct.created_at, ct.id LIMIT 1`, bookID, id).
 		Scan(&r.id, &r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
@@ -59,7 +59,7 @@ type customField struct{ Key, Name string }
 
 // customFields lists the book's custom field definitions by key.
 func (store) customFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]customField, error) {
-	rows, err := db.Query(ctx, `SELECT key, name FROM field_definitions WHERE book_id = $1 ORDER BY key`, bookID)
+	rows, err := db.Query(ctx, `SELECT key, name FROM field_keys WHERE book_id = $1 ORDER BY key`, bookID)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ type fieldDef struct {
 // CustomFieldKeys returns the keys of the book's custom fields; an import
 // checks its mapping against them before it is queued.
 func (s *Service) CustomFieldKeys(ctx context.Context, bookID uuid.UUID) (map[string]bool, error) {
-	rows, _ := s.db.Query(ctx, `SELECT key FROM field_definitions WHERE book_id = $1`, bookID)
+	rows, _ := s.db.Query(ctx, `SELECT key FROM field_keys WHERE book_id = $1`, bookID)
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		return f, err
 	}
 	var l LabelRef
-	rows, _ := db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
+	rows, _ := db.Query(ctx, `SELECT id, name, color FROM label_refs WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
 	if _, err := pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {
 		if _, ok := f.labels[strings.ToLower(l.Name)]; !ok {
 			f.labels[strings.ToLower(l.Name)] = l
@@ -62,7 +62,7 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		key string
 		fd  fieldDef
 	)
-	rows, _ = db.Query(ctx, `SELECT key, id, type FROM field_definitions WHERE book_id = $1`, bookID)
+	rows, _ = db.Query(ctx, `SELECT key, id, type FROM field_keys WHERE book_id = $1`, bookID)
 	if _, err := pgx.ForEachRow(rows, []any{&key, &fd.id, &fd.typ}, func() error {
 		f.fields[key] = fd
 		return nil

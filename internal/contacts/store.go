@@ -484,3 +484,13 @@ func Addresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]stri
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// Owner returns the book of a contact and the team owning that book; ok
+// is false when there is no such contact.
+func Owner(ctx context.Context, db postgres.DB, contactID uuid.UUID) (bookID, teamID uuid.UUID, ok bool, err error) {
+	bookID, teamID, err = store{}.owner(ctx, db, contactID)
+	if errors.Is(err, errContactNotFound) {
+		return uuid.Nil, uuid.Nil, false, nil
+	}
+	return bookID, teamID, err == nil, err
+}
