@@ -247,11 +247,11 @@ func LabelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID,
 	return bookID, teamID, err == nil, err
 }
 
-// FieldType returns the type of a field definition of the book and holds
+// FieldTypeOf returns the type of a field definition of the book and holds
 // the definition (FOR KEY SHARE) for the transaction, so values written
 // meanwhile cannot outlive it. ok is false when the book has no such
 // field.
-func FieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (typ string, ok bool, err error) {
+func FieldTypeOf(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (typ FieldType, ok bool, err error) {
 	err = db.QueryRow(ctx, `SELECT type FROM field_definitions WHERE id = $1 AND book_id = $2 FOR KEY SHARE`, fieldID, bookID).Scan(&typ)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil

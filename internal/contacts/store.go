@@ -406,8 +406,8 @@ var errLabelNotFound = apperr.NotFoundf("No label with this id.")
 
 // fieldType loads the type of a field definition of the book and holds it
 // (FOR KEY SHARE) for the transaction.
-func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (string, error) {
-	typ, ok, err := books.FieldType(ctx, db, bookID, fieldID)
+func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (books.FieldType, error) {
+	typ, ok, err := books.FieldTypeOf(ctx, db, bookID, fieldID)
 	if err == nil && !ok {
 		return "", apperr.NotFoundf("No custom field definition with this id in the book.")
 	}
