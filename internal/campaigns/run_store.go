@@ -123,13 +123,13 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       `+suppression.ReasonSQL("ct.book_id", "lower("+contactEmailSQL+")")+` AS suppressed_reason,
 			       CASE WHEN cardinality(@custom_keys::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
-			            FROM contact_field_values v JOIN field_keys fd ON fd.id = v.field_id
+			            FROM contact_custom_values v JOIN field_keys fd ON fd.id = v.field_id
 			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
 			       row_number() OVER (ORDER BY d.contact_id) AS n,
 			       COALESCE(ct.time_zone, @default_tz::text) AS tz,
 			       (@cond_step::uuid IS NULL OR `+delivery.EmailHeardSQL("d.id", "@cond_step::uuid", "@cond_kind::text")+` = @cond_heard::bool) AS cond_met
-			FROM due d JOIN contacts ct ON ct.id = d.contact_id
+			FROM due d JOIN contact_records ct ON ct.id = d.contact_id
 		),
 		`+claimTimingCTEs+`,
 		claimed AS (
@@ -458,7 +458,7 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
-		SELECT $1, ct.id, $3 FROM contacts ct
+		SELECT $1, ct.id, $3 FROM contact_records ct
 		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, targetID, contactIDs, now)
 	return err

@@ -302,7 +302,7 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
-		SELECT $1, ct.id, $4, $5 FROM contacts ct
+		SELECT $1, ct.id, $4, $5 FROM contact_records ct
 		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
@@ -313,7 +313,7 @@ func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, boo
 func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
 	tag, err := db.Exec(ctx, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
-		SELECT $1, ct.id, $4, $5 FROM contact_labels cl JOIN contacts ct ON ct.id = cl.contact_id
+		SELECT $1, ct.id, $4, $5 FROM contact_label_members cl JOIN contact_records ct ON ct.id = cl.contact_id
 		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
@@ -343,7 +343,7 @@ func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.U
 	}
 	rows, err := db.Query(ctx, `
 		SELECT `+participantColumns+`
-		FROM campaign_participants p JOIN contacts ct ON ct.id = p.contact_id
+		FROM campaign_participants p JOIN contact_records ct ON ct.id = p.contact_id
 		WHERE p.campaign_id = $1 AND p.status <> 'removed'
 		ORDER BY p.enrolled_at, p.id LIMIT $2 OFFSET $3`, campaignID, pg.Limit, pg.Offset)
 	out.Items, err = collect(rows, err, scanParticipant)

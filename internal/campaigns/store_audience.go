@@ -43,7 +43,7 @@ func (store) audienceUser(ctx context.Context, db postgres.DB, segmentID uuid.UU
 func (store) newcomers(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, p *segments.Predicate) ([]uuid.UUID, error) {
 	where, args := p.Where("ct", []any{bookID, campaignID})
 	rows, _ := db.Query(ctx, `
-		SELECT ct.id FROM contacts ct
+		SELECT ct.id FROM contact_records ct
 		WHERE ct.book_id = $1 AND NOT `+suppression.ContactSuppressed+`
 		  AND NOT EXISTS (SELECT 1 FROM campaign_participants p WHERE p.campaign_id = $2 AND p.contact_id = ct.id)
 		  AND `+where, args...)
@@ -70,7 +70,7 @@ func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, n
 			FOR KEY SHARE OF s
 		),
 		leaving AS (
-			SELECT p.id FROM campaign_participants p JOIN contacts ct ON ct.id = p.contact_id
+			SELECT p.id FROM campaign_participants p JOIN contact_records ct ON ct.id = p.contact_id
 			WHERE p.campaign_id = $1 AND p.status = 'active' AND EXISTS (SELECT 1 FROM stp)
 			  AND ($3::timestamptz IS NULL OR p.enrolled_at <= $3)
 			  AND (cardinality($4::uuid[]) = 0 OR NOT EXISTS (

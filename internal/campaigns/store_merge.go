@@ -40,9 +40,9 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 	err := db.QueryRow(ctx, `
 		SELECT ct.id, ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
-		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
+		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_custom_values v
 		        JOIN field_keys fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
-		FROM contacts ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
+		FROM contact_records ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
 		ORDER BY ct.created_at, ct.id LIMIT 1`, bookID, id).
 		Scan(&r.id, &r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -87,7 +87,7 @@ func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID,
 		SELECT c.id, c.completed_at, c.result, c.result_detail, ct.id, `+contactNameSQL+`, `+contactEmailSQL+`
 		FROM campaign_step_completions c
 		JOIN campaign_participants p ON p.id = c.participant_id
-		JOIN contacts ct ON ct.id = p.contact_id
+		JOIN contact_records ct ON ct.id = p.contact_id
 		WHERE `+where+` ORDER BY c.completed_at, c.id LIMIT $3 OFFSET $4`, stepID, result, pg.Limit, pg.Offset)
 	out.Items, err = collect(rows, err, func(r pgx.Row) (StepContact, error) {
 		var sc StepContact

@@ -264,7 +264,7 @@ func (store) startTest(ctx context.Context, db postgres.DB, p claimParams, st St
 	err := db.QueryRow(ctx, `
 		WITH n AS (
 			SELECT count(*) AS due
-			FROM campaign_participants p JOIN contacts ct ON ct.id = p.contact_id
+			FROM campaign_participants p JOIN contact_records ct ON ct.id = p.contact_id
 			WHERE `+dueParticipant+`
 			  AND (cardinality(@win_days::int[]) = 0 OR campaign_window_next(COALESCE(ct.time_zone, @default_tz::text),
 			       @win_days::int[], @win_start::int, @win_end::int, @now) IS NULL)

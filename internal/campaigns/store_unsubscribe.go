@@ -24,7 +24,7 @@ func (store) unsubToken(ctx context.Context, db postgres.DB, token string) (unsu
 		FROM campaign_step_completions c
 		JOIN campaign_participants p ON p.id = c.participant_id
 		JOIN campaigns cp ON cp.id = p.campaign_id
-		JOIN contacts ct ON ct.id = p.contact_id
+		JOIN contact_records ct ON ct.id = p.contact_id
 		WHERE c.step_id = $1 AND c.participant_id = $2 AND c.token_hash = $3`, stepID, participantID, secretHash).
 		Scan(&t.ID, &t.ContactID, &t.BookID, &t.CampaignID, &t.Email, &t.ContactName)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -82,7 +82,7 @@ func (store) recordUnsubscribe(ctx context.Context, db postgres.DB, t unsubToken
 	_, err := db.Exec(ctx, `
 		INSERT INTO interactions (contact_id, kind, detail, occurred_at)
 		SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'completion_id', $4::uuid), $5
-		FROM contacts WHERE id = $1 FOR KEY SHARE`,
+		FROM contact_records WHERE id = $1 FOR KEY SHARE`,
 		t.ContactID, scope, campaignID, t.ID, now)
 	return err
 }

@@ -126,7 +126,7 @@ var errContactNotFound = apperr.NotFoundf("Contact not found.")
 // bounced with its detail saying so; machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
 	var teamID uuid.UUID
-	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN book_teams b ON b.book_id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
+	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contact_records ct JOIN book_teams b ON b.book_id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, errContactNotFound
 	}

@@ -110,6 +110,6 @@ func writeErr(err error, name string) error {
 func (store) count(ctx context.Context, db postgres.DB, p *Predicate) (int64, error) {
 	where, args := p.Where("c", []any{p.bookID})
 	var n int64
-	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE c.book_id = $1 AND `+where, args...).Scan(&n)
+	err := db.QueryRow(ctx, `SELECT count(*) FROM contact_records c WHERE c.book_id = $1 AND `+where, args...).Scan(&n)
 	return n, err
 }

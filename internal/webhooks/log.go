@@ -123,7 +123,7 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 	rows, err := db.Query(ctx, `
 		SELECT a.id, a.webhook_id, a.delivery_id, a.event_type, e.body, a.response_status, a.response_body, a.error,
 		       a.duration_ms, a.success, a.manual, a.created_at, a.seq
-		FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+		FROM webhook_attempts a JOIN event_records e ON e.id = a.event_id
 		WHERE a.webhook_id = @webhook
 		  AND (@success::bool IS NULL OR a.success = @success)
 		  AND (@since::timestamptz IS NULL OR a.created_at >= @since)

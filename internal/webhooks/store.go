@@ -85,7 +85,7 @@ func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUI
 		UPDATE webhook_deliveries d SET status = 'pending', slotted = false, updated_at = now(),
 		       next_attempt_at = $2::timestamptz - o.n * interval '1 microsecond'
 		FROM (SELECT h.id, row_number() OVER (ORDER BY e.occurred_at DESC, e.id DESC) AS n
-		      FROM webhook_deliveries h JOIN events e ON e.id = h.event_id
+		      FROM webhook_deliveries h JOIN event_records e ON e.id = h.event_id
 		      WHERE h.webhook_id = $1 AND h.status = 'held') o
 		WHERE d.id = o.id`, webhookID, now)
 	return err
@@ -218,7 +218,7 @@ func (store) claim(ctx context.Context, db postgres.DB, owner string, now, lease
 		)
 		SELECT u.id, u.event_id, u.webhook_id, u.attempts + 1, u.manual, e.type, e.body, w.url, w.secret, w.active,
 		       CASE WHEN w.rate_limit IS NOT NULL THEN u.next_attempt_at + @tolerance::interval END
-		FROM u JOIN events e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id
+		FROM u JOIN event_records e ON e.id = u.event_id JOIN webhooks w ON w.id = u.webhook_id
 		WHERE u.leased`,
 		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit, "tolerance": sendTolerance})
 	if err != nil {

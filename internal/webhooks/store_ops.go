@@ -116,7 +116,7 @@ const recoverable = `
 func (store) countRecoverable(ctx context.Context, db postgres.DB, webhookID uuid.UUID, since, until time.Time) (int, error) {
 	var n int
 	err := db.QueryRow(ctx, `
-		SELECT count(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE `+recoverable,
+		SELECT count(*) FROM webhook_deliveries d JOIN event_records e ON e.id = d.event_id WHERE `+recoverable,
 		pgx.StrictNamedArgs{"webhook": webhookID, "since": since, "until": until}).Scan(&n)
 	return n, err
 }
@@ -135,7 +135,7 @@ func (store) recoverBatch(ctx context.Context, db postgres.DB, r RecoveryArgs, b
 		FROM (
 			SELECT id, row_number() OVER (ORDER BY occurred_at, event_id) AS n FROM (
 				SELECT d.id, e.occurred_at, e.id AS event_id
-				FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+				FROM webhook_deliveries d JOIN event_records e ON e.id = d.event_id
 				WHERE `+recoverable+` AND d.recovery_id IS DISTINCT FROM @recovery
 				ORDER BY e.occurred_at, e.id
 				LIMIT @limit
