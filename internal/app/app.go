@@ -172,7 +172,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, now)
 	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
-	a.Delivery = delivery.NewService(db, now)
+	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)

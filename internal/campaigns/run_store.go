@@ -363,12 +363,8 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 		-- The deliverability report's denominator: emails sent per book
 		-- and UTC day, counted as they are recorded.
 		sent AS (
-			INSERT INTO delivery_daily_counts AS dc (book_id, day, sent)
-			SELECT cp.book_id, (@now::timestamptz AT TIME ZONE 'UTC')::date, count(*)
-			FROM upd u JOIN campaigns cp ON cp.id = @campaign_id
-			WHERE u.result = 'success' AND u.emailed
-			GROUP BY cp.book_id
-			ON CONFLICT (book_id, day) DO UPDATE SET sent = dc.sent + EXCLUDED.sent
+			`+delivery.CountSentSQL(`FROM upd u JOIN campaigns cp ON cp.id = @campaign_id
+			WHERE u.result = 'success' AND u.emailed`, "cp.book_id", "(@now::timestamptz AT TIME ZONE 'UTC')::date")+`
 		)
 		SELECT (SELECT count(*) FROM fin)`,
 		pgx.StrictNamedArgs{

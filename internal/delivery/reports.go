@@ -213,3 +213,17 @@ func EmailHeardSQL(participant, step, kind string) string {
 		AND CASE ` + kind + ` WHEN 'delivered' THEN ed.delivered_at WHEN 'opened' THEN ed.opened_at
 		                       WHEN 'clicked' THEN ed.clicked_at WHEN 'bounced' THEN ed.bounced_at END IS NOT NULL)`
 }
+
+// CountSentSQL is the data-modifying statement, for a WITH of the
+// statement that records campaign emails as sent, that adds them to the
+// deliverability report's denominator: the emails sent per book and UTC
+// day. from is the SQL FROM clause (and WHERE) whose rows are the emails
+// just sent, book the SQL expression of their book and day that of the
+// UTC day they were sent; the rows are counted per book.
+func CountSentSQL(from, book, day string) string {
+	return `INSERT INTO delivery_daily_counts AS dc (book_id, day, sent)
+			SELECT ` + book + `, ` + day + `, count(*)
+			` + from + `
+			GROUP BY ` + book + `
+			ON CONFLICT (book_id, day) DO UPDATE SET sent = dc.sent + EXCLUDED.sent`
+}

@@ -17,18 +17,34 @@ const MaxBatchBytes = 5 << 20
 
 // Service applies provider events and reports on them.
 type Service struct {
-	db  postgres.Pool
-	sp  suppression.Suppressor
-	now func() time.Time
+	db        postgres.Pool
+	sp        suppression.Suppressor
+	campaigns Campaigns
+	now       func() time.Time
+}
+
+// Campaigns is what applying events asks of package campaigns, which owns
+// the participants and the email settings but imports this package
+// (campaigns.Feedback implements it). Each call runs in the db given.
+type Campaigns interface {
+	// WebhookKey is the book's key that verifies signed events; ok is
+	// false for an unknown book, key "" when none is configured.
+	WebhookKey(ctx context.Context, db postgres.DB, bookID uuid.UUID) (key string, ok bool, err error)
+	// MarkEventsReceived records that a signed batch reached the book,
+	// for the settings' "events arriving" check.
+	MarkEventsReceived(ctx context.Context, db postgres.DB, bookID uuid.UUID, now time.Time) error
+	// RemoveFromCampaigns ends the contacts' active participations in the
+	// book's campaigns, as an unsubscribe from all does.
+	RemoveFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error
 }
 
 // NewService returns the delivery feedback service on the clock now
-// (nil: time.Now).
-func NewService(db postgres.Pool, now func() time.Time) *Service {
+// (nil: time.Now), asking campaigns what concerns them.
+func NewService(db postgres.Pool, campaigns Campaigns, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, sp: suppression.New(now), now: now}
+	return &Service{db: db, sp: suppression.New(now), campaigns: campaigns, now: now}
 }
 
 // IngestResult is the answer to a batch: items received, events applied,
@@ -52,7 +68,7 @@ var (
 // did not see acknowledged, so an acknowledged batch is never lost and a
 // refused one changes nothing.
 func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, timestamp string, body []byte) (IngestResult, error) {
-	b64, ok, err := webhookKey(ctx, s.db, bookID)
+	b64, ok, err := s.campaigns.WebhookKey(ctx, s.db, bookID)
 	switch {
 	case err != nil:
 		return IngestResult{}, err
@@ -70,7 +86,7 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 	if !verify(key, signature, timestamp, body, now) {
 		return IngestResult{}, errSignature
 	}
-	if err := markReceived(ctx, s.db, bookID, now); err != nil {
+	if err := s.campaigns.MarkEventsReceived(ctx, s.db, bookID, now); err != nil {
 		return IngestResult{}, err
 	}
 	batch, err := parseBatch(body, now)
@@ -120,15 +136,5 @@ func (s *Service) suppress(ctx context.Context, tx *postgres.Tx, bookID uuid.UUI
 			return err
 		}
 	}
-	return removeFromCampaigns(ctx, tx, bookID, res.contactIDs, now)
-}
-
-// markReceived records that a signed batch reached the book, for the
-// settings' "events arriving" check. It writes at most once a minute per
-// book, so a stream of batches does not rewrite the row each time.
-func markReceived(ctx context.Context, db postgres.DB, bookID uuid.UUID, now time.Time) error {
-	_, err := db.Exec(ctx, `
-		UPDATE email_settings SET events_received_at = $2
-		WHERE book_id = $1 AND (events_received_at IS NULL OR events_received_at < $2::timestamptz - interval '1 minute')`, bookID, now)
-	return err
+	return s.campaigns.RemoveFromCampaigns(ctx, tx, bookID, res.contactIDs, now)
 }

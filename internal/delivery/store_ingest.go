@@ -2,26 +2,12 @@ package delivery
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/postgres"
 )
-
-// webhookKey is the book's verification key; ok is false for an unknown
-// book, key "" when none is configured.
-func webhookKey(ctx context.Context, db postgres.DB, bookID uuid.UUID) (key string, ok bool, err error) {
-	err = db.QueryRow(ctx, `
-		SELECT true, COALESCE((SELECT event_webhook_public_key FROM email_settings WHERE book_id = b.book_id), '')
-		FROM book_teams b WHERE b.book_id = $1`, bookID).Scan(&ok, &key)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, nil
-	}
-	return key, ok, err
-}
 
 // lockBook serialises the batches of one book until the transaction ends:
 // a batch then reads every earlier batch's effect, so "first open of this
@@ -70,12 +56,10 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 			       AS e(sg_event_id, kind, campaign_id, step_id, participant_id, detail, occurred_at)
 		),
 		m AS (
-			SELECT e.*, p.contact_id
+			SELECT e.*, r.contact_id
 			FROM ev e
-			JOIN campaign_step_completions c ON c.step_id = e.step_id AND c.participant_id = e.participant_id
-			     AND c.campaign_id = e.campaign_id AND c.token_hash IS NOT NULL
-			JOIN campaigns cp ON cp.id = e.campaign_id AND cp.book_id = $1
-			JOIN campaign_participants p ON p.id = e.participant_id
+			JOIN campaign_email_recipients r ON r.step_id = e.step_id AND r.participant_id = e.participant_id
+			     AND r.campaign_id = e.campaign_id AND r.book_id = $1
 		),
 		ins AS (
 			INSERT INTO delivery_events (book_id, sg_event_id, contact_id, campaign_id, step_id, participant_id, kind, detail, occurred_at, received_at)
@@ -180,15 +164,4 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 		}
 	}
 	return out, nil
-}
-
-// removeFromCampaigns ends the contacts' active participations in the
-// book's campaigns, as an unsubscribe from all does.
-func removeFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
-	_, err := db.Exec(ctx, `
-		UPDATE campaign_participants p SET status = 'removed', removed_at = $3
-		FROM campaigns c
-		WHERE c.id = p.campaign_id AND c.book_id = $1
-		  AND p.contact_id = ANY($2::uuid[]) AND p.status = 'active'`, bookID, contactIDs, now)
-	return err
 }
