@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -141,6 +142,10 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 	if len(clean) == 0 {
 		return Result{}, nil
 	}
+	// An address of the book under a suppression in force, by hash.
+	listed := func(address string) string {
+		return `EXISTS (SELECT 1 FROM suppressions s WHERE s.book_id = $1 AND s.email_hash = ` + HashSQL(address) + ` AND s.lifted_at IS NULL)`
+	}
 	var out Result
 	err := tx.QueryRow(ctx, `
 		WITH recorded AS (
@@ -149,15 +154,7 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 			ON CONFLICT (book_id, email_hash) WHERE lifted_at IS NULL DO NOTHING
 			RETURNING email
 		), marked AS (
-			UPDATE contacts ct SET suppressed_at = $5
-			WHERE ct.book_id = $1 AND ct.suppressed_at IS NULL
-			  AND ct.id IN (SELECT contact_id FROM contact_emails WHERE book_id = $1 AND address_lower = ANY($2::text[]))
-			  AND NOT EXISTS (
-				SELECT 1 FROM contact_emails ce
-				WHERE ce.contact_id = ct.id AND ce.address_lower <> ALL($2::text[])
-				  AND NOT EXISTS (SELECT 1 FROM suppressions s
-				                  WHERE s.book_id = $1 AND s.email_hash = `+HashSQL("ce.address_lower")+` AND s.lifted_at IS NULL))
-			RETURNING 1
+			`+contacts.MarkSuppressedSQL("$1", "$5", "$2::text[]", listed)+`
 		)
 		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked)`,
 		bookID, clean, reason, source, sp.now(), actor).Scan(&out.Recorded, &out.Contacts)
@@ -169,16 +166,14 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 // address that is not suppressed. A suppression already lifted keeps its
 // record as it is. It runs in the caller's transaction.
 func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, actor *uuid.UUID) error {
+	isLifted := func(address string) string { return HashSQL(address) + ` = l.email_hash` }
 	_, err := tx.Exec(ctx, `
 		WITH lifted AS (
 			UPDATE suppressions SET lifted_at = $2, lifted_by = $3
 			WHERE id = $1 AND lifted_at IS NULL
 			RETURNING book_id, email_hash
 		)
-		UPDATE contacts ct SET suppressed_at = NULL
-		FROM lifted l
-		WHERE ct.book_id = l.book_id AND ct.suppressed_at IS NOT NULL
-		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = l.book_id AND `+HashSQL("ce.address_lower")+` = l.email_hash)`,
+		`+contacts.UnmarkSuppressedSQL("lifted l", "l.book_id", isLifted),
 		id, sp.now(), actor)
 	return err
 }
