@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -155,13 +156,9 @@ func pruneEvents(ctx context.Context, db postgres.DB, cutoff time.Time) (int64, 
 		)
 		err := db.QueryRow(ctx, `
 			WITH batch AS (
-				SELECT id FROM events WHERE id > $1 AND id < $2 ORDER BY id LIMIT $4
+				SELECT id FROM event_records WHERE id > $1 AND id < $2 ORDER BY id LIMIT $4
 			), gone AS (
-				DELETE FROM events e USING batch b
-				WHERE e.id = b.id AND e.occurred_at < $3
-				  AND NOT EXISTS (SELECT 1 FROM event_queue q WHERE q.event_id = e.id)
-				  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'held'))
-				RETURNING 1
+				`+events.PruneSQL("batch", "$3", `EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'held'))`)+`
 			)
 			SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM gone)`,
 			cursor, bound, cutoff, retentionBatch).Scan(&last, &deleted)

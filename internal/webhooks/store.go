@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -128,10 +129,7 @@ func (store) deleteWebhook(ctx context.Context, db postgres.DB, teamID, id uuid.
 func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit int) (evs, deliveries int, err error) {
 	err = db.QueryRow(ctx, `
 		WITH ev AS (
-			SELECT event_id AS id, team_id, type FROM event_queue
-			ORDER BY occurred_at
-			LIMIT $2
-			FOR UPDATE SKIP LOCKED
+			`+events.QueuedSQL("$2")+`
 		), ins AS (
 			INSERT INTO webhook_deliveries (event_id, webhook_id, next_attempt_at)
 			SELECT ev.id, w.id, $1
@@ -139,7 +137,7 @@ func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit 
 			ON CONFLICT (event_id, webhook_id) DO NOTHING
 			RETURNING 1
 		), upd AS (
-			DELETE FROM event_queue q USING ev WHERE q.event_id = ev.id RETURNING 1
+			`+events.DequeueSQL("ev")+`
 		)
 		SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM ins)`, postgres.PlanEachTime, now, limit).Scan(&evs, &deliveries)
 	return evs, deliveries, err
