@@ -3,6 +3,7 @@ package books
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -257,4 +258,31 @@ func FieldTypeOf(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID)
 		return "", false, nil
 	}
 	return typ, err == nil, err
+}
+
+// UniqueEmails reports whether the book refuses two contacts sharing an
+// email address; ok is false when there is no such book.
+func UniqueEmails(ctx context.Context, db postgres.DB, bookID uuid.UUID) (enforced, ok bool, err error) {
+	err = db.QueryRow(ctx, `SELECT enforce_unique_emails FROM books WHERE id = $1`, bookID).Scan(&enforced)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	return enforced, err == nil, err
+}
+
+// CreateLabels adds labels of the given names to the book, after its
+// others in the order given, in one statement (an import creates the
+// labels its rows name at once). It returns the id, name and color of
+// each.
+func CreateLabels(ctx context.Context, db postgres.DB, bookID uuid.UUID, names []string, now time.Time) ([]Label, error) {
+	rows, _ := db.Query(ctx, `
+		INSERT INTO labels (id, book_id, name, sort_order, created_at, updated_at)
+		SELECT gen_random_uuid(), $1, n.name,
+		       (SELECT COALESCE(max(sort_order), 0) FROM labels WHERE book_id = $1) + n.ord, $3, $3
+		FROM unnest($2::text[]) WITH ORDINALITY AS n(name, ord)
+		RETURNING id, name, color`, bookID, names, now)
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Label, error) {
+		l := Label{BookID: bookID}
+		return l, r.Scan(&l.ID, &l.Name, &l.Color)
+	})
 }
