@@ -11,6 +11,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
 )
@@ -94,21 +95,21 @@ func (s *Service) firstContactValues(ctx context.Context, bookID uuid.UUID, book
 // oldest when id is nil, and that contact's id (only book_name and
 // uuid.Nil when there is none).
 func (s *Service) contactValues(ctx context.Context, bookID uuid.UUID, id *uuid.UUID, bookName string) (mailmerge.Values, uuid.UUID, error) {
-	first, found, err := s.st.mergeContact(ctx, s.db, bookID, id)
+	first, found, err := contacts.MergeRecordOf(ctx, s.db, bookID, id)
 	v := mailmerge.Values{Fields: map[string]string{"book_name": bookName}, Custom: map[string]string{}}
 	if err != nil || !found {
 		return v, uuid.Nil, err
 	}
 	for k, val := range map[string]string{
-		"first_name": first.firstName, "last_name": first.lastName, "full_name": strings.TrimSpace(first.firstName + " " + first.lastName),
-		"company": first.company, "job_title": first.jobTitle, "email": first.email, "phone": first.phone, "website": first.website, "birthday": first.birthday,
+		"first_name": first.FirstName, "last_name": first.LastName, "full_name": strings.TrimSpace(first.FirstName + " " + first.LastName),
+		"company": first.Company, "job_title": first.JobTitle, "email": first.Email, "phone": first.Phone, "website": first.Website, "birthday": first.Birthday,
 	} {
 		v.Fields[k] = val
 	}
-	if len(first.custom) > 0 {
-		if err := json.Unmarshal(first.custom, &v.Custom); err != nil {
-			return v, first.id, err
+	if len(first.Custom) > 0 {
+		if err := json.Unmarshal(first.Custom, &v.Custom); err != nil {
+			return v, first.ID, err
 		}
 	}
-	return v, first.id, nil
+	return v, first.ID, nil
 }
