@@ -27,11 +27,24 @@ type ImportRow struct {
 	Labels  []string
 	Custom  map[string]string
 	// Columns maps a contact field ("emails", "first_name", "custom.tier",
-	// "labels") to the file column (or vCard property) it was read from.
+	// "labels") to the vCard property it was read from; a CSV row leaves
+	// it nil and names the column from its record (column).
 	Columns map[string]string
 	// Problem, when set, fails the row before anything else is looked at
 	// (a value the reader could not take, such as a malformed date).
 	Problem *RowError
+
+	csv    *csvFile
+	record []string
+}
+
+// column names the file column (or vCard property) a contact field
+// ("emails", "custom.tier") of the row was read from.
+func (r ImportRow) column(field string) string {
+	if r.csv != nil {
+		return r.csv.column(r.record, field)
+	}
+	return r.Columns[field]
 }
 
 // RowError says why a row failed.
@@ -61,12 +74,15 @@ func duplicates(mode string) contacts.Duplicates {
 }
 
 // writeRows hands a chunk's rows to the contacts batch writer and names
-// each failure by the row's number and file column.
-func (s *Service) writeRows(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) (contacts.BatchResult, []RowError, error) {
-	batch := make([]contacts.BatchRow, len(rows))
-	for i, r := range rows {
-		batch[i] = contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil}
+// each failure by the row's number and file column. scratch holds the
+// batch's rows, reused from chunk to chunk.
+func (s *Service) writeRows(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen, scratch *[]contacts.BatchRow) (contacts.BatchResult, []RowError, error) {
+	batch := (*scratch)[:0]
+	for _, r := range rows {
+		batch = append(batch, contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil})
 	}
+	*scratch = batch
+	defer clear(batch)
 	res, err := s.contacts.ImportBatch(ctx, tx, teamID, bookID, batch, opt, seen)
 	return res, rowErrors(rows, res.Failures), err
 }
@@ -87,7 +103,7 @@ func rowErrors(rows []ImportRow, failures []contacts.BatchFailure) []RowError {
 		}
 		out[i] = RowError{Row: r.Row, Message: f.Message}
 		if f.Field != "" {
-			out[i].Column = r.Columns[f.Field]
+			out[i].Column = r.column(f.Field)
 		}
 	}
 	return out

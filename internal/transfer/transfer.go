@@ -6,6 +6,7 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,7 +130,7 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 	total := 0
 	// Records only: the rows are built (and their values checked) by
 	// the job.
-	err = eachRecord(text, format, mapping, customKeys, func() error {
+	err = eachRecord(bytes.NewReader(text), format, mapping, customKeys, func() error {
 		if total++; total > MaxRows {
 			return apperr.Invalidf("The file has more than %d rows; split it into several imports.", MaxRows)
 		}
@@ -149,18 +150,18 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 
 // eachRecord calls fn for every record of the file, reading them without
 // building their rows.
-func eachRecord(text []byte, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
+func eachRecord(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
 	return walk(text, format, mapping, customKeys, 0, nil, fn)
 }
 
 // eachRow calls fn with every record of the file after the first skip.
-func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(ImportRow) error) error {
+func eachRow(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(ImportRow) error) error {
 	return walk(text, format, mapping, customKeys, skip, fn, nil)
 }
 
 // walk reads the records after the first skip, handing each to row as an
 // import row, or, when row is nil, announcing it to record.
-func walk(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int,
+func walk(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, skip int,
 	row func(ImportRow) error, record func() error) error {
 	fn := func(build func() ImportRow) error {
 		if row == nil {
@@ -179,6 +180,8 @@ func walk(text []byte, format string, mapping map[string]string, customKeys map[
 	if err != nil {
 		return err
 	}
+	// A count keeps no record: the reader may reuse one for the next.
+	f.r.ReuseRecord = row == nil
 	return readRecords(f.next, f.row, skip, fn)
 }
 
@@ -235,8 +238,8 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 			return postgres.Translate(err)
 		}
 		// The file is stored as UTF-8 text: the job need not guess again.
-		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, u.text); err != nil {
-			return postgres.Translate(err)
+		if err := storeFile(ctx, tx, in.ID, u.text); err != nil {
+			return err
 		}
 		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
 			return apperr.Wrap(err, apperr.Internal, "queue import")
@@ -442,7 +445,7 @@ func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Pre
 	}
 	out := Preview{Format: u.format, TotalRows: u.total, Columns: []PreviewColumn{}, Rows: [][]string{}}
 	if out.Format == FormatVCard {
-		f := openVCard(u.text)
+		f := openVCard(bytes.NewReader(u.text))
 		for len(out.Rows) < PreviewRows {
 			card, err := f.next()
 			if err != nil {
@@ -457,7 +460,7 @@ func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Pre
 		}
 		return out, nil
 	}
-	f, err := openCSV(u.text, u.mapping, u.keys)
+	f, err := openCSV(bytes.NewReader(u.text), u.mapping, u.keys)
 	if err != nil {
 		return Preview{}, err
 	}

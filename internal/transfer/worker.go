@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ func errorText(err error) string {
 	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
 }
 
+// fileGoneReason fails an import whose stored file is gone.
+const fileGoneReason = "The import stopped: its file is no longer stored; upload it again."
+
 // errStopped ends a run whose import was canceled or is worked elsewhere.
 var errStopped = errors.New("import no longer running here")
 
@@ -115,15 +119,16 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	if err != nil {
 		return false, err
 	}
-	var text []byte
-	err = s.db.QueryRow(ctx, `SELECT content FROM import_files WHERE import_id = $1`, id).Scan(&text)
-	if errors.Is(err, pgx.ErrNoRows) {
+	// The file is read as the chunks are parsed, a piece at a time, never
+	// whole.
+	text, err := openStoredFile(ctx, s.db, id)
+	if errors.Is(err, errFileGone) {
 		// Canceled meanwhile (fail then changes nothing), or the file is
 		// gone: never leave the import running.
-		return true, s.fail(ctx, id, "The import stopped: its file is no longer stored; upload it again.")
+		return true, s.fail(ctx, id, fileGoneReason)
 	}
 	if err != nil {
-		return false, postgres.Translate(err)
+		return false, err
 	}
 	keys, err := s.contacts.CustomFieldKeys(ctx, in.BookID)
 	if err != nil {
@@ -132,17 +137,19 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	opt := in.batchOptions()
 	seen := contacts.BatchSeen{}
 	processed := in.ProcessedRows
+	var scratch []contacts.BatchRow
 	errTurnOver := errors.New("turn over")
 	// The file is parsed one chunk ahead of the writes: the parse (Go
 	// CPU) of the next chunk overlaps the database's work on this one.
 	// The writes stay in order, one chunk at a time.
-	chunks, parsed, stopParse := parseAhead(ctx, text, in, keys, processed)
+	chunks, parsed, recycle, stopParse := parseAhead(ctx, text, in, keys, processed)
 	defer stopParse()
 	for chunk := range chunks {
-		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
+		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen, &scratch); err != nil {
 			break
 		}
 		processed += len(chunk)
+		recycle(chunk)
 		if !in.DryRun && s.now().Sub(started) > turn {
 			err = errTurnOver
 			break
@@ -156,6 +163,8 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 		return false, nil
 	case errors.Is(err, errStopped):
 		return true, nil
+	case errors.Is(err, errFileGone):
+		return true, s.fail(ctx, id, fileGoneReason)
 	case err != nil:
 		return false, err
 	}
@@ -165,10 +174,13 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 // parseAhead parses the import's rows after the first skip in a goroutine
 // and hands them over in chunks of ChunkRows, at most one chunk ahead of
 // the consumer. parsed yields the parse's outcome once chunks is closed;
-// stop ends the parse early (the consumer gave up) and waits for it.
-func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]bool, skip int) (chunks <-chan []ImportRow, parsed <-chan error, stop func()) {
+// stop ends the parse early (the consumer gave up) and waits for it. The
+// consumer hands each chunk it is done with to recycle, and the parse
+// fills it again: two or three chunks serve the whole file.
+func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]bool, skip int) (chunks <-chan []ImportRow, parsed <-chan error, recycle func([]ImportRow), stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan []ImportRow)
+	free := make(chan []ImportRow, 3)
 	result := make(chan error, 1)
 	done := make(chan struct{})
 	send := func(chunk []ImportRow) error {
@@ -179,17 +191,25 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 			return ctx.Err()
 		}
 	}
+	fresh := func() []ImportRow {
+		select {
+		case c := <-free:
+			return c[:0]
+		default:
+			return make([]ImportRow, 0, ChunkRows)
+		}
+	}
 	go func() {
 		defer close(done)
 		defer close(out)
-		chunk := make([]ImportRow, 0, ChunkRows)
-		err := eachRow(text, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
+		chunk := fresh()
+		err := eachRow(ctxReader{ctx, text}, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
 			chunk = append(chunk, r)
 			if len(chunk) < ChunkRows {
 				return nil
 			}
 			full := chunk
-			chunk = make([]ImportRow, 0, ChunkRows)
+			chunk = fresh()
 			return send(full)
 		})
 		if err == nil && len(chunk) > 0 {
@@ -197,7 +217,14 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 		}
 		result <- err
 	}()
-	return out, result, func() {
+	recycle = func(c []ImportRow) {
+		clear(c[:cap(c)]) // let go of the rows' values until refilled
+		select {
+		case free <- c:
+		default:
+		}
+	}
+	return out, result, recycle, func() {
 		cancel()
 		// Drain what the parser had ready, so that it sees the cancel.
 		for range out {
@@ -206,10 +233,24 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 	}
 }
 
+// ctxReader stops reading once ctx ends, so that a parse given up stops
+// at its next read.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // writeChunk writes a chunk of rows and the checkpoint after it in one
 // transaction, provided the import is still running from where this run
 // thinks it is (else another run moved it, or it was canceled).
-func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) error {
+func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen, scratch *[]contacts.BatchRow) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var (
 			status    string
@@ -233,7 +274,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []Im
 		if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '64MB'`); err != nil {
 			return postgres.Translate(err)
 		}
-		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
+		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen, scratch)
 		if err != nil {
 			return err
 		}
