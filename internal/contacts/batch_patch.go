@@ -94,20 +94,20 @@ func (b *batch) patchExisting(ctx context.Context, st store, db postgres.DB) err
 	if err != nil {
 		return err
 	}
-	byID := make(map[uuid.UUID]Contact, len(existing))
-	for _, c := range existing {
-		byID[c.ID] = c
+	byID := make(map[uuid.UUID]int, len(existing))
+	for i := range existing {
+		byID[existing[i].ID] = i
 	}
 	for _, id := range b.patchOrder {
 		target := b.patched[id]
-		cur, ok := byID[id]
+		i, ok := byID[id]
 		if !ok {
 			// Deleted meanwhile: its rows have nothing to update.
 			b.res.Updated -= len(b.pending[target])
 			b.res.Skipped += len(b.pending[target])
 			continue
 		}
-		cur, changed := b.apply(target, cur)
+		cur, changed := b.apply(target, existing[i])
 		if !changed {
 			continue
 		}
