@@ -137,7 +137,6 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	opt := in.batchOptions()
 	seen := contacts.BatchSeen{}
 	processed := in.ProcessedRows
-	var scratch []contacts.BatchRow
 	errTurnOver := errors.New("turn over")
 	// The file is parsed one chunk ahead of the writes: the parse (Go
 	// CPU) of the next chunk overlaps the database's work on this one.
@@ -145,10 +144,10 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	chunks, parsed, recycle, stopParse := parseAhead(ctx, text, in, keys, processed)
 	defer stopParse()
 	for chunk := range chunks {
-		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen, &scratch); err != nil {
+		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
 			break
 		}
-		processed += len(chunk)
+		processed += len(chunk.rows)
 		recycle(chunk)
 		if !in.DryRun && s.now().Sub(started) > turn {
 			err = errTurnOver
@@ -177,48 +176,51 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 // stop ends the parse early (the consumer gave up) and waits for it. The
 // consumer hands each chunk it is done with to recycle, and the parse
 // fills it again: two or three chunks serve the whole file.
-func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]bool, skip int) (chunks <-chan []ImportRow, parsed <-chan error, recycle func([]ImportRow), stop func()) {
+func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]bool, skip int) (chunks <-chan chunk, parsed <-chan error, recycle func(chunk), stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan []ImportRow)
-	free := make(chan []ImportRow, 3)
+	out := make(chan chunk)
+	free := make(chan chunk, 3)
 	result := make(chan error, 1)
 	done := make(chan struct{})
-	send := func(chunk []ImportRow) error {
+	send := func(c chunk) error {
 		select {
-		case out <- chunk:
+		case out <- c:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	fresh := func() []ImportRow {
+	fresh := func() chunk {
 		select {
 		case c := <-free:
-			return c[:0]
+			return chunk{rows: c.rows[:0], from: c.from[:0]}
 		default:
-			return make([]ImportRow, 0, ChunkRows)
+			return chunk{rows: make([]contacts.BatchRow, 0, ChunkRows), from: make([]rowSource, 0, ChunkRows)}
 		}
 	}
 	go func() {
 		defer close(done)
 		defer close(out)
-		chunk := fresh()
+		c := fresh()
 		err := eachRow(ctxReader{ctx, text}, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
-			chunk = append(chunk, r)
-			if len(chunk) < ChunkRows {
+			row, from := r.split()
+			c.rows, c.from = append(c.rows, row), append(c.from, from)
+			if len(c.rows) < ChunkRows {
 				return nil
 			}
-			full := chunk
-			chunk = fresh()
+			full := c
+			c = fresh()
 			return send(full)
 		})
-		if err == nil && len(chunk) > 0 {
-			err = send(chunk)
+		if err == nil && len(c.rows) > 0 {
+			err = send(c)
 		}
 		result <- err
 	}()
-	recycle = func(c []ImportRow) {
-		clear(c[:cap(c)]) // let go of the rows' values until refilled
+	recycle = func(c chunk) {
+		// Let go of the rows' values until the chunk is filled again.
+		clear(c.rows[:cap(c.rows)])
+		clear(c.from[:cap(c.from)])
 		select {
 		case free <- c:
 		default:
@@ -250,7 +252,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // writeChunk writes a chunk of rows and the checkpoint after it in one
 // transaction, provided the import is still running from where this run
 // thinks it is (else another run moved it, or it was canceled).
-func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen, scratch *[]contacts.BatchRow) error {
+func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chunk, opt contacts.BatchOptions, seen contacts.BatchSeen) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var (
 			status    string
@@ -274,12 +276,12 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []Im
 		if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '64MB'`); err != nil {
 			return postgres.Translate(err)
 		}
-		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen, scratch)
+		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
 		if err != nil {
 			return err
 		}
 		if !opt.DryRun {
-			if err := s.keepSuppressed(ctx, tx, in.BookID, rows); err != nil {
+			if err := s.keepSuppressed(ctx, tx, in.BookID, rows.rows); err != nil {
 				return err
 			}
 		}
@@ -303,7 +305,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []Im
 		_, err = tx.Exec(ctx, `
 			UPDATE imports SET processed_rows = processed_rows + $2, created = created + $3, updated = updated + $4,
 				skipped = skipped + $5, failed = failed + $6, errors = errors || $7::jsonb
-			WHERE id = $1`, in.ID, len(rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
+			WHERE id = $1`, in.ID, len(rows.rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
 		return postgres.Translate(err)
 	})
 }
@@ -349,7 +351,14 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 // suppressed already, as the one suppression operation marks contacts:
 // an import neither lifts a suppression nor makes one, and a contact it
 // brings in with a suppressed address is as unreachable as any other.
-func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []ImportRow) error {
+func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []contacts.BatchRow) error {
+	// Most books have no suppression in force: one lookup spares hashing
+	// and sending every address of the chunk.
+	var some bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE book_id = $1 AND lifted_at IS NULL)`, bookID).Scan(&some)
+	if err != nil || !some {
+		return err
+	}
 	var addrs []string
 	for _, r := range rows {
 		for _, e := range r.Contact.Emails {
