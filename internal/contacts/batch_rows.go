@@ -15,6 +15,7 @@ import (
 // contacts of the book and the rows before it, and decides what it does:
 // create a contact, patch one, be skipped, or fail.
 func (b *batch) planRows(rows []BatchRow) {
+	b.rows = rows
 	for i, r := range rows {
 		if r.Refused {
 			b.fail(i, "", "")
@@ -118,7 +119,10 @@ func (b *batch) create(i int, r BatchRow, c Contact, labelKeys []string) {
 		return
 	}
 	c.ID, c.BookID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.New(), b.bookID, b.opt.CreatedBy, b.now, b.now
-	cp := &c
+	// The contact to create lives in the caller's row (ImportBatch takes
+	// the rows): a batch allocates no contact of its own per row.
+	b.rows[i].Contact = c
+	cp := &b.rows[i].Contact
 	b.created = append(b.created, cp)
 	for _, e := range c.Emails {
 		a := strings.ToLower(e.Address)
