@@ -117,6 +117,7 @@ type batch struct {
 	owners map[string]uuid.UUID
 	res    BatchResult
 	rows   []BatchRow // the caller's, holding the contacts created
+	next   Contact    // apply's scratch
 
 	created    []*Contact
 	createdIdx map[string]int // address -> index in created

@@ -47,18 +47,21 @@ func (b *batch) patchLater(i int, r BatchRow, c Contact, labelKeys []string, dup
 // would make the contact invalid fails alone.
 func (b *batch) apply(target *Contact, cur Contact) (Contact, bool) {
 	changed := false
+	// The patched contact is built in the batch's one scratch contact, so
+	// that checking it copies nothing to the heap.
+	next := &b.next
 	for _, p := range b.pending[target] {
-		next := cur
+		*next = cur
 		next.Emails, next.Phones = append([]Email(nil), cur.Emails...), append([]Phone(nil), cur.Phones...)
 		next.Addresses, next.Dates, next.Socials = append([]Address(nil), cur.Addresses...), append([]Date(nil), cur.Dates...), append([]Social(nil), cur.Socials...)
-		mergeImported(&next, p.contact)
+		mergeImported(next, p.contact)
 		next.normalize()
 		if err := next.validate(); err != nil {
 			b.res.Updated--
 			b.fail(p.index, fieldOf(err), errMessage(err))
 			continue
 		}
-		cur, changed = next, true
+		cur, changed = *next, true
 		if len(p.labels) > 0 {
 			b.toLabel = append(b.toLabel, pendingLabels{contact: target, keys: p.labels})
 		}

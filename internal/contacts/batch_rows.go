@@ -114,17 +114,18 @@ func (b *batch) placeDuplicate(i int, r BatchRow, c Contact, labelKeys []string)
 
 // create validates the row's contact and adds it to the contacts to create.
 func (b *batch) create(i int, r BatchRow, c Contact, labelKeys []string) {
-	if err := c.validate(); err != nil {
+	// The contact to create lives in the caller's row (ImportBatch takes
+	// the rows), and is checked there: a batch allocates no contact of
+	// its own per row.
+	cp := &b.rows[i].Contact
+	*cp = c
+	if err := cp.validate(); err != nil {
 		b.fail(i, fieldOf(err), errMessage(err))
 		return
 	}
-	c.ID, c.BookID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.New(), b.bookID, b.opt.CreatedBy, b.now, b.now
-	// The contact to create lives in the caller's row (ImportBatch takes
-	// the rows): a batch allocates no contact of its own per row.
-	b.rows[i].Contact = c
-	cp := &b.rows[i].Contact
+	cp.ID, cp.BookID, cp.CreatedBy, cp.CreatedAt, cp.UpdatedAt = uuid.New(), b.bookID, b.opt.CreatedBy, b.now, b.now
 	b.created = append(b.created, cp)
-	for _, e := range c.Emails {
+	for _, e := range cp.Emails {
 		a := strings.ToLower(e.Address)
 		if _, ok := b.createdIdx[a]; !ok {
 			b.createdIdx[a] = len(b.created) - 1
