@@ -208,9 +208,13 @@ func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]
 			if len(c.rows) < ChunkRows {
 				return nil
 			}
-			full := c
+			// Sent before another is taken: once the consumer takes this
+			// one, it has handed back the one it wrote.
+			if err := send(c); err != nil {
+				return err
+			}
 			c = fresh()
-			return send(full)
+			return nil
 		})
 		if err == nil && len(c.rows) > 0 {
 			err = send(c)
