@@ -116,8 +116,7 @@ type batch struct {
 	// holds to the oldest such contact.
 	owners map[string]uuid.UUID
 	res    BatchResult
-	rows   []BatchRow // the caller's, holding the contacts created
-	next   Contact    // apply's scratch
+	next   Contact // apply's scratch
 
 	created    []*Contact
 	createdIdx map[string]int // address -> index in created

@@ -13,7 +13,7 @@ import (
 // loaded.
 type importPatch struct {
 	index   int
-	contact Contact
+	contact *Contact // the row's, normalised
 	labels  []string
 	custom  map[string]string
 }
@@ -21,7 +21,7 @@ type importPatch struct {
 // patchLater keeps the row as a patch of the contact it matched: an
 // existing one (dupID), one created earlier in the batch (dupCreated >= 0),
 // or, dry, one an earlier batch would have created.
-func (b *batch) patchLater(i int, r BatchRow, c Contact, labelKeys []string, dupID uuid.UUID, dupCreated int) {
+func (b *batch) patchLater(i int, r BatchRow, c *Contact, labelKeys []string, dupID uuid.UUID, dupCreated int) {
 	if dupID == uuid.Nil && dupCreated < 0 {
 		// A dry run's earlier batch would have created it.
 		b.res.Updated++
@@ -54,7 +54,7 @@ func (b *batch) apply(target *Contact, cur Contact) (Contact, bool) {
 		*next = cur
 		next.Emails, next.Phones = append([]Email(nil), cur.Emails...), append([]Phone(nil), cur.Phones...)
 		next.Addresses, next.Dates, next.Socials = append([]Address(nil), cur.Addresses...), append([]Date(nil), cur.Dates...), append([]Social(nil), cur.Socials...)
-		mergeImported(next, p.contact)
+		mergeImported(next, *p.contact)
 		next.normalize()
 		if err := next.validate(); err != nil {
 			b.res.Updated--

@@ -15,13 +15,14 @@ import (
 // contacts of the book and the rows before it, and decides what it does:
 // create a contact, patch one, be skipped, or fail.
 func (b *batch) planRows(rows []BatchRow) {
-	b.rows = rows
 	for i, r := range rows {
 		if r.Refused {
 			b.fail(i, "", "")
 			continue
 		}
-		c := r.Contact
+		// Normalised in place: the batch takes the rows, and a patch or a
+		// contact to create keeps pointing at its row.
+		c := &rows[i].Contact
 		c.normalize()
 		if !b.checkCustom(i, r) {
 			continue
@@ -96,8 +97,8 @@ func (b *batch) duplicate(c Contact) (dupID uuid.UUID, dupCreated int, dupAddr s
 
 // placeDuplicate deals with a row whose address is taken as the batch's
 // Duplicates says; it reports whether the row is dealt with.
-func (b *batch) placeDuplicate(i int, r BatchRow, c Contact, labelKeys []string) bool {
-	dupID, dupCreated, dupAddr := b.duplicate(c)
+func (b *batch) placeDuplicate(i int, r BatchRow, c *Contact, labelKeys []string) bool {
+	dupID, dupCreated, dupAddr := b.duplicate(*c)
 	switch {
 	case dupAddr != "" && b.opt.Duplicates == SkipDuplicates:
 		b.res.Skipped++
@@ -113,12 +114,11 @@ func (b *batch) placeDuplicate(i int, r BatchRow, c Contact, labelKeys []string)
 }
 
 // create validates the row's contact and adds it to the contacts to create.
-func (b *batch) create(i int, r BatchRow, c Contact, labelKeys []string) {
+func (b *batch) create(i int, r BatchRow, c *Contact, labelKeys []string) {
 	// The contact to create lives in the caller's row (ImportBatch takes
 	// the rows), and is checked there: a batch allocates no contact of
 	// its own per row.
-	cp := &b.rows[i].Contact
-	*cp = c
+	cp := c
 	if err := cp.validate(); err != nil {
 		b.fail(i, fieldOf(err), errMessage(err))
 		return
