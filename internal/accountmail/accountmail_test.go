@@ -1,12 +1,10 @@
 package accountmail
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -42,24 +41,6 @@ func TestComposerLinks(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log both instances' workers write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // instance is one instance of the service as far as account emails go: a
 // job queue with the account email worker. Without run it only enqueues.
 type instance struct {
@@ -67,7 +48,7 @@ type instance struct {
 	comp  *Composer
 }
 
-func newInstance(t *testing.T, pool *pgxpool.Pool, mail *mailertest.Server, log *lockedBuffer, run bool) instance {
+func newInstance(t *testing.T, pool *pgxpool.Pool, mail *mailertest.Server, log *logbuf.Buffer, run bool) instance {
 	t.Helper()
 	q, err := jobs.New(pool, jobs.Config{PollInterval: 100 * time.Millisecond, WithoutPeriodic: true})
 	if err != nil {
@@ -113,7 +94,7 @@ func count(t *testing.T, pool postgres.Pool, sql string) int {
 }
 
 // waitFor polls sql until it counts want rows.
-func waitFor(t *testing.T, pool postgres.Pool, sql string, want int, log *lockedBuffer) {
+func waitFor(t *testing.T, pool postgres.Pool, sql string, want int, log *logbuf.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -143,7 +124,7 @@ func TestTwoInstancesSendEachEmailOnce(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	var log lockedBuffer
+	var log logbuf.Buffer
 	// Queued while no instance works: both start on a full queue.
 	producer := newInstance(t, pool, mail, &log, false)
 	for i := range 30 {
@@ -189,7 +170,7 @@ func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	var log lockedBuffer
+	var log logbuf.Buffer
 	mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"bad sender"}]}`, 1)
 	inst := newInstance(t, pool, mail, &log, true)
 	queueReset(t, pool, inst.comp, "ann@example.com")
@@ -208,7 +189,7 @@ func TestTransientFailureRetried(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	var log lockedBuffer
+	var log logbuf.Buffer
 	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
 	inst := newInstance(t, pool, mail, &log, true)
 	queueReset(t, pool, inst.comp, "ann@example.com")
@@ -239,7 +220,7 @@ func TestCrashMidSendIsNotSentAgain(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	var log lockedBuffer
+	var log logbuf.Buffer
 	producer := newInstance(t, pool, mail, &log, false)
 	queueReset(t, pool, producer.comp, "sent@example.com")
 	queueReset(t, pool, producer.comp, "unsent@example.com")
@@ -288,7 +269,7 @@ func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	mail := mailertest.NewServer(t)
-	var log lockedBuffer
+	var log logbuf.Buffer
 	for _, to := range []string{"old1@example.com", "old2@example.com"} {
 		if _, err := insert(context.Background(), pool, time.Now(), Message{Kind: KindPasswordReset, To: to, Subject: "Reset", HTML: "<p>x</p>", Text: "x"}); err != nil {
 			t.Fatal(err)
@@ -370,7 +351,7 @@ func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	var log lockedBuffer
+	var log logbuf.Buffer
 	waitFor(t, pool, `SELECT count(*) FROM account_emails`, 0, &log)
 	if r := mail.Recipients(); len(r) != 1 || r[0].Email != "queued@example.com" {
 		t.Fatalf("sent %v, want the queued email once", r)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // User is a person who can log in.
@@ -38,6 +39,17 @@ const (
 	AddonActive   AddonState = "active"
 	AddonCanceled AddonState = "canceled"
 )
+
+// AddonStates is every add-on state.
+var AddonStates = []AddonState{AddonNone, AddonTrial, AddonActive, AddonCanceled}
+
+// ParseAddonState reads an add-on state (operators name it on the command line).
+func ParseAddonState(s string) (AddonState, error) {
+	if v, ok := enum.Parse(AddonStates, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("The add-on status must be one of %s.", enum.Join(AddonStates))
+}
 
 // TrialLength is how long the one free trial lasts.
 const TrialLength = 14 * 24 * time.Hour
@@ -162,7 +174,7 @@ func (p *TeamPatch) check() error {
 
 // RoleInput changes a member's role.
 type RoleInput struct {
-	Role string `json:"role" validate:"required,oneof=viewer member admin owner"`
+	Role auth.RoleName `json:"role" validate:"required,enum"`
 }
 
 // KeyInput names a new API key, its scope (full when empty) and when it

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -26,7 +27,7 @@ func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.
 	}
 	scope, ok := auth.ParseKeyScope(in.Scope)
 	if !ok {
-		return NewKey{}, apperr.Invalidf("`scope` must be full or read.")
+		return NewKey{}, apperr.Invalidf("`scope` must be %s.", enum.Or(auth.KeyScopes))
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
 		return NewKey{}, apperr.Invalidf("`expires_at` must be in the future.")

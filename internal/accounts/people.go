@@ -35,8 +35,8 @@ type Invitation struct {
 
 // InvitationInput invites an address to a team.
 type InvitationInput struct {
-	Email string `json:"email" validate:"required,email,max=254"`
-	Role  string `json:"role" validate:"required,oneof=viewer member admin owner"`
+	Email string        `json:"email" validate:"required,email,max=254"`
+	Role  auth.RoleName `json:"role" validate:"required,enum"`
 }
 
 // InvitationView is what the holder of an invitation link may see.
@@ -82,7 +82,8 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	if err := validate.Struct(in); err != nil {
 		return Invitation{}, err
 	}
-	if err := requireGrant(ctx, actor, teamID, in.Role); err != nil {
+	role := string(in.Role)
+	if err := requireGrant(ctx, actor, teamID, role); err != nil {
 		return Invitation{}, err
 	}
 	token, hash, err := auth.NewLinkToken()
@@ -100,7 +101,7 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 			return apperr.New(apperr.Conflict, "%s is already a member of the team; change their role instead.", in.Email)
 		}
 		inv, err = s.st.replaceInvitation(ctx, tx, Invitation{
-			TeamID: teamID, Email: in.Email, Role: in.Role, InvitedBy: actor.CreatedBy(), CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime),
+			TeamID: teamID, Email: in.Email, Role: role, InvitedBy: actor.CreatedBy(), CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime),
 		}, hash)
 		if err != nil {
 			return err
@@ -118,7 +119,7 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 			return err
 		}
 		return s.mail.QueueInvitation(ctx, tx, now, accountmail.Invitation{
-			To: in.Email, TeamName: team.Name, Inviter: inviter.Name, Role: in.Role, Token: token, ExpiresAt: inv.ExpiresAt,
+			To: in.Email, TeamName: team.Name, Inviter: inviter.Name, Role: role, Token: token, ExpiresAt: inv.ExpiresAt,
 		})
 	})
 	return inv, err

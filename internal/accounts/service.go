@@ -296,10 +296,8 @@ func (s *Service) StartTrial(ctx context.Context, actor *auth.Actor, teamID uuid
 
 // SetAddon sets the add-on state: operators (CLI) and the payment webhook.
 func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonState) (Team, error) {
-	switch state {
-	case AddonNone, AddonTrial, AddonActive, AddonCanceled:
-	default:
-		return Team{}, apperr.Invalidf("The add-on status must be one of none, trial, active, canceled.")
+	if _, err := ParseAddonState(string(state)); err != nil {
+		return Team{}, err
 	}
 	var t Team
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -343,6 +341,7 @@ func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, use
 	if err := validate.Struct(in); err != nil {
 		return Member{}, err
 	}
+	role := string(in.Role)
 	var m Member
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.lockTeam(ctx, tx, teamID); err != nil {
@@ -352,22 +351,22 @@ func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, use
 		if err != nil {
 			return err
 		}
-		if err := requireGrant(ctx, actor, teamID, cur.Role, in.Role); err != nil {
+		if err := requireGrant(ctx, actor, teamID, cur.Role, role); err != nil {
 			return err
 		}
-		if cur.Role == auth.RoleOwner.String() && in.Role != cur.Role {
+		if cur.Role == auth.RoleOwner.String() && role != cur.Role {
 			if err := s.keepAnOwner(ctx, tx, teamID, "demoted"); err != nil {
 				return err
 			}
 		}
-		if err := s.st.setRole(ctx, tx, teamID, userID, in.Role); err != nil {
+		if err := s.st.setRole(ctx, tx, teamID, userID, role); err != nil {
 			return err
 		}
 		previous := cur.Role
-		cur.Role = in.Role
+		cur.Role = role
 		m = cur
 		return s.record(ctx, tx, actor, teamID, "member.role_changed", "user", userID.String(),
-			map[string]any{"email": cur.Email, "role": in.Role, "previous_role": previous})
+			map[string]any{"email": cur.Email, "role": role, "previous_role": previous})
 	})
 	return m, err
 }

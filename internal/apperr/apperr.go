@@ -34,6 +34,13 @@ const (
 	Internal             Code = "SERVER_ERROR"
 )
 
+// Codes is every code, in the order the API document lists them.
+var Codes = []Code{
+	MissingBook, InvalidInput, InvalidStatus, Validation, Unauthorized, Forbidden, AddonRequired, TwoFactorRequired,
+	NotFound, MethodNotAllowed, Conflict, DuplicateEmail, PayloadTooLarge, UnsupportedMediaType, RateLimited,
+	Unavailable, Internal,
+}
+
 // Error is a classified error. Message is safe to show to a client; Cause is
 // for logs only. Details name the fields at fault, so that a form can mark
 // each one and an import can point at a row's column.

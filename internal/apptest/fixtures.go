@@ -1,13 +1,29 @@
 package apptest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+)
+
+// The addresses and keys Setup configures, for assertions on what the
+// service sends and links to.
+const (
+	// PublicBaseURL is the service's public address (PUBLIC_BASE_URL), the
+	// start of every link it emails.
+	PublicBaseURL = "https://contacts.example.com"
+	// AccountMailKey, AccountMailSender and AccountMailName are the system
+	// provider key and sender of account emails (with Options.AccountMail).
+	AccountMailKey    = "SG.system-key-0123456789"
+	AccountMailSender = "accounts@contacts.example.com"
+	AccountMailName   = "Contactbook Accounts"
 )
 
 // Team is the usual cast of a test: a running service with a fake email
@@ -17,7 +33,8 @@ type Team struct {
 	Env  *Env
 	Mail *mailertest.Server
 	Book string
-	// Owner, Admin, Member and Viewer are users of the team in each role.
+	// Owner, Admin, Member and Viewer are users of the team in each role
+	// (with Options.OwnerOnly, the owner only).
 	Owner, Admin, Member, Viewer *User
 	// O, A, M and V are the same users' clients in the book (JWT, /api);
 	// Key is a team API key in the book (/api/v1).
@@ -26,32 +43,65 @@ type Team struct {
 
 // Setup starts the service with a fake email provider (MAILER_BASE_URL
 // points at it) and a team in every role, so that a test states only what
-// it is about. Options adjust the service as for New.
+// it is about. Logins last a year, so tests may move the clock by days,
+// and links start with PublicBaseURL. Options adjust the service as for
+// New, and the cast as their Setup fields say.
 func Setup(t testing.TB, opts ...Options) *Team {
 	t.Helper()
-	mail := mailertest.NewServer(t)
 	o := Options{}
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	vars := map[string]string{"MAILER_BASE_URL": mail.URL}
+	mail := o.Mail
+	if mail == nil {
+		mail = mailertest.NewServer(t)
+	}
+	vars := map[string]string{
+		"MAILER_BASE_URL": mail.URL,
+		"PUBLIC_BASE_URL": PublicBaseURL,
+		"JWT_TTL":         "8760h",
+	}
+	if o.AccountMail {
+		vars["SYSTEM_MAILER_API_KEY"] = AccountMailKey
+		vars["SYSTEM_SENDER_EMAIL"] = AccountMailSender
+		vars["SYSTEM_SENDER_NAME"] = AccountMailName
+	}
 	for k, v := range o.Env {
 		vars[k] = v
 	}
 	o.Env = vars
 	env := New(t, o)
-	owner := env.Signup("owner")
-	owner.SetAddon("active")
-	book := owner.CreateBook("Customers")
-	admin := env.Join(owner, "admin", "admin")
-	member := env.Join(owner, "member", "member")
-	viewer := env.Join(owner, "viewer", "viewer")
-	return &Team{
-		Env: env, Mail: mail, Book: book,
-		Owner: owner, Admin: admin, Member: member, Viewer: viewer,
-		O: owner.InBook(book), A: admin.InBook(book), M: member.InBook(book), V: viewer.InBook(book),
-		Key: owner.NewKey().InBook(book),
+	if o.NoTeam {
+		return &Team{Env: env, Mail: mail}
 	}
+	addon := o.Addon
+	if addon == "" {
+		addon = "active"
+	}
+	tm := newTeam(env, mail, "owner", "Customers", addon)
+	if !o.OwnerOnly {
+		tm.Admin = env.Join(tm.Owner, "admin", "admin")
+		tm.Member = env.Join(tm.Owner, "member", "member")
+		tm.Viewer = env.Join(tm.Owner, "viewer", "viewer")
+		tm.A, tm.M, tm.V = tm.Admin.InBook(tm.Book), tm.Member.InBook(tm.Book), tm.Viewer.InBook(tm.Book)
+	}
+	return tm
+}
+
+// AddTeam starts another tenant on tm's service: an owner signed up as
+// name, whose own team has the add-on active and a book named name, with
+// the owner's and a key's clients in it.
+func (tm *Team) AddTeam(name string) *Team {
+	tm.Env.T.Helper()
+	return newTeam(tm.Env, tm.Mail, name, name, "active")
+}
+
+func newTeam(env *Env, mail *mailertest.Server, owner, book, addon string) *Team {
+	env.T.Helper()
+	u := env.Signup(owner)
+	u.SetAddon(addon)
+	id := u.CreateBook(book)
+	return &Team{Env: env, Mail: mail, Book: id, Owner: u, O: u.InBook(id), Key: u.NewKey().InBook(id)}
 }
 
 // The factories below create through the API, so that fixtures pass the
@@ -62,11 +112,73 @@ func Setup(t testing.TB, opts ...Options) *Team {
 // email is empty) and returns its id.
 func (c *Client) NewContact(first, email string) string {
 	c.env.T.Helper()
-	body := map[string]any{"first_name": first}
+	return c.NewContactWith(map[string]any{"first_name": first}, email)
+}
+
+// NewContactWith creates a contact of the given fields with one primary
+// work email (none when email is empty) and returns its id.
+func (c *Client) NewContactWith(fields map[string]any, email string) string {
+	c.env.T.Helper()
+	body := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		body[k] = v
+	}
 	if email != "" {
 		body["emails"] = []map[string]any{{"address": email, "label": "work", "primary": true}}
 	}
 	return c.Post(c.api("/contacts"), body).Expect(http.StatusCreated).String("data.id")
+}
+
+// FullContact is a contact body with every field a create takes filled
+// in (the first name with spaces to trim), for tests of what is stored and
+// shown.
+func FullContact() map[string]any {
+	return map[string]any{
+		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
+		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
+		"starred": true,
+		"emails": []any{
+			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
+			map[string]any{"address": "ada@home.example", "label": "personal"},
+		},
+		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
+		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
+		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
+		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
+		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
+	}
+}
+
+// SeedContacts inserts n contacts into a book in one statement, bypassing
+// the API, and returns their ids in order: contact i is Person i of
+// "Co i%7" with the address pI@seed.example, created i seconds after
+// 2026-01-01 (updated in the reverse order), starred when i is divisible
+// by 3. For tests of paging, sorting and filtering, which need creation
+// times apart and hundreds of rows.
+func (e *Env) SeedContacts(book string, n int) []string {
+	e.T.Helper()
+	rows, err := e.App.Pool.Query(context.Background(), `
+		INSERT INTO contacts (book_id, first_name, last_name, company, emails, starred, created_at, updated_at)
+		SELECT $1, 'Person', g::text, 'Co ' || (g % 7), jsonb_build_array(jsonb_build_object('address', 'p' || g || '@seed.example', 'label', 'work', 'primary', true)),
+		       g % 3 = 0, timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-02-01' - g * interval '1 second'
+		FROM generate_series(1, $2) g
+		RETURNING id`, book, n)
+	if err != nil {
+		e.T.Fatalf("apptest: seed contacts: %v", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			e.T.Fatal(err)
+		}
+		ids = append(ids, id.String())
+	}
+	if err := rows.Err(); err != nil {
+		e.T.Fatal(err)
+	}
+	return ids
 }
 
 // NewContacts creates n contacts named prefix1..prefixN with the addresses
@@ -79,39 +191,6 @@ func (c *Client) NewContacts(prefix string, n int) []string {
 		ids[i] = c.NewContact(name, strings.ToLower(name)+"@example.com")
 	}
 	return ids
-}
-
-// NewTemplate creates an email template whose body greets the contact by
-// first name and returns its id.
-func (c *Client) NewTemplate(name string) string {
-	c.env.T.Helper()
-	return c.Post(c.api("/campaign-templates"), map[string]any{
-		"name": name, "subject": "Hello", "body_html": "<p>{{first_name}}</p>",
-	}).Expect(http.StatusOK).String("data.id")
-}
-
-// NewCampaign creates a draft campaign and returns its id.
-func (c *Client) NewCampaign(name string) string {
-	c.env.T.Helper()
-	return c.Post(c.api("/campaigns"), map[string]any{"name": name}).Expect(http.StatusOK).String("data.id")
-}
-
-// NewEmailCampaign creates an active campaign of one immediate email step
-// with the template and returns its id: the campaign a run sends.
-func (c *Client) NewEmailCampaign(name, templateID string) string {
-	c.env.T.Helper()
-	id := c.NewCampaign(name)
-	c.Post(c.api("/campaigns/"+id+"/steps"), map[string]any{
-		"step_type": "email", "name": "Email", "schedule_type": "immediate", "email_template_id": templateID,
-	}).Expect(http.StatusOK)
-	c.Patch(c.api("/campaigns/"+id), map[string]any{"status": "active"}).Expect(http.StatusOK)
-	return id
-}
-
-// Enroll enrolls the contacts in the campaign.
-func (c *Client) Enroll(campaignID string, contactIDs ...string) {
-	c.env.T.Helper()
-	c.Post(c.api("/campaigns/"+campaignID+"/participants"), map[string]any{"contact_ids": contactIDs}).Expect(http.StatusOK)
 }
 
 // NewWebhook subscribes url to the event types for the user's team and

@@ -71,4 +71,30 @@ func TestFactories(t *testing.T) {
 	}
 }
 
+// TestSetupOptions: the options shape the cast: an owner alone with the
+// add-on in a given state, no team at all, and a second tenant that sees
+// nothing of the first.
+func TestSetupOptions(t *testing.T) {
+	t.Parallel()
+	tm := Setup(t, Options{OwnerOnly: true, Addon: "trial"})
+	if tm.Owner == nil || tm.O == nil || tm.Key == nil || tm.Admin != nil || tm.M != nil || tm.V != nil {
+		t.Fatalf("owner-only cast: %+v", tm)
+	}
+	if n := tm.Env.QueryInt(`SELECT count(*)::int FROM teams WHERE id = $1 AND campaign_addon = 'trial'`, tm.Owner.TeamID); n != 1 {
+		t.Fatal("the add-on is not in the state asked for")
+	}
+	tm.O.NewContact("Ann", "ann@example.com")
+	other := tm.AddTeam("other")
+	if other.Env != tm.Env || other.Owner.TeamID == tm.Owner.TeamID || other.Book == tm.Book {
+		t.Fatalf("second tenant: %+v", other)
+	}
+	if n := other.Key.Get("/api/v1/contacts").Expect(http.StatusOK).Int("meta.total"); n != 0 {
+		t.Fatalf("the second tenant sees %d contacts", n)
+	}
+	bare := Setup(t, Options{NoTeam: true})
+	if bare.Env == nil || bare.Mail == nil || bare.Owner != nil || bare.O != nil {
+		t.Fatalf("no-team cast: %+v", bare)
+	}
+}
+
 func itoa(i int) string { return strconv.Itoa(i) }

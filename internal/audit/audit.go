@@ -28,6 +28,9 @@ const (
 	ActorSystem ActorType = "system"
 )
 
+// ActorTypes is every kind of actor an entry may name.
+var ActorTypes = []ActorType{ActorUser, ActorAPIKey, ActorSystem}
+
 // Actor is who acted: a user, an API key or the service itself.
 type Actor struct {
 	Type ActorType

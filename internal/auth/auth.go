@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // Role is a team member's role. Each role includes the ones below it.
@@ -31,6 +32,22 @@ func (r Role) String() string {
 		return "none"
 	}
 	return roleNames[r]
+}
+
+// Roles is every role a member can hold, lowest first.
+var Roles = []Role{RoleViewer, RoleMember, RoleAdmin, RoleOwner}
+
+// RoleName is a role as the API spells it; input fields that name a role
+// have this type so the `enum` validation tag accepts only Roles.
+type RoleName string
+
+// OneOf lists the names of Roles for the `enum` validation tag.
+func (RoleName) OneOf() []string {
+	names := make([]string, len(Roles))
+	for i, r := range Roles {
+		names[i] = r.String()
+	}
+	return names
 }
 
 // ParseRole parses a team role name; "none" is not a role one can hold.
@@ -62,13 +79,10 @@ var KeyScopes = []KeyScope{ScopeFull, ScopeRead}
 
 // ParseKeyScope parses a scope name; "" is ScopeFull.
 func ParseKeyScope(s string) (KeyScope, bool) {
-	switch KeyScope(s) {
-	case "", ScopeFull:
+	if s == "" {
 		return ScopeFull, true
-	case ScopeRead:
-		return ScopeRead, true
 	}
-	return "", false
+	return enum.Parse(KeyScopes, s)
 }
 
 // RoleLookup tells a user's role in a team (RoleNone when not a member).

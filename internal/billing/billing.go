@@ -13,21 +13,51 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 )
+
+// Plan is how often the add-on is billed.
+type Plan string
+
+// Currency is the currency a checkout is billed in (ISO 4217, lower case).
+type Currency string
 
 // Plans and currencies a checkout may ask for; each pair has its own price
 // id in the configuration (STRIPE_PRICE_<PLAN>_<CURRENCY>).
 var (
-	Plans      = []string{"monthly", "yearly"}
-	Currencies = []string{"usd", "eur", "gbp"}
+	Plans      = []Plan{"monthly", "yearly"}
+	Currencies = []Currency{"usd", "eur", "gbp"}
 )
+
+// OneOf lists the plans for the `enum` validation tag.
+func (Plan) OneOf() []string { return enum.Strings(Plans) }
+
+// OneOf lists the currencies for the `enum` validation tag.
+func (Currency) OneOf() []string { return enum.Strings(Currencies) }
+
+// ParsePlan reads a checkout's `plan`.
+func ParsePlan(s string) (Plan, error) {
+	if v, ok := enum.Parse(Plans, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`plan` must be one of: %s.", enum.Join(Plans))
+}
+
+// ParseCurrency reads a checkout's `currency`.
+func ParseCurrency(s string) (Currency, error) {
+	if v, ok := enum.Parse(Currencies, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`currency` must be one of: %s.", enum.Join(Currencies))
+}
 
 // CheckoutInput is the body of POST /api/payments/create-campaign-checkout.
 // TeamID is optional: the handler may name the team through X-Book-ID, or
 // the user's only team is meant.
 type CheckoutInput struct {
-	Plan     string    `json:"plan" validate:"required,oneof=monthly yearly"`
-	Currency string    `json:"currency" validate:"required,oneof=usd eur gbp"`
+	Plan     Plan      `json:"plan" validate:"required,enum"`
+	Currency Currency  `json:"currency" validate:"required,enum"`
 	TeamID   uuid.UUID `json:"team_id"`
 }
 
@@ -45,6 +75,9 @@ const (
 	OutcomeUnknownTeam = "unknown_team" // no team matches the event; logged, not retried
 	OutcomeStale       = "stale"        // older than what the team already has, or about a replaced subscription
 )
+
+// Outcomes is every webhook outcome.
+var Outcomes = []string{OutcomeApplied, OutcomeDuplicate, OutcomeIgnored, OutcomeUnknownTeam, OutcomeStale}
 
 // WebhookResult says what handling a webhook event did.
 type WebhookResult struct {

@@ -239,7 +239,8 @@ func (p *provider) Calls() []providerCall {
 	return append([]providerCall(nil), p.calls...)
 }
 
-// newEnv starts the service with billing configured against p (nil: no
+// newEnv starts the service (apptest.Setup, without a team: these tests
+// sign their owners up) with billing configured against p (nil: no
 // provider at all, billing off) plus extra variables.
 func newEnv(t *testing.T, p *provider, extra map[string]string) *apptest.Env {
 	t.Helper()
@@ -254,7 +255,7 @@ func newEnv(t *testing.T, p *provider, extra map[string]string) *apptest.Env {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	return apptest.New(t, apptest.Options{Env: vars})
+	return apptest.Setup(t, apptest.Options{Env: vars, NoTeam: true}).Env
 }
 
 // fixture fetches an API object from stripe-mock, in the shape of the API

@@ -121,11 +121,12 @@ func (s *Service) CreateCheckout(ctx context.Context, actor *auth.Actor, teamID 
 	if s.api == nil {
 		return Checkout{}, errCheckoutDisabled
 	}
-	price := s.prices[in.Plan+"_"+in.Currency]
+	plan, currency := string(in.Plan), string(in.Currency)
+	price := s.prices[plan+"_"+currency]
 	if price == "" {
 		return Checkout{}, apperr.New(apperr.Unavailable,
 			"No price is configured for the %s plan in %s; the operator must set STRIPE_PRICE_%s_%s.",
-			in.Plan, strings.ToUpper(in.Currency), strings.ToUpper(in.Plan), strings.ToUpper(in.Currency))
+			plan, strings.ToUpper(currency), strings.ToUpper(plan), strings.ToUpper(currency))
 	}
 	addon, err := s.teams.Addon(ctx, teamID)
 	if err != nil {
@@ -145,9 +146,9 @@ func (s *Service) CreateCheckout(ctx context.Context, actor *auth.Actor, teamID 
 		Mode:              stripe.String(string(stripe.CheckoutSessionModeSubscription)),
 		LineItems:         []*stripe.CheckoutSessionLineItemParams{{Price: stripe.String(price), Quantity: stripe.Int64(1)}},
 		ClientReferenceID: stripe.String(team),
-		Metadata:          map[string]string{metadataTeamID: team, "plan": in.Plan},
+		Metadata:          map[string]string{metadataTeamID: team, "plan": plan},
 		SubscriptionData: &stripe.CheckoutSessionSubscriptionDataParams{
-			Metadata: map[string]string{metadataTeamID: team, "plan": in.Plan},
+			Metadata: map[string]string{metadataTeamID: team, "plan": plan},
 		},
 		SuccessURL: stripe.String(s.publicBaseURL + "/billing/success?session_id={CHECKOUT_SESSION_ID}"),
 		CancelURL:  stripe.String(s.publicBaseURL + "/billing/cancel"),
@@ -164,7 +165,7 @@ func (s *Service) CreateCheckout(ctx context.Context, actor *auth.Actor, teamID 
 	if sess.URL == "" {
 		return Checkout{}, apperr.New(apperr.Unavailable, "The payment provider did not return a checkout address; try again in a minute.")
 	}
-	s.log.InfoContext(ctx, "checkout started", "team_id", teamID, "session_id", sess.ID, "plan", in.Plan, "currency", in.Currency)
+	s.log.InfoContext(ctx, "checkout started", "team_id", teamID, "session_id", sess.ID, "plan", plan, "currency", currency)
 	return Checkout{URL: sess.URL}, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/optional"
 )
 
@@ -93,13 +95,38 @@ type LabelPatch struct {
 	Description optional.Value[string] `json:"description"`
 }
 
+// FieldType is the kind of value a custom field holds.
+type FieldType string
+
+// Custom field types.
+const (
+	FieldText   FieldType = "text"
+	FieldURL    FieldType = "url"
+	FieldNumber FieldType = "number"
+	FieldDate   FieldType = "date"
+)
+
+// FieldTypes is every custom field type.
+var FieldTypes = []FieldType{FieldText, FieldURL, FieldNumber, FieldDate}
+
+// OneOf lists the field types for the `enum` validation tag.
+func (FieldType) OneOf() []string { return enum.Strings(FieldTypes) }
+
+// ParseFieldType reads a custom field's `type`.
+func ParseFieldType(s string) (FieldType, error) {
+	if v, ok := enum.Parse(FieldTypes, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`type` must be one of: %s.", enum.Join(FieldTypes))
+}
+
 // Field is a custom field definition of a book.
 type Field struct {
 	ID        uuid.UUID `json:"id"`
 	BookID    uuid.UUID `json:"book_id"`
 	Key       string    `json:"key" validate:"required,fieldkey"`
 	Name      string    `json:"name" validate:"required,max=200"`
-	Type      string    `json:"type" validate:"required,oneof=text url number date"`
+	Type      FieldType `json:"type" validate:"required,enum"`
 	CreatedAt time.Time `json:"created_at"`
 }
 

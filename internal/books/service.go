@@ -273,9 +273,9 @@ func (s *Service) FieldsOf(ctx context.Context, bookID uuid.UUID) ([]Field, erro
 
 // FieldInput is a new custom field definition.
 type FieldInput struct {
-	Key  string `json:"key"`
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Key  string    `json:"key"`
+	Name string    `json:"name"`
+	Type FieldType `json:"type"`
 }
 
 // CreateField defines a custom field in the book (member).

@@ -1,7 +1,6 @@
 package campaigns_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -23,14 +23,14 @@ import (
 // emails (20 % of n rounded up, at least two) sent by a first pass.
 func abCampaign(t *testing.T, env *apptest.Env, tm team, n int) uuid.UUID {
 	t.Helper()
-	cid := tm.ob.NewCampaign("AB")
-	tm.ob.Post("/api/campaigns/"+cid+"/steps", map[string]any{
+	cid := tm.O.NewCampaign("AB")
+	tm.O.Post("/api/campaigns/"+cid+"/steps", map[string]any{
 		"step_type": "email", "name": "Launch", "schedule_type": "immediate", "email_template_id": tm.tpl,
 		"variants": []map[string]any{{"subject": "Subject A"}, {"subject": "Subject B"}},
 		"ab_test":  map[string]any{"decide_after_minutes": 0},
 	}).Expect(http.StatusOK)
-	tm.ob.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
-	tm.ob.Enroll(cid, tm.ob.NewContacts("ab", n)...)
+	tm.O.Patch("/api/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	tm.O.Enroll(cid, tm.O.NewContacts("ab", n)...)
 	id := uuid.MustParse(cid)
 	if r, err := env.App.CampaignRunner.ProcessCampaign(context.Background(), id); err != nil || r.Sent != max(2, (n+4)/5) {
 		t.Fatalf("test pass: %+v %v", r, err)
@@ -61,9 +61,9 @@ func everyoneOnce(t *testing.T, mail *mailertest.Server, n int) {
 // to everyone else, once, when their hold ends.
 func TestABDecisionThenCrash(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	tm := newTeam(t, env, "acme", "SG.acme")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	tm := newTeam(t, setup, "SG.acme")
 	cid := abCampaign(t, env, tm, 10)
 
 	passCtx, die := context.WithCancel(context.Background())
@@ -93,34 +93,16 @@ func TestABDecisionThenCrash(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink several goroutines write to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Two instances passing at once decide the test once and send each
 // participant one email.
 func TestABDecidedOnceAcrossInstances(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	tm := newTeam(t, env, "acme", "SG.acme")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	tm := newTeam(t, setup, "SG.acme")
 	cid := abCampaign(t, env, tm, 40)
 
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	var wg sync.WaitGroup
 	for range 2 {
 		d := deps(env, env.App.Pool, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 3})

@@ -19,44 +19,6 @@ import (
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
-// Status is a campaign's status.
-type Status string
-
-// Campaign statuses.
-const (
-	StatusDraft    Status = "draft"
-	StatusActive   Status = "active"
-	StatusPaused   Status = "paused"
-	StatusArchived Status = "archived"
-)
-
-// Step types and schedule types.
-const (
-	StepEmail   = "email"
-	StepTrigger = "trigger"
-
-	ScheduleImmediate = "immediate"
-	ScheduleDelay     = "delay"
-	ScheduleFixedDate = "fixed_date"
-)
-
-// ParticipantStatus is where a participant stands in its campaign.
-type ParticipantStatus string
-
-// Participant statuses.
-const (
-	ParticipantActive    ParticipantStatus = "active"
-	ParticipantCompleted ParticipantStatus = "completed"
-	ParticipantRemoved   ParticipantStatus = "removed"
-)
-
-// Completion results.
-const (
-	ResultSuccess = "success"
-	ResultFailed  = "failed"
-	ResultSkipped = "skipped" // the step's condition did not hold
-)
-
 // Failure details recorded on completions: the reasons the API shows for a
 // participant's failed step (the API reference lists them).
 const (
@@ -110,7 +72,7 @@ type Campaign struct {
 	BookID      uuid.UUID `json:"book_id"`
 	Name        string    `json:"name" validate:"required,max=200"`
 	Description string    `json:"description" validate:"max=5000"`
-	Status      Status    `json:"status" validate:"oneof=draft active paused archived"`
+	Status      Status    `json:"status" validate:"enum"`
 	// AudienceSegmentID names the segment whose members every pass
 	// enrolls (audience.go); ExitOnSegmentLeave removes a participant who
 	// no longer matches it when a step falls due.
@@ -154,24 +116,24 @@ type CampaignPatch struct {
 
 // Step is one step of a campaign.
 type Step struct {
-	ID                uuid.UUID   `json:"id"`
-	CampaignID        uuid.UUID   `json:"campaign_id"`
-	StepType          string      `json:"step_type" validate:"required,oneof=email trigger"`
-	Name              string      `json:"name" validate:"required,max=200"`
-	SortOrder         int         `json:"sort_order"`
-	Active            bool        `json:"active"`
-	ScheduleType      string      `json:"schedule_type" validate:"required,oneof=immediate delay fixed_date"`
-	DelayDays         int         `json:"delay_days" validate:"gte=0,lte=3650"`
-	DelayHours        int         `json:"delay_hours" validate:"gte=0,lte=23"`
-	FixedDate         *string     `json:"fixed_date" validate:"omitempty,date"`
-	EmailTemplateID   *uuid.UUID  `json:"email_template_id"`
-	SenderName        string      `json:"sender_name" validate:"max=200,headertext"`
-	SenderEmail       string      `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
-	TriggerCampaignID *uuid.UUID  `json:"trigger_campaign_id"`
-	SendWindow        *SendWindow `json:"send_window"`
-	Condition         *Condition  `json:"condition"`
-	Variants          []Variant   `json:"variants"`
-	ABTest            *ABTest     `json:"ab_test"`
+	ID                uuid.UUID    `json:"id"`
+	CampaignID        uuid.UUID    `json:"campaign_id"`
+	StepType          StepType     `json:"step_type" validate:"required,enum"`
+	Name              string       `json:"name" validate:"required,max=200"`
+	SortOrder         int          `json:"sort_order"`
+	Active            bool         `json:"active"`
+	ScheduleType      ScheduleType `json:"schedule_type" validate:"required,enum"`
+	DelayDays         int          `json:"delay_days" validate:"gte=0,lte=3650"`
+	DelayHours        int          `json:"delay_hours" validate:"gte=0,lte=23"`
+	FixedDate         *string      `json:"fixed_date" validate:"omitempty,date"`
+	EmailTemplateID   *uuid.UUID   `json:"email_template_id"`
+	SenderName        string       `json:"sender_name" validate:"max=200,headertext"`
+	SenderEmail       string       `json:"sender_email" validate:"omitempty,max=254,headertext,email"`
+	TriggerCampaignID *uuid.UUID   `json:"trigger_campaign_id"`
+	SendWindow        *SendWindow  `json:"send_window"`
+	Condition         *Condition   `json:"condition"`
+	Variants          []Variant    `json:"variants"`
+	ABTest            *ABTest      `json:"ab_test"`
 	// WinnerVariantID is the A/B test's decision (read only).
 	WinnerVariantID *uuid.UUID `json:"winner_variant_id"`
 	CreatedAt       time.Time  `json:"created_at"`
@@ -181,10 +143,10 @@ type Step struct {
 
 // StepInput is a new step.
 type StepInput struct {
-	StepType          string          `json:"step_type"`
+	StepType          StepType        `json:"step_type"`
 	Name              string          `json:"name"`
 	Active            *bool           `json:"active"`
-	ScheduleType      string          `json:"schedule_type"`
+	ScheduleType      ScheduleType    `json:"schedule_type"`
 	DelayDays         *int            `json:"delay_days"`
 	DelayHours        *int            `json:"delay_hours"`
 	FixedDate         *string         `json:"fixed_date"`
@@ -202,7 +164,7 @@ type StepInput struct {
 type StepPatch struct {
 	Name              optional.Value[string]         `json:"name"`
 	Active            optional.Value[bool]           `json:"active"`
-	ScheduleType      optional.Value[string]         `json:"schedule_type"`
+	ScheduleType      optional.Value[ScheduleType]   `json:"schedule_type"`
 	DelayDays         optional.Value[int]            `json:"delay_days"`
 	DelayHours        optional.Value[int]            `json:"delay_hours"`
 	FixedDate         optional.Value[string]         `json:"fixed_date"`
@@ -377,7 +339,8 @@ func normalizeTemplate(t *Template) error {
 func normalizeCampaign(c *Campaign) error {
 	c.Name = strings.TrimSpace(c.Name)
 	if c.Status == "" {
-		return apperr.Invalidf("`status` must be one of: draft, active, paused, archived.")
+		_, err := ParseStatus("")
+		return err
 	}
 	return validate.Struct(*c)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/mailer"
-	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -94,12 +93,12 @@ func (c *countingSender) Send(ctx context.Context, b mailer.Batch) (string, erro
 // receive nothing either way.
 func TestSendTestRequestGone(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	tm := newTeam(t, env, "acme", "SG.acme")
-	tm.ob.NewContact("Ann", "ann@example.com")
-	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
-	book, tpl := uuid.MustParse(tm.book), uuid.MustParse(tm.tpl)
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	tm := newTeam(t, setup, "SG.acme")
+	tm.O.NewContact("Ann", "ann@example.com")
+	actor := auth.UserActor(uuid.MustParse(tm.Owner.ID), env.App.Accounts)
+	book, tpl := uuid.MustParse(tm.Book), uuid.MustParse(tm.tpl)
 	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +163,10 @@ func TestCampaignPassEndedWhileRendering(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			mail := mailertest.NewServer(t)
-			env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-			tm := newTeam(t, env, "acme", "SG.acme")
-			tm.tpl = tm.ob.Post("/api/campaign-templates", map[string]any{"name": "Shape", "subject": "S", "body_html": tc.body}).
+			setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+			env, mail := setup.Env, setup.Mail
+			tm := newTeam(t, setup, "SG.acme")
+			tm.tpl = tm.O.Post("/api/campaign-templates", map[string]any{"name": "Shape", "subject": "S", "body_html": tc.body}).
 				Expect(http.StatusOK).String("data.id")
 			cid := uuid.MustParse(tm.campaign(t, "c", participants))
 

@@ -20,7 +20,6 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
-	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
 // insertOnly is the campaigns request service of another instance whose
@@ -40,11 +39,11 @@ func insertOnly(t *testing.T, env *apptest.Env) *campaigns.Service {
 // worked to the end by the instance's queue.
 func TestRunIsAJob(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	tm := newTeam(t, env, "runner", "SG.runner")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	tm := newTeam(t, setup, "SG.runner")
 	cid := tm.campaign(t, "c", 3)
-	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+	tm.O.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
 	rivertest.RequireInserted(context.Background(), t, riverpgxv5.New(env.App.Pool),
 		&campaigns.RunArgs{CampaignID: uuid.MustParse(cid)}, &rivertest.RequireInsertedOpts{MaxAttempts: 10})
 	env.WaitJobs()
@@ -60,10 +59,11 @@ func TestRunIsAJob(t *testing.T) {
 // the other requests start nothing new.
 func TestRunUniqueAcrossInstances(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
-	tm := newTeam(t, env, "unique", "SG.unique")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env := setup.Env
+	tm := newTeam(t, setup, "SG.unique")
 	cid := uuid.MustParse(tm.campaign(t, "c", 1))
-	actor := auth.UserActor(uuid.MustParse(tm.owner.ID), env.App.Accounts)
+	actor := auth.UserActor(uuid.MustParse(tm.Owner.ID), env.App.Accounts)
 	instances := []*campaigns.Service{insertOnly(t, env), insertOnly(t, env)}
 	var mu sync.Mutex
 	queued := 0
@@ -94,11 +94,11 @@ func TestRunUniqueAcrossInstances(t *testing.T) {
 // the next instance that starts on the database.
 func TestRunSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	stopped := apptest.New(t, apptest.Options{WithoutJobs: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	tm := newTeam(t, stopped, "restart", "SG.restart")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true, WithoutJobs: true})
+	stopped, mail := setup.Env, setup.Mail
+	tm := newTeam(t, setup, "SG.restart")
 	cid := tm.campaign(t, "c", 2)
-	tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+	tm.O.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
 	time.Sleep(300 * time.Millisecond)
 	if n := stopped.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'available'`); n != 1 || mail.RecipientCount() != 0 {
 		t.Fatalf("%d queued run jobs and %d emails before the restart, want 1 and 0", n, mail.RecipientCount())
@@ -131,12 +131,12 @@ func TestRunWorksInTurns(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			mail := mailertest.NewServer(t)
-			env := apptest.New(t, apptest.Options{WithoutJobs: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-			tm := newTeam(t, env, "turns", "SG.turns")
+			setup := apptest.Setup(t, apptest.Options{OwnerOnly: true, WithoutJobs: true})
+			env, mail := setup.Env, setup.Mail
+			tm := newTeam(t, setup, "SG.turns")
 			for i := range c.campaigns {
 				cid := tm.campaign(t, fmt.Sprintf("c%d", i), 7)
-				tm.ob.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
+				tm.O.Post("/api/campaigns/"+cid+"/run", nil).Expect(http.StatusOK)
 			}
 
 			rn := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnParticipants: 2})

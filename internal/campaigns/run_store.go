@@ -3,6 +3,7 @@ package campaigns
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -154,16 +155,25 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			INSERT INTO campaign_claims (id, campaign_id, step_id, lease_until, participant_ids)
 			SELECT @claim_id, @campaign_id, @step_id, @lease_until, array_agg(participant_id) FROM claimed HAVING count(*) > 0
 		)
-		SELECT (SELECT d.contact_id FROM due d ORDER BY d.contact_id DESC LIMIT 1),
-		       cl.id, cl.participant_id, k.contact_id, COALESCE(cl.tries, 0),
-		       COALESCE(k.first_name, ''), COALESCE(k.last_name, ''), COALESCE(k.company, ''),
-		       COALESCE(k.job_title, ''), COALESCE(k.website, ''), COALESCE(k.birthday, ''),
-		       COALESCE(k.email, ''), COALESCE(k.phone, ''), COALESCE(k.suppressed, false), COALESCE(k.suppressed_reason, ''),
-		       k.custom, COALESCE(k.n, 0), COALESCE(cl.has_token, false), COALESCE(k.cond_met, true),
-		       (SELECT count(*) FROM held), cl.variant_id
-		FROM (SELECT 1) one
-		LEFT JOIN claimed cl ON true
-		LEFT JOIN cand k ON k.participant_id = cl.participant_id`,
+		-- Three kinds of rows, joined in Go by participant: one marker
+		-- (the cursor and the count held), the candidates' data, and the
+		-- claimed rows. Joining claimed to cand here would leave the join
+		-- method to the planner's estimate of a new campaign's due rows,
+		-- which statistics taken before its participants existed put at
+		-- one: a nested loop rescanning every candidate for each claimed
+		-- row, a second per claim of 1,000.
+		SELECT 0, (SELECT d.contact_id FROM due d ORDER BY d.contact_id DESC LIMIT 1), NULL::uuid, (SELECT count(*) FROM held)::int,
+		       NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+		       NULL::bool, NULL::text, NULL::jsonb, NULL::bool, NULL::uuid
+		UNION ALL
+		SELECT 1, k.participant_id, k.contact_id, k.n::int,
+		       k.first_name, k.last_name, k.company, k.job_title, k.website, k.birthday, k.email, k.phone,
+		       k.suppressed, k.suppressed_reason, k.custom, k.cond_met, NULL
+		FROM cand k
+		UNION ALL
+		SELECT 2, cl.participant_id, cl.id, cl.tries, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+		       NULL, NULL, NULL, cl.has_token, cl.variant_id
+		FROM claimed cl`,
 		withArgs(pgx.StrictNamedArgs{
 			"campaign_id": p.CampaignID, "step_id": p.StepID, "after": p.After, "cutoff": p.Cutoff,
 			"earlier": p.Earlier, "limit": p.Limit, "claim_id": p.ClaimID, "max_tries": p.MaxTries,
@@ -174,32 +184,71 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		return nil, uuid.Nil, 0, postgres.Translate(err)
 	}
 	defer res.Close()
+	var (
+		cands   = map[uuid.UUID]claimedRow{}
+		claimed []claimedRow
+	)
 	for res.Next() {
 		var (
-			lastID, completionID, participantID, contactID *uuid.UUID
-			r                                              claimedRow
-			custom                                         []byte
+			kind                  int
+			id1, id2              *uuid.UUID
+			num                   *int
+			first, lastName, comp *string
+			job, web, bday        *string
+			email, phone, reason  *string
+			suppressed, flag      *bool
+			custom                []byte
+			variant               *uuid.UUID
 		)
-		if err := res.Scan(&lastID, &completionID, &participantID, &contactID, &r.Tries,
-			&r.FirstName, &r.LastName, &r.Company, &r.JobTitle, &r.Website, &r.Birthday,
-			&r.Email, &r.Phone, &r.Suppressed, &r.SuppressedReason, &custom, &r.Ordinal, &r.HasToken, &r.ConditionMet, &held, &r.VariantID); err != nil {
+		if err := res.Scan(&kind, &id1, &id2, &num, &first, &lastName, &comp, &job, &web, &bday,
+			&email, &phone, &suppressed, &reason, &custom, &flag, &variant); err != nil {
 			return nil, uuid.Nil, 0, postgres.Translate(err)
 		}
-		if lastID != nil {
-			last = *lastID
-		}
-		if completionID == nil {
-			continue // nothing claimed: the one marker row
-		}
-		r.CompletionID, r.ParticipantID, r.ContactID = *completionID, *participantID, *contactID
-		if len(custom) > 0 {
-			if err := json.Unmarshal(custom, &r.Custom); err != nil {
-				return nil, uuid.Nil, 0, err
+		switch kind {
+		case 0: // the marker
+			if id1 != nil {
+				last = *id1
 			}
+			held = deref(num)
+		case 1: // a candidate's data
+			r := claimedRow{
+				ParticipantID: *id1, ContactID: *id2, Ordinal: deref(num),
+				FirstName: deref(first), LastName: deref(lastName), Company: deref(comp), JobTitle: deref(job),
+				Website: deref(web), Birthday: deref(bday), Email: deref(email), Phone: deref(phone),
+				Suppressed: deref(suppressed), SuppressedReason: deref(reason), ConditionMet: flag == nil || *flag,
+			}
+			if len(custom) > 0 {
+				if err := json.Unmarshal(custom, &r.Custom); err != nil {
+					return nil, uuid.Nil, 0, err
+				}
+			}
+			cands[r.ParticipantID] = r
+		case 2: // a claimed row
+			claimed = append(claimed, claimedRow{ParticipantID: *id1, CompletionID: *id2, Tries: deref(num),
+				HasToken: deref(flag), VariantID: variant})
 		}
+	}
+	if err := res.Err(); err != nil {
+		return nil, uuid.Nil, 0, postgres.Translate(err)
+	}
+	rows = make([]claimedRow, 0, len(claimed))
+	for _, c := range claimed {
+		r := cands[c.ParticipantID] // every claimed row is a candidate
+		r.CompletionID, r.Tries, r.HasToken, r.VariantID = c.CompletionID, c.Tries, c.HasToken, c.VariantID
 		rows = append(rows, r)
 	}
-	return rows, last, held, postgres.Translate(res.Err())
+	// In contact order, as the candidates were numbered.
+	slices.SortFunc(rows, func(a, b claimedRow) int { return a.Ordinal - b.Ordinal })
+	return rows, last, held, nil
+}
+
+// deref is the value p points at, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 // otherSteps is steps without one of them.
@@ -266,7 +315,16 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			    retry_at = CASE WHEN r.result = '' THEN @retry_at::timestamptz END,
 			    lease_until = NULL,
 			    provider_message_id = CASE WHEN r.result = 'success' THEN r.message_id ELSE c.provider_message_id END
-			FROM r WHERE c.participant_id = r.participant_id AND c.step_id = @step_id AND c.claim_id = @claim_id
+			-- Each row is found by its own lookup of the key (the LIMIT keeps
+			-- the lookup a subquery the planner cannot flatten into a join),
+			-- then updated by its address. Joined on the key instead, the
+			-- plan read every completion of the step so far whenever
+			-- statistics (taken before the step had any) said it had few:
+			-- each claim's record grew with the campaign.
+			FROM r CROSS JOIN LATERAL (
+			         SELECT x.ctid AS at FROM campaign_step_completions x
+			         WHERE x.step_id = @step_id AND x.participant_id = r.participant_id LIMIT 1) k
+			WHERE c.ctid = k.at AND c.claim_id = @claim_id
 			RETURNING c.participant_id, c.id, c.result, c.token_hash IS NOT NULL AS emailed,
 			          r.contact_id, r.address, r.subject, r.message_id
 		),

@@ -389,8 +389,8 @@ func (s *Service) StepContacts(ctx context.Context, sc books.Scope, campaignID, 
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	if _, ok := stepResults[result]; !ok {
-		return Paged[StepContact]{}, apperr.Invalidf("The query parameter result must be success, failed, skipped, delivered, opened, clicked, bounced, complained or unsubscribed.")
+	if _, err := ParseStepContactFilter(result); err != nil {
+		return Paged[StepContact]{}, err
 	}
 	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
 		return Paged[StepContact]{}, err

@@ -9,25 +9,26 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // Weekday is a day of a send window.
 type Weekday string
 
 // Weekdays in ISO order (Monday is 1).
-var weekdays = []Weekday{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+var Weekdays = []Weekday{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 
 // ParseWeekday reads a window day.
 func ParseWeekday(s string) (Weekday, error) {
 	d := Weekday(strings.ToLower(strings.TrimSpace(s)))
-	if !slices.Contains(weekdays, d) {
+	if !slices.Contains(Weekdays, d) {
 		return "", fmt.Errorf("not a day: %q", s)
 	}
 	return d, nil
 }
 
 // iso is the ISO day number (Monday 1 .. Sunday 7).
-func (d Weekday) iso() int { return slices.Index(weekdays, d) + 1 }
+func (d Weekday) iso() int { return slices.Index(Weekdays, d) + 1 }
 
 // SendWindow is when an email step may send, read in the participant's
 // time zone: the days of the week and the hours of those days, from
@@ -103,15 +104,15 @@ const (
 	IfBounced    ConditionIf = "bounced"
 )
 
-var conditionIfs = []ConditionIf{IfOpened, IfNotOpened, IfClicked, IfNotClicked, IfDelivered, IfBounced}
+// ConditionIfs is every condition on an earlier email.
+var ConditionIfs = []ConditionIf{IfOpened, IfNotOpened, IfClicked, IfNotClicked, IfDelivered, IfBounced}
 
 // ParseConditionIf reads a condition's `if`.
 func ParseConditionIf(s string) (ConditionIf, error) {
-	c := ConditionIf(s)
-	if !slices.Contains(conditionIfs, c) {
-		return "", apperr.Invalidf("`condition.if` must be one of: opened, not_opened, clicked, not_clicked, delivered, bounced.")
+	if c, ok := enum.Parse(ConditionIfs, s); ok {
+		return c, nil
 	}
-	return c, nil
+	return "", apperr.Invalidf("`condition.if` must be one of: %s.", enum.Join(ConditionIfs))
 }
 
 // feedback is the kind of provider feedback the condition reads and
@@ -149,13 +150,15 @@ const (
 	MetricClicks Metric = "clicks"
 )
 
+// Metrics is every A/B metric.
+var Metrics = []Metric{MetricOpens, MetricClicks}
+
 // ParseMetric reads an A/B metric.
 func ParseMetric(s string) (Metric, error) {
-	switch m := Metric(s); m {
-	case MetricOpens, MetricClicks:
+	if m, ok := enum.Parse(Metrics, s); ok {
 		return m, nil
 	}
-	return "", apperr.Invalidf("`ab_test.metric` must be opens or clicks.")
+	return "", apperr.Invalidf("`ab_test.metric` must be %s.", enum.Or(Metrics))
 }
 
 // ABTest is how an A/B step's test runs.

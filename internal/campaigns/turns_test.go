@@ -15,32 +15,27 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
-// team is a team with the paid add-on and a book whose email settings
-// use its own API key, so the provider's requests tell the teams apart.
+// team is an apptest team whose email settings use its own API key, so
+// the provider's requests tell the teams apart, with a template to send.
 type team struct {
-	env   *apptest.Env
-	owner *apptest.User
-	book  string
-	ob    *apptest.Client
-	tpl   string
+	*apptest.Team
+	tpl string
 }
 
-func newTeam(t *testing.T, env *apptest.Env, name, apiKey string) team {
+// newTeam gives tm email settings of its own API key and a template.
+func newTeam(t *testing.T, tm *apptest.Team, apiKey string) team {
 	t.Helper()
-	owner := env.Signup(name)
-	owner.SetAddon("active")
-	book := owner.CreateBook(name)
-	ob := owner.InBook(book)
-	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@" + name + ".example", "mailer_api_key": apiKey}).Expect(http.StatusOK)
-	return team{env: env, owner: owner, book: book, ob: ob, tpl: ob.NewTemplate("T")}
+	sender := "news@" + strings.ToLower(strings.TrimPrefix(apiKey, "SG.")) + ".example"
+	tm.O.Put("/api/campaign-settings", map[string]any{"sender_email": sender, "mailer_api_key": apiKey}).Expect(http.StatusOK)
+	return team{Team: tm, tpl: tm.O.NewTemplate("T")}
 }
 
 // campaign adds an active one-step email campaign with n participants,
 // new contacts named after the campaign.
 func (tm team) campaign(t *testing.T, name string, n int) string {
 	t.Helper()
-	cid := tm.ob.NewEmailCampaign(name, tm.tpl)
-	tm.ob.Enroll(cid, tm.ob.NewContacts(name, n)...)
+	cid := tm.O.NewEmailCampaign(name, tm.tpl)
+	tm.O.Enroll(cid, tm.O.NewContacts(name, n)...)
 	return cid
 }
 
@@ -88,12 +83,12 @@ func deps(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.
 // them, and still finishes both in the same call.
 func TestScheduleLargeCampaignTakesTurns(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	large := newTeam(t, env, "large", "SG.large")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	large := newTeam(t, setup, "SG.large")
 	large.campaign(t, "big", 60)
 	large.campaign(t, "second", 1)
-	newTeam(t, env, "small", "SG.small").campaign(t, "small", 1)
+	newTeam(t, setup.AddTeam("small"), "SG.small").campaign(t, "small", 1)
 
 	svc := runnerWith(env, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 5, TurnParticipants: 10})
 	if err := svc.ProcessDue(context.Background()); err != nil {
@@ -140,10 +135,10 @@ func (s slowSender) Send(ctx context.Context, b mailer.Batch) (string, error) {
 // other team's email goes out long before the slow campaign is done.
 func TestScheduleSlowCampaignTakesTurns(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	newTeam(t, env, "slow", "SG.slow").campaign(t, "slow", 30)
-	newTeam(t, env, "quick", "SG.quick").campaign(t, "quick", 1)
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	newTeam(t, setup, "SG.slow").campaign(t, "slow", 30)
+	newTeam(t, setup.AddTeam("quick"), "SG.quick").campaign(t, "quick", 1)
 
 	sender := slowSender{Sender: mailer.NewSender(mail.URL, nil), key: "SG.slow", delay: 50 * time.Millisecond}
 	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 1, Senders: 1, Claimers: 1, TurnTime: 100 * time.Millisecond})
@@ -164,10 +159,10 @@ func TestScheduleSlowCampaignTakesTurns(t *testing.T) {
 // processed gets its turn in the same call, in the next round.
 func TestScheduleNewCampaignJoinsTheRounds(t *testing.T) {
 	t.Parallel()
-	mail := mailertest.NewServer(t)
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
-	newTeam(t, env, "long", "SG.long").campaign(t, "long", 40)
-	lateTeam := newTeam(t, env, "late", "SG.late")
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	env, mail := setup.Env, setup.Mail
+	newTeam(t, setup, "SG.long").campaign(t, "long", 40)
+	lateTeam := newTeam(t, setup.AddTeam("late"), "SG.late")
 	sender := &hookSender{Sender: mailer.NewSender(mail.URL, nil)}
 	sender.first = func() { lateTeam.campaign(t, "late", 1) }
 	svc := runnerWith(env, sender, campaigns.ProcessingOptions{ChunkSize: 5, Senders: 1, TurnParticipants: 10})

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -16,6 +17,20 @@ const (
 	ScopeCampaign = "campaign"
 	ScopeAll      = "all"
 )
+
+// UnsubscribeScopes is every unsubscribe scope.
+var UnsubscribeScopes = []string{ScopeCampaign, ScopeAll}
+
+// ParseUnsubscribeScope reads an unsubscribe's `scope` ("" is campaign).
+func ParseUnsubscribeScope(s string) (string, error) {
+	if s == "" {
+		return ScopeCampaign, nil
+	}
+	if v, ok := enum.Parse(UnsubscribeScopes, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`scope` must be %s.", enum.Or(UnsubscribeScopes))
+}
 
 // ErrUnknownToken answers an unsubscribe token that was never issued.
 var ErrUnknownToken = apperr.NotFoundf("This unsubscribe link is not valid. Use the link from the most recent email.")
@@ -77,12 +92,9 @@ func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (Unsubscrib
 // it and no campaign email reaches it again. Repeating it changes nothing
 // and answers the same.
 func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaignID *uuid.UUID) (UnsubscribeResult, error) {
-	switch scope {
-	case "":
-		scope = ScopeCampaign
-	case ScopeCampaign, ScopeAll:
-	default:
-		return UnsubscribeResult{}, apperr.Invalidf("`scope` must be campaign or all.")
+	scope, err := ParseUnsubscribeScope(scope)
+	if err != nil {
+		return UnsubscribeResult{}, err
 	}
 	if strings.TrimSpace(token) == "" {
 		return UnsubscribeResult{}, apperr.Invalidf("`token` is required: use the link from the email.")
@@ -91,7 +103,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 		return UnsubscribeResult{}, apperr.Invalidf("`campaign_id` is required when `scope` is campaign.")
 	}
 	out := UnsubscribeResult{Scope: scope}
-	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		t, err := s.st.unsubToken(ctx, tx, token)
 		if err != nil {
 			return err

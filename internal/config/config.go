@@ -17,6 +17,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -226,10 +227,10 @@ func Load(getenv func(string) string) (Config, error) {
 	keySource := env("SETTINGS_ENCRYPTION_KEY", string(c.JWTSecret))
 	c.SettingsKey = deriveKey(keySource)
 
-	for _, plan := range []string{"monthly", "yearly"} {
-		for _, cur := range []string{"usd", "eur", "gbp"} {
-			name := "STRIPE_PRICE_" + strings.ToUpper(plan+"_"+cur)
-			c.StripePrices[plan+"_"+cur] = env(name, "price_campaigns_"+plan+"_"+cur)
+	for _, plan := range billing.Plans {
+		for _, cur := range billing.Currencies {
+			pair := string(plan) + "_" + string(cur)
+			c.StripePrices[pair] = env("STRIPE_PRICE_"+strings.ToUpper(pair), "price_campaigns_"+pair)
 		}
 	}
 

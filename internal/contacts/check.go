@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -25,12 +26,12 @@ func (c *Contact) passesTags() bool {
 		return false
 	}
 	for _, e := range c.Emails {
-		if !plainEmail(e.Address) || !oneOfLabel(e.Label, "work", "personal", "other") {
+		if !plainEmail(e.Address) || !slices.Contains(EmailLabels, e.Label) {
 			return false
 		}
 	}
 	for _, p := range c.Phones {
-		if p.Number == "" || !maxRunes(p.Number, 50) || !oneOfLabel(p.Label, "mobile", "work", "other") {
+		if p.Number == "" || !maxRunes(p.Number, 50) || !slices.Contains(PhoneLabels, p.Label) {
 			return false
 		}
 	}
@@ -44,7 +45,7 @@ func (c *Contact) passesTags() bool {
 		return false
 	}
 	for _, a := range c.Addresses {
-		if !oneOfLabel(a.Label, "home", "work", "other") || !maxRunes(a.Street, 500) || !maxRunes(a.City, 200) ||
+		if !slices.Contains(AddressLabels, a.Label) || !maxRunes(a.Street, 500) || !maxRunes(a.City, 200) ||
 			!maxRunes(a.State, 200) || !maxRunes(a.Zip, 32) || !maxRunes(a.Country, 100) {
 			return false
 		}
@@ -55,7 +56,7 @@ func (c *Contact) passesTags() bool {
 		}
 	}
 	for _, s := range c.Socials {
-		if !oneOfLabel(s.Label, "linkedin", "x", "instagram", "facebook", "github", "youtube", "other") ||
+		if !slices.Contains(SocialLabels, s.Label) ||
 			s.Value == "" || !maxRunes(s.Value, 500) {
 			return false
 		}
@@ -71,15 +72,6 @@ func (c *Contact) passesTags() bool {
 // maxRunes is the validator's max for a string: a count of characters.
 func maxRunes(s string, n int) bool {
 	return len(s) <= n || utf8.RuneCountInString(s) <= n
-}
-
-func oneOfLabel(v string, set ...string) bool {
-	for _, s := range set {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // httpURL is the validator's http_url: parsed lower-cased, with a host,

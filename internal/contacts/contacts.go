@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/optional"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -50,28 +51,81 @@ type Contact struct {
 	UpdatedAt     time.Time      `json:"updated_at"`
 }
 
+// EmailLabel says what an email address is for.
+type EmailLabel string
+
+// PhoneLabel says what a phone number is for.
+type PhoneLabel string
+
+// AddressLabel says what a postal address is for.
+type AddressLabel string
+
+// SocialLabel names the network of a social profile.
+type SocialLabel string
+
+// The labels each kind of entry may carry; an entry sent without one is
+// "other", which every set holds.
+var (
+	EmailLabels   = []EmailLabel{"work", "personal", "other"}
+	PhoneLabels   = []PhoneLabel{"mobile", "work", "other"}
+	AddressLabels = []AddressLabel{"home", "work", "other"}
+	SocialLabels  = []SocialLabel{"linkedin", "x", "instagram", "facebook", "github", "youtube", "other"}
+)
+
+// OneOf lists the email labels for the `enum` validation tag.
+func (EmailLabel) OneOf() []string { return enum.Strings(EmailLabels) }
+
+// OneOf lists the phone labels for the `enum` validation tag.
+func (PhoneLabel) OneOf() []string { return enum.Strings(PhoneLabels) }
+
+// OneOf lists the address labels for the `enum` validation tag.
+func (AddressLabel) OneOf() []string { return enum.Strings(AddressLabels) }
+
+// OneOf lists the social networks for the `enum` validation tag.
+func (SocialLabel) OneOf() []string { return enum.Strings(SocialLabels) }
+
+// ParseEmailLabel reads an email's `label`.
+func ParseEmailLabel(s string) (EmailLabel, error) { return parseLabel(EmailLabels, s) }
+
+// ParsePhoneLabel reads a phone's `label`.
+func ParsePhoneLabel(s string) (PhoneLabel, error) { return parseLabel(PhoneLabels, s) }
+
+// ParseAddressLabel reads an address's `label`.
+func ParseAddressLabel(s string) (AddressLabel, error) { return parseLabel(AddressLabels, s) }
+
+// ParseSocialLabel reads a social profile's `label`.
+func ParseSocialLabel(s string) (SocialLabel, error) { return parseLabel(SocialLabels, s) }
+
+// parseLabel reads a label of set; the error is the one validation gives.
+func parseLabel[L ~string](set []L, s string) (L, error) {
+	if v, ok := enum.Parse(set, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`label` must be one of: %s.", enum.Join(set))
+}
+
 // Email is one address of a contact.
 type Email struct {
-	Address string `json:"address" validate:"required,max=254,email"`
-	Label   string `json:"label" validate:"oneof=work personal other"`
-	Primary bool   `json:"primary"`
+	Address string     `json:"address" validate:"required,max=254,email"`
+	Label   EmailLabel `json:"label" validate:"enum"`
+	Primary bool       `json:"primary"`
 }
 
 // Phone is one phone number of a contact.
 type Phone struct {
-	Number  string `json:"number" validate:"required,max=50"`
-	Label   string `json:"label" validate:"oneof=mobile work other"`
-	Primary bool   `json:"primary"`
+	Number  string     `json:"number" validate:"required,max=50"`
+	Label   PhoneLabel `json:"label" validate:"enum"`
+	Primary bool       `json:"primary"`
 }
 
 // Address is one postal address of a contact.
 type Address struct {
-	Label   string `json:"label" validate:"oneof=home work other"`
-	Street  string `json:"street" validate:"max=500"`
-	City    string `json:"city" validate:"max=200"`
-	State   string `json:"state" validate:"max=200"`
-	Zip     string `json:"zip" validate:"max=32"`
-	Country string `json:"country" validate:"max=100"`
+	Label   AddressLabel `json:"label" validate:"enum"`
+	Street  string       `json:"street" validate:"max=500"`
+	City    string       `json:"city" validate:"max=200"`
+	State   string       `json:"state" validate:"max=200"`
+	Zip     string       `json:"zip" validate:"max=32"`
+	Country string       `json:"country" validate:"max=100"`
 }
 
 // Date is a labelled calendar date ("anniversary": 2010-06-12).
@@ -82,8 +136,8 @@ type Date struct {
 
 // Social is a profile on a social network.
 type Social struct {
-	Label string `json:"label" validate:"oneof=linkedin x instagram facebook github youtube other"`
-	Value string `json:"value" validate:"required,max=500"`
+	Label SocialLabel `json:"label" validate:"enum"`
+	Value string      `json:"value" validate:"required,max=500"`
 }
 
 // Relationship names a related person, optionally a contact of the same book.
@@ -286,8 +340,8 @@ func (c *Contact) normalize() {
 }
 
 // defaultLabel is the label of an entry sent without one.
-func defaultLabel(l string) string {
-	if l = strings.TrimSpace(l); l == "" {
+func defaultLabel[L ~string](l L) L {
+	if l = L(strings.TrimSpace(string(l))); l == "" {
 		return "other"
 	}
 	return l

@@ -40,9 +40,9 @@ func mergeImported(dst *Contact, src Contact) {
 			dst.Phones = append(dst.Phones, p)
 		}
 	}
-	dst.Addresses = replaceByLabel(dst.Addresses, src.Addresses, func(a Address) string { return a.Label })
+	dst.Addresses = replaceByLabel(dst.Addresses, src.Addresses, func(a Address) string { return string(a.Label) })
 	dst.Dates = replaceByLabel(dst.Dates, src.Dates, func(d Date) string { return d.Label })
-	dst.Socials = replaceByLabel(dst.Socials, src.Socials, func(s Social) string { return s.Label })
+	dst.Socials = replaceByLabel(dst.Socials, src.Socials, func(s Social) string { return string(s.Label) })
 }
 
 func anyPrimary(es []Email) bool {

@@ -19,6 +19,10 @@ type sortOrder struct {
 	isTime bool // the column is a timestamp (else text)
 }
 
+// Sorts is every order a listing may ask for (`sort`); each has its
+// sortOrder below.
+var Sorts = []string{"created_at", "-created_at", "name", "-name", "updated_at", "-updated_at"}
+
 var sortOrders = map[string]sortOrder{
 	"created_at":  {column: "c.created_at", isTime: true},
 	"-created_at": {column: "c.created_at", desc: true, isTime: true},

@@ -12,6 +12,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -108,8 +109,8 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, err
 	if f.Sort == "" {
 		f.Sort = "-created_at"
 	}
-	if _, ok := sortOrders[f.Sort]; !ok {
-		return Page{}, apperr.Invalidf("The query parameter sort must be one of: created_at, -created_at, name, -name, updated_at, -updated_at.")
+	if _, ok := enum.Parse(Sorts, f.Sort); !ok {
+		return Page{}, apperr.Invalidf("The query parameter sort must be one of: %s.", enum.Join(Sorts))
 	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultPageSize

@@ -112,6 +112,12 @@ type Activity struct {
 	Detail     string     `json:"detail"`
 }
 
+// ActivityTypes is every kind of Activity, in the order the API document
+// lists them: the participation's and the email's own, then the provider's
+// feedback, then the participation's end.
+var ActivityTypes = []string{"enrolled", "sent", "failed", "skipped", "delivered", "deferred", "bounced", "dropped",
+	"opened", "clicked", "complained", "unsubscribed", "removed"}
+
 var errContactNotFound = apperr.NotFoundf("Contact not found.")
 
 // Activity pages a contact's timeline, newest first (viewer): enrolments

@@ -10,12 +10,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -43,14 +45,14 @@ var whenWanted = []string{ContactCreated, ContactUpdated, ContactDeleted}
 // Types lists every event type, in the order the docs show them.
 var Types = []string{ContactCreated, ContactUpdated, ContactDeleted, MemberJoined, MemberRemoved, BookCreated, BookDeleted}
 
+// DeliveredTypes lists the type of every event a webhook may receive: the
+// subscribable ones and the test send's.
+var DeliveredTypes = append(slices.Clip(Types), WebhookTest)
+
 // Known reports whether t is an event type.
 func Known(t string) bool {
-	for _, k := range Types {
-		if k == t {
-			return true
-		}
-	}
-	return false
+	_, ok := enum.Parse(Types, t)
+	return ok
 }
 
 // Event is one thing that happened.

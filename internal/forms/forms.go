@@ -226,6 +226,9 @@ const (
 	MethodDouble Method = "double" // by the link of the confirmation email
 )
 
+// Methods is every consent method.
+var Methods = []Method{MethodSingle, MethodDouble}
+
 // Consent is the record of one sign-up's consent: the text as shown, from
 // where and when.
 type Consent struct {

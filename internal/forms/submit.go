@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,6 +30,10 @@ const (
 	// tokenTTL is how long a confirmation link works.
 	tokenTTL = 7 * 24 * time.Hour
 )
+
+// ConsentTicked are the values a ticked consent checkbox posts ("on" is
+// what a browser sends for a checkbox without a value).
+var ConsentTicked = []string{"true", "on"}
 
 // SubmitInput is one post of a form.
 type SubmitInput struct {
@@ -232,8 +237,8 @@ func (s *Service) readSubmission(ctx context.Context, f Form, in SubmitInput, fr
 		}
 	}
 	if f.ConsentText != "" {
-		if c := strings.ToLower(strings.TrimSpace(in.Consent)); c != "true" && c != "on" {
-			return held{}, apperr.Invalidf("`consent` must be given (true or on): tick the box to agree to the consent text.")
+		if c := strings.ToLower(strings.TrimSpace(in.Consent)); !slices.Contains(ConsentTicked, c) {
+			return held{}, apperr.Invalidf("`consent` must be given (%s): tick the box to agree to the consent text.", strings.Join(ConsentTicked, " or "))
 		}
 	}
 	if err := s.d.Contacts.CheckSignup(ctx, f.BookID, signupOf(h, nil)); err != nil {

@@ -18,27 +18,27 @@ import (
 func TestCampaignMergeCustomFields(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	plan := c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
-	tpl := c.template("T", "Hi {{first_name}} {{custom.nickname}}",
+	c.O.ConfigureEmail()
+	plan := c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
+	tpl := c.Key.NewTemplateWith("T", "Hi {{first_name}} {{custom.nickname}}",
 		`<p>[{{custom.plan}}|{{custom.plan | default: "none"}}|{{custom.nickname}}|{{ custom.nickname | default: "x" }}]</p>`)
 	ann := c.contact("Ann", "ann@example.com")
-	c.advance(time.Minute)
+	c.Env.Clock.Advance(time.Minute)
 	bob := c.contact("Bob", "bob@example.com")
-	c.key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
 
 	undefined := `{{custom.nickname}}|{{ custom.nickname | default: "x" }}]`
-	c.ob.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
-	r := c.mail.Recipients()[0]
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	r := c.Mail.Recipients()[0]
 	if r.Subject != "[TEST] Hi Ann {{custom.nickname}}" || !strings.Contains(r.HTML(), "[Gold|Gold|"+undefined) {
 		t.Fatalf("test email: %q\n%s", r.Subject, r.HTML())
 	}
-	c.mail.Reset()
+	c.Mail.Reset()
 
-	cid := c.campaign("C", "active")
-	c.emailStep(cid, tpl, nil)
-	c.enroll(cid, ann, bob)
-	if res := c.process(cid); res.Sent != 2 {
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, nil)
+	c.Key.Enroll(cid, ann, bob)
+	if res := c.Env.ProcessCampaign(cid); res.Sent != 2 {
 		t.Fatalf("pass: %+v", res)
 	}
 	want := map[string]string{
@@ -46,7 +46,7 @@ func TestCampaignMergeCustomFields(t *testing.T) {
 		"bob@example.com": "[|none|" + undefined,
 	}
 	got := map[string]mailertest.Recipient{}
-	for _, r := range c.mail.Recipients() {
+	for _, r := range c.Mail.Recipients() {
 		got[r.Email] = r
 	}
 	for email, body := range want {
@@ -66,26 +66,26 @@ func TestCampaignMergeCustomFields(t *testing.T) {
 func TestCampaignHeadersCarryNoLineBreaks(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
+	c.O.ConfigureEmail()
 	ann := c.contact("Ann", "ann@example.com")
 	ctx := context.Background()
 	// Data that did not come through today's validation: an import, an
 	// older version.
-	if _, err := c.env.App.Pool.Exec(ctx, `UPDATE contacts SET first_name = E'Ann\r\nBcc: evil@example.com' WHERE id = $1`, ann); err != nil {
+	if _, err := c.Env.App.Pool.Exec(ctx, `UPDATE contacts SET first_name = E'Ann\r\nBcc: evil@example.com' WHERE id = $1`, ann); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.env.App.Pool.Exec(ctx, `UPDATE email_settings SET sender_name = E'Acme\nNews\r\n' WHERE book_id = $1`, c.book); err != nil {
+	if _, err := c.Env.App.Pool.Exec(ctx, `UPDATE email_settings SET sender_name = E'Acme\nNews\r\n' WHERE book_id = $1`, c.Book); err != nil {
 		t.Fatal(err)
 	}
-	tpl := c.template("T", "Hello {{first_name}}", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	c.emailStep(cid, tpl, nil)
-	c.enroll(cid, ann)
-	if res := c.process(cid); res.Sent != 1 {
+	tpl := c.Key.NewTemplateWith("T", "Hello {{first_name}}", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, nil)
+	c.Key.Enroll(cid, ann)
+	if res := c.Env.ProcessCampaign(cid); res.Sent != 1 {
 		t.Fatalf("pass: %+v", res)
 	}
-	c.ob.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
-	rs := c.mail.Recipients()
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	rs := c.Mail.Recipients()
 	if len(rs) != 2 {
 		t.Fatalf("%d recipients", len(rs))
 	}
@@ -106,32 +106,32 @@ func TestCampaignHeadersCarryNoLineBreaks(t *testing.T) {
 func TestCampaignAdversarialTemplates(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
+	c.O.ConfigureEmail()
 	contacts := c.contacts(2)
 	bodies := map[string]string{
 		"marker": "&cbm" + strings.Repeat("x", 1_000_000-4),
 		"braces": strings.Repeat("{{x}}", 200_000),
 	}
 	for name, body := range bodies {
-		tpl := c.template(name, "S", body)
+		tpl := c.Key.NewTemplateWith(name, "S", body)
 		start := time.Now()
-		c.ob.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
-		cid := c.campaign(name, "active")
-		c.emailStep(cid, tpl, nil)
-		c.enroll(cid, contacts...)
-		res := c.process(cid)
+		c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+		cid := c.Key.NewCampaignIn(name, "active")
+		c.Key.NewEmailStep(cid, tpl, nil)
+		c.Key.Enroll(cid, contacts...)
+		res := c.Env.ProcessCampaign(cid)
 		if took := time.Since(start); took > 20*time.Second {
 			t.Errorf("%s: send-test and a campaign pass took %s", name, took)
 		}
 		if res.Sent != 2 {
 			t.Fatalf("%s: pass %+v", name, res)
 		}
-		for _, r := range c.mail.Recipients() {
+		for _, r := range c.Mail.Recipients() {
 			if html := r.HTML(); !strings.HasPrefix(html, body) {
 				t.Fatalf("%s: %s got a body starting %q", name, r.Email, html[:min(len(html), 40)])
 			}
 		}
-		c.mail.Reset()
+		c.Mail.Reset()
 	}
 }
 
@@ -143,29 +143,29 @@ func TestCampaignAdversarialTemplates(t *testing.T) {
 func TestCampaignManyExpressionsLargeTemplate(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
+	c.O.ConfigureEmail()
 	var body strings.Builder
 	for i := range 150 {
 		fmt.Fprintf(&body, `{{first_name | default: "%d"}}`, i)
 	}
 	body.WriteString(strings.Repeat("x", 990_000))
-	tpl := c.template("T", "Hi {{first_name}}", body.String())
-	cid := c.campaign("C", "active")
-	c.emailStep(cid, tpl, nil)
-	c.enroll(cid, c.contacts(10)...)
-	if res := c.process(cid); res.Sent != 10 {
+	tpl := c.Key.NewTemplateWith("T", "Hi {{first_name}}", body.String())
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, nil)
+	c.Key.Enroll(cid, c.contacts(10)...)
+	if res := c.Env.ProcessCampaign(cid); res.Sent != 10 {
 		t.Fatalf("pass: %+v", res)
 	}
-	if n := c.mail.RequestCount(); n != 10 {
+	if n := c.Mail.RequestCount(); n != 10 {
 		t.Fatalf("%d requests, want one per recipient", n)
 	}
-	for _, r := range c.mail.Recipients() {
+	for _, r := range c.Mail.Recipients() {
 		name := strings.TrimSuffix(r.Email, "@example.com")
 		if len(r.Substitutions) != 0 || !strings.HasPrefix(r.HTML(), strings.Repeat(name, 150)+"xxx") {
 			t.Fatalf("%s: not rendered whole", r.Email)
 		}
 	}
-	if n := c.count(`SELECT max(n) FROM (SELECT count(*) AS n FROM campaign_step_completions GROUP BY claim_id) k`); n > 8 {
+	if n := c.Env.QueryInt(`SELECT max(n) FROM (SELECT count(*) AS n FROM campaign_step_completions GROUP BY claim_id) k`); n > 8 {
 		t.Fatalf("a claim took %d participants of a 1 MB template, want at most 8", n)
 	}
 }

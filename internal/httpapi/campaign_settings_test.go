@@ -7,17 +7,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contactbook/contactbook/internal/apptest"
 )
 
 func TestSettingsGetPut(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "trial")
-	member := c.env.Join(c.owner, "member", "member").InBook(c.book)
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	member := c.Env.Join(c.Owner, "member", "member").InBook(c.Book)
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
 
 	// Never configured: only the book id.
-	g := c.ob.Get("/api/campaign-settings").Expect(http.StatusOK)
-	if m, ok := g.Value("data").(map[string]any); !ok || len(m) != 1 || m["book_id"] != c.book {
+	g := c.O.Get("/api/campaign-settings").Expect(http.StatusOK)
+	if m, ok := g.Value("data").(map[string]any); !ok || len(m) != 1 || m["book_id"] != c.Book {
 		t.Fatalf("unconfigured: %s", g.Body)
 	}
 	full := map[string]any{
@@ -25,7 +27,7 @@ func TestSettingsGetPut(t *testing.T) {
 		"company_name": "Acme Inc.", "address_line1": "1 Main St", "address_line2": "Suite 2", "city": "Springfield",
 		"state": "IL", "postal_code": "62701", "country": "USA", "mailer_api_key": "SG.secret-key-ABCD",
 	}
-	p := c.ob.Put("/api/campaign-settings", full).Expect(http.StatusOK)
+	p := c.O.Put("/api/campaign-settings", full).Expect(http.StatusOK)
 	for k, v := range full {
 		want := v
 		if k == "mailer_api_key" {
@@ -35,7 +37,7 @@ func TestSettingsGetPut(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, p.Value("data."+k), want)
 		}
 	}
-	if p.String("data.id") == "" || p.String("data.book_id") != c.book || p.String("data.created_at") == "" || p.String("data.updated_at") == "" {
+	if p.String("data.id") == "" || p.String("data.book_id") != c.Book || p.String("data.created_at") == "" || p.String("data.updated_at") == "" {
 		t.Fatalf("put: %s", p.Body)
 	}
 	if g := member.Get("/api/campaign-settings").Expect(http.StatusOK); g.String("data.mailer_api_key") != "****ABCD" || g.String("data.city") != "Springfield" {
@@ -43,44 +45,44 @@ func TestSettingsGetPut(t *testing.T) {
 	}
 	// Encrypted at rest: the stored bytes are not the key.
 	var sealed []byte
-	if err := c.env.App.Pool.QueryRow(context.Background(), `SELECT mailer_api_key_enc FROM email_settings WHERE book_id = $1`, c.book).Scan(&sealed); err != nil {
+	if err := c.Env.App.Pool.QueryRow(context.Background(), `SELECT mailer_api_key_enc FROM email_settings WHERE book_id = $1`, c.Book).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	if len(sealed) < 12+16+len("SG.secret-key-ABCD") || bytes.Contains(sealed, []byte("SG.secret")) || bytes.Contains(sealed, []byte("ABCD")) {
 		t.Fatalf("stored key is not encrypted: %q", sealed)
 	}
-	if strings.Contains(c.env.Logs(), "SG.secret-key") {
+	if strings.Contains(c.Env.Logs(), "SG.secret-key") {
 		t.Fatal("the key reached the log")
 	}
 
 	// The masked value (or no key at all) keeps the stored key; PUT
 	// replaces the other fields.
-	c.ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****ABCD"}).Expect(http.StatusOK)
-	p = c.ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "company_name": "Acme"}).Expect(http.StatusOK)
+	c.O.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****ABCD"}).Expect(http.StatusOK)
+	p = c.O.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "company_name": "Acme"}).Expect(http.StatusOK)
 	if p.String("data.mailer_api_key") != "****ABCD" || p.String("data.city") != "" || p.String("data.company_name") != "Acme" {
 		t.Fatalf("masked kept: %s", p.Body)
 	}
 	// The kept key is the real one: the provider receives it.
-	c.mail.RequireAPIKey("SG.secret-key-ABCD")
-	tpl := c.template("T", "S", "<p>x</p>")
-	c.ob.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
-	if c.mail.Requests()[0].APIKey != "SG.secret-key-ABCD" {
+	c.Mail.RequireAPIKey("SG.secret-key-ABCD")
+	tpl := c.Key.NewTemplateWith("T", "S", "<p>x</p>")
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	if c.Mail.Requests()[0].APIKey != "SG.secret-key-ABCD" {
 		t.Fatal("stored key changed")
 	}
-	p = c.ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "SG.new-key-WXYZ"}).Expect(http.StatusOK)
+	p = c.O.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "SG.new-key-WXYZ"}).Expect(http.StatusOK)
 	if p.String("data.mailer_api_key") != "****WXYZ" {
 		t.Fatalf("new key: %s", p.Body)
 	}
-	if p := c.ob.Put("/api/campaign-settings", map[string]any{"mailer_api_key": "abc"}).Expect(http.StatusOK); p.String("data.mailer_api_key") != "****" {
+	if p := c.O.Put("/api/campaign-settings", map[string]any{"mailer_api_key": "abc"}).Expect(http.StatusOK); p.String("data.mailer_api_key") != "****" {
 		t.Fatalf("short keys show no characters: %s", p.Body)
 	}
-	if p := c.ob.Put("/api/campaign-settings", map[string]any{"mailer_api_key": ""}).Expect(http.StatusOK); p.String("data.mailer_api_key") != "" {
+	if p := c.O.Put("/api/campaign-settings", map[string]any{"mailer_api_key": ""}).Expect(http.StatusOK); p.String("data.mailer_api_key") != "" {
 		t.Fatalf("empty removes the key: %s", p.Body)
 	}
-	if c.count(`SELECT count(*) FROM email_settings WHERE book_id = $1 AND mailer_api_key_enc IS NULL`, c.book) != 1 {
+	if c.Env.QueryInt(`SELECT count(*) FROM email_settings WHERE book_id = $1 AND mailer_api_key_enc IS NULL`, c.Book) != 1 {
 		t.Fatal("key not removed")
 	}
-	if c.count(`SELECT count(*) FROM email_settings`) != 1 {
+	if c.Env.QueryInt(`SELECT count(*) FROM email_settings`) != 1 {
 		t.Fatal("upsert made a second row")
 	}
 
@@ -101,20 +103,20 @@ func TestSettingsGetPut(t *testing.T) {
 		"not a string":      {"city": 5},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c.ob.Put("/api/campaign-settings", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+			c.O.Put("/api/campaign-settings", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		})
 	}
-	c.ob.Put("/api/campaign-settings", map[string]any{"sender_name": strings.Repeat("n", 200), "postal_code": strings.Repeat("1", 20)}).Expect(http.StatusOK)
+	c.O.Put("/api/campaign-settings", map[string]any{"sender_name": strings.Repeat("n", 200), "postal_code": strings.Repeat("1", 20)}).Expect(http.StatusOK)
 
 	// Roles: members read, only owners write; viewers neither.
 	member.Put("/api/campaign-settings", full).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	admin := c.env.Join(c.owner, "admin", "admin").InBook(c.book)
+	admin := c.Env.Join(c.Owner, "admin", "admin").InBook(c.Book)
 	admin.Put("/api/campaign-settings", full).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	viewer.Get("/api/campaign-settings").ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.owner.Get("/api/campaign-settings").ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	c.Owner.Get("/api/campaign-settings").ExpectError(http.StatusBadRequest, "MISSING_BOOK")
 	// Settings are per book.
-	other := c.owner.CreateBook("Other")
-	if g := c.owner.InBook(other).Get("/api/campaign-settings").Expect(http.StatusOK); g.Has("data.sender_email") {
+	other := c.Owner.CreateBook("Other")
+	if g := c.Owner.InBook(other).Get("/api/campaign-settings").Expect(http.StatusOK); g.Has("data.sender_email") {
 		t.Fatalf("other book: %s", g.Body)
 	}
 }
@@ -122,36 +124,36 @@ func TestSettingsGetPut(t *testing.T) {
 func TestTemplateSendTest(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "trial") // test sends work on a trial
-	tpl := c.template("Welcome", "Hello {{first_name}}", `<p>Hi {{first_name | default: "there"}}, plan {{custom.plan}}, link {{custom.site}}.</p>`)
+	tpl := c.Key.NewTemplateWith("Welcome", "Hello {{first_name}}", `<p>Hi {{first_name | default: "there"}}, plan {{custom.plan}}, link {{custom.site}}.</p>`)
 	path := "/api/campaign-templates/" + tpl + "/send-test"
 
-	c.ob.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.configure()
-	plan := c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
-	c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "site", "name": "Site", "type": "url"}).Expect(http.StatusCreated)
+	c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.ConfigureEmail()
+	plan := c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
+	c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "site", "name": "Site", "type": "url"}).Expect(http.StatusCreated)
 
 	// An empty book: merge fields empty, fallbacks and placeholders shown.
-	c.ob.Post(path, map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
-	r := c.mail.Recipients()[0]
+	c.O.Post(path, map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	r := c.Mail.Recipients()[0]
 	if r.Email != "me@example.com" || r.Subject != "[TEST] Hello " || !strings.Contains(r.HTML(), "Hi there, plan https://example.com/placeholder/custom.plan") {
 		t.Fatalf("empty book: %q %q\n%s", r.Email, r.Subject, r.HTML())
 	}
-	c.mail.Reset()
+	c.Mail.Reset()
 
 	ann := c.contact("Ann", "ann@example.com")
-	c.advance(time.Minute)
+	c.Env.Clock.Advance(time.Minute)
 	c.contact("Bob", "bob@example.com")
-	c.key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
 
-	m := c.ob.Post(path, map[string]any{"email": " me@example.com "}).Expect(http.StatusOK)
+	m := c.O.Post(path, map[string]any{"email": " me@example.com "}).Expect(http.StatusOK)
 	if m.String("data.message") == "" {
 		t.Fatalf("answer: %s", m.Body)
 	}
-	reqs := c.mail.Requests()
-	if len(reqs) != 1 || len(reqs[0].Personalizations) != 1 || reqs[0].APIKey != testMailerKey || reqs[0].From.Email != "news@acme.example" {
+	reqs := c.Mail.Requests()
+	if len(reqs) != 1 || len(reqs[0].Personalizations) != 1 || reqs[0].APIKey != apptest.MailerKey || reqs[0].From.Email != "news@acme.example" {
 		t.Fatalf("requests: %+v", reqs)
 	}
-	r = c.mail.Recipients()[0]
+	r = c.Mail.Recipients()[0]
 	html := r.HTML()
 	// The first (oldest) contact fills the fields; custom fields without
 	// data show the placeholder URL; the footer is there.
@@ -159,26 +161,26 @@ func TestTemplateSendTest(t *testing.T) {
 		!strings.Contains(html, "Acme Inc.") || !strings.Contains(html, "Springfield") {
 		t.Fatalf("test email: %q\n%s", r.Subject, html)
 	}
-	if c.count(`SELECT count(*) FROM interactions`) != 0 || c.count(`SELECT count(*) FROM campaign_step_completions`) != 0 {
+	if c.Env.QueryInt(`SELECT count(*) FROM interactions`) != 0 || c.Env.QueryInt(`SELECT count(*) FROM campaign_step_completions`) != 0 {
 		t.Fatal("a test email is not a campaign email")
 	}
 
-	c.ob.Post(path, map[string]any{"email": "not-an-address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Post("/api/campaign-templates/6f1c1d7e-0000-4000-8000-000000000000/send-test", map[string]any{"email": "me@example.com"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.owner.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	c.O.Post(path, map[string]any{"email": "not-an-address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post("/api/campaign-templates/6f1c1d7e-0000-4000-8000-000000000000/send-test", map[string]any{"email": "me@example.com"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Owner.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
 	viewer.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.key.Post("/api/v1/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusNotFound)
+	c.Key.Post("/api/v1/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusNotFound)
 
 	// The provider's refusal is shown; an outage is a 503.
-	c.mail.FailNext(http.StatusUnauthorized, `{"errors":[{"message":"The provided authorization grant is invalid, expired, or revoked"}]}`, 1)
-	e := c.ob.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Mail.FailNext(http.StatusUnauthorized, `{"errors":[{"message":"The provided authorization grant is invalid, expired, or revoked"}]}`, 1)
+	e := c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if !strings.Contains(e.String("error.message"), "authorization grant is invalid") {
 		t.Fatalf("provider message: %s", e.Body)
 	}
-	c.mail.FailNext(http.StatusBadGateway, "bad gateway", 1)
-	c.ob.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	c.Mail.FailNext(http.StatusBadGateway, "bad gateway", 1)
+	c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 }
 
 // The preview renders an unsaved template for a chosen contact (or the
@@ -187,34 +189,34 @@ func TestTemplateSendTest(t *testing.T) {
 func TestTemplatePreviewAndMergeFields(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "trial")
-	c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated)
+	c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated)
 	body := map[string]any{"subject": "Hello {{first_name | default: \"there\"}}", "body_html": "<p>Hi {{full_name}} of {{book_name}}, plan {{custom.plan | default: \"none\"}}</p>"}
 
 	// An empty book, no settings: fallbacks, no contact.
-	p := c.ob.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
+	p := c.O.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
 	if p.String("data.subject") != "Hello there" || !strings.Contains(p.String("data.html"), "plan none") || p.Value("data.contact_id") != nil {
 		t.Fatalf("empty book: %s", p.Body)
 	}
-	c.configure()
+	c.O.ConfigureEmail()
 	ann := c.contact("Ann", "ann@example.com")
-	c.advance(time.Minute)
+	c.Env.Clock.Advance(time.Minute)
 	bob := c.contact("Bob", "bob@example.com")
-	p = c.ob.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
+	p = c.O.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
 	if p.String("data.subject") != "Hello Ann" || p.String("data.contact_id") != ann {
 		t.Fatalf("the oldest contact: %s", p.Body)
 	}
 	body["contact_id"] = bob
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
 	p = viewer.Post("/api/campaign-templates/preview", body).Expect(http.StatusOK)
 	html := p.String("data.html")
 	if p.String("data.subject") != "Hello Bob" || !strings.Contains(html, "Hi Bob Tester of Customers") || !strings.Contains(html, "Acme Inc.") || !strings.Contains(html, "/unsubscribe") {
 		t.Fatalf("chosen contact, footer: %s", p.Body)
 	}
 	body["contact_id"] = "6f1c1d7e-0000-4000-8000-000000000000"
-	c.ob.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	body["contact_id"] = "nope"
-	c.ob.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.env.Signup("stranger").InBook(c.book).Post("/api/campaign-templates/preview", body).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.O.Post("/api/campaign-templates/preview", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Env.Signup("stranger").InBook(c.Book).Post("/api/campaign-templates/preview", body).ExpectError(http.StatusForbidden, "FORBIDDEN")
 
 	f := viewer.Get("/api/campaign-templates/merge-fields").Expect(http.StatusOK)
 	var fields []struct{ Key, Name string }

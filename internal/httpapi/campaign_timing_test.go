@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contactbook/contactbook/internal/apptest"
 )
 
 // A contact's time zone is an IANA name or null; anything else is 400
@@ -14,27 +16,27 @@ import (
 func TestContactTimeZoneAndDefault(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	id := c.key.Post("/api/v1/contacts", map[string]any{"first_name": "Ann", "time_zone": "Europe/Berlin"}).
+	id := c.Key.Post("/api/v1/contacts", map[string]any{"first_name": "Ann", "time_zone": "Europe/Berlin"}).
 		Expect(http.StatusCreated).String("data.id")
-	if got := c.key.Get("/api/v1/contacts/" + id).Expect(http.StatusOK).String("data.time_zone"); got != "Europe/Berlin" {
+	if got := c.Key.Get("/api/v1/contacts/" + id).Expect(http.StatusOK).String("data.time_zone"); got != "Europe/Berlin" {
 		t.Fatalf("time_zone %q", got)
 	}
 	for _, bad := range []string{"Mars/Olympus", "Local", "europe/berlin "} {
-		res := c.key.Patch("/api/v1/contacts/"+id, map[string]any{"time_zone": bad}).Expect(http.StatusBadRequest)
+		res := c.Key.Patch("/api/v1/contacts/"+id, map[string]any{"time_zone": bad}).Expect(http.StatusBadRequest)
 		if msg := res.String("error.message"); !strings.Contains(msg, "time_zone") {
 			t.Fatalf("%q: message %q does not name time_zone", bad, msg)
 		}
 	}
-	res := c.key.Patch("/api/v1/contacts/"+id, map[string]any{"time_zone": nil}).Expect(http.StatusOK)
+	res := c.Key.Patch("/api/v1/contacts/"+id, map[string]any{"time_zone": nil}).Expect(http.StatusOK)
 	if res.Value("data.time_zone") != nil {
 		t.Fatalf("time_zone after null: %s", res.Body)
 	}
 
-	c.configure()
-	if got := c.ob.Get("/api/campaign-settings").Expect(http.StatusOK).String("data.default_time_zone"); got != "UTC" {
+	c.O.ConfigureEmail()
+	if got := c.O.Get("/api/campaign-settings").Expect(http.StatusOK).String("data.default_time_zone"); got != "UTC" {
 		t.Fatalf("default_time_zone %q", got)
 	}
-	c.ob.Put("/api/campaign-settings", map[string]any{"sender_email": "a@acme.example", "default_time_zone": "Nowhere/City"}).
+	c.O.Put("/api/campaign-settings", map[string]any{"sender_email": "a@acme.example", "default_time_zone": "Nowhere/City"}).
 		Expect(http.StatusBadRequest)
 }
 
@@ -42,8 +44,8 @@ func TestContactTimeZoneAndDefault(t *testing.T) {
 func TestStepWindowValidation(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "draft")
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "draft")
 	for _, tc := range []struct {
 		window map[string]any
 		field  string
@@ -56,21 +58,21 @@ func TestStepWindowValidation(t *testing.T) {
 		{map[string]any{"days": []string{"mon"}, "start": "09:00", "end": "25:00"}, "send_window.end"},
 		{map[string]any{"days": []string{"mon"}, "start": "17:00", "end": "09:00"}, "send_window.end"},
 	} {
-		res := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+		res := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
 			"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl, "send_window": tc.window,
 		}).Expect(http.StatusBadRequest)
 		if msg := res.String("error.message"); !strings.Contains(msg, "`"+tc.field+"`") {
 			t.Errorf("%v: message %q does not name %s", tc.window, msg, tc.field)
 		}
 	}
-	st := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+	st := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
 		"step_type": "email", "name": "E", "schedule_type": "delay", "delay_days": 1, "delay_hours": 5, "email_template_id": tpl,
 		"send_window": map[string]any{"days": []string{"fri", "mon"}, "start": "09:00", "end": "24:00"},
 	}).Expect(http.StatusOK)
 	if st.Int("data.delay_hours") != 5 || fmt.Sprint(st.Value("data.send_window.days")) != "[mon fri]" || st.String("data.send_window.end") != "24:00" {
 		t.Fatalf("step: %s", st.Body)
 	}
-	c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+	c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
 		"step_type": "email", "name": "E", "schedule_type": "delay", "delay_days": 0, "delay_hours": 24, "email_template_id": tpl,
 	}).Expect(http.StatusBadRequest)
 }
@@ -83,38 +85,38 @@ func TestStepWindowValidation(t *testing.T) {
 func TestStepWindowPerTimeZoneAcrossDST(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	c.ob.Put("/api/campaign-settings", map[string]any{
-		"sender_email": "news@acme.example", "mailer_api_key": testMailerKey, "company_name": "Acme", "address_line1": "1 Main St",
+	c.O.ConfigureEmail()
+	c.O.Put("/api/campaign-settings", map[string]any{
+		"sender_email": "news@acme.example", "mailer_api_key": apptest.MailerKey, "company_name": "Acme", "address_line1": "1 Main St",
 		"default_time_zone": "Asia/Tokyo",
 	}).Expect(http.StatusOK)
 	// Friday 2026-03-06 20:00 UTC: 15:00 in New York (open), 21:00 in
 	// Berlin (closed), Saturday 05:00 in Tokyo (closed).
-	c.env.Clock.Set(time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC))
-	ny := c.key.Post("/api/v1/contacts", map[string]any{"first_name": "Nia", "time_zone": "America/New_York",
+	c.Env.Clock.Set(time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC))
+	ny := c.Key.Post("/api/v1/contacts", map[string]any{"first_name": "Nia", "time_zone": "America/New_York",
 		"emails": []map[string]any{{"address": "nia@example.com"}}}).Expect(http.StatusCreated).String("data.id")
-	ber := c.key.Post("/api/v1/contacts", map[string]any{"first_name": "Ben", "time_zone": "Europe/Berlin",
+	ber := c.Key.Post("/api/v1/contacts", map[string]any{"first_name": "Ben", "time_zone": "Europe/Berlin",
 		"emails": []map[string]any{{"address": "ben@example.com"}}}).Expect(http.StatusCreated).String("data.id")
 	tok := c.contact("Tomo", "tomo@example.com") // no zone: the book's default, Tokyo
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	step := c.emailStep(cid, tpl, map[string]any{
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	step := c.Key.NewEmailStep(cid, tpl, map[string]any{
 		"send_window": map[string]any{"days": []string{"mon", "tue", "wed", "thu", "fri"}, "start": "09:00", "end": "17:00"},
 	})
-	c.enroll(cid, ny, ber, tok)
+	c.Key.Enroll(cid, ny, ber, tok)
 
 	sentTo := func() []string {
 		var out []string
-		for _, r := range c.mail.Recipients() {
+		for _, r := range c.Mail.Recipients() {
 			out = append(out, r.Email)
 		}
 		slices.Sort(out)
 		return out
 	}
 	waiting := func() int {
-		return c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK).Int("data.steps.0.waiting_count")
+		return c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK).Int("data.steps.0.waiting_count")
 	}
-	if r := c.process(cid); r.Sent != 1 || r.Held != 2 || fmt.Sprint(sentTo()) != "[nia@example.com]" {
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 1 || r.Held != 2 || fmt.Sprint(sentTo()) != "[nia@example.com]" {
 		t.Fatalf("Friday 20:00 UTC: %+v, sent to %v", r, sentTo())
 	}
 	if w := waiting(); w != 2 {
@@ -122,7 +124,7 @@ func TestStepWindowPerTimeZoneAcrossDST(t *testing.T) {
 	}
 	heldIn := func(campaign, contact string) time.Time {
 		var at time.Time
-		if err := c.env.App.Pool.QueryRow(t.Context(), `SELECT held_until FROM campaign_participants WHERE campaign_id = $1 AND contact_id = $2`,
+		if err := c.Env.App.Pool.QueryRow(t.Context(), `SELECT held_until FROM campaign_participants WHERE campaign_id = $1 AND contact_id = $2`,
 			campaign, contact).Scan(&at); err != nil {
 			t.Fatal(err)
 		}
@@ -137,34 +139,34 @@ func TestStepWindowPerTimeZoneAcrossDST(t *testing.T) {
 		t.Fatalf("Berlin held until %s, want %s", got, want)
 	}
 	// A pass while everyone waits reads none of them.
-	if r := c.process(cid); r.Sent != 0 || r.Held != 0 {
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 0 || r.Held != 0 {
 		t.Fatalf("second pass: %+v", r)
 	}
-	c.env.Clock.Set(time.Date(2026, 3, 9, 0, 30, 0, 0, time.UTC))
-	if r := c.process(cid); r.Sent != 1 || r.Completed != 1 {
+	c.Env.Clock.Set(time.Date(2026, 3, 9, 0, 30, 0, 0, time.UTC))
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 1 || r.Completed != 1 {
 		t.Fatalf("Monday 09:30 Tokyo: %+v", r)
 	}
-	c.env.Clock.Set(time.Date(2026, 3, 9, 7, 59, 0, 0, time.UTC))
-	if r := c.process(cid); r.Sent != 0 {
+	c.Env.Clock.Set(time.Date(2026, 3, 9, 7, 59, 0, 0, time.UTC))
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 0 {
 		t.Fatalf("Monday 08:59 Berlin: %+v", r)
 	}
-	c.env.Clock.Set(time.Date(2026, 3, 9, 8, 0, 0, 0, time.UTC))
-	if r := c.process(cid); r.Sent != 1 || waiting() != 0 {
+	c.Env.Clock.Set(time.Date(2026, 3, 9, 8, 0, 0, 0, time.UTC))
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 1 || waiting() != 0 {
 		t.Fatalf("Monday 09:00 Berlin: %+v", r)
 	}
-	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success'`, step); n != 3 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'success'`, step); n != 3 {
 		t.Fatalf("%d sent, want 3", n)
 	}
 
 	// New York after the change to summer time: 09:00 EDT is 13:00 UTC
 	// (it was 14:00 UTC before the change).
-	cid2 := c.campaign("C2", "active")
-	c.emailStep(cid2, tpl, map[string]any{
+	cid2 := c.Key.NewCampaignIn("C2", "active")
+	c.Key.NewEmailStep(cid2, tpl, map[string]any{
 		"send_window": map[string]any{"days": []string{"mon"}, "start": "09:00", "end": "10:00"},
 	})
-	c.env.Clock.Set(time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC)) // Friday, before the change
-	c.enroll(cid2, ny)
-	c.process(cid2)
+	c.Env.Clock.Set(time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC)) // Friday, before the change
+	c.Key.Enroll(cid2, ny)
+	c.Env.ProcessCampaign(cid2)
 	if got, want := heldIn(cid2, ny), time.Date(2026, 3, 9, 13, 0, 0, 0, time.UTC); !got.Equal(want) {
 		t.Fatalf("New York held until %s, want %s (09:00 EDT)", got, want)
 	}
@@ -175,17 +177,17 @@ func TestStepWindowPerTimeZoneAcrossDST(t *testing.T) {
 func TestStepDelayHours(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	c.emailStep(cid, tpl, map[string]any{"schedule_type": "delay", "delay_days": 1, "delay_hours": 6})
-	c.enroll(cid, c.contact("Ann", "ann@example.com"))
-	c.advance(30*time.Hour - time.Minute)
-	if r := c.process(cid); r.Sent != 0 {
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, map[string]any{"schedule_type": "delay", "delay_days": 1, "delay_hours": 6})
+	c.Key.Enroll(cid, c.contact("Ann", "ann@example.com"))
+	c.Env.Clock.Advance(30*time.Hour - time.Minute)
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 0 {
 		t.Fatalf("a minute early: %+v", r)
 	}
-	c.advance(time.Minute)
-	if r := c.process(cid); r.Sent != 1 {
+	c.Env.Clock.Advance(time.Minute)
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 1 {
 		t.Fatalf("at 1 day 6 hours: %+v", r)
 	}
 }
@@ -198,31 +200,31 @@ func TestStepConditionSkips(t *testing.T) {
 	c := newCampEnv(t, "active")
 	signer := newEventSigner(t)
 	cid, first, ann, bob, byEmail := sentCampaign(t, c, signer)
-	res := signer.post(c, c.book, []map[string]any{providerEvent(byEmail["ann@example.com"], "ev-open-1", "open", c.env.Clock.Now(), nil)})
+	res := signer.post(c, c.Book, []map[string]any{providerEvent(byEmail["ann@example.com"], "ev-open-1", "open", c.Env.Clock.Now(), nil)})
 	res.Expect(http.StatusOK)
 
-	tpl := c.template("F", "Did you see?", "<p>again</p>")
-	follow := c.emailStep(cid, tpl, map[string]any{"name": "Nudge", "condition": map[string]any{"if": "not_opened", "step_id": first}})
-	steps := c.ob.Get("/api/campaigns/" + cid).Expect(http.StatusOK)
+	tpl := c.Key.NewTemplateWith("F", "Did you see?", "<p>again</p>")
+	follow := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "Nudge", "condition": map[string]any{"if": "not_opened", "step_id": first}})
+	steps := c.O.Get("/api/campaigns/" + cid).Expect(http.StatusOK)
 	later := steps.String("data.steps.1.id")
 	// The condition must name an earlier email step.
-	c.ob.Patch("/api/campaigns/"+cid+"/steps/"+first, map[string]any{"condition": map[string]any{"if": "opened", "step_id": later}}).
+	c.O.Patch("/api/campaigns/"+cid+"/steps/"+first, map[string]any{"condition": map[string]any{"if": "opened", "step_id": later}}).
 		Expect(http.StatusBadRequest)
 	// A reorder or delete that leaves it naming a later step or none: 409.
-	res = c.ob.Patch("/api/campaigns/"+cid+"/steps/reorder", map[string]any{"step_ids": []string{follow, first, later}})
+	res = c.O.Patch("/api/campaigns/"+cid+"/steps/reorder", map[string]any{"step_ids": []string{follow, first, later}})
 	if res.Status != http.StatusConflict || !strings.Contains(res.String("error.message"), "Nudge") {
 		t.Fatalf("reorder: %d %s", res.Status, res.Body)
 	}
-	c.ob.Delete("/api/campaigns/" + cid + "/steps/" + first).Expect(http.StatusConflict)
+	c.O.Delete("/api/campaigns/" + cid + "/steps/" + first).Expect(http.StatusConflict)
 
-	c.advance(3 * day)
-	c.mail.Reset()
-	r := c.process(cid)
+	c.Env.Clock.Advance(3 * day)
+	c.Mail.Reset()
+	r := c.Env.ProcessCampaign(cid)
 	if r.Sent != 3 || r.Skipped != 1 || r.Completed != 2 {
 		t.Fatalf("pass: %+v", r)
 	}
 	nudged := 0
-	for _, rc := range c.mail.Recipients() {
+	for _, rc := range c.Mail.Recipients() {
 		if rc.Subject == "Did you see?" {
 			nudged++
 			if rc.Email != "bob@example.com" {
@@ -233,15 +235,15 @@ func TestStepConditionSkips(t *testing.T) {
 	if nudged != 1 {
 		t.Fatalf("%d nudges", nudged)
 	}
-	stats := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	stats := c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
 	if stats.Int("data.steps.2.skipped_count") != 1 || stats.Int("data.summary.skipped_count") != 1 {
 		t.Fatalf("stats: %s", stats.Body)
 	}
-	sc := c.ob.Get("/api/campaign-step-contacts/" + cid + "/" + follow + "?result=skipped").Expect(http.StatusOK)
+	sc := c.O.Get("/api/campaign-step-contacts/" + cid + "/" + follow + "?result=skipped").Expect(http.StatusOK)
 	if sc.Int("meta.total") != 1 || sc.String("data.0.contact_id") != ann || sc.String("data.0.result_detail") != "condition not met: not_opened Email" {
 		t.Fatalf("skipped contacts: %s", sc.Body)
 	}
-	act := c.ob.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
+	act := c.O.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
 	if !strings.Contains(string(act.Body), `"type":"skipped"`) || !strings.Contains(string(act.Body), "condition not met: not_opened Email") {
 		t.Fatalf("ann's activity has no skipped step: %s", act.Body)
 	}
@@ -257,13 +259,13 @@ func TestStepABSubjects(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
 	signer := newEventSigner(t)
-	c.configure()
-	c.ob.Put("/api/campaign-settings", map[string]any{
+	c.O.ConfigureEmail()
+	c.O.Put("/api/campaign-settings", map[string]any{
 		"sender_name": "Acme News", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
-		"mailer_api_key": testMailerKey, "event_webhook_public_key": signer.pub, "track_opens": true,
+		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": signer.pub, "track_opens": true,
 	}).Expect(http.StatusOK)
-	tpl := c.template("T", "Template subject", "<p>Hi {{first_name}}</p>")
-	cid := c.campaign("AB", "active")
+	tpl := c.Key.NewTemplateWith("T", "Template subject", "<p>Hi {{first_name}}</p>")
+	cid := c.Key.NewCampaignIn("AB", "active")
 	// Bad variants: one only, an empty subject, a percentage out of range.
 	for _, bad := range []map[string]any{
 		{"variants": []map[string]any{{"subject": "A"}}},
@@ -275,9 +277,9 @@ func TestStepABSubjects(t *testing.T) {
 		for k, v := range bad {
 			body[k] = v
 		}
-		c.key.Post("/api/v1/campaigns/"+cid+"/steps", body).Expect(http.StatusBadRequest)
+		c.Key.Post("/api/v1/campaigns/"+cid+"/steps", body).Expect(http.StatusBadRequest)
 	}
-	stepRes := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+	stepRes := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
 		"step_type": "email", "name": "Launch", "schedule_type": "immediate", "email_template_id": tpl,
 		"variants": []map[string]any{{"subject": "Subject A"}, {"subject": "Subject B"}},
 		"ab_test":  map[string]any{"decide_after_minutes": 60},
@@ -288,58 +290,58 @@ func TestStepABSubjects(t *testing.T) {
 		t.Fatalf("step: %s", stepRes.Body)
 	}
 	ids := c.contacts(10)
-	c.enroll(cid, ids...)
+	c.Key.Enroll(cid, ids...)
 
-	if r := c.process(cid); r.Sent != 2 || r.Held != 8 {
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 2 || r.Held != 8 {
 		t.Fatalf("first pass: %+v", r)
 	}
 	bySubject := map[string][]string{}
-	for _, rc := range c.mail.Recipients() {
+	for _, rc := range c.Mail.Recipients() {
 		bySubject[rc.Subject] = append(bySubject[rc.Subject], rc.Email)
 	}
 	if len(bySubject["Subject A"]) != 1 || len(bySubject["Subject B"]) != 1 {
 		t.Fatalf("test emails by subject: %v", bySubject)
 	}
-	stats := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	stats := c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
 	if stats.Int("data.steps.0.waiting_count") != 8 || stats.Int("data.steps.0.variants.0.sent_count") != 1 ||
 		stats.Int("data.steps.0.variants.1.sent_count") != 1 {
 		t.Fatalf("stats after the test emails: %s", stats.Body)
 	}
 	// B's recipient opens.
 	var bRecipient = bySubject["Subject B"][0]
-	for _, rc := range c.mail.Recipients() {
+	for _, rc := range c.Mail.Recipients() {
 		if rc.Email == bRecipient {
-			signer.post(c, c.book, []map[string]any{providerEvent(rc, "ab-open-1", "open", c.env.Clock.Now(), nil)}).Expect(http.StatusOK)
+			signer.post(c, c.Book, []map[string]any{providerEvent(rc, "ab-open-1", "open", c.Env.Clock.Now(), nil)}).Expect(http.StatusOK)
 		}
 	}
-	c.advance(30 * time.Minute)
-	if r := c.process(cid); r.Sent != 0 {
+	c.Env.Clock.Advance(30 * time.Minute)
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 0 {
 		t.Fatalf("before decide_after_minutes: %+v", r)
 	}
-	if got := c.ob.Get("/api/campaigns/" + cid).Expect(http.StatusOK).Value("data.steps.0.winner_variant_id"); got != nil {
+	if got := c.O.Get("/api/campaigns/" + cid).Expect(http.StatusOK).Value("data.steps.0.winner_variant_id"); got != nil {
 		t.Fatalf("decided early: %v", got)
 	}
-	c.advance(31 * time.Minute)
-	c.mail.Reset()
-	if r := c.process(cid); r.Sent != 8 || r.Completed != 8 {
+	c.Env.Clock.Advance(31 * time.Minute)
+	c.Mail.Reset()
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 8 || r.Completed != 8 {
 		t.Fatalf("after the decision: %+v", r)
 	}
-	for _, rc := range c.mail.Recipients() {
+	for _, rc := range c.Mail.Recipients() {
 		if rc.Subject != "Subject B" {
 			t.Fatalf("after the decision %s got %q", rc.Email, rc.Subject)
 		}
 	}
-	if got := c.ob.Get("/api/campaigns/" + cid).Expect(http.StatusOK).String("data.steps.0.winner_variant_id"); got != varB {
+	if got := c.O.Get("/api/campaigns/" + cid).Expect(http.StatusOK).String("data.steps.0.winner_variant_id"); got != varB {
 		t.Fatalf("winner %s, want B %s", got, varB)
 	}
-	stats = c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	stats = c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
 	if stats.Int("data.steps.0.waiting_count") != 0 || stats.Int("data.steps.0.variants.1.sent_count") != 9 ||
 		stats.Int("data.steps.0.variants.1.opened_count") != 1 || stats.Value("data.steps.0.variants.1.winner") != true ||
 		stats.Value("data.steps.0.variants.0.winner") != false || stats.String("data.steps.0.variants.0.id") != varA {
 		t.Fatalf("stats after the decision: %s", stats.Body)
 	}
-	parts := c.ob.Get("/api/campaigns/" + cid + "/participants?limit=1").Expect(http.StatusOK)
-	hist := c.ob.Get("/api/campaigns/" + cid + "/participants/" + parts.String("data.0.id") + "/history").Expect(http.StatusOK)
+	parts := c.O.Get("/api/campaigns/" + cid + "/participants?limit=1").Expect(http.StatusOK)
+	hist := c.O.Get("/api/campaigns/" + cid + "/participants/" + parts.String("data.0.id") + "/history").Expect(http.StatusOK)
 	if v := hist.String("data.0.variant_subject"); v != "Subject A" && v != "Subject B" {
 		t.Fatalf("history: %s", hist.Body)
 	}

@@ -13,22 +13,22 @@ import (
 func TestTemplateCRUD(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	for _, cl := range []*apptest.Client{c.key, c.ob} {
+	for _, cl := range []*apptest.Client{c.Key, c.O} {
 		prefix := "/api/v1"
-		if cl == c.ob {
+		if cl == c.O {
 			prefix = "/api"
 		}
 		t.Run(prefix, func(t *testing.T) {
 			b := cl.Post(prefix+"/campaign-templates", map[string]any{"name": " beta ", "subject": "Hi {{first_name}}", "body_html": "<p>x</p>"}).Expect(http.StatusOK)
 			id := b.String("data.id")
 			if b.String("data.name") != "beta" || b.String("data.subject") != "Hi {{first_name}}" || b.String("data.body_html") != "<p>x</p>" ||
-				b.String("data.book_id") != c.book || b.String("data.created_at") == "" {
+				b.String("data.book_id") != c.Book || b.String("data.created_at") == "" {
 				t.Fatalf("created: %s", b.Body)
 			}
-			if cl == c.key && b.Value("data.created_by") != nil {
+			if cl == c.Key && b.Value("data.created_by") != nil {
 				t.Fatalf("an API key is not a user: %s", b.Body)
 			}
-			if cl == c.ob && b.String("data.created_by") != c.owner.ID {
+			if cl == c.O && b.String("data.created_by") != c.Owner.ID {
 				t.Fatalf("created_by: %s", b.Body)
 			}
 			a := cl.Post(prefix+"/campaign-templates", map[string]any{"name": "Alpha"}).Expect(http.StatusOK)
@@ -65,61 +65,61 @@ func TestTemplateCRUD(t *testing.T) {
 			cl.Delete(prefix+"/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 			cl.Patch(prefix+"/campaign-templates/"+id, map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 		})
-		c.env.App.Pool.Exec(t.Context(), `DELETE FROM email_templates`) //nolint:errcheck // fresh list for the next API
+		c.Env.App.Pool.Exec(t.Context(), `DELETE FROM email_templates`) //nolint:errcheck // fresh list for the next API
 	}
 }
 
 func TestTemplateErrors(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	noBook := c.owner.NewKey()
+	noBook := c.Owner.NewKey()
 	noBook.Get("/api/v1/campaign-templates").ExpectError(http.StatusBadRequest, "MISSING_BOOK")
 	noBook.Post("/api/v1/campaign-templates", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
-	c.key.Post("/api/v1/campaign-templates", map[string]any{"subject": "no name"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post("/api/v1/campaign-templates", map[string]any{"name": strings.Repeat("n", 201)}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post("/api/v1/campaign-templates", map[string]any{"name": 5}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "application/json", Body: []byte("{")}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "text/plain", Body: []byte(`{"name":"x"}`)}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	c.key.Get("/api/v1/campaign-templates/not-a-uuid").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaign-templates", map[string]any{"subject": "no name"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaign-templates", map[string]any{"name": strings.Repeat("n", 201)}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaign-templates", map[string]any{"name": 5}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "application/json", Body: []byte("{")}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "text/plain", Body: []byte(`{"name":"x"}`)}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	c.Key.Get("/api/v1/campaign-templates/not-a-uuid").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 
 	// A template is reached only through its own book.
-	id := c.template("T", "s", "b")
-	other := c.owner.CreateBook("Other")
-	c.key.InBook(other).Get("/api/v1/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.key.InBook(other).Delete("/api/v1/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	id := c.Key.NewTemplateWith("T", "s", "b")
+	other := c.Owner.CreateBook("Other")
+	c.Key.InBook(other).Get("/api/v1/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.InBook(other).Delete("/api/v1/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// Another team's book is forbidden, not found.
-	stranger := c.env.Signup("stranger")
+	stranger := c.Env.Signup("stranger")
 	stranger.SetAddon("active")
-	stranger.NewKey().InBook(c.book).Get("/api/v1/campaign-templates").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	stranger.NewKey().InBook(c.Book).Get("/api/v1/campaign-templates").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	stranger.NewKey().InBook(stranger.CreateBook("S")).Get("/api/v1/campaign-templates/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestCampaignCRUD(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "Hi", "<p>x</p>")
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
 
-	r := c.key.Post("/api/v1/campaigns", map[string]any{"name": " Onboarding ", "description": "Welcome series"}).Expect(http.StatusOK)
+	r := c.Key.Post("/api/v1/campaigns", map[string]any{"name": " Onboarding ", "description": "Welcome series"}).Expect(http.StatusOK)
 	id := r.String("data.id")
 	if r.String("data.status") != "draft" || r.String("data.name") != "Onboarding" || r.String("data.description") != "Welcome series" ||
-		r.String("data.book_id") != c.book {
+		r.String("data.book_id") != c.Book {
 		t.Fatalf("created: %s", r.Body)
 	}
-	c.key.Post("/api/v1/campaigns", map[string]any{"description": "no name"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.owner.NewKey().Post("/api/v1/campaigns", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
-	c.owner.NewKey().Get("/api/v1/campaigns").ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	c.Key.Post("/api/v1/campaigns", map[string]any{"description": "no name"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Owner.NewKey().Post("/api/v1/campaigns", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	c.Owner.NewKey().Get("/api/v1/campaigns").ExpectError(http.StatusBadRequest, "MISSING_BOOK")
 
-	c.emailStep(id, tpl, nil)
-	c.emailStep(id, tpl, map[string]any{"schedule_type": "delay", "delay_days": 3})
+	c.Key.NewEmailStep(id, tpl, nil)
+	c.Key.NewEmailStep(id, tpl, map[string]any{"schedule_type": "delay", "delay_days": 3})
 	ids := c.contacts(3)
-	if n := c.enroll(id, ids...); n != 3 {
+	if n := c.Key.Enroll(id, ids...); n != 3 {
 		t.Fatalf("enrolled %d", n)
 	}
-	c.advance(time.Second)
-	c.key.Post("/api/v1/campaigns", map[string]any{"name": "Second"}).Expect(http.StatusOK)
+	c.Env.Clock.Advance(time.Second)
+	c.Key.Post("/api/v1/campaigns", map[string]any{"name": "Second"}).Expect(http.StatusOK)
 
-	list := c.key.Get("/api/v1/campaigns").Expect(http.StatusOK)
+	list := c.Key.Get("/api/v1/campaigns").Expect(http.StatusOK)
 	if list.Len("data") != 2 {
 		t.Fatalf("list: %s", list.Body)
 	}
@@ -129,43 +129,43 @@ func TestCampaignCRUD(t *testing.T) {
 		t.Fatalf("list counts: %s", list.Body)
 	}
 	// participant_count counts active participants only.
-	pid := c.ob.Get("/api/campaigns/" + id + "/participants").Expect(http.StatusOK).String("data.0.id")
-	c.ob.Delete("/api/campaigns/" + id + "/participants/" + pid).Expect(http.StatusOK)
-	if n := c.key.Get("/api/v1/campaigns").Expect(http.StatusOK).Int("data.1.participant_count"); n != 2 {
+	pid := c.O.Get("/api/campaigns/" + id + "/participants").Expect(http.StatusOK).String("data.0.id")
+	c.O.Delete("/api/campaigns/" + id + "/participants/" + pid).Expect(http.StatusOK)
+	if n := c.Key.Get("/api/v1/campaigns").Expect(http.StatusOK).Int("data.1.participant_count"); n != 2 {
 		t.Fatalf("participant_count after a removal = %d", n)
 	}
 
-	g := c.key.Get("/api/v1/campaigns/" + id).Expect(http.StatusOK)
+	g := c.Key.Get("/api/v1/campaigns/" + id).Expect(http.StatusOK)
 	if g.Len("data.steps") != 2 || g.Int("data.steps.0.sort_order") != 0 || g.Int("data.steps.1.sort_order") != 1 ||
 		g.Int("data.steps.1.delay_days") != 3 || g.Has("data.step_count") {
 		t.Fatalf("get: %s", g.Body)
 	}
-	if e := c.key.Get("/api/v1/campaigns/" + list.String("data.0.id")).Expect(http.StatusOK); e.Len("data.steps") != 0 {
+	if e := c.Key.Get("/api/v1/campaigns/" + list.String("data.0.id")).Expect(http.StatusOK); e.Len("data.steps") != 0 {
 		t.Fatalf("no steps must be []: %s", e.Body)
 	}
 
 	// Patch: at least one field, only what is sent changes; any status may follow any.
-	c.key.Patch("/api/v1/campaigns/"+id, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": "running"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": ""}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"name": nil}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": "running"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": ""}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{"name": nil}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	for _, st := range []string{"active", "paused", "archived", "draft", "archived", "active"} {
-		p := c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": st}).Expect(http.StatusOK)
+		p := c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": st}).Expect(http.StatusOK)
 		if p.String("data.status") != st || p.String("data.name") != "Onboarding" || p.String("data.description") != "Welcome series" {
 			t.Fatalf("patch to %s: %s", st, p.Body)
 		}
 	}
-	p := c.ob.Patch("/api/campaigns/"+id, map[string]any{"name": "Renamed", "description": ""}).Expect(http.StatusOK)
+	p := c.O.Patch("/api/campaigns/"+id, map[string]any{"name": "Renamed", "description": ""}).Expect(http.StatusOK)
 	if p.String("data.name") != "Renamed" || p.String("data.description") != "" || p.String("data.status") != "active" {
 		t.Fatalf("patch: %s", p.Body)
 	}
 
 	// Delete cascades: steps, participants, completion records.
-	c.process(id)
-	if c.count(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`, id) != 2 {
+	c.Env.ProcessCampaign(id)
+	if c.Env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`, id) != 2 {
 		t.Fatal("expected completion records before the delete")
 	}
-	d := c.key.Delete("/api/v1/campaigns/" + id).Expect(http.StatusOK)
+	d := c.Key.Delete("/api/v1/campaigns/" + id).Expect(http.StatusOK)
 	if d.String("data.message") == "" {
 		t.Fatalf("delete: %s", d.Body)
 	}
@@ -175,36 +175,36 @@ func TestCampaignCRUD(t *testing.T) {
 		`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`,
 		`SELECT count(*) FROM campaign_claims WHERE campaign_id = $1`,
 	} {
-		if n := c.count(q, id); n != 0 {
+		if n := c.Env.QueryInt(q, id); n != 0 {
 			t.Fatalf("%s: %d left", q, n)
 		}
 	}
-	c.key.Get("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.key.Delete("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.key.Patch("/api/v1/campaigns/"+id, map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.Get("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.Delete("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.Patch("/api/v1/campaigns/"+id, map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestCampaignBookHint(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	id := c.campaign("C", "draft")
-	other := c.owner.CreateBook("Other")
+	id := c.Key.NewCampaignIn("C", "draft")
+	other := c.Owner.CreateBook("Other")
 	// X-Book-ID is optional for a campaign addressed by id; when sent, the
 	// campaign must be in that book.
-	c.owner.NewKey().Get("/api/v1/campaigns/" + id).Expect(http.StatusOK)
-	c.key.InBook(other).Get("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.key.InBook("nope").Get("/api/v1/campaigns/"+id).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Owner.NewKey().Get("/api/v1/campaigns/" + id).Expect(http.StatusOK)
+	c.Key.InBook(other).Get("/api/v1/campaigns/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.InBook("nope").Get("/api/v1/campaigns/"+id).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
 
 func TestStepCreateValidation(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	tpl := c.template("T", "s", "b")
-	cid := c.campaign("Main", "draft")
-	target := c.campaign("Target", "draft")
-	other := c.owner.CreateBook("Other")
-	otherTpl := c.key.InBook(other).Post("/api/v1/campaign-templates", map[string]any{"name": "O"}).Expect(http.StatusOK).String("data.id")
-	otherCampaign := c.key.InBook(other).Post("/api/v1/campaigns", map[string]any{"name": "O"}).Expect(http.StatusOK).String("data.id")
+	tpl := c.Key.NewTemplateWith("T", "s", "b")
+	cid := c.Key.NewCampaignIn("Main", "draft")
+	target := c.Key.NewCampaignIn("Target", "draft")
+	other := c.Owner.CreateBook("Other")
+	otherTpl := c.Key.InBook(other).Post("/api/v1/campaign-templates", map[string]any{"name": "O"}).Expect(http.StatusOK).String("data.id")
+	otherCampaign := c.Key.InBook(other).Post("/api/v1/campaigns", map[string]any{"name": "O"}).Expect(http.StatusOK).String("data.id")
 
 	email := func(kv ...any) map[string]any {
 		m := map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}
@@ -241,28 +241,28 @@ func TestStepCreateValidation(t *testing.T) {
 	}
 	for name, body := range bad {
 		t.Run(name, func(t *testing.T) {
-			c.key.Post("/api/v1/campaigns/"+cid+"/steps", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+			c.Key.Post("/api/v1/campaigns/"+cid+"/steps", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		})
 	}
-	if n := c.count(`SELECT count(*) FROM campaign_steps`); n != 0 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_steps`); n != 0 {
 		t.Fatalf("invalid steps were stored: %d", n)
 	}
 
-	s0 := c.key.Post("/api/v1/campaigns/"+cid+"/steps", email("sender_name", "Ann", "sender_email", "ann@acme.example")).Expect(http.StatusOK)
+	s0 := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", email("sender_name", "Ann", "sender_email", "ann@acme.example")).Expect(http.StatusOK)
 	if s0.Int("data.sort_order") != 0 || !s0.Bool("data.active") || s0.String("data.sender_email") != "ann@acme.example" ||
 		s0.Value("data.trigger_campaign_id") != nil || s0.Value("data.fixed_date") != nil || s0.String("data.campaign_id") != cid {
 		t.Fatalf("step 0: %s", s0.Body)
 	}
-	s1 := c.ob.Post("/api/campaigns/"+cid+"/steps", email("schedule_type", "delay", "delay_days", 0)).Expect(http.StatusOK)
+	s1 := c.O.Post("/api/campaigns/"+cid+"/steps", email("schedule_type", "delay", "delay_days", 0)).Expect(http.StatusOK)
 	if s1.Int("data.sort_order") != 1 || s1.Int("data.delay_days") != 0 || s1.String("data.schedule_type") != "delay" {
 		t.Fatalf("step 1: %s", s1.Body)
 	}
-	s2 := c.key.Post("/api/v1/campaigns/"+cid+"/steps", email("schedule_type", "fixed_date", "fixed_date", "2026-12-24", "active", false)).Expect(http.StatusOK)
+	s2 := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", email("schedule_type", "fixed_date", "fixed_date", "2026-12-24", "active", false)).Expect(http.StatusOK)
 	if s2.Int("data.sort_order") != 2 || s2.String("data.fixed_date") != "2026-12-24" || s2.Bool("data.active") {
 		t.Fatalf("step 2: %s", s2.Body)
 	}
 	// Fields a step type does not use are not kept.
-	s3 := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
+	s3 := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{
 		"step_type": "trigger", "name": "Go on", "schedule_type": "immediate", "trigger_campaign_id": target,
 		"email_template_id": tpl, "delay_days": 4, "sender_email": "x@acme.example",
 	}).Expect(http.StatusOK)
@@ -270,31 +270,31 @@ func TestStepCreateValidation(t *testing.T) {
 		s3.String("data.sender_email") != "" || s3.String("data.trigger_campaign_id") != target {
 		t.Fatalf("step 3: %s", s3.Body)
 	}
-	c.key.Post("/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000/steps", email()).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.Post("/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000/steps", email()).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestStepPatchReorderDelete(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	tpl := c.template("T", "s", "b")
-	tpl2 := c.template("T2", "s", "b")
-	cid := c.campaign("Main", "draft")
-	target := c.campaign("Target", "draft")
-	a := c.emailStep(cid, tpl, map[string]any{"name": "A", "sender_name": "Ann"})
-	b := c.emailStep(cid, tpl, map[string]any{"name": "B"})
-	d := c.step(cid, map[string]any{"step_type": "trigger", "name": "D", "schedule_type": "immediate", "trigger_campaign_id": target})
+	tpl := c.Key.NewTemplateWith("T", "s", "b")
+	tpl2 := c.Key.NewTemplateWith("T2", "s", "b")
+	cid := c.Key.NewCampaignIn("Main", "draft")
+	target := c.Key.NewCampaignIn("Target", "draft")
+	a := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "A", "sender_name": "Ann"})
+	b := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "B"})
+	d := c.Key.NewStep(cid, map[string]any{"step_type": "trigger", "name": "D", "schedule_type": "immediate", "trigger_campaign_id": target})
 	base := "/api/campaigns/" + cid + "/steps/"
 
 	// Only supplied fields change; the whole step is validated again.
-	p := c.ob.Patch(base+a, map[string]any{"name": "A2", "active": false}).Expect(http.StatusOK)
+	p := c.O.Patch(base+a, map[string]any{"name": "A2", "active": false}).Expect(http.StatusOK)
 	if p.String("data.name") != "A2" || p.Bool("data.active") || p.String("data.sender_name") != "Ann" || p.String("data.email_template_id") != tpl {
 		t.Fatalf("patch: %s", p.Body)
 	}
-	p = c.ob.Patch(base+a, map[string]any{"schedule_type": "delay", "delay_days": 7, "email_template_id": tpl2}).Expect(http.StatusOK)
+	p = c.O.Patch(base+a, map[string]any{"schedule_type": "delay", "delay_days": 7, "email_template_id": tpl2}).Expect(http.StatusOK)
 	if p.String("data.schedule_type") != "delay" || p.Int("data.delay_days") != 7 || p.String("data.email_template_id") != tpl2 || p.String("data.name") != "A2" {
 		t.Fatalf("patch schedule: %s", p.Body)
 	}
-	p = c.ob.Patch(base+a, map[string]any{"schedule_type": "fixed_date", "fixed_date": "2027-01-01"}).Expect(http.StatusOK)
+	p = c.O.Patch(base+a, map[string]any{"schedule_type": "fixed_date", "fixed_date": "2027-01-01"}).Expect(http.StatusOK)
 	if p.String("data.fixed_date") != "2027-01-01" || p.Int("data.delay_days") != 0 {
 		t.Fatalf("patch fixed date: %s", p.Body)
 	}
@@ -318,12 +318,12 @@ func TestStepPatchReorderDelete(t *testing.T) {
 			if name == "trigger to itself" {
 				step = d
 			}
-			c.ob.Patch(base+step, body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+			c.O.Patch(base+step, body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		})
 	}
-	c.ob.Patch(base+"6f1c1d7e-0000-4000-8000-000000000000", map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Patch(base+"6f1c1d7e-0000-4000-8000-000000000000", map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// Internal API only.
-	c.key.Patch("/api/v1/campaigns/"+cid+"/steps/"+a, map[string]any{"name": "x"}).Expect(http.StatusNotFound)
+	c.Key.Patch("/api/v1/campaigns/"+cid+"/steps/"+a, map[string]any{"name": "x"}).Expect(http.StatusNotFound)
 
 	// Reorder: exactly the campaign's steps.
 	for name, ids := range map[string][]string{
@@ -334,15 +334,15 @@ func TestStepPatchReorderDelete(t *testing.T) {
 		"empty":       {},
 	} {
 		t.Run("reorder "+name, func(t *testing.T) {
-			c.ob.Patch(base+"reorder", map[string]any{"step_ids": ids}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+			c.O.Patch(base+"reorder", map[string]any{"step_ids": ids}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		})
 	}
-	c.ob.Patch(base+"reorder", map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	if c.ob.Patch(base+"reorder", map[string]any{"step_ids": []string{d, a, b}}).Expect(http.StatusOK).String("data.message") == "" {
+	c.O.Patch(base+"reorder", map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if c.O.Patch(base+"reorder", map[string]any{"step_ids": []string{d, a, b}}).Expect(http.StatusOK).String("data.message") == "" {
 		t.Fatal("reorder answer")
 	}
 	order := func() string {
-		g := c.key.Get("/api/v1/campaigns/" + cid).Expect(http.StatusOK)
+		g := c.Key.Get("/api/v1/campaigns/" + cid).Expect(http.StatusOK)
 		var parts []string
 		for i := range g.Len("data.steps") {
 			parts = append(parts, fmt.Sprintf("%s:%d", g.String(fmt.Sprintf("data.steps.%d.name", i)), g.Int(fmt.Sprintf("data.steps.%d.sort_order", i))))
@@ -353,23 +353,23 @@ func TestStepPatchReorderDelete(t *testing.T) {
 		t.Fatalf("after reorder: %s", o)
 	}
 	// Delete closes the gap.
-	if c.ob.Delete(base+a).Expect(http.StatusOK).String("data.message") == "" {
+	if c.O.Delete(base+a).Expect(http.StatusOK).String("data.message") == "" {
 		t.Fatal("delete answer")
 	}
 	if o := order(); o != "D:0,B:1" {
 		t.Fatalf("after delete: %s", o)
 	}
-	c.ob.Delete(base+a).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Delete(base+a).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// A step is found only in its own campaign.
-	c.ob.Delete("/api/campaigns/"+target+"/steps/"+b).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Delete("/api/campaigns/"+target+"/steps/"+b).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	// Appending after a delete continues the sequence.
-	if s := c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}).
+	if s := c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"step_type": "email", "name": "E", "schedule_type": "immediate", "email_template_id": tpl}).
 		Expect(http.StatusOK); s.Int("data.sort_order") != 2 {
 		t.Fatalf("append: %s", s.Body)
 	}
 	// A deleted template leaves the step in place without one.
-	c.key.Delete("/api/v1/campaign-templates/" + tpl).Expect(http.StatusOK)
-	if g := c.key.Get("/api/v1/campaigns/" + cid).Expect(http.StatusOK); g.Value("data.steps.1.email_template_id") != nil {
+	c.Key.Delete("/api/v1/campaign-templates/" + tpl).Expect(http.StatusOK)
+	if g := c.Key.Get("/api/v1/campaigns/" + cid).Expect(http.StatusOK); g.Value("data.steps.1.email_template_id") != nil {
 		t.Fatalf("template reference should be cleared: %s", g.Body)
 	}
 }
@@ -377,101 +377,101 @@ func TestStepPatchReorderDelete(t *testing.T) {
 func TestParticipantEnroll(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	cid := c.campaign("C", "draft")
+	cid := c.Key.NewCampaignIn("C", "draft")
 	ids := c.contacts(4)
-	other := c.owner.CreateBook("Other")
-	foreign := c.key.InBook(other).Post("/api/v1/contacts", map[string]any{"first_name": "F"}).Expect(http.StatusCreated).String("data.id")
+	other := c.Owner.CreateBook("Other")
+	foreign := c.Key.InBook(other).Post("/api/v1/contacts", map[string]any{"first_name": "F"}).Expect(http.StatusCreated).String("data.id")
 	suppressed := c.contact("Sup", "sup@example.com")
-	if _, err := c.env.App.Pool.Exec(t.Context(), `UPDATE contacts SET suppressed_at = now() WHERE id = $1`, suppressed); err != nil {
+	if _, err := c.Env.App.Pool.Exec(t.Context(), `UPDATE contacts SET suppressed_at = now() WHERE id = $1`, suppressed); err != nil {
 		t.Fatal(err)
 	}
 	path := "/api/v1/campaigns/" + cid + "/participants"
 
-	if n := c.key.Post(path, map[string]any{"contact_ids": ids[:2]}).Expect(http.StatusOK).Int("data.enrolled"); n != 2 {
+	if n := c.Key.Post(path, map[string]any{"contact_ids": ids[:2]}).Expect(http.StatusOK).Int("data.enrolled"); n != 2 {
 		t.Fatalf("enrolled %d", n)
 	}
 	// Already enrolled, suppressed, other books' and unknown contacts are
 	// skipped and not counted; duplicates count once.
-	n := c.ob.Post("/api"+path[len("/api/v1"):], map[string]any{"contact_ids": []string{
+	n := c.O.Post("/api"+path[len("/api/v1"):], map[string]any{"contact_ids": []string{
 		ids[0], ids[1], ids[2], ids[2], foreign, suppressed, "6f1c1d7e-0000-4000-8000-000000000000",
 	}}).Expect(http.StatusOK).Int("data.enrolled")
 	if n != 1 {
 		t.Fatalf("second enroll counted %d, want 1", n)
 	}
-	if got := c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid); got != 3 {
+	if got := c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid); got != 3 {
 		t.Fatalf("participants %d", got)
 	}
-	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND enrolled_by = $2`, cid, c.owner.ID) != 1 {
+	if c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND enrolled_by = $2`, cid, c.Owner.ID) != 1 {
 		t.Fatal("enrolled_by of a user enrollment")
 	}
 
-	c.key.Post(path, map[string]any{"contact_ids": []string{}}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post(path, map[string]any{"contact_ids": []string{"x"}}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post(path, map[string]any{"contact_ids": []string{}}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post(path, map[string]any{"contact_ids": []string{"x"}}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	tooMany := make([]string, 10_001)
 	for i := range tooMany {
 		tooMany[i] = ids[0]
 	}
-	c.key.Post(path, map[string]any{"contact_ids": tooMany}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	if n := c.key.Post(path, map[string]any{"contact_ids": tooMany[:10_000]}).Expect(http.StatusOK).Int("data.enrolled"); n != 0 {
+	c.Key.Post(path, map[string]any{"contact_ids": tooMany}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if n := c.Key.Post(path, map[string]any{"contact_ids": tooMany[:10_000]}).Expect(http.StatusOK).Int("data.enrolled"); n != 0 {
 		t.Fatalf("10,000 ids are allowed: %d", n)
 	}
-	c.key.Post("/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000/participants", map[string]any{"contact_ids": ids}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Key.Post("/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000/participants", map[string]any{"contact_ids": ids}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// Archived campaigns take no one; other statuses do.
-	c.key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "archived"}).Expect(http.StatusOK)
-	c.key.Post(path, map[string]any{"contact_ids": ids[3:]}).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
-	c.key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "paused"}).Expect(http.StatusOK)
-	c.enroll(cid, ids[3])
+	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "archived"}).Expect(http.StatusOK)
+	c.Key.Post(path, map[string]any{"contact_ids": ids[3:]}).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
+	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "paused"}).Expect(http.StatusOK)
+	c.Key.Enroll(cid, ids[3])
 }
 
 func TestParticipantEnrollLabel(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	cid := c.campaign("C", "active")
+	cid := c.Key.NewCampaignIn("C", "active")
 	ids := c.contacts(3)
-	label := c.owner.Post("/api/books/"+c.book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	label := c.Owner.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
 	for _, id := range ids[:2] {
-		c.key.Post("/api/v1/contacts/"+id+"/labels", map[string]any{"label_id": label}).Expect(http.StatusOK)
+		c.Key.Post("/api/v1/contacts/"+id+"/labels", map[string]any{"label_id": label}).Expect(http.StatusOK)
 	}
-	other := c.owner.CreateBook("Other")
-	otherLabel := c.owner.Post("/api/books/"+other+"/labels", map[string]any{"name": "X"}).Expect(http.StatusCreated).String("data.id")
+	other := c.Owner.CreateBook("Other")
+	otherLabel := c.Owner.Post("/api/books/"+other+"/labels", map[string]any{"name": "X"}).Expect(http.StatusCreated).String("data.id")
 	path := "/api/campaigns/" + cid + "/participants/enroll-label"
 
-	c.enroll(cid, ids[1])
-	if n := c.ob.Post(path, map[string]any{"label_id": label}).Expect(http.StatusOK).Int("data.enrolled"); n != 1 {
+	c.Key.Enroll(cid, ids[1])
+	if n := c.O.Post(path, map[string]any{"label_id": label}).Expect(http.StatusOK).Int("data.enrolled"); n != 1 {
 		t.Fatalf("enrolled %d, want 1 (one of two already enrolled)", n)
 	}
-	if n := c.ob.Post(path, map[string]any{"label_id": label}).Expect(http.StatusOK).Int("data.enrolled"); n != 0 {
+	if n := c.O.Post(path, map[string]any{"label_id": label}).Expect(http.StatusOK).Int("data.enrolled"); n != 0 {
 		t.Fatalf("again: %d", n)
 	}
-	c.ob.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Post(path, map[string]any{"label_id": otherLabel}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Post(path, map[string]any{"label_id": "6f1c1d7e-0000-4000-8000-000000000000"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Post("/api/v1/campaigns/"+cid+"/participants/enroll-label", map[string]any{"label_id": label}).Expect(http.StatusNotFound)
-	c.key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "archived"}).Expect(http.StatusOK)
-	c.ob.Post(path, map[string]any{"label_id": label}).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
+	c.O.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post(path, map[string]any{"label_id": otherLabel}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post(path, map[string]any{"label_id": "6f1c1d7e-0000-4000-8000-000000000000"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/campaigns/"+cid+"/participants/enroll-label", map[string]any{"label_id": label}).Expect(http.StatusNotFound)
+	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "archived"}).Expect(http.StatusOK)
+	c.O.Post(path, map[string]any{"label_id": label}).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
 }
 
 func TestParticipantListRemoveHistory(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	s0 := c.emailStep(cid, tpl, map[string]any{"name": "First"})
-	c.emailStep(cid, tpl, map[string]any{"name": "Later", "schedule_type": "delay", "delay_days": 2})
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	s0 := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "First"})
+	c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "Later", "schedule_type": "delay", "delay_days": 2})
 	var ids []string
 	for i := range 5 {
 		ids = append(ids, c.contact(fmt.Sprint("p", i), fmt.Sprintf("p%d@example.com", i)))
-		c.enroll(cid, ids[i])
-		c.advance(time.Second) // distinct enrollment times make the order certain
+		c.Key.Enroll(cid, ids[i])
+		c.Env.Clock.Advance(time.Second) // distinct enrollment times make the order certain
 	}
 	noEmail := c.contact("Nomail", "")
-	c.enroll(cid, noEmail)
+	c.Key.Enroll(cid, noEmail)
 	base := "/api/campaigns/" + cid + "/participants"
 
-	all := c.ob.Get(base).Expect(http.StatusOK)
+	all := c.O.Get(base).Expect(http.StatusOK)
 	if all.Len("data") != 6 || all.Int("meta.total") != 6 || all.Int("meta.page") != 1 || all.Int("meta.limit") != 50 {
 		t.Fatalf("list: %s", all.Body)
 	}
@@ -483,81 +483,81 @@ func TestParticipantListRemoveHistory(t *testing.T) {
 	if all.String("data.5.contact_email") != "" {
 		t.Fatalf("no email must be empty: %s", all.Body)
 	}
-	pg := c.ob.Get(base + "?page=2&limit=2").Expect(http.StatusOK)
+	pg := c.O.Get(base + "?page=2&limit=2").Expect(http.StatusOK)
 	if pg.Len("data") != 2 || pg.String("data.0.contact_id") != ids[2] || pg.Int("meta.page") != 2 || pg.Int("meta.limit") != 2 || pg.Int("meta.total") != 6 {
 		t.Fatalf("page 2: %s", pg.Body)
 	}
-	if l := c.ob.Get(base + "?limit=500").Expect(http.StatusOK).Int("meta.limit"); l != 100 {
+	if l := c.O.Get(base + "?limit=500").Expect(http.StatusOK).Int("meta.limit"); l != 100 {
 		t.Fatalf("limit clamps to 100: %d", l)
 	}
-	c.ob.Get(base+"?page=0").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Get(base+"?limit=-1").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.key.Get("/api/v1/campaigns/" + cid + "/participants").Expect(http.StatusMethodNotAllowed)
+	c.O.Get(base+"?page=0").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Get(base+"?limit=-1").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Get("/api/v1/campaigns/" + cid + "/participants").Expect(http.StatusMethodNotAllowed)
 
 	// History: the completion records of one participant, in step order.
-	c.process(cid)
+	c.Env.ProcessCampaign(cid)
 	pid := all.String("data.0.id")
-	h := c.ob.Get(base + "/" + pid + "/history").Expect(http.StatusOK)
+	h := c.O.Get(base + "/" + pid + "/history").Expect(http.StatusOK)
 	if h.Len("data") != 1 || h.String("data.0.step_id") != s0 || h.String("data.0.step_name") != "First" || h.String("data.0.step_type") != "email" ||
 		h.Int("data.0.sort_order") != 0 || h.String("data.0.result_type") != "success" || h.String("data.0.result_detail") != "" || h.String("data.0.completed_at") == "" {
 		t.Fatalf("history: %s", h.Body)
 	}
 	nomail := all.String("data.5.id")
-	if h := c.ob.Get(base + "/" + nomail + "/history").Expect(http.StatusOK); h.String("data.0.result_type") != "failed" ||
+	if h := c.O.Get(base + "/" + nomail + "/history").Expect(http.StatusOK); h.String("data.0.result_type") != "failed" ||
 		h.String("data.0.result_detail") != "contact has no email address" {
 		t.Fatalf("failed history: %s", h.Body)
 	}
-	c.ob.Get(base+"/6f1c1d7e-0000-4000-8000-000000000000/history").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Get(base+"/6f1c1d7e-0000-4000-8000-000000000000/history").ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// Remove: status removed, excluded from the list, no more emails.
-	if c.ob.Delete(base+"/"+pid).Expect(http.StatusOK).String("data.message") == "" {
+	if c.O.Delete(base+"/"+pid).Expect(http.StatusOK).String("data.message") == "" {
 		t.Fatal("remove answer")
 	}
-	if n := c.ob.Get(base).Expect(http.StatusOK).Int("meta.total"); n != 5 {
+	if n := c.O.Get(base).Expect(http.StatusOK).Int("meta.total"); n != 5 {
 		t.Fatalf("total after removal %d", n)
 	}
-	if st := c.count(`SELECT count(*) FROM campaign_participants WHERE id = $1 AND status = 'removed' AND removed_at IS NOT NULL`, pid); st != 1 {
+	if st := c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE id = $1 AND status = 'removed' AND removed_at IS NOT NULL`, pid); st != 1 {
 		t.Fatal("participant not marked removed")
 	}
-	c.ob.Delete(base + "/" + pid).Expect(http.StatusOK) // idempotent
-	c.ob.Delete(base+"/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.mail.Reset()
-	c.advance(3 * day)
-	c.process(cid)
-	for _, r := range c.mail.Recipients() {
+	c.O.Delete(base + "/" + pid).Expect(http.StatusOK) // idempotent
+	c.O.Delete(base+"/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Mail.Reset()
+	c.Env.Clock.Advance(3 * day)
+	c.Env.ProcessCampaign(cid)
+	for _, r := range c.Mail.Recipients() {
 		if r.Email == "p0@example.com" {
 			t.Fatal("a removed participant got an email")
 		}
 	}
-	if c.mail.RecipientCount() != 4 {
-		t.Fatalf("later step reached %d, want 4", c.mail.RecipientCount())
+	if c.Mail.RecipientCount() != 4 {
+		t.Fatalf("later step reached %d, want 4", c.Mail.RecipientCount())
 	}
 }
 
 func TestCampaignStatsAndStepContacts(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	s0 := c.emailStep(cid, tpl, map[string]any{"name": "Welcome"})
-	s1 := c.emailStep(cid, tpl, map[string]any{"name": "Follow-up", "schedule_type": "delay", "delay_days": 1})
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	s0 := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "Welcome"})
+	s1 := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "Follow-up", "schedule_type": "delay", "delay_days": 1})
 	ids := c.contacts(3)
 	noEmail := c.contact("Nomail", "")
-	c.enroll(cid, append(ids, noEmail)...)
+	c.Key.Enroll(cid, append(ids, noEmail)...)
 
-	st := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	st := c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
 	if st.Int("data.summary.total_participants") != 4 || st.Int("data.summary.active_count") != 4 || st.Int("data.summary.total_steps") != 2 ||
 		st.Int("data.summary.total_completions") != 0 || st.Len("data.steps") != 2 {
 		t.Fatalf("stats before: %s", st.Body)
 	}
-	c.process(cid)
-	c.advance(day)
-	c.process(cid)
-	pid := c.ob.Get("/api/campaigns/" + cid + "/participants").Expect(http.StatusOK).String("data.0.id")
-	c.ob.Delete("/api/campaigns/" + cid + "/participants/" + pid).Expect(http.StatusOK)
+	c.Env.ProcessCampaign(cid)
+	c.Env.Clock.Advance(day)
+	c.Env.ProcessCampaign(cid)
+	pid := c.O.Get("/api/campaigns/" + cid + "/participants").Expect(http.StatusOK).String("data.0.id")
+	c.O.Delete("/api/campaigns/" + cid + "/participants/" + pid).Expect(http.StatusOK)
 
-	st = c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
+	st = c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK)
 	want := map[string]int{
 		"data.summary.total_participants": 4, "data.summary.active_count": 0, "data.summary.completed_count": 3,
 		"data.summary.total_steps": 2, "data.summary.total_completions": 8, "data.summary.failed_count": 2,
@@ -574,49 +574,49 @@ func TestCampaignStatsAndStepContacts(t *testing.T) {
 	}
 
 	base := "/api/campaign-step-contacts/" + cid + "/" + s0
-	all := c.ob.Get(base).Expect(http.StatusOK)
+	all := c.O.Get(base).Expect(http.StatusOK)
 	if all.Len("data") != 4 || all.Int("meta.total") != 4 {
 		t.Fatalf("step contacts: %s", all.Body)
 	}
-	failed := c.ob.Get(base + "?result=failed").Expect(http.StatusOK)
+	failed := c.O.Get(base + "?result=failed").Expect(http.StatusOK)
 	if failed.Len("data") != 1 || failed.String("data.0.contact_id") != noEmail || failed.String("data.0.result_type") != "failed" ||
 		failed.String("data.0.result_detail") != "contact has no email address" || failed.String("data.0.contact_name") != "Nomail Tester" ||
 		failed.String("data.0.contact_email") != "" || failed.String("data.0.id") == "" || failed.String("data.0.completed_at") == "" {
 		t.Fatalf("failed: %s", failed.Body)
 	}
-	ok := c.ob.Get(base + "?result=success&limit=2&page=2").Expect(http.StatusOK)
+	ok := c.O.Get(base + "?result=success&limit=2&page=2").Expect(http.StatusOK)
 	if ok.Len("data") != 1 || ok.Int("meta.total") != 3 || ok.Int("meta.page") != 2 || !strings.HasSuffix(ok.String("data.0.contact_email"), "@example.com") {
 		t.Fatalf("success page 2: %s", ok.Body)
 	}
-	c.ob.Get(base+"?result=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Get("/api/campaign-step-contacts/"+cid+"/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.ob.Get("/api/campaign-step-contacts/6f1c1d7e-0000-4000-8000-000000000000/"+s0).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.ob.Get("/api/campaigns/6f1c1d7e-0000-4000-8000-000000000000/stats").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Get(base+"?result=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Get("/api/campaign-step-contacts/"+cid+"/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Get("/api/campaign-step-contacts/6f1c1d7e-0000-4000-8000-000000000000/"+s0).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.O.Get("/api/campaigns/6f1c1d7e-0000-4000-8000-000000000000/stats").ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestCampaignContactCampaigns(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	a := c.key.Post("/api/v1/campaigns", map[string]any{"name": "A", "description": "first"}).Expect(http.StatusOK).String("data.id")
-	b := c.campaign("B", "paused")
+	a := c.Key.Post("/api/v1/campaigns", map[string]any{"name": "A", "description": "first"}).Expect(http.StatusOK).String("data.id")
+	b := c.Key.NewCampaignIn("B", "paused")
 	contact := c.contact("Ann", "ann@example.com")
-	c.enroll(a, contact)
-	c.advance(time.Second)
-	c.enroll(b, contact)
-	pid := c.ob.Get("/api/campaigns/" + a + "/participants").Expect(http.StatusOK).String("data.0.id")
-	c.ob.Delete("/api/campaigns/" + a + "/participants/" + pid).Expect(http.StatusOK)
+	c.Key.Enroll(a, contact)
+	c.Env.Clock.Advance(time.Second)
+	c.Key.Enroll(b, contact)
+	pid := c.O.Get("/api/campaigns/" + a + "/participants").Expect(http.StatusOK).String("data.0.id")
+	c.O.Delete("/api/campaigns/" + a + "/participants/" + pid).Expect(http.StatusOK)
 
-	r := c.ob.Get("/api/contacts/" + contact + "/campaigns").Expect(http.StatusOK)
+	r := c.O.Get("/api/contacts/" + contact + "/campaigns").Expect(http.StatusOK)
 	if r.Len("data") != 2 || r.String("data.0.campaign_id") != b || r.String("data.0.campaign_status") != "paused" ||
 		r.String("data.0.participant_status") != "active" || r.String("data.1.campaign_name") != "A" || r.String("data.1.description") != "first" ||
 		r.String("data.1.participant_status") != "removed" || r.String("data.1.id") != pid || r.String("data.1.enrolled_at") == "" || !r.Has("data.1.completed_at") {
 		t.Fatalf("contact campaigns: %s", r.Body)
 	}
-	if n := c.ob.Get("/api/contacts/" + c.contact("B", "") + "/campaigns").Expect(http.StatusOK).Len("data"); n != 0 {
+	if n := c.O.Get("/api/contacts/" + c.contact("B", "") + "/campaigns").Expect(http.StatusOK).Len("data"); n != 0 {
 		t.Fatalf("none: %d", n)
 	}
-	c.ob.Get("/api/contacts/6f1c1d7e-0000-4000-8000-000000000000/campaigns").ExpectError(http.StatusNotFound, "NOT_FOUND")
-	stranger := c.env.Signup("stranger")
+	c.O.Get("/api/contacts/6f1c1d7e-0000-4000-8000-000000000000/campaigns").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	stranger := c.Env.Signup("stranger")
 	stranger.SetAddon("active")
 	stranger.Get("/api/contacts/"+contact+"/campaigns").ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
@@ -627,16 +627,16 @@ func TestCampaignContactCampaigns(t *testing.T) {
 func TestCampaignAccessMatrix(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "Hi", "<p>x</p>")
-	cid := c.campaign("C", "active")
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
 	contact := c.contact("Ann", "ann@example.com")
 	users := map[string]*apptest.Client{
-		"viewer": c.env.Join(c.owner, "viewer", "viewer").InBook(c.book),
-		"member": c.env.Join(c.owner, "member", "member").InBook(c.book),
-		"owner":  c.ob,
+		"viewer": c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book),
+		"member": c.Env.Join(c.Owner, "member", "member").InBook(c.Book),
+		"owner":  c.O,
 	}
-	png := pngBytes()
+	png := apptest.PNG()
 
 	type call struct {
 		name    string
@@ -663,17 +663,17 @@ func TestCampaignAccessMatrix(t *testing.T) {
 		{"contact campaigns", "viewer", false, func(cl *apptest.Client) *apptest.Response { return cl.Get("/api/contacts/" + contact + "/campaigns") }},
 		{"get settings", "member", false, func(cl *apptest.Client) *apptest.Response { return cl.Get("/api/campaign-settings") }},
 		{"put settings", "owner", false, func(cl *apptest.Client) *apptest.Response {
-			return cl.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****" + testMailerKey[len(testMailerKey)-4:]})
+			return cl.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****" + apptest.MailerKey[len(apptest.MailerKey)-4:]})
 		}},
 		{"send test", "member", false, func(cl *apptest.Client) *apptest.Response {
 			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"})
 		}},
-		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(cl, "image", "a.png", png) }},
+		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(t, cl, "image", "a.png", png) }},
 		{"run", "member", true, func(cl *apptest.Client) *apptest.Response { return cl.Post("/api/campaigns/"+cid+"/run", nil) }},
 	}
 	rank := map[string]int{"viewer": 1, "member": 2, "owner": 4}
 	for _, addon := range []string{"none", "trial", "active", "canceled"} {
-		c.owner.SetAddon(addon)
+		c.Owner.SetAddon(addon)
 		for _, role := range []string{"viewer", "member", "owner"} {
 			for _, cl := range calls {
 				r := cl.do(users[role])
@@ -695,42 +695,42 @@ func TestCampaignAccessMatrix(t *testing.T) {
 			}
 		}
 	}
-	c.env.WaitJobs()
+	c.Env.WaitJobs()
 
 	// An API key is a member of its team on the public API.
-	c.owner.SetAddon("trial")
-	c.key.Post("/api/v1/campaigns", map[string]any{"name": "By key"}).Expect(http.StatusOK)
-	c.key.Get("/api/v1/campaign-templates").Expect(http.StatusOK)
+	c.Owner.SetAddon("trial")
+	c.Key.Post("/api/v1/campaigns", map[string]any{"name": "By key"}).Expect(http.StatusOK)
+	c.Key.Get("/api/v1/campaign-templates").Expect(http.StatusOK)
 	// The internal API does not take API keys.
-	c.key.Get("/api/campaign-settings").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
-	c.owner.SetAddon("none")
-	c.key.Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
-	c.key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"step_type": "email"}).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Key.Get("/api/campaign-settings").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	c.Owner.SetAddon("none")
+	c.Key.Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"step_type": "email"}).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	// A trial that ended is no add-on.
-	if _, err := c.env.App.Pool.Exec(t.Context(), `UPDATE teams SET campaign_addon = 'trial', trial_ends_at = $2 WHERE id = $1`,
-		c.owner.TeamID, c.env.Clock.Now().Add(-1)); err != nil {
+	if _, err := c.Env.App.Pool.Exec(t.Context(), `UPDATE teams SET campaign_addon = 'trial', trial_ends_at = $2 WHERE id = $1`,
+		c.Owner.TeamID, c.Env.Clock.Now().Add(-1)); err != nil {
 		t.Fatal(err)
 	}
-	c.key.Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Key.Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 }
 
 func TestCampaignCrossTeam(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	tpl := c.template("T", "s", "b")
-	cid := c.campaign("C", "active")
-	step := c.emailStep(cid, tpl, nil)
+	tpl := c.Key.NewTemplateWith("T", "s", "b")
+	cid := c.Key.NewCampaignIn("C", "active")
+	step := c.Key.NewEmailStep(cid, tpl, nil)
 	contact := c.contact("Ann", "ann@example.com")
-	c.enroll(cid, contact)
-	pid := c.ob.Get("/api/campaigns/" + cid + "/participants").Expect(http.StatusOK).String("data.0.id")
+	c.Key.Enroll(cid, contact)
+	pid := c.O.Get("/api/campaigns/" + cid + "/participants").Expect(http.StatusOK).String("data.0.id")
 
-	stranger := c.env.Signup("stranger")
+	stranger := c.Env.Signup("stranger")
 	stranger.SetAddon("active")
 	sb := stranger.CreateBook("Mine")
 	sk := stranger.NewKey()
 	// Resources of another team are not found; its book is forbidden.
-	sk.InBook(c.book).Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "FORBIDDEN")
-	sk.InBook(c.book).Post("/api/v1/campaigns", map[string]any{"name": "x"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	sk.InBook(c.Book).Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	sk.InBook(c.Book).Post("/api/v1/campaigns", map[string]any{"name": "x"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	sk.Get("/api/v1/campaigns/"+cid).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	sk.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "paused"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	sk.Delete("/api/v1/campaigns/"+cid).ExpectError(http.StatusNotFound, "NOT_FOUND")
@@ -744,7 +744,7 @@ func TestCampaignCrossTeam(t *testing.T) {
 	s.Patch("/api/campaigns/"+cid+"/steps/"+step, map[string]any{"name": "x"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	s.Post("/api/campaigns/"+cid+"/run", nil).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	s.Get("/api/campaign-step-contacts/"+cid+"/"+step).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	stranger.InBook(c.book).Get("/api/campaign-settings").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	stranger.InBook(c.Book).Get("/api/campaign-settings").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	// A stranger's own campaign cannot trigger into this team's campaign.
 	mine := sk.InBook(sb).Post("/api/v1/campaigns", map[string]any{"name": "M"}).Expect(http.StatusOK).String("data.id")
 	sk.Post("/api/v1/campaigns/"+mine+"/steps", map[string]any{
@@ -754,7 +754,7 @@ func TestCampaignCrossTeam(t *testing.T) {
 	if n := sk.Post("/api/v1/campaigns/"+mine+"/participants", map[string]any{"contact_ids": []string{contact}}).Expect(http.StatusOK).Int("data.enrolled"); n != 0 {
 		t.Fatalf("enrolled a foreign contact: %d", n)
 	}
-	if c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid) != 1 {
+	if c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid) != 1 {
 		t.Fatal("the campaign changed")
 	}
 }
@@ -762,35 +762,35 @@ func TestCampaignCrossTeam(t *testing.T) {
 func TestParticipantContactAndBookDeleted(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "S", "<p>x</p>")
-	cid := c.campaign("C", "active")
-	c.emailStep(cid, tpl, nil)
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "S", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, nil)
 	ids := c.contacts(3)
-	c.enroll(cid, ids...)
-	c.process(cid)
+	c.Key.Enroll(cid, ids...)
+	c.Env.ProcessCampaign(cid)
 
 	// Deleting a contact takes its participations and completion records
 	// (and its emails' interactions) with it.
-	c.key.Delete("/api/v1/contacts/" + ids[0]).Expect(http.StatusNoContent)
-	c.key.Post("/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids[1:2]}).Expect(http.StatusOK)
-	if n := c.count(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid); n != 1 {
+	c.Key.Delete("/api/v1/contacts/" + ids[0]).Expect(http.StatusNoContent)
+	c.Key.Post("/api/v1/contacts/bulk-delete", map[string]any{"contact_ids": ids[1:2]}).Expect(http.StatusOK)
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE campaign_id = $1`, cid); n != 1 {
 		t.Fatalf("%d participants left", n)
 	}
-	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`, cid); n != 1 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE campaign_id = $1`, cid); n != 1 {
 		t.Fatalf("%d completion records left", n)
 	}
-	if n := c.count(`SELECT count(*) FROM interactions WHERE contact_id = ANY($1::uuid[])`, ids[:2]); n != 0 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM interactions WHERE contact_id = ANY($1::uuid[])`, ids[:2]); n != 0 {
 		t.Fatalf("%d interactions of deleted contacts", n)
 	}
-	if st := c.ob.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK); st.Int("data.summary.total_participants") != 1 || st.Int("data.steps.0.success_count") != 1 {
+	if st := c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK); st.Int("data.summary.total_participants") != 1 || st.Int("data.steps.0.success_count") != 1 {
 		t.Fatalf("stats: %s", st.Body)
 	}
 
 	// Deleting the book takes everything of its campaigns.
-	c.owner.Delete("/api/books/" + c.book).Expect(http.StatusNoContent)
+	c.Owner.Delete("/api/books/" + c.Book).Expect(http.StatusNoContent)
 	for _, table := range []string{"campaigns", "campaign_steps", "campaign_participants", "campaign_step_completions", "campaign_claims", "email_templates", "email_settings"} {
-		if n := c.count(`SELECT count(*) FROM ` + table); n != 0 {
+		if n := c.Env.QueryInt(`SELECT count(*) FROM ` + table); n != 0 {
 			t.Errorf("%s: %d rows left", table, n)
 		}
 	}

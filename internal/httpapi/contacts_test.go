@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,23 +29,6 @@ func surfaces(u *apptest.User) []surface {
 	return []surface{
 		{name: "v1-key", prefix: "/api/v1", client: u.NewKey()},
 		{name: "api-jwt", prefix: "/api", client: u.Client},
-	}
-}
-
-func fullContactBody() map[string]any {
-	return map[string]any{
-		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
-		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
-		"starred": true,
-		"emails": []any{
-			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
-			map[string]any{"address": "ada@home.example", "label": "personal"},
-		},
-		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
-		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
-		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
-		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
-		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
 	}
 }
 
@@ -145,7 +127,7 @@ func TestContactCRUD(t *testing.T) {
 			start := env.Clock.Now().UTC()
 			stamp := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
 
-			created := c.Post(s.prefix+"/contacts", fullContactBody()).Expect(http.StatusCreated)
+			created := c.Post(s.prefix+"/contacts", apptest.FullContact()).Expect(http.StatusCreated)
 			id := created.String("data.id")
 			if _, err := uuid.Parse(id); err != nil {
 				t.Fatalf("id %q", id)
@@ -234,6 +216,11 @@ func TestContactCRUD(t *testing.T) {
 	}
 }
 
+// TestContactCreateErrors: how the API answers a refused create, on both
+// surfaces: the status and envelope of a rule the service refuses (the
+// rules themselves are tested in internal/contacts), and what the HTTP
+// layer refuses before the service (types, NUL, JSON, content type, size,
+// the book header).
 func TestContactCreateErrors(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -242,11 +229,6 @@ func TestContactCreateErrors(t *testing.T) {
 	book := owner.CreateBook("Main")
 	other := env.Signup("bob")
 	otherBook := other.CreateBook("Theirs")
-	long := strings.Repeat("x", 201)
-	many := make([]any, 21)
-	for i := range many {
-		many[i] = map[string]any{"address": fmt.Sprintf("a%d@example.com", i)}
-	}
 	cases := []struct {
 		name   string
 		body   any
@@ -255,41 +237,10 @@ func TestContactCreateErrors(t *testing.T) {
 		field  string // must appear in the message
 	}{
 		{"no name", map[string]any{"job_title": "CEO"}, 422, "VALIDATION_ERROR", "first_name"},
-		{"blank names", map[string]any{"first_name": "  ", "company": ""}, 422, "VALIDATION_ERROR", "company"},
-		{"empty object", map[string]any{}, 422, "VALIDATION_ERROR", "last_name"},
 		{"custom_fields", map[string]any{"first_name": "A", "custom_fields": map[string]any{"x": "y"}}, 400, "INVALID_INPUT", "custom_fields"},
-		{"custom_fields null", map[string]any{"first_name": "A", "custom_fields": nil}, 400, "INVALID_INPUT", "custom_fields"},
-		{"labels", map[string]any{"first_name": "A", "labels": []any{}}, 400, "INVALID_INPUT", "labels"},
-		{"photo_url", map[string]any{"first_name": "A", "photo_url": "https://x.example/p.png"}, 400, "INVALID_INPUT", "photo_url"},
 		{"bad email", map[string]any{"first_name": "A", "emails": []any{map[string]any{"address": "not-an-email"}}}, 400, "INVALID_INPUT", "emails[0].address"},
-		{"empty email", map[string]any{"first_name": "A", "emails": []any{map[string]any{"label": "work"}}}, 400, "INVALID_INPUT", "emails[0].address"},
-		{"email label", map[string]any{"first_name": "A", "emails": []any{map[string]any{"address": "a@b.co", "label": "home"}}}, 400, "INVALID_INPUT", "emails[0].label"},
-		{"two primary emails", map[string]any{"first_name": "A", "emails": []any{
-			map[string]any{"address": "a@b.co", "primary": true}, map[string]any{"address": "c@b.co", "primary": true}}}, 400, "INVALID_INPUT", "emails[1].primary"},
-		{"same email twice", map[string]any{"first_name": "A", "emails": []any{
-			map[string]any{"address": "a@b.co"}, map[string]any{"address": "A@B.CO"}}}, 400, "INVALID_INPUT", "emails[1].address"},
-		{"too many emails", map[string]any{"first_name": "A", "emails": many}, 400, "INVALID_INPUT", "emails"},
-		{"phone label", map[string]any{"first_name": "A", "phones": []any{map[string]any{"number": "123", "label": "home"}}}, 400, "INVALID_INPUT", "phones[0].label"},
-		{"phone number", map[string]any{"first_name": "A", "phones": []any{map[string]any{"number": "call me"}}}, 400, "INVALID_INPUT", "phones[0].number"},
-		{"two primary phones", map[string]any{"first_name": "A", "phones": []any{
-			map[string]any{"number": "1", "primary": true}, map[string]any{"number": "2", "primary": true}}}, 400, "INVALID_INPUT", "phones[1].primary"},
-		{"address label", map[string]any{"first_name": "A", "addresses": []any{map[string]any{"label": "mobile", "city": "X"}}}, 400, "INVALID_INPUT", "addresses[0].label"},
-		{"empty address", map[string]any{"first_name": "A", "addresses": []any{map[string]any{"label": "home"}}}, 400, "INVALID_INPUT", "addresses[0]"},
-		{"birthday that does not exist", map[string]any{"first_name": "A", "birthday": "2023-02-29"}, 400, "INVALID_INPUT", "birthday"},
-		{"birthday format", map[string]any{"first_name": "A", "birthday": "10/12/1815"}, 400, "INVALID_INPUT", "birthday"},
-		{"birthday year 0", map[string]any{"first_name": "A", "birthday": "0000-01-01"}, 400, "INVALID_INPUT", "birthday"},
-		{"date value", map[string]any{"first_name": "A", "dates": []any{map[string]any{"label": "x", "value": "2024-13-01"}}}, 400, "INVALID_INPUT", "dates[0].value"},
-		{"date label", map[string]any{"first_name": "A", "dates": []any{map[string]any{"value": "2024-01-01"}}}, 400, "INVALID_INPUT", "dates[0].label"},
-		{"website", map[string]any{"first_name": "A", "website": "javascript:alert(1)"}, 400, "INVALID_INPUT", "website"},
-		{"website without host", map[string]any{"first_name": "A", "website": "https://"}, 400, "INVALID_INPUT", "website"},
-		{"social label", map[string]any{"first_name": "A", "socials": []any{map[string]any{"label": "myspace", "value": "x"}}}, 400, "INVALID_INPUT", "socials[0].label"},
-		{"empty social", map[string]any{"first_name": "A", "socials": []any{map[string]any{"label": "x", "value": ""}}}, 400, "INVALID_INPUT", "socials[0].value"},
-		{"relationship name", map[string]any{"first_name": "A", "relationships": []any{map[string]any{"label": "boss"}}}, 400, "INVALID_INPUT", "relationships[0].name"},
-		{"relationship contact", map[string]any{"first_name": "A", "relationships": []any{
-			map[string]any{"label": "boss", "name": "B", "contact_id": uuid.NewString()}}}, 400, "INVALID_INPUT", "relationships[0].contact_id"},
 		{"relationship contact not a UUID", map[string]any{"first_name": "A", "relationships": []any{
 			map[string]any{"label": "boss", "name": "B", "contact_id": "nope"}}}, 400, "INVALID_INPUT", "contact_id"},
-		{"long name", map[string]any{"first_name": long}, 400, "INVALID_INPUT", "first_name"},
 		{"NUL", map[string]any{"first_name": "A\u0000B"}, 400, "INVALID_INPUT", "first_name"},
 		{"NUL in array", map[string]any{"first_name": "A", "socials": []any{map[string]any{"label": "x", "value": "a\u0000"}}}, 400, "INVALID_INPUT", "socials[0]"},
 		{"wrong type", map[string]any{"first_name": 5}, 400, "INVALID_INPUT", "first_name"},
@@ -328,6 +279,10 @@ func TestContactCreateErrors(t *testing.T) {
 	}
 }
 
+// TestContactPatchRules: how the API answers a patch on both surfaces: a
+// rule the service refuses (the rules are tested in internal/contacts)
+// with its status and no event, what the HTTP layer refuses (types, the
+// id, the size), and a patch that lands.
 func TestContactPatchRules(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -337,24 +292,18 @@ func TestContactPatchRules(t *testing.T) {
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
 			c := s.client.InBook(book)
-			id := c.Post(s.prefix+"/contacts", fullContactBody()).Expect(201).String("data.id")
-			friend := c.Post(s.prefix+"/contacts", map[string]any{"company": "Babbage Ltd"}).Expect(201).String("data.id")
+			id := c.Post(s.prefix+"/contacts", apptest.FullContact()).Expect(201).String("data.id")
 			path := s.prefix + "/contacts/" + id
 			before := len(contactEvents(t, env, owner.TeamID))
 
 			s.client.Patch(path, map[string]any{}).ExpectError(400, "INVALID_INPUT")
-			s.client.Patch(path, map[string]any{"labels": []any{}, "custom_fields": map[string]any{}}).ExpectError(400, "INVALID_INPUT")
 			r := s.client.Patch(path, map[string]any{"photo_url": "https://x.example/a.png"}).ExpectError(400, "INVALID_INPUT")
 			if !strings.Contains(r.String("error.message"), "photo_url") {
 				t.Fatalf("message %q", r.String("error.message"))
 			}
-			s.client.Patch(path, map[string]any{"first_name": "B", "photo_url": nil}).ExpectError(400, "INVALID_INPUT")
-			s.client.Patch(path, map[string]any{"starred": nil}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, map[string]any{"starred": "true"}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, map[string]any{"emails": []any{map[string]any{"address": "x"}}}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, map[string]any{"first_name": "", "last_name": nil, "company": " "}).ExpectError(422, "VALIDATION_ERROR")
-			s.client.Patch(path, map[string]any{"relationships": []any{map[string]any{"label": "x", "name": "y", "contact_id": uuid.NewString()}}}).
-				ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(s.prefix+"/contacts/not-a-uuid", map[string]any{"notes": "x"}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, apptest.Raw{ContentType: "application/json", Body: []byte(`{"notes":"` + strings.Repeat("a", 3<<20) + `"}`)}).
 				ExpectError(413, "PAYLOAD_TOO_LARGE")
@@ -366,22 +315,12 @@ func TestContactPatchRules(t *testing.T) {
 				t.Fatalf("failed patches changed the contact: %s", unchanged.Body)
 			}
 
-			r = s.client.Patch(path, map[string]any{
-				"emails": nil, "socials": []any{}, "notes": nil, "birthday": "",
-				"relationships": []any{map[string]any{"label": "colleague", "name": "Charles", "contact_id": friend}},
-			}).Expect(200)
-			if r.Len("data.emails") != 0 || r.Len("data.socials") != 0 || r.String("data.notes") != "" || r.Value("data.birthday") != nil {
-				t.Fatalf("null/empty should clear: %s", r.Body)
+			r = s.client.Patch(path, map[string]any{"emails": nil, "birthday": "", "starred": false}).Expect(200)
+			if r.Len("data.emails") != 0 || r.Value("data.birthday") != nil || r.Bool("data.starred") {
+				t.Fatalf("null and empty should clear: %s", r.Body)
 			}
-			if r.String("data.relationships.0.contact_id") != friend || r.Len("data.addresses") != 1 {
-				t.Fatalf("relationships/addresses: %s", r.Body)
-			}
-			r = s.client.Patch(path, map[string]any{"birthday": "2000-02-29", "starred": true, "website": "http://ada.example"}).Expect(200)
-			if r.String("data.birthday") != "2000-02-29" || !r.Bool("data.starred") {
-				t.Fatalf("birthday/starred: %s", r.Body)
-			}
-			if n := len(contactEvents(t, env, owner.TeamID)); n != before+2 {
-				t.Fatalf("want 2 contact.updated events, got %d", n-before)
+			if n := len(contactEvents(t, env, owner.TeamID)); n != before+1 {
+				t.Fatalf("want 1 contact.updated event, got %d", n-before)
 			}
 		})
 	}
@@ -530,44 +469,14 @@ func TestContactMalformedIDs(t *testing.T) {
 	}
 }
 
-// seedContacts inserts n contacts into a book in one statement; contact i
-// is named "Person i", created i seconds after start, starred when i is
-// divisible by 3. SQL rather than NewContact: the paging and sorting tests
-// need creation times apart and hundreds of rows.
-func seedContacts(t testing.TB, env *apptest.Env, book string, n int) []string {
-	t.Helper()
-	rows, err := env.App.Pool.Query(context.Background(), `
-		INSERT INTO contacts (book_id, first_name, last_name, company, emails, starred, created_at, updated_at)
-		SELECT $1, 'Person', g::text, 'Co ' || (g % 7), jsonb_build_array(jsonb_build_object('address', 'p' || g || '@seed.example', 'label', 'work', 'primary', true)),
-		       g % 3 = 0, timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-02-01' - g * interval '1 second'
-		FROM generate_series(1, $2) g
-		RETURNING id`, book, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id.String())
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return ids
-}
-
 func TestContactList(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
-	seedContacts(t, env, book, 230)
-	seedContacts(t, env, otherBook, 5)
+	env.SeedContacts(book, 230)
+	env.SeedContacts(otherBook, 5)
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(book), s.prefix
@@ -606,9 +515,9 @@ func TestContactList(t *testing.T) {
 			if c.Get(p+"/contacts?starred=false").Expect(200).Int("meta.total") != 154 {
 				t.Fatal("starred=false")
 			}
-			for q, want := range map[string]int{
-				"P12@SEED.example": 1, "person 12": 11, "co 3": 33, "nobody": 0, "%": 0, "_": 0, "  person 230  ": 1, "@seed": 230,
-			} {
+			// What q matches is tested in internal/contacts; here, that it
+			// arrives decoded.
+			for q, want := range map[string]int{"  person 230  ": 1, "@seed": 230, "%": 0} {
 				r = c.Get(p + "/contacts?q=" + urlQuery(q)).Expect(200)
 				if r.Int("meta.total") != want || r.Len("data") != min(want, 50) {
 					t.Errorf("q=%q: total %d len %d, want %d", q, r.Int("meta.total"), r.Len("data"), want)
@@ -627,13 +536,16 @@ func urlQuery(s string) string {
 	return r.Replace(s)
 }
 
+// TestContactListLabelFilterAndTotal: label_id filters the list, whose
+// items carry their labels; the rules of the filters and of the total are
+// tested in internal/contacts.
 func TestContactListLabelFilterAndTotal(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	key := owner.NewKey().InBook(book)
-	ids := seedContacts(t, env, book, 60)
+	ids := env.SeedContacts(book, 60)
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP", "color": "#FF0000"}).Expect(201).String("data.id")
 	key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": ids[:7], "label_id": label}).Expect(200)
 
@@ -642,26 +554,10 @@ func TestContactListLabelFilterAndTotal(t *testing.T) {
 		r.String("data.0.labels.0.name") != "VIP" || r.String("data.0.labels.0.color") != "#FF0000" {
 		t.Fatalf("label filter: %v %s", r.Value("meta"), r.Value("data.0.labels"))
 	}
-	if key.Get("/api/v1/contacts?label_id="+uuid.NewString()).Expect(200).Int("meta.total") != 0 {
-		t.Fatal("unknown label filter")
-	}
 	if key.Get("/api/v1/contacts?label_id="+label+"&starred=true").Expect(200).Int("meta.total") != 2 {
 		t.Fatal("label and starred combined")
 	}
-	// The unfiltered total is the book's maintained counter, not a count of
-	// rows: prove it by making the two disagree.
-	for _, sql := range []string{`DELETE FROM book_contact_counts WHERE book_id = $1`,
-		`INSERT INTO book_contact_counts (book_id, slot, n) VALUES ($1, 0, 4242)`} {
-		if _, err := env.App.Pool.Exec(context.Background(), sql, book); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := key.Get("/api/v1/contacts").Expect(200).Int("meta.total"); n != 4242 {
-		t.Fatalf("unfiltered total %d: not taken from the book's counter", n)
-	}
-	if n := key.Get("/api/v1/contacts?q=person").Expect(200).Int("meta.total"); n != 60 {
-		t.Fatalf("filtered total %d: must be counted", n)
-	}
+	key.Get("/api/v1/contacts?label_id=nope").ExpectError(400, "INVALID_INPUT")
 }
 
 // bookCountSQL reads a book's contact counter (the sum of its slots).
@@ -701,6 +597,10 @@ func TestContactCount(t *testing.T) {
 	}
 }
 
+// TestContactLabels: the label endpoints on both surfaces: their statuses
+// and refusals, the labels as GET shows them, and each change's event
+// body. The rules (which labels, when an event) are tested in
+// internal/contacts.
 func TestContactLabels(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -725,10 +625,6 @@ func TestContactLabels(t *testing.T) {
 			if got.Len("data.labels") != 1 || got.String("data.labels.0.id") != vip || got.String("data.labels.0.name") != "VIP" ||
 				got.String("data.labels.0.color") != "#112233" {
 				t.Fatalf("labels: %s", got.Value("data.labels"))
-			}
-			// updated_at follows the contact's own fields; labels have their own events.
-			if got.String("data.updated_at") != got.String("data.created_at") {
-				t.Fatal("a label change rewrote the contact row")
 			}
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": vip}).Expect(200) // again: silent
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": foreign}).ExpectError(400, "INVALID_INPUT")
@@ -755,89 +651,46 @@ func TestContactLabels(t *testing.T) {
 				t.Fatalf("remove label events: %v", countByType(evs))
 			}
 			sameJSON(t, "contact.updated after label removal", evs[1].Body.Data, dataOf(t, got))
-
-			// Deleting the label removes it from contacts.
-			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": vip}).Expect(200)
-			owner.Delete("/api/books/" + book + "/labels/" + vip).Expect(204)
-			if c.Get(p+"/contacts/"+id).Expect(200).Len("data.labels") != 0 ||
-				env.QueryInt(`SELECT count(*)::int FROM contact_labels WHERE label_id = $1`, vip) != 0 {
-				t.Fatal("deleted label still on the contact")
-			}
 		})
 	}
 }
 
+// TestBulkDelete: on both surfaces the endpoint answers how many contacts
+// it deleted, and a contact.deleted event's data is the id alone. What is
+// deleted with a contact, and what is skipped, is tested in
+// internal/contacts.
 func TestBulkDelete(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
-	owner.SetAddon("active") // for the campaign whose enrolments are deleted
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
-	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP"}).Expect(201).String("data.id")
-	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
 	for _, s := range surfaces(owner) {
 		t.Run(s.name, func(t *testing.T) {
 			c := s.client.InBook(book)
 			p := s.prefix
-			ids := seedContacts(t, env, book, 30)
-			outside := seedContacts(t, env, otherBook, 2)
-			c.Post(p+"/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
-			c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "gold"}).Expect(200)
-			// No endpoint writes an interaction (campaign sends do), so the
-			// rows that must go with their contacts are written directly.
-			if _, err := env.App.Pool.Exec(context.Background(), `INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids); err != nil {
-				t.Fatal(err)
-			}
-			// Campaign enrolments go with their contacts too.
-			c.Enroll(c.NewCampaign("Drip"), ids...)
-			countBefore := env.QueryInt(bookCountSQL, book)
+			ids := env.SeedContacts(book, 3)
+			outside := env.SeedContacts(otherBook, 1)
 			before := len(contactEvents(t, env, owner.TeamID))
-
-			target := append(append([]string{}, ids[:20]...), ids[0], ids[1], outside[0], uuid.NewString())
-			r := c.Post(p+"/contacts/bulk-delete", map[string]any{"contact_ids": target}).Expect(200)
-			if r.Int("data.deleted") != 20 {
-				t.Fatalf("deleted %d, want 20", r.Int("data.deleted"))
-			}
-			if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, ids[:20]); n != 0 {
-				t.Fatalf("%d contacts left", n)
-			}
-			if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, outside); n != 2 {
-				t.Fatal("a contact outside the book was deleted")
-			}
-			for _, table := range []string{"contact_labels", "contact_field_values", "interactions", "contact_emails", "campaign_participants"} {
-				if n := env.QueryInt(`SELECT count(*)::int FROM `+table+` WHERE contact_id = ANY($1::uuid[])`, ids[:20]); n != 0 {
-					t.Fatalf("%d %s rows of deleted contacts left", n, table)
-				}
-				if n := env.QueryInt(`SELECT count(*)::int FROM `+table+` WHERE contact_id = ANY($1::uuid[])`, ids[20:]); n != 10 {
-					t.Fatalf("%s rows of kept contacts: %d, want 10", table, n)
-				}
-			}
-			if n := env.QueryInt(bookCountSQL, book); n != countBefore-20 {
-				t.Fatalf("contact_count %d, want %d", n, countBefore-20)
+			target := []string{ids[0], ids[1], ids[0], outside[0], uuid.NewString()}
+			if n := c.Post(p+"/contacts/bulk-delete", map[string]any{"contact_ids": target}).Expect(200).Int("data.deleted"); n != 2 {
+				t.Fatalf("deleted %d, want 2", n)
 			}
 			evs := contactEvents(t, env, owner.TeamID)[before:]
-			if len(evs) != 20 || countByType(evs)["contact.deleted"] != 20 {
+			if len(evs) != 2 || countByType(evs)["contact.deleted"] != 2 {
 				t.Fatalf("events: %v", countByType(evs))
 			}
-			seen := map[string]bool{}
 			for _, e := range evs {
 				var d map[string]string
-				if err := json.Unmarshal(e.Body.Data, &d); err != nil || len(d) != 1 {
+				if err := json.Unmarshal(e.Body.Data, &d); err != nil || len(d) != 1 || (d["id"] != ids[0] && d["id"] != ids[1]) {
 					t.Fatalf("contact.deleted data %s", e.Body.Data)
 				}
-				seen[d["id"]] = true
 				if e.Body.BookID == nil || *e.Body.BookID != book {
 					t.Fatalf("book_id %v", e.Body.BookID)
 				}
 			}
-			for _, id := range ids[:20] {
-				if !seen[id] {
-					t.Fatalf("no contact.deleted for %s", id)
-				}
-			}
-			if n := c.Post(p+"/contacts/bulk-delete", map[string]any{"contact_ids": ids[:20]}).Expect(200).Int("data.deleted"); n != 0 {
+			if n := c.Post(p+"/contacts/bulk-delete", map[string]any{"contact_ids": ids[:2]}).Expect(200).Int("data.deleted"); n != 0 {
 				t.Fatalf("second delete counted %d", n)
 			}
 		})
@@ -854,7 +707,7 @@ func TestBulkInputErrors(t *testing.T) {
 	foreignLabel := owner.Post("/api/books/"+otherBook+"/labels", map[string]any{"name": "X"}).Expect(201).String("data.id")
 	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "number"}).Expect(201).String("data.id")
 	foreignField := owner.Post("/api/books/"+otherBook+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
-	ids := seedContacts(t, env, book, 3)
+	ids := env.SeedContacts(book, 3)
 	tooMany := make([]string, 10001)
 	for i := range tooMany {
 		tooMany[i] = uuid.NewString()
@@ -931,8 +784,8 @@ func TestBulkLabels(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(book), s.prefix
 			label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L-" + s.name}).Expect(201).String("data.id")
-			ids := seedContacts(t, env, book, 12)
-			outside := seedContacts(t, env, otherBook, 1)
+			ids := env.SeedContacts(book, 12)
+			outside := env.SeedContacts(otherBook, 1)
 			c.Post(p+"/contacts/"+ids[0]+"/labels", map[string]any{"label_id": label}).Expect(200)
 			before := len(contactEvents(t, env, owner.TeamID))
 
@@ -990,6 +843,11 @@ func TestBulkLabels(t *testing.T) {
 	}
 }
 
+// TestBulkUpdateField: on both surfaces the endpoint answers the count of
+// changed contacts, GET shows the value under custom_fields, a value of
+// the wrong type is 400, and the event's body is the contact as GET shows
+// it. The rules (counting, typing, clearing) are tested in
+// internal/contacts.
 func TestBulkUpdateField(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -1002,53 +860,24 @@ func TestBulkUpdateField(t *testing.T) {
 			key := "tier_" + strings.ReplaceAll(s.name, "-", "_")
 			field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": key, "name": "Tier", "type": "text"}).Expect(201).String("data.id")
 			dateField := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": key + "_since", "name": "Since", "type": "date"}).Expect(201).String("data.id")
-			ids := seedContacts(t, env, book, 6)
-			before := len(contactEvents(t, env, owner.TeamID))
-			set := func(ids []string, field, value string) int {
-				t.Helper()
-				return c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": value}).
-					Expect(200).Int("data.updated")
-			}
-			if n := set(ids[:4], field, "gold"); n != 4 {
-				t.Fatalf("created %d", n)
+			ids := env.SeedContacts(book, 6)
+			n := c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids[:4], "field_definition_id": field, "value": "gold"}).
+				Expect(200).Int("data.updated")
+			if n != 4 {
+				t.Fatalf("updated %d", n)
 			}
 			got := c.Get(p + "/contacts/" + ids[0]).Expect(200)
 			if got.String("data.custom_fields."+key) != "gold" {
 				t.Fatalf("custom_fields: %s", got.Value("data.custom_fields"))
 			}
-			if n := set(ids, field, "gold"); n != 2 {
-				t.Fatalf("unchanged values counted: %d, want 2 new", n)
-			}
-			if n := set(ids[:3], field, "silver"); n != 3 {
-				t.Fatalf("overwrote %d", n)
-			}
-			if c.Get(p+"/contacts/"+ids[2]).Expect(200).String("data.custom_fields."+key) != "silver" ||
-				c.Get(p+"/contacts/"+ids[5]).Expect(200).String("data.custom_fields."+key) != "gold" {
-				t.Fatal("values after overwrite")
-			}
-			if n := set(ids[:1], dateField, "2024-02-29"); n != 1 {
-				t.Fatal("date value")
-			}
 			c.Post(p+"/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": dateField, "value": "2023-02-29"}).
 				ExpectError(400, "INVALID_INPUT")
-			if n := set(ids, field, ""); n != 6 {
-				t.Fatalf("cleared %d", n)
+			evs := contactEvents(t, env, owner.TeamID)
+			last := evs[len(evs)-1]
+			if last.Type != "contact.updated" {
+				t.Fatalf("last event %s", last.Type)
 			}
-			got = c.Get(p + "/contacts/" + ids[0]).Expect(200)
-			if got.Has("data.custom_fields."+key) || got.String("data.custom_fields."+key+"_since") != "2024-02-29" {
-				t.Fatalf("after clear: %s", got.Value("data.custom_fields"))
-			}
-			evs := contactEvents(t, env, owner.TeamID)[before:]
-			if len(evs) != 4+2+3+1+6 || countByType(evs)["contact.updated"] != len(evs) {
-				t.Fatalf("events: %d %v", len(evs), countByType(evs))
-			}
-			sameJSON(t, "last event and get", evs[len(evs)-1].Body.Data, dataOf(t, c.Get(p+"/contacts/"+idOf(t, evs[len(evs)-1])).Expect(200)))
-			// Deleting the definition removes the values.
-			set(ids, field, "bronze")
-			owner.Delete("/api/books/" + book + "/fields/" + field).Expect(204)
-			if n := env.QueryInt(`SELECT count(*)::int FROM contact_field_values WHERE field_id = $1`, field); n != 0 {
-				t.Fatalf("%d values of a deleted field", n)
-			}
+			sameJSON(t, "last event and get", last.Body.Data, dataOf(t, c.Get(p+"/contacts/"+idOf(t, last)).Expect(200)))
 		})
 	}
 }
@@ -1064,43 +893,27 @@ func idOf(t *testing.T, e eventRow) string {
 	return d.ID
 }
 
+// TestCheckEmail: the internal endpoint answers a viewer with the check's
+// shape (the rules of the check are tested in internal/contacts), refuses
+// a missing or bad address and a missing or foreign book, and is absent
+// from /api/v1.
 func TestCheckEmail(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	viewer := env.Join(owner, "vic", "viewer")
 	book := owner.CreateBook("Main")
-	otherBook := owner.CreateBook("Other")
 	c := owner.InBook(book)
 	id := c.Post("/api/contacts", map[string]any{"first_name": "Ada", "last_name": "L", "emails": []any{
 		map[string]any{"address": "Ada@Example.com"}, map[string]any{"address": "second@example.com"}}}).Expect(201).String("data.id")
-	company := c.Post("/api/contacts", map[string]any{"company": "Acme", "emails": []any{map[string]any{"address": "info@acme.example"}}}).
-		Expect(201).String("data.id")
-	owner.InBook(otherBook).Post("/api/contacts", map[string]any{"first_name": "Z", "emails": []any{map[string]any{"address": "z@example.com"}}}).Expect(201)
 
 	r := viewer.InBook(book).Get("/api/contacts/check-email?email=%20ada@EXAMPLE.com").Expect(200)
 	if !r.Bool("data.exists") || r.Bool("data.enforced") || r.String("data.contact_id") != id || r.String("data.name") != "Ada L" {
 		t.Fatalf("exists: %s", r.Body)
 	}
-	if r := c.Get("/api/contacts/check-email?email=info@acme.example").Expect(200); r.String("data.contact_id") != company || r.String("data.name") != "Acme" {
-		t.Fatalf("company name: %s", r.Body)
-	}
 	r = c.Get("/api/contacts/check-email?email=second@example.com&exclude=" + id).Expect(200)
 	if r.Bool("data.exists") || r.Has("data.contact_id") || r.Has("data.name") || !r.Has("data.enforced") {
 		t.Fatalf("excluded: %s", r.Body)
-	}
-	if c.Get("/api/contacts/check-email?email=z@example.com").Expect(200).Bool("data.exists") {
-		t.Fatal("another book's address")
-	}
-	// Changing a contact's emails updates what check-email sees.
-	c.Patch("/api/contacts/"+id, map[string]any{"emails": []any{map[string]any{"address": "new@example.com"}}}).Expect(200)
-	if c.Get("/api/contacts/check-email?email=ada@example.com").Expect(200).Bool("data.exists") ||
-		!c.Get("/api/contacts/check-email?email=NEW@example.com").Expect(200).Bool("data.exists") {
-		t.Fatal("after patch")
-	}
-	owner.Patch("/api/books/"+book, map[string]any{"enforce_unique_emails": true}).Expect(200)
-	if !c.Get("/api/contacts/check-email?email=nobody@example.com").Expect(200).Bool("data.enforced") {
-		t.Fatal("enforced flag")
 	}
 	c.Get("/api/contacts/check-email").ExpectError(400, "INVALID_INPUT")
 	c.Get("/api/contacts/check-email?email=%20").ExpectError(400, "INVALID_INPUT")
@@ -1111,6 +924,10 @@ func TestCheckEmail(t *testing.T) {
 	owner.NewKey().InBook(book).Get("/api/v1/contacts/check-email?email=a@b.co").ExpectError(400, "INVALID_INPUT")
 }
 
+// TestContactDuplicateEmail: a duplicate address answers 409
+// DUPLICATE_EMAIL naming it, to a create and a patch on both surfaces, and
+// to a book patch that would enforce uniqueness over duplicates. When an
+// address is a duplicate, concurrently too, is tested in internal/contacts.
 func TestContactDuplicateEmail(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -1129,112 +946,22 @@ func TestContactDuplicateEmail(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(strict), s.prefix
 			pre := s.name + "-"
-			first := c.Post(p+"/contacts", map[string]any{"first_name": "A", "emails": email(pre + "dup@example.com")}).Expect(201).String("data.id")
-			before := env.QueryInt(`SELECT count(*)::int FROM contacts`)
+			c.Post(p+"/contacts", map[string]any{"first_name": "A", "emails": email(pre + "dup@example.com")}).Expect(201)
 			r := c.Post(p+"/contacts", map[string]any{"first_name": "B", "emails": email("other@x.example", strings.ToUpper(pre)+"DUP@example.com")}).
 				ExpectError(409, "DUPLICATE_EMAIL")
 			if !strings.Contains(r.String("error.message"), pre+"dup@example.com") {
 				t.Fatalf("message does not name the address: %q", r.String("error.message"))
 			}
-			if env.QueryInt(`SELECT count(*)::int FROM contacts`) != before {
-				t.Fatal("a refused duplicate was written")
-			}
 			second := c.Post(p+"/contacts", map[string]any{"first_name": "B", "emails": email(pre + "b@example.com")}).Expect(201).String("data.id")
 			c.Patch(p+"/contacts/"+second, map[string]any{"emails": email(pre + "Dup@example.com")}).ExpectError(409, "DUPLICATE_EMAIL")
-			// A contact keeps its own address through a patch; swapping case is fine.
-			c.Patch(p+"/contacts/"+first, map[string]any{"emails": email(strings.ToUpper(pre+"dup@example.com"), pre+"more@example.com")}).Expect(200)
-			c.Patch(p+"/contacts/"+first, map[string]any{"notes": "still unique"}).Expect(200)
-			// Freed addresses can be taken.
-			c.Delete(p + "/contacts/" + first).Expect(204)
-			c.Patch(p+"/contacts/"+second, map[string]any{"emails": email(pre + "dup@example.com")}).Expect(200)
-			// A book that does not enforce takes duplicates; other books are separate.
 			l := s.client.InBook(loose)
 			l.Post(p+"/contacts", map[string]any{"first_name": "C", "emails": email(pre + "dup@example.com")}).Expect(201)
 			l.Post(p+"/contacts", map[string]any{"first_name": "D", "emails": email(pre + "dup@example.com")}).Expect(201)
 		})
 	}
-
-	// Turning enforcement on with duplicates present is refused.
 	owner.Patch("/api/books/"+loose, map[string]any{"enforce_unique_emails": true}).ExpectError(409, "DUPLICATE_EMAIL")
-	b := owner.Get("/api/books/" + loose).Expect(200)
-	if b.Bool("data.enforce_unique_emails") {
+	if owner.Get("/api/books/" + loose).Expect(200).Bool("data.enforce_unique_emails") {
 		t.Fatal("enforcement turned on despite duplicates")
-	}
-	key := owner.NewKey().InBook(loose)
-	dups := key.Get("/api/v1/contacts?q=v1-key-dup@").Expect(200)
-	key.Delete("/api/v1/contacts/" + dups.String("data.0.id")).Expect(204)
-	dups = key.Get("/api/v1/contacts?q=api-jwt-dup@").Expect(200)
-	key.Delete("/api/v1/contacts/" + dups.String("data.0.id")).Expect(204)
-	owner.Patch("/api/books/"+loose, map[string]any{"enforce_unique_emails": true}).Expect(200)
-	key.Post("/api/v1/contacts", map[string]any{"first_name": "E", "emails": email("v1-key-dup@example.com")}).ExpectError(409, "DUPLICATE_EMAIL")
-	// And off again.
-	owner.Patch("/api/books/"+loose, map[string]any{"enforce_unique_emails": false}).Expect(200)
-	key.Post("/api/v1/contacts", map[string]any{"first_name": "E", "emails": email("v1-key-dup@example.com")}).Expect(201)
-}
-
-func TestContactDuplicateEmailConcurrent(t *testing.T) {
-	t.Parallel()
-	env := apptest.New(t)
-	owner := env.Signup("ann")
-	book := owner.Post("/api/books", map[string]any{"team_id": owner.TeamID, "name": "Strict", "enforce_unique_emails": true}).
-		Expect(201).String("data.id")
-	key := owner.NewKey().InBook(book)
-	for round := range 3 {
-		addr := fmt.Sprintf("race%d@example.com", round)
-		statuses := make([]int, 10)
-		var wg sync.WaitGroup
-		for i := range statuses {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				statuses[i] = key.Post("/api/v1/contacts", map[string]any{"first_name": fmt.Sprint("Racer ", i), "emails": []any{map[string]any{"address": addr}}}).Status
-			}()
-		}
-		wg.Wait()
-		created, conflicts := 0, 0
-		for _, st := range statuses {
-			switch st {
-			case 201:
-				created++
-			case 409:
-				conflicts++
-			}
-		}
-		if created != 1 || conflicts != 9 {
-			t.Fatalf("round %d: statuses %v; want one 201 and nine 409", round, statuses)
-		}
-		if n := env.QueryInt(`SELECT count(*)::int FROM contact_emails WHERE book_id = $1 AND address_lower = $2`, book, addr); n != 1 {
-			t.Fatalf("%d rows hold %s", n, addr)
-		}
-	}
-	// Concurrent patches onto one address: exactly one wins.
-	ids := make([]string, 6)
-	for i := range ids {
-		ids[i] = key.Post("/api/v1/contacts", map[string]any{"first_name": fmt.Sprint("P", i)}).Expect(201).String("data.id")
-	}
-	statuses := make([]int, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i] = key.Patch("/api/v1/contacts/"+id, map[string]any{"emails": []any{map[string]any{"address": "Patched@example.com"}}}).Status
-		}()
-	}
-	wg.Wait()
-	won := 0
-	for _, st := range statuses {
-		if st == 200 {
-			won++
-		} else if st != 409 {
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("statuses %v; want exactly one 200", statuses)
-	}
-	if n := env.QueryInt(`SELECT count(*)::int FROM contacts WHERE book_id = $1 AND search LIKE '%patched@example.com%'`, book); n != 1 {
-		t.Fatalf("%d contacts hold the patched address", n)
 	}
 }
 
@@ -1308,8 +1035,8 @@ func TestContactBookDeleteCascades(t *testing.T) {
 	kept := owner.CreateBook("Kept")
 	label := owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "L"}).Expect(201).String("data.id")
 	field := owner.Post("/api/books/"+book+"/fields", map[string]any{"key": "k", "name": "K", "type": "text"}).Expect(201).String("data.id")
-	ids := seedContacts(t, env, book, 5)
-	keptIDs := seedContacts(t, env, kept, 2)
+	ids := env.SeedContacts(book, 5)
+	keptIDs := env.SeedContacts(kept, 2)
 	c := owner.InBook(book)
 	c.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
 	c.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "v"}).Expect(200)
@@ -1374,7 +1101,7 @@ func TestContactCursorPaging(t *testing.T) {
 	env := apptest.New(t)
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
-	ids := seedContacts(t, env, book, 230)
+	ids := env.SeedContacts(book, 230)
 	// Ties: 40 contacts share their timestamps, 10 their name.
 	if _, err := env.App.Pool.Exec(context.Background(), `
 		UPDATE contacts SET created_at = timestamptz '2026-01-01 00:01:00.123456', updated_at = timestamptz '2026-01-15'

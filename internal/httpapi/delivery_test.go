@@ -60,8 +60,8 @@ func (s *eventSigner) post(c *campEnv, bookID string, events []map[string]any) *
 		c.t.Fatal(err)
 	}
 	body = append(body, '\r', '\n')
-	sig, ts := s.sign(c.t, c.env.Clock.Now(), body)
-	return c.env.Anonymous().Post("/api/mailer/events/"+bookID, apptest.Raw{ContentType: "application/json", Body: body},
+	sig, ts := s.sign(c.t, c.Env.Clock.Now(), body)
+	return c.Env.Anonymous().Post("/api/mailer/events/"+bookID, apptest.Raw{ContentType: "application/json", Body: body},
 		"X-Twilio-Email-Event-Webhook-Signature", sig, "X-Twilio-Email-Event-Webhook-Timestamp", ts)
 }
 
@@ -81,23 +81,23 @@ func providerEvent(r mailertest.Recipient, id, kind string, at time.Time, extra 
 // and sends one email step to ann and bob.
 func sentCampaign(t *testing.T, c *campEnv, signer *eventSigner) (campaignID, stepID string, ann, bob string, byEmail map[string]mailertest.Recipient) {
 	t.Helper()
-	c.configure()
-	c.ob.Put("/api/campaign-settings", map[string]any{
+	c.O.ConfigureEmail()
+	c.O.Put("/api/campaign-settings", map[string]any{
 		"sender_name": "Acme News", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
-		"mailer_api_key": testMailerKey, "event_webhook_public_key": signer.pub, "track_opens": true,
+		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": signer.pub, "track_opens": true,
 	}).Expect(http.StatusOK)
 	ann, bob = c.contact("Ann", "ann@example.com"), c.contact("Bob", "bob@example.com")
-	tpl := c.template("T", "Hi", "<p>Hi {{first_name}}</p>")
-	campaignID = c.campaign("C", "active")
-	stepID = c.emailStep(campaignID, tpl, nil)
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>Hi {{first_name}}</p>")
+	campaignID = c.Key.NewCampaignIn("C", "active")
+	stepID = c.Key.NewEmailStep(campaignID, tpl, nil)
 	// A later step keeps the participants active after the first email.
-	c.emailStep(campaignID, tpl, map[string]any{"name": "Later", "schedule_type": "delay", "delay_days": 3})
-	c.enroll(campaignID, ann, bob)
-	if r := c.process(campaignID); r.Sent != 2 {
+	c.Key.NewEmailStep(campaignID, tpl, map[string]any{"name": "Later", "schedule_type": "delay", "delay_days": 3})
+	c.Key.Enroll(campaignID, ann, bob)
+	if r := c.Env.ProcessCampaign(campaignID); r.Sent != 2 {
 		t.Fatalf("process: %+v", r)
 	}
 	byEmail = map[string]mailertest.Recipient{}
-	for _, r := range c.mail.Recipients() {
+	for _, r := range c.Mail.Recipients() {
 		byEmail[r.Email] = r
 	}
 	return campaignID, stepID, ann, bob, byEmail
@@ -109,8 +109,8 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	signer := newEventSigner(t)
 	campaignID, stepID, ann, bob, rcpt := sentCampaign(t, c, signer)
 
-	settings := c.ob.Get("/api/campaign-settings").Expect(http.StatusOK)
-	if got, want := settings.String("data.event_webhook_url"), "https://contacts.example.com/api/mailer/events/"+c.book; got != want {
+	settings := c.O.Get("/api/campaign-settings").Expect(http.StatusOK)
+	if got, want := settings.String("data.event_webhook_url"), "https://contacts.example.com/api/mailer/events/"+c.Book; got != want {
 		t.Fatalf("event_webhook_url %q, want %q", got, want)
 	}
 	if !settings.Bool("data.track_opens") || settings.Bool("data.track_clicks") || settings.String("data.event_webhook_public_key") != signer.pub {
@@ -119,12 +119,12 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	if settings.Value("data.events_received_at") != nil {
 		t.Fatalf("events_received_at before any batch: %s", settings.Body)
 	}
-	reqs := c.mail.Requests()
+	reqs := c.Mail.Requests()
 	if ts := reqs[0].TrackingSettings; ts == nil || ts.OpenTracking == nil || !ts.OpenTracking.Enable || ts.ClickTracking == nil || ts.ClickTracking.Enable {
 		t.Fatalf("tracking_settings sent: %+v", ts)
 	}
 
-	now := c.env.Clock.Now()
+	now := c.Env.Clock.Now()
 	a, b := rcpt["ann@example.com"], rcpt["bob@example.com"]
 	batch := []map[string]any{
 		providerEvent(a, "a1", "processed", now, nil),
@@ -136,24 +136,24 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 		providerEvent(b, "b1", "bounce", now.Add(time.Second), map[string]any{"type": "bounce", "reason": "550 5.1.1 no such user"}),
 		{"event": "delivered", "email": "x@example.com", "timestamp": now.Unix(), "sg_event_id": "x1"}, // names no email
 	}
-	res := signer.post(c, c.book, batch).Expect(http.StatusOK)
+	res := signer.post(c, c.Book, batch).Expect(http.StatusOK)
 	if res.Int("data.received") != 8 || res.Int("data.applied") != 6 || res.Int("data.duplicates") != 0 || res.Int("data.ignored") != 2 {
 		t.Fatalf("first batch: %s", res.Body)
 	}
-	if got := c.ob.Get("/api/campaign-settings").Expect(http.StatusOK).String("data.events_received_at"); got != c.env.Clock.Now().UTC().Format(time.RFC3339Nano) && got != c.env.Clock.Now().Format(time.RFC3339Nano) {
-		t.Fatalf("events_received_at %q after a batch at %s", got, c.env.Clock.Now())
+	if got := c.O.Get("/api/campaign-settings").Expect(http.StatusOK).String("data.events_received_at"); got != c.Env.Clock.Now().UTC().Format(time.RFC3339Nano) && got != c.Env.Clock.Now().Format(time.RFC3339Nano) {
+		t.Fatalf("events_received_at %q after a batch at %s", got, c.Env.Clock.Now())
 	}
 	// A replay (SendGrid retries what it did not see acknowledged) changes nothing.
-	before := c.count(`SELECT count(*) FROM delivery_events`) + 1000*c.count(`SELECT sum(opened + delivered + bounced) FROM delivery_step_counts`)
-	res = signer.post(c, c.book, batch).Expect(http.StatusOK)
+	before := c.Env.QueryInt(`SELECT count(*) FROM delivery_events`) + 1000*c.Env.QueryInt(`SELECT sum(opened + delivered + bounced) FROM delivery_step_counts`)
+	res = signer.post(c, c.Book, batch).Expect(http.StatusOK)
 	if res.Int("data.applied") != 0 || res.Int("data.duplicates") != 6 {
 		t.Fatalf("replay: %s", res.Body)
 	}
-	if after := c.count(`SELECT count(*) FROM delivery_events`) + 1000*c.count(`SELECT sum(opened + delivered + bounced) FROM delivery_step_counts`); after != before {
+	if after := c.Env.QueryInt(`SELECT count(*) FROM delivery_events`) + 1000*c.Env.QueryInt(`SELECT sum(opened + delivered + bounced) FROM delivery_step_counts`); after != before {
 		t.Fatalf("replay changed the data: %d -> %d", before, after)
 	}
 
-	stats := c.ob.Get("/api/campaigns/" + campaignID + "/stats").Expect(http.StatusOK)
+	stats := c.O.Get("/api/campaigns/" + campaignID + "/stats").Expect(http.StatusOK)
 	for k, want := range map[string]int{"delivered_count": 1, "opened_count": 1, "clicked_count": 1, "bounced_count": 1, "complained_count": 0, "unsubscribed_count": 0} {
 		if got := stats.Int("data.summary." + k); got != want {
 			t.Errorf("summary %s = %d, want %d", k, got, want)
@@ -164,40 +164,40 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	}
 	// The contacts behind the numbers.
 	for result, want := range map[string]string{"delivered": "ann@example.com", "opened": "ann@example.com", "clicked": "ann@example.com", "bounced": "bob@example.com"} {
-		sc := c.ob.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=" + result).Expect(http.StatusOK)
+		sc := c.O.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=" + result).Expect(http.StatusOK)
 		if sc.Int("meta.total") != 1 || sc.String("data.0.contact_email") != want {
 			t.Errorf("step contacts %s: %s", result, sc.Body)
 		}
 	}
-	if sc := c.ob.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=complained").Expect(http.StatusOK); sc.Int("meta.total") != 0 {
+	if sc := c.O.Get("/api/campaign-step-contacts/" + campaignID + "/" + stepID + "?result=complained").Expect(http.StatusOK); sc.Int("meta.total") != 0 {
 		t.Errorf("step contacts complained: %s", sc.Body)
 	}
-	c.ob.Get("/api/campaign-step-contacts/"+campaignID+"/"+stepID+"?result=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	d := c.key.Get("/api/v1/deliverability?days=7").Expect(http.StatusOK)
+	c.O.Get("/api/campaign-step-contacts/"+campaignID+"/"+stepID+"?result=maybe").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	d := c.Key.Get("/api/v1/deliverability?days=7").Expect(http.StatusOK)
 	if d.Int("data.sent") != 2 || d.Int("data.delivered") != 1 || d.Int("data.bounced") != 1 || d.Int("data.opened") != 1 ||
 		d.Value("data.bounce_rate").(float64) != 0.5 || d.Int("data.days") != 7 {
 		t.Fatalf("deliverability: %s", d.Body)
 	}
 	// The daily series covers the whole window, oldest first, ending today.
-	if d.Len("data.daily") != 7 || d.String("data.daily.6.day") != c.env.Clock.Now().UTC().Format(time.DateOnly) ||
+	if d.Len("data.daily") != 7 || d.String("data.daily.6.day") != c.Env.Clock.Now().UTC().Format(time.DateOnly) ||
 		d.Int("data.daily.6.sent")+d.Int("data.daily.5.sent") != 2 || d.Int("data.daily.0.sent") != 0 {
 		t.Fatalf("daily: %s", d.Body)
 	}
-	c.ob.Get("/api/deliverability?days=0").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Get("/api/deliverability?days=0").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 
 	// The hard bounce suppressed bob's address and took him out of the campaign.
-	sup := c.ob.Get("/api/suppressions").Expect(http.StatusOK)
+	sup := c.O.Get("/api/suppressions").Expect(http.StatusOK)
 	if sup.Int("meta.total") != 1 || sup.String("data.0.email") != "bob@example.com" || sup.String("data.0.reason") != "bounce" || sup.String("data.0.source") != "provider" {
 		t.Fatalf("suppressions: %s", sup.Body)
 	}
-	if n := c.count(`SELECT count(*) FROM campaign_participants WHERE contact_id = $1 AND status = 'removed'`, bob); n != 1 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_participants WHERE contact_id = $1 AND status = 'removed'`, bob); n != 1 {
 		t.Fatal("the bounced contact stays in the campaign")
 	}
-	if n := c.count(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NOT NULL`, bob); n != 1 {
+	if n := c.Env.QueryInt(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NOT NULL`, bob); n != 1 {
 		t.Fatal("the contact whose only address bounced is not suppressed")
 	}
 
-	act := c.ob.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
+	act := c.O.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
 	var items []struct {
 		Type, Detail string
 		StepID       *string `json:"step_id"`
@@ -218,47 +218,47 @@ func TestMailerEventsRefusals(t *testing.T) {
 	signer := newEventSigner(t)
 	_, _, _, _, rcpt := sentCampaign(t, c, signer)
 	a := rcpt["ann@example.com"]
-	now := c.env.Clock.Now()
+	now := c.Env.Clock.Now()
 	batch := []map[string]any{providerEvent(a, "e1", "delivered", now, nil), providerEvent(a, "e2", "open", now, nil)}
 	body, _ := json.Marshal(batch)
 	post := func(book string, body []byte, sig, ts string) *apptest.Response {
-		return c.env.Anonymous().Post("/api/mailer/events/"+book, apptest.Raw{ContentType: "application/json", Body: body},
+		return c.Env.Anonymous().Post("/api/mailer/events/"+book, apptest.Raw{ContentType: "application/json", Body: body},
 			"X-Twilio-Email-Event-Webhook-Signature", sig, "X-Twilio-Email-Event-Webhook-Timestamp", ts)
 	}
 	sig, ts := signer.sign(t, now, body)
 	// One altered byte (the batch is signed whole) refuses it whole.
 	altered := append([]byte{}, body...)
 	altered[len(altered)-3] = ' '
-	post(c.book, altered, sig, ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
-	post(c.book, body, "", ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	post(c.Book, altered, sig, ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	post(c.Book, body, "", ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	other := newEventSigner(t)
 	osig, _ := other.sign(t, now, body)
-	post(c.book, body, osig, ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	post(c.Book, body, osig, ts).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	oldSig, oldTS := signer.sign(t, now.Add(-11*time.Minute), body)
-	post(c.book, body, oldSig, oldTS).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
-	if n := c.count(`SELECT count(*) FROM delivery_events`); n != 0 {
+	post(c.Book, body, oldSig, oldTS).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	if n := c.Env.QueryInt(`SELECT count(*) FROM delivery_events`); n != 0 {
 		t.Fatalf("%d events applied from refused batches", n)
 	}
 	post("9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4", body, sig, ts).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	notArray := []byte(`{"event":"open"}`)
 	nsig, nts := signer.sign(t, now, notArray)
-	post(c.book, notArray, nsig, nts).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	post(c.Book, notArray, nsig, nts).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	big := make([]byte, 5<<20+10)
-	post(c.book, big, sig, ts).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	post(c.Book, big, sig, ts).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 
 	// Another book of the same team with its own key: ann's email is not
 	// one of its emails, so the events are ignored there.
-	book2 := c.owner.CreateBook("Other")
-	c.owner.InBook(book2).Put("/api/campaign-settings", map[string]any{"event_webhook_public_key": signer.pub}).Expect(http.StatusOK)
+	book2 := c.Owner.CreateBook("Other")
+	c.Owner.InBook(book2).Put("/api/campaign-settings", map[string]any{"event_webhook_public_key": signer.pub}).Expect(http.StatusOK)
 	res := signer.post(c, book2, batch).Expect(http.StatusOK)
 	if res.Int("data.ignored") != 2 || res.Int("data.applied") != 0 {
 		t.Fatalf("another book's events: %s", res.Body)
 	}
 	// A book without a key refuses every batch.
-	book3 := c.owner.CreateBook("Keyless")
+	book3 := c.Owner.CreateBook("Keyless")
 	post(book3, body, sig, ts).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	// A key that is not a P-256 public key is refused when saved.
-	c.ob.Put("/api/campaign-settings", map[string]any{"event_webhook_public_key": "bm90IGEga2V5"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Put("/api/campaign-settings", map[string]any{"event_webhook_public_key": "bm90IGEga2V5"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
 
 // Two instances given the same batch at once apply it once.
@@ -267,7 +267,7 @@ func TestMailerEventsConcurrentSameBatch(t *testing.T) {
 	c := newCampEnv(t, "active")
 	signer := newEventSigner(t)
 	_, _, _, _, rcpt := sentCampaign(t, c, signer)
-	now := c.env.Clock.Now()
+	now := c.Env.Clock.Now()
 	var batch []map[string]any
 	for i := range 200 {
 		r := rcpt["ann@example.com"]
@@ -282,14 +282,14 @@ func TestMailerEventsConcurrentSameBatch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			applied[i] = signer.post(c, c.book, batch).Expect(http.StatusOK).Int("data.applied")
+			applied[i] = signer.post(c, c.Book, batch).Expect(http.StatusOK).Int("data.applied")
 		}()
 	}
 	wg.Wait()
 	if total := applied[0] + applied[1] + applied[2] + applied[3]; total != 200 {
 		t.Fatalf("applied %v, want 200 in all", applied)
 	}
-	if n := c.count(`SELECT opened FROM delivery_step_counts`); n != 2 {
+	if n := c.Env.QueryInt(`SELECT opened FROM delivery_step_counts`); n != 2 {
 		t.Fatalf("unique opens %d, want 2", n)
 	}
 }
@@ -297,49 +297,49 @@ func TestMailerEventsConcurrentSameBatch(t *testing.T) {
 func TestSuppressionEndpoints(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	c.configure()
+	c.O.ConfigureEmail()
 	ann := c.contact("Ann", "ann@example.com")
 
-	res := c.key.Post("/api/v1/suppressions", map[string]any{"email": " Ann@Example.com "}).Expect(http.StatusCreated)
+	res := c.Key.Post("/api/v1/suppressions", map[string]any{"email": " Ann@Example.com "}).Expect(http.StatusCreated)
 	id := res.String("data.id")
 	if res.String("data.reason") != "manual" || res.String("data.source") != "api" || res.String("data.email") != "ann@example.com" {
 		t.Fatalf("added: %s", res.Body)
 	}
-	if again := c.ob.Post("/api/suppressions", map[string]any{"email": "ann@example.com", "reason": "complaint"}).Expect(http.StatusOK); again.String("data.id") != id {
+	if again := c.O.Post("/api/suppressions", map[string]any{"email": "ann@example.com", "reason": "complaint"}).Expect(http.StatusOK); again.String("data.id") != id {
 		t.Fatal("an address already suppressed must answer the record in force")
 	}
-	c.ob.Post("/api/suppressions", map[string]any{"email": "not an address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.ob.Post("/api/suppressions", map[string]any{"email": "x@example.com", "reason": "whim"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	if c.ob.Get("/api/suppressions?reason=manual&q=ann").Expect(http.StatusOK).Int("meta.total") != 1 ||
-		c.ob.Get("/api/suppressions?reason=bounce").Expect(http.StatusOK).Int("meta.total") != 0 {
+	c.O.Post("/api/suppressions", map[string]any{"email": "not an address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post("/api/suppressions", map[string]any{"email": "x@example.com", "reason": "whim"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if c.O.Get("/api/suppressions?reason=manual&q=ann").Expect(http.StatusOK).Int("meta.total") != 1 ||
+		c.O.Get("/api/suppressions?reason=bounce").Expect(http.StatusOK).Int("meta.total") != 0 {
 		t.Fatal("filters")
 	}
 	// The contact's only address is suppressed: its campaign email is not sent.
-	tpl := c.template("T", "Hi", "<p>Hi</p>")
-	cid := c.campaign("C", "active")
-	step := c.emailStep(cid, tpl, nil)
-	c.env.App.Pool.Exec(t.Context(), `UPDATE contacts SET suppressed_at = NULL WHERE id = $1`, ann) //nolint:errcheck // enrol despite the mark
-	c.enroll(cid, ann)
-	c.process(cid)
-	if n := c.count(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed' AND result_detail = 'address suppressed (manual)'`, step); n != 1 {
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>Hi</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	step := c.Key.NewEmailStep(cid, tpl, nil)
+	c.Env.App.Pool.Exec(t.Context(), `UPDATE contacts SET suppressed_at = NULL WHERE id = $1`, ann) //nolint:errcheck // enrol despite the mark
+	c.Key.Enroll(cid, ann)
+	c.Env.ProcessCampaign(cid)
+	if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_step_completions WHERE step_id = $1 AND result = 'failed' AND result_detail = 'address suppressed (manual)'`, step); n != 1 {
 		t.Fatal("a suppressed address was emailed")
 	}
-	if c.mail.RecipientCount() != 0 {
+	if c.Mail.RecipientCount() != 0 {
 		t.Fatal("the provider got the email")
 	}
 
 	// Lifting needs an admin; the record stays with who lifted it.
-	c.key.Delete("/api/v1/suppressions/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.ob.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
-	c.ob.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
-	if n := c.count(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_at IS NOT NULL AND lifted_by IS NOT NULL`, id); n != 1 {
+	c.Key.Delete("/api/v1/suppressions/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.O.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
+	c.O.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
+	if n := c.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_at IS NOT NULL AND lifted_by IS NOT NULL`, id); n != 1 {
 		t.Fatal("the lifted record is not kept with who lifted it")
 	}
-	if c.ob.Get("/api/suppressions").Expect(http.StatusOK).Int("meta.total") != 0 {
+	if c.O.Get("/api/suppressions").Expect(http.StatusOK).Int("meta.total") != 0 {
 		t.Fatal("a lifted suppression is still listed")
 	}
-	other := c.env.Signup("stranger")
-	other.InBook(c.book).Get("/api/suppressions").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	other := c.Env.Signup("stranger")
+	other.InBook(c.Book).Get("/api/suppressions").ExpectError(http.StatusForbidden, "FORBIDDEN")
 	other.Delete("/api/suppressions/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
@@ -353,28 +353,28 @@ func TestMailerEventsBeforeTheSendIsRecorded(t *testing.T) {
 	signer := newEventSigner(t)
 	_, stepID, ann, _, rcpt := sentCampaign(t, c, signer)
 	// Back to the state of a claim in flight: no result yet.
-	if _, err := c.env.App.Pool.Exec(t.Context(), `
+	if _, err := c.Env.App.Pool.Exec(t.Context(), `
 		UPDATE campaign_step_completions c SET result = NULL, completed_at = NULL, lease_until = now() + interval '1 minute'
 		FROM campaign_participants p WHERE p.id = c.participant_id AND p.contact_id = $1 AND c.step_id = $2`, ann, stepID); err != nil {
 		t.Fatal(err)
 	}
 	a := rcpt["ann@example.com"]
-	now := c.env.Clock.Now()
-	res := signer.post(c, c.book, []map[string]any{
+	now := c.Env.Clock.Now()
+	res := signer.post(c, c.Book, []map[string]any{
 		providerEvent(a, "s1", "delivered", now, nil),
 		providerEvent(a, "s2", "spamreport", now.Add(time.Minute), nil),
 	}).Expect(http.StatusOK)
 	if res.Int("data.applied") != 2 {
 		t.Fatalf("events before the outcome is recorded: %s", res.Body)
 	}
-	if n := c.count(`SELECT complained FROM delivery_step_counts WHERE step_id = $1`, stepID); n != 1 {
+	if n := c.Env.QueryInt(`SELECT complained FROM delivery_step_counts WHERE step_id = $1`, stepID); n != 1 {
 		t.Fatalf("complaints %d", n)
 	}
-	sup := c.ob.Get("/api/suppressions?reason=complaint").Expect(http.StatusOK)
+	sup := c.O.Get("/api/suppressions?reason=complaint").Expect(http.StatusOK)
 	if sup.Int("meta.total") != 1 || sup.String("data.0.email") != "ann@example.com" {
 		t.Fatalf("suppressions: %s", sup.Body)
 	}
-	if d := c.ob.Get("/api/deliverability").Expect(http.StatusOK); d.Int("data.complained") != 1 || d.Value("data.complaint_rate").(float64) != 0.5 {
+	if d := c.O.Get("/api/deliverability").Expect(http.StatusOK); d.Int("data.complained") != 1 || d.Value("data.complaint_rate").(float64) != 0.5 {
 		t.Fatalf("deliverability: %s", d.Body)
 	}
 }
@@ -385,18 +385,18 @@ func TestSuppressionExport(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
 	n := suppression.ExportBatch + 3
-	if _, err := c.env.App.Pool.Exec(t.Context(), `
+	if _, err := c.Env.App.Pool.Exec(t.Context(), `
 		INSERT INTO suppressions (book_id, email, reason, source, created_at)
 		SELECT $1, 'bulk' || g || '@example.com', 'bounce', 'provider', timestamptz '2026-01-01' + g * interval '1 second'
-		FROM generate_series(1, $2) g`, c.book, n); err != nil {
+		FROM generate_series(1, $2) g`, c.Book, n); err != nil {
 		t.Fatal(err)
 	}
-	c.ob.Post("/api/suppressions", map[string]any{"email": "ann@example.com"}).Expect(http.StatusCreated)
-	lifted := c.ob.Post("/api/suppressions", map[string]any{"email": "gone@example.com"}).Expect(http.StatusCreated).String("data.id")
-	c.ob.Delete("/api/suppressions/" + lifted).Expect(http.StatusNoContent)
+	c.O.Post("/api/suppressions", map[string]any{"email": "ann@example.com"}).Expect(http.StatusCreated)
+	lifted := c.O.Post("/api/suppressions", map[string]any{"email": "gone@example.com"}).Expect(http.StatusCreated).String("data.id")
+	c.O.Delete("/api/suppressions/" + lifted).Expect(http.StatusNoContent)
 
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
-	res := viewer.Get("/api/books/" + c.book + "/suppressions/export?reason=bounce").Expect(http.StatusOK)
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
+	res := viewer.Get("/api/books/" + c.Book + "/suppressions/export?reason=bounce").Expect(http.StatusOK)
 	if ct, cd := res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"); ct != "text/csv; charset=utf-8" || cd != `attachment; filename=suppressions.csv` {
 		t.Fatalf("headers %q %q", ct, cd)
 	}
@@ -414,10 +414,10 @@ func TestSuppressionExport(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("%d distinct addresses of %d: a row repeated or went missing across batches", len(seen), n)
 	}
-	all := c.ob.Get("/api/books/" + c.book + "/suppressions/export?q=ANN").Expect(http.StatusOK)
+	all := c.O.Get("/api/books/" + c.Book + "/suppressions/export?q=ANN").Expect(http.StatusOK)
 	if got := strings.Split(strings.TrimSpace(string(all.Body)), "\n"); len(got) != 2 || !strings.HasPrefix(got[1], "ann@example.com,manual,api,20") {
 		t.Fatalf("q filter: %q", got)
 	}
-	c.ob.Get("/api/books/"+c.book+"/suppressions/export?reason=whim").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.env.Signup("stranger").Get("/api/books/"+c.book+"/suppressions/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.O.Get("/api/books/"+c.Book+"/suppressions/export?reason=whim").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Env.Signup("stranger").Get("/api/books/"+c.Book+"/suppressions/export").ExpectError(http.StatusForbidden, "FORBIDDEN")
 }

@@ -24,7 +24,7 @@ func BenchmarkFormSubmissions(b *testing.B) {
 	owner.SetAddon("active") // email settings come with the Campaigns add-on
 	book := owner.CreateBook("Signups")
 	ob := owner.InBook(book)
-	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "company_name": "Acme", "mailer_api_key": testMailerKey}).Expect(http.StatusOK)
+	ob.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "company_name": "Acme", "mailer_api_key": apptest.MailerKey}).Expect(http.StatusOK)
 	form := ob.Post("/api/forms", map[string]any{"name": "Newsletter", "fields": []map[string]any{{"key": "first_name"}}}).Expect(http.StatusCreated).String("data.id")
 	url := env.URL + "/api/forms/" + form + "/submissions"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

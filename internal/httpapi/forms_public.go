@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func signupPage(pf forms.PublicForm, in forms.SubmitInput, err error) web.Signup
 	d := web.SignupData{
 		Name: f.Name, Action: "/api/forms/" + f.ID.String() + "/submissions",
 		Email: web.SignupEmail{Value: in.Email}, ConsentText: f.ConsentText,
-		ConsentChecked: in.Consent == "on" || in.Consent == "true",
+		ConsentChecked: slices.Contains(forms.ConsentTicked, in.Consent),
 	}
 	field, msg := "", ""
 	if err != nil {
@@ -233,8 +234,8 @@ func signupPage(pf forms.PublicForm, in forms.SubmitInput, err error) web.Signup
 				sf.Label = strings.TrimPrefix(fl.Key, "custom.")
 			}
 			switch def.Type {
-			case "url", "number", "date":
-				sf.Type = def.Type
+			case books.FieldURL, books.FieldNumber, books.FieldDate:
+				sf.Type = string(def.Type)
 			}
 		}
 		if field == fl.Key || strings.HasPrefix(field, fl.Key+".") {

@@ -25,14 +25,14 @@ type formEnv struct {
 func newFormEnv(t *testing.T) *formEnv {
 	t.Helper()
 	c := newCampEnv(t, "active")
-	c.configure()
+	c.O.ConfigureEmail()
 	return &formEnv{unsubEnv: &unsubEnv{campEnv: c}}
 }
 
 // form creates a form through the public API and returns its id.
 func (f *formEnv) form(body map[string]any) string {
 	f.t.Helper()
-	return f.key.Post("/api/v1/forms", body).Expect(http.StatusCreated).String("data.id")
+	return f.Key.Post("/api/v1/forms", body).Expect(http.StatusCreated).String("data.id")
 }
 
 // submitJSON posts a submission as JSON (from the loopback address: the
@@ -57,9 +57,9 @@ var confirmLink = regexp.MustCompile(`https://contacts\.example\.com/api/forms/c
 // confirmToken is the token of the one confirmation email sent to addr.
 func (f *formEnv) confirmToken(addr string) string {
 	f.t.Helper()
-	f.env.WaitJobs()
+	f.Env.WaitJobs()
 	var found []mailertest.Recipient
-	for _, r := range f.mail.Recipients() {
+	for _, r := range f.Mail.Recipients() {
 		if r.Email == addr {
 			found = append(found, r)
 		}
@@ -77,9 +77,9 @@ func (f *formEnv) confirmToken(addr string) string {
 
 func (f *formEnv) mailsTo(addr string) int {
 	f.t.Helper()
-	f.env.WaitJobs()
+	f.Env.WaitJobs()
 	n := 0
-	for _, r := range f.mail.Recipients() {
+	for _, r := range f.Mail.Recipients() {
 		if r.Email == addr {
 			n++
 		}
@@ -90,18 +90,18 @@ func (f *formEnv) mailsTo(addr string) int {
 func TestFormsCRUD(t *testing.T) {
 	t.Parallel()
 	f := newFormEnv(t)
-	label := f.ob.Post("/api/books/"+f.book+"/labels", map[string]any{"name": "News"}).Expect(http.StatusCreated).String("data.id")
+	label := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "News"}).Expect(http.StatusCreated).String("data.id")
 	id := f.form(map[string]any{"name": "Newsletter", "fields": []map[string]any{{"key": "first_name", "required": true}}, "label_ids": []string{label}})
-	got := f.key.Get("/api/v1/forms/" + id).Expect(http.StatusOK)
+	got := f.Key.Get("/api/v1/forms/" + id).Expect(http.StatusOK)
 	if !got.Bool("data.double_opt_in") || !got.Bool("data.enabled") || got.Int("data.submissions_count") != 0 {
 		t.Fatalf("defaults: %s", got.Body)
 	}
-	f.ob.Post("/api/forms", map[string]any{"name": "Alpha"}).Expect(http.StatusCreated)
-	list := f.ob.Get("/api/forms").Expect(http.StatusOK)
+	f.O.Post("/api/forms", map[string]any{"name": "Alpha"}).Expect(http.StatusCreated)
+	list := f.O.Get("/api/forms").Expect(http.StatusOK)
 	if list.Len("data") != 2 || list.String("data.0.name") != "Alpha" {
 		t.Fatalf("list by name: %s", list.Body)
 	}
-	f.key.Patch("/api/v1/forms/"+id, map[string]any{"enabled": false, "redirect_url": "https://example.com/thanks"}).Expect(http.StatusOK)
+	f.Key.Patch("/api/v1/forms/"+id, map[string]any{"enabled": false, "redirect_url": "https://example.com/thanks"}).Expect(http.StatusOK)
 	if res, _ := f.raw(http.MethodGet, "/f/"+id, "", nil); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("disabled form page: %d", res.StatusCode)
 	}
@@ -112,52 +112,52 @@ func TestFormsCRUD(t *testing.T) {
 		"label_ids[0]":  {"name": "x", "label_ids": []string{"5b1d7e3a-8c2f-4a6e-9d0b-1f3e5a7c9b2d"}},
 		"name":          {"name": ""},
 	} {
-		r := f.key.Post("/api/v1/forms", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+		r := f.Key.Post("/api/v1/forms", body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		if !strings.Contains(r.String("error.message"), "`"+name+"`") {
 			t.Errorf("%s: %s", name, r.Body)
 		}
 	}
 	// A book without email settings cannot hold double opt-ins.
-	other := f.owner.CreateBook("Other")
-	r := f.owner.InBook(other).Post("/api/forms", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	other := f.Owner.CreateBook("Other")
+	r := f.Owner.InBook(other).Post("/api/forms", map[string]any{"name": "x"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if !strings.Contains(r.String("error.message"), "`double_opt_in`") {
 		t.Fatalf("double opt-in without settings: %s", r.Body)
 	}
-	f.owner.InBook(other).Post("/api/forms", map[string]any{"name": "x", "double_opt_in": false}).Expect(http.StatusCreated)
+	f.Owner.InBook(other).Post("/api/forms", map[string]any{"name": "x", "double_opt_in": false}).Expect(http.StatusCreated)
 
-	viewer := f.env.Join(f.owner, "viewer", "viewer").InBook(f.book)
+	viewer := f.Env.Join(f.Owner, "viewer", "viewer").InBook(f.Book)
 	viewer.Get("/api/forms/" + id).Expect(http.StatusOK)
 	viewer.Post("/api/forms", map[string]any{"name": "x"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	stranger := f.env.Signup("stranger")
+	stranger := f.Env.Signup("stranger")
 	stranger.Get("/api/forms/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
-	f.key.Delete("/api/v1/forms/" + id).Expect(http.StatusNoContent)
-	f.key.Get("/api/v1/forms/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	f.Key.Delete("/api/v1/forms/" + id).Expect(http.StatusNoContent)
+	f.Key.Get("/api/v1/forms/"+id).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 func TestDoubleOptInConfirmsOnce(t *testing.T) {
 	t.Parallel()
 	f := newFormEnv(t)
-	label := f.ob.Post("/api/books/"+f.book+"/labels", map[string]any{"name": "Subscribers"}).Expect(http.StatusCreated).String("data.id")
-	topic := f.ob.Post("/api/books/"+f.book+"/labels", map[string]any{"name": "Events", "public": true, "description": "Meetups"}).Expect(http.StatusCreated).String("data.id")
-	private := f.ob.Post("/api/books/"+f.book+"/labels", map[string]any{"name": "Internal"}).Expect(http.StatusCreated).String("data.id")
+	label := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "Subscribers"}).Expect(http.StatusCreated).String("data.id")
+	topic := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "Events", "public": true, "description": "Meetups"}).Expect(http.StatusCreated).String("data.id")
+	private := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "Internal"}).Expect(http.StatusCreated).String("data.id")
 	id := f.form(map[string]any{
 		"name": "Newsletter", "consent_text": "I agree to the newsletter.", "label_ids": []string{label},
 		"fields": []map[string]any{{"key": "first_name", "required": true}, {"key": "topics"}},
 	})
 
 	// A public label of another book is no topic of this one.
-	otherBook := f.owner.CreateBook("Other")
-	foreign := f.ob.Post("/api/books/"+otherBook+"/labels", map[string]any{"name": "Foreign", "public": true}).Expect(http.StatusCreated).String("data.id")
+	otherBook := f.Owner.CreateBook("Other")
+	foreign := f.O.Post("/api/books/"+otherBook+"/labels", map[string]any{"name": "Foreign", "public": true}).Expect(http.StatusCreated).String("data.id")
 	res, body := f.submitJSON(id, map[string]any{"email": "Ada@Example.com", "first_name": "Ada", "consent": true, "topics": []string{topic, private, foreign}})
 	if res.StatusCode != http.StatusAccepted || res.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Fatalf("submit: %d %v %s", res.StatusCode, res.Header, body)
 	}
-	if n := f.count(`SELECT count(*) FROM contacts WHERE book_id = $1`, f.book); n != 0 {
+	if n := f.Env.QueryInt(`SELECT count(*) FROM contacts WHERE book_id = $1`, f.Book); n != 0 {
 		t.Fatalf("a contact exists before confirmation: %d", n)
 	}
 	tok := f.confirmToken("ada@example.com")
-	email := f.mail.Recipients()[0]
+	email := f.Mail.Recipients()[0]
 	if !strings.Contains(email.HTML(), "Acme Inc.") || !strings.Contains(email.Text(), "1 Main St") {
 		t.Fatalf("the email lacks the company's name and address:\n%s", email.Text())
 	}
@@ -165,7 +165,7 @@ func TestDoubleOptInConfirmsOnce(t *testing.T) {
 	// The GET changes nothing.
 	res, body = f.raw(http.MethodGet, "/api/forms/confirm?token="+url.QueryEscape(tok), "", nil)
 	expectHTML(t, res, body, http.StatusOK, "Confirm subscription", "Nothing has changed yet")
-	if n := f.count(`SELECT count(*) FROM contacts WHERE book_id = $1`, f.book); n != 0 {
+	if n := f.Env.QueryInt(`SELECT count(*) FROM contacts WHERE book_id = $1`, f.Book); n != 0 {
 		t.Fatal("the GET created a contact")
 	}
 
@@ -182,18 +182,18 @@ func TestDoubleOptInConfirmsOnce(t *testing.T) {
 	if codes[0]+codes[1] != http.StatusOK+http.StatusNotFound {
 		t.Fatalf("two confirmations answered %v", codes)
 	}
-	list := f.key.Get("/api/v1/contacts").Expect(http.StatusOK)
+	list := f.Key.Get("/api/v1/contacts").Expect(http.StatusOK)
 	if list.Len("data") != 1 || list.String("data.0.first_name") != "Ada" || list.String("data.0.emails.0.address") != "ada@example.com" {
 		t.Fatalf("contact: %s", list.Body)
 	}
 	if list.Len("data.0.labels") != 2 {
 		t.Fatalf("the form's label and the public topic only: %s", list.Body)
 	}
-	if n := f.count(`SELECT count(*) FROM contacts WHERE book_id = $1`, otherBook); n != 0 {
+	if n := f.Env.QueryInt(`SELECT count(*) FROM contacts WHERE book_id = $1`, otherBook); n != 0 {
 		t.Fatalf("the other book got %d contacts", n)
 	}
 	contact := list.String("data.0.id")
-	consents := f.key.Get("/api/v1/contacts/" + contact + "/consents").Expect(http.StatusOK)
+	consents := f.Key.Get("/api/v1/contacts/" + contact + "/consents").Expect(http.StatusOK)
 	if consents.Len("data") != 1 || consents.String("data.0.method") != "double" || consents.String("data.0.text") != "I agree to the newsletter." ||
 		consents.String("data.0.form_id") != id || consents.String("data.0.ip") == "" {
 		t.Fatalf("consent: %s", consents.Body)
@@ -204,7 +204,7 @@ func TestDoubleOptInConfirmsOnce(t *testing.T) {
 	expectHTML(t, res, body, http.StatusNotFound, "not valid")
 	res, body = f.raw(http.MethodPost, "/api/forms/confirm", "application/x-www-form-urlencoded", []byte("token="+url.QueryEscape(tok)))
 	expectHTML(t, res, body, http.StatusNotFound, "not valid")
-	form := f.key.Get("/api/v1/forms/" + id).Expect(http.StatusOK)
+	form := f.Key.Get("/api/v1/forms/" + id).Expect(http.StatusOK)
 	if form.Int("data.submissions_count") != 1 || form.Int("data.confirmed_count") != 1 {
 		t.Fatalf("counts: %s", form.Body)
 	}
@@ -216,15 +216,15 @@ func TestConfirmationExpiresAfterSevenDays(t *testing.T) {
 	id := f.form(map[string]any{"name": "N"})
 	f.submitJSON(id, map[string]any{"email": "late@example.com"})
 	tok := f.confirmToken("late@example.com")
-	f.env.Clock.Advance(7*24*time.Hour + time.Second)
+	f.Env.Clock.Advance(7*24*time.Hour + time.Second)
 	res, _ := f.raw(http.MethodPost, "/api/forms/confirm", "application/json", []byte(`{"token":"`+tok+`"}`))
 	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("expired token: %d", res.StatusCode)
 	}
-	if _, err := f.env.App.Forms.Prune(t.Context()); err != nil {
+	if _, err := f.Env.App.Forms.Prune(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count(`SELECT count(*) FROM form_submissions`); n != 0 {
+	if n := f.Env.QueryInt(`SELECT count(*) FROM form_submissions`); n != 0 {
 		t.Fatalf("%d expired submissions kept", n)
 	}
 }
@@ -234,7 +234,7 @@ func TestSubmissionRevealsNothing(t *testing.T) {
 	f := newFormEnv(t)
 	id := f.form(map[string]any{"name": "N"})
 	f.campEnv.contact("Known", "known@example.com")
-	f.ob.Post("/api/suppressions", map[string]any{"email": "bounced@example.com", "reason": "bounce"}).Expect(http.StatusCreated)
+	f.O.Post("/api/suppressions", map[string]any{"email": "bounced@example.com", "reason": "bounce"}).Expect(http.StatusCreated)
 
 	var answers []string
 	for _, addr := range []string{"new@example.com", "known@example.com", "bounced@example.com"} {
@@ -258,9 +258,9 @@ func TestSubmissionRevealsNothing(t *testing.T) {
 		t.Fatalf("%d emails to one address in a day, want 3", n)
 	}
 	// The honeypot: the usual answer, nothing stored.
-	before := f.count(`SELECT count(*) FROM form_submissions`)
+	before := f.Env.QueryInt(`SELECT count(*) FROM form_submissions`)
 	res, body := f.submitJSON(id, map[string]any{"email": "bot@example.com", "company_website": "http://spam.example"})
-	if res.StatusCode != http.StatusAccepted || body != answers[0] || f.count(`SELECT count(*) FROM form_submissions`) != before {
+	if res.StatusCode != http.StatusAccepted || body != answers[0] || f.Env.QueryInt(`SELECT count(*) FROM form_submissions`) != before {
 		t.Fatalf("honeypot: %d %s", res.StatusCode, body)
 	}
 }
@@ -297,7 +297,7 @@ func TestSubmissionRules(t *testing.T) {
 	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("11th post: %d %v", res.StatusCode, res.Header)
 	}
-	f.env.Clock.Advance(20 * time.Minute)
+	f.Env.Clock.Advance(20 * time.Minute)
 	if res, _ = f.submitJSON(id, map[string]any{"email": "a@example.com", "last_name": "L", "consent": true}); res.StatusCode != http.StatusAccepted {
 		t.Fatalf("after the window: %d", res.StatusCode)
 	}
@@ -309,21 +309,21 @@ func TestSingleOptInAndBrowserPost(t *testing.T) {
 	id := f.form(map[string]any{"name": "N", "double_opt_in": false, "fields": []map[string]any{{"key": "company"}}})
 	redirect := f.form(map[string]any{"name": "R", "double_opt_in": false, "redirect_url": "https://example.com/thanks"})
 	existing := f.campEnv.contact("Bea", "bea@example.com")
-	f.ob.Post("/api/suppressions", map[string]any{"email": "bea@example.com", "reason": "unsubscribe"}).Expect(http.StatusCreated)
-	f.ob.Post("/api/suppressions", map[string]any{"email": "cy@example.com", "reason": "complaint"}).Expect(http.StatusCreated)
+	f.O.Post("/api/suppressions", map[string]any{"email": "bea@example.com", "reason": "unsubscribe"}).Expect(http.StatusCreated)
+	f.O.Post("/api/suppressions", map[string]any{"email": "cy@example.com", "reason": "complaint"}).Expect(http.StatusCreated)
 
 	res, body := f.submitForm(id, url.Values{"email": {"bea@example.com"}, "company": {"Initech"}})
 	expectHTML(t, res, body, http.StatusOK, "Thank you")
-	c := f.key.Get("/api/v1/contacts/" + existing).Expect(http.StatusOK)
+	c := f.Key.Get("/api/v1/contacts/" + existing).Expect(http.StatusOK)
 	if c.String("data.company") != "Initech" || c.String("data.first_name") != "Bea" {
 		t.Fatalf("the existing contact is patched with the non-empty values: %s", c.Body)
 	}
-	if f.count(`SELECT count(*) FROM suppressions WHERE email = 'bea@example.com' AND lifted_at IS NULL`) != 0 {
+	if f.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE email = 'bea@example.com' AND lifted_at IS NULL`) != 0 {
 		t.Fatal("the unsubscribe was not lifted")
 	}
 	f.submitJSON(id, map[string]any{"email": "cy@example.com"})
-	if f.count(`SELECT count(*) FROM suppressions WHERE email = 'cy@example.com' AND lifted_at IS NULL`) != 1 ||
-		f.count(`SELECT count(*) FROM contacts WHERE suppressed_at IS NOT NULL AND emails @> '[{"address":"cy@example.com"}]'`) != 1 {
+	if f.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE email = 'cy@example.com' AND lifted_at IS NULL`) != 1 ||
+		f.Env.QueryInt(`SELECT count(*) FROM contacts WHERE suppressed_at IS NOT NULL AND emails @> '[{"address":"cy@example.com"}]'`) != 1 {
 		t.Fatal("a complaint must stay and keep the new contact suppressed")
 	}
 	if n := f.mailsTo("cy@example.com") + f.mailsTo("bea@example.com"); n != 0 {
@@ -333,7 +333,7 @@ func TestSingleOptInAndBrowserPost(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "https://example.com/thanks" {
 		t.Fatalf("redirect: %d %v", res.StatusCode, res.Header)
 	}
-	consents := f.key.Get("/api/v1/contacts/" + existing + "/consents").Expect(http.StatusOK)
+	consents := f.Key.Get("/api/v1/contacts/" + existing + "/consents").Expect(http.StatusOK)
 	if consents.String("data.0.method") != "single" {
 		t.Fatalf("consent: %s", consents.Body)
 	}
@@ -343,8 +343,8 @@ func TestFormPagesEscapeEverything(t *testing.T) {
 	t.Parallel()
 	f := newFormEnv(t)
 	const xss = `<script>alert(1)</script>`
-	f.ob.Post("/api/books/"+f.book+"/fields", map[string]any{"key": "tier", "name": xss, "type": "text"}).Expect(http.StatusCreated)
-	f.ob.Post("/api/books/"+f.book+"/labels", map[string]any{"name": xss, "public": true, "description": xss}).Expect(http.StatusCreated)
+	f.O.Post("/api/books/"+f.Book+"/fields", map[string]any{"key": "tier", "name": xss, "type": "text"}).Expect(http.StatusCreated)
+	f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": xss, "public": true, "description": xss}).Expect(http.StatusCreated)
 	id := f.form(map[string]any{
 		"name": xss, "consent_text": xss, "success_message": xss,
 		"fields": []map[string]any{{"key": "first_name"}, {"key": "last_name"}, {"key": "company"}, {"key": "job_title"}, {"key": "phone"}, {"key": "custom.tier"}, {"key": "topics"}},
@@ -363,8 +363,8 @@ func TestFormPagesEscapeEverything(t *testing.T) {
 	vals.Set("phone", "+1 555 0100")
 	res, body = f.submitForm(id, vals)
 	expectHTML(t, res, body, http.StatusOK, "&lt;script&gt;")
-	f.env.WaitJobs()
-	mail := f.mail.Recipients()
+	f.Env.WaitJobs()
+	mail := f.Mail.Recipients()
 	if len(mail) != 1 || strings.Contains(mail[0].HTML(), "<script") || !strings.Contains(mail[0].HTML(), "&lt;script&gt;") {
 		t.Fatalf("the confirmation email must escape the form's name:\n%v", mail)
 	}
@@ -375,32 +375,32 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 	f := newFormEnv(t)
 	id := f.form(map[string]any{"name": "N", "double_opt_in": false})
 	f.submitJSON(id, map[string]any{"email": "gone@example.com"})
-	contact := f.key.Get("/api/v1/contacts").Expect(http.StatusOK).String("data.0.id")
-	f.enroll(f.campaign("Welcome", "active"), contact)
-	f.ob.Post("/api/suppressions", map[string]any{"email": "gone@example.com", "reason": "manual"}).Expect(http.StatusCreated)
+	contact := f.Key.Get("/api/v1/contacts").Expect(http.StatusOK).String("data.0.id")
+	f.Key.Enroll(f.Key.NewCampaignIn("Welcome", "active"), contact)
+	f.O.Post("/api/suppressions", map[string]any{"email": "gone@example.com", "reason": "manual"}).Expect(http.StatusCreated)
 
-	member := f.env.Join(f.owner, "member", "member").InBook(f.book)
+	member := f.Env.Join(f.Owner, "member", "member").InBook(f.Book)
 	member.Get("/api/contacts/"+contact+"/data-export").ExpectError(http.StatusForbidden, "FORBIDDEN")
-	export := f.key.Get("/api/v1/contacts/" + contact + "/data-export").Expect(http.StatusOK)
+	export := f.Key.Get("/api/v1/contacts/" + contact + "/data-export").Expect(http.StatusOK)
 	if export.String("data.contact.id") != contact || export.Len("data.consents") != 1 || export.Len("data.suppressions") != 1 ||
 		export.Len("data.campaigns") != 1 || export.Len("data.activity") == 0 {
 		t.Fatalf("export: %s", export.Body)
 	}
 	member.Post("/api/contacts/"+contact+"/erase", nil).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	f.ob.Post("/api/contacts/"+contact+"/erase", nil).Expect(http.StatusOK)
-	f.key.Get("/api/v1/contacts/"+contact).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	if f.count(`SELECT count(*) FROM consents`) != 0 || f.count(`SELECT count(*) FROM suppressions WHERE email IS NOT NULL`) != 0 ||
-		f.count(`SELECT count(*) FROM campaign_participants`) != 0 || f.count(`SELECT count(*) FROM form_submissions`) != 0 ||
-		f.count(`SELECT count(*) FROM suppressions WHERE email_hash = encode(sha256('gone@example.com'), 'hex')`) != 1 {
+	f.O.Post("/api/contacts/"+contact+"/erase", nil).Expect(http.StatusOK)
+	f.Key.Get("/api/v1/contacts/"+contact).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	if f.Env.QueryInt(`SELECT count(*) FROM consents`) != 0 || f.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE email IS NOT NULL`) != 0 ||
+		f.Env.QueryInt(`SELECT count(*) FROM campaign_participants`) != 0 || f.Env.QueryInt(`SELECT count(*) FROM form_submissions`) != 0 ||
+		f.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE email_hash = encode(sha256('gone@example.com'), 'hex')`) != 1 {
 		t.Fatal("erasure must leave only the suppression's hash")
 	}
 	// The audit log records the erasure by the contact's id, and no
 	// address of it.
-	if f.count(`SELECT count(*) FROM audit_log WHERE action = 'contact.erased' AND actor_type = 'user' AND target_id = '`+contact+`'`) != 1 ||
-		f.count(`SELECT count(*) FROM audit_log WHERE details::text ILIKE '%gone@example.com%'`) != 0 {
+	if f.Env.QueryInt(`SELECT count(*) FROM audit_log WHERE action = 'contact.erased' AND actor_type = 'user' AND target_id = '`+contact+`'`) != 1 ||
+		f.Env.QueryInt(`SELECT count(*) FROM audit_log WHERE details::text ILIKE '%gone@example.com%'`) != 0 {
 		t.Fatal("the erasure's audit entry is missing or holds the address")
 	}
-	sup := f.ob.Get("/api/suppressions").Expect(http.StatusOK)
+	sup := f.O.Get("/api/suppressions").Expect(http.StatusOK)
 	if sup.Value("data.0.email") != nil || len(sup.String("data.0.email_hash")) != 64 {
 		t.Fatalf("suppression answer: %s", sup.Body)
 	}
@@ -412,7 +412,7 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 		t.Fatal("the erased address got a confirmation email")
 	}
 	f.submitJSON(id, map[string]any{"email": "gone@example.com"})
-	if f.count(`SELECT count(*) FROM contacts WHERE suppressed_at IS NOT NULL`) != 1 {
+	if f.Env.QueryInt(`SELECT count(*) FROM contacts WHERE suppressed_at IS NOT NULL`) != 1 {
 		t.Fatal("a single opt-in of the erased address must be suppressed")
 	}
 }
@@ -420,11 +420,11 @@ func TestErasureKeepsSuppressionsByHash(t *testing.T) {
 func TestPreferencePage(t *testing.T) {
 	t.Parallel()
 	u := newUnsubEnv(t)
-	news := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "News", "public": true, "description": "Monthly"}).Expect(http.StatusCreated).String("data.id")
-	events := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "Events", "public": true}).Expect(http.StatusCreated).String("data.id")
-	private := u.ob.Post("/api/books/"+u.book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
-	u.key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": news}).Expect(http.StatusOK)
-	u.key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": private}).Expect(http.StatusOK)
+	news := u.O.Post("/api/books/"+u.Book+"/labels", map[string]any{"name": "News", "public": true, "description": "Monthly"}).Expect(http.StatusCreated).String("data.id")
+	events := u.O.Post("/api/books/"+u.Book+"/labels", map[string]any{"name": "Events", "public": true}).Expect(http.StatusCreated).String("data.id")
+	private := u.O.Post("/api/books/"+u.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	u.Key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": news}).Expect(http.StatusOK)
+	u.Key.Post("/api/v1/contacts/"+u.contact+"/labels", map[string]any{"label_id": private}).Expect(http.StatusOK)
 
 	res, body := u.raw(http.MethodGet, "/api/unsubscribe?token="+url.QueryEscape(u.token), "", nil)
 	expectHTML(t, res, body, http.StatusOK, "Topics you hear about", `value="`+news+`" checked`, `value="`+events+`"`, "Monthly", "Save preferences")
@@ -435,7 +435,7 @@ func TestPreferencePage(t *testing.T) {
 	res, body = u.raw(http.MethodPost, "/api/preferences", "application/x-www-form-urlencoded",
 		[]byte(url.Values{"token": {u.token}, "label_ids": {events, private + "-not-an-id"}}.Encode()))
 	expectHTML(t, res, body, http.StatusOK, "Preferences saved")
-	labels := u.key.Get("/api/v1/contacts/" + u.contact).Expect(http.StatusOK)
+	labels := u.Key.Get("/api/v1/contacts/" + u.contact).Expect(http.StatusOK)
 	var names []string
 	for i := range labels.Len("data.labels") {
 		names = append(names, labels.String("data.labels."+strconv.Itoa(i)+".name"))
@@ -443,11 +443,11 @@ func TestPreferencePage(t *testing.T) {
 	if strings.Join(names, ",") != "Events,VIP" && strings.Join(names, ",") != "VIP,Events" {
 		t.Fatalf("labels after saving: %v", names)
 	}
-	r := u.env.Anonymous().Post("/api/preferences", map[string]any{"token": u.token, "label_ids": []string{}}).Expect(http.StatusOK)
+	r := u.Env.Anonymous().Post("/api/preferences", map[string]any{"token": u.token, "label_ids": []string{}}).Expect(http.StatusOK)
 	if r.String("data.message") == "" {
 		t.Fatalf("json answer: %s", r.Body)
 	}
-	u.env.Anonymous().Post("/api/preferences", map[string]any{"token": "nope", "label_ids": []string{}}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	u.Env.Anonymous().Post("/api/preferences", map[string]any{"token": "nope", "label_ids": []string{}}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 }
 
 // The confirmation email goes out at most once: a provider refusal for now
@@ -457,7 +457,7 @@ func TestConfirmationEmailAtMostOnce(t *testing.T) {
 	t.Parallel()
 	f := newFormEnv(t)
 	id := f.form(map[string]any{"name": "N"})
-	f.mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
+	f.Mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
 	f.submitJSON(id, map[string]any{"email": "retry@example.com"})
 	tok := f.confirmToken("retry@example.com")
 	if res, _ := f.raw(http.MethodPost, "/api/forms/confirm", "application/json", []byte(`{"token":"`+tok+`"}`)); res.StatusCode != http.StatusOK {
@@ -465,13 +465,13 @@ func TestConfirmationEmailAtMostOnce(t *testing.T) {
 	}
 
 	f.submitJSON(id, map[string]any{"email": "stamped@example.com"})
-	f.env.WaitJobs()
+	f.Env.WaitJobs()
 	var sub uuid.UUID
-	if err := f.env.App.Pool.QueryRow(t.Context(), `UPDATE form_submissions SET sent_at = NULL, sending_at = now()
+	if err := f.Env.App.Pool.QueryRow(t.Context(), `UPDATE form_submissions SET sent_at = NULL, sending_at = now()
 		WHERE email = 'stamped@example.com' RETURNING id`).Scan(&sub); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.env.App.Forms.SendConfirmation(t.Context(), sub); err == nil {
+	if err := f.Env.App.Forms.SendConfirmation(t.Context(), sub); err == nil {
 		t.Fatal("a stamped submission must not be sent again")
 	}
 	if n := f.mailsTo("stamped@example.com"); n != 1 {

@@ -22,16 +22,16 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	t.Helper()
 	c := newCampEnv(t, "active", apptest.Options{Env: map[string]string{"STRIPE_WEBHOOK_SECRET": "whsec_hostile"}})
 	h := &hostileEnv{campEnv: c}
-	h.label = c.owner.Post("/api/books/"+c.book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
-	h.field = c.owner.Post("/api/books/"+c.book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).
+	h.label = c.Owner.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	h.field = c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).
 		Expect(http.StatusCreated).String("data.id")
 	h.contact = c.contact("Ann", "ann@example.com")
-	h.tpl = c.template("T", "S", "<p>x</p>")
-	h.campaign = c.campaign("C", "draft")
-	h.step = c.emailStep(h.campaign, h.tpl, nil)
-	h.webhook = c.owner.Post(webhooksPath(c.owner.TeamID), map[string]any{"url": "https://hooks.example.com/h", "events": []string{"contact.created"}}).
+	h.tpl = c.Key.NewTemplateWith("T", "S", "<p>x</p>")
+	h.campaign = c.Key.NewCampaignIn("C", "draft")
+	h.step = c.Key.NewEmailStep(h.campaign, h.tpl, nil)
+	h.webhook = c.Owner.Post(webhooksPath(c.Owner.TeamID), map[string]any{"url": "https://hooks.example.com/h", "events": []string{"contact.created"}}).
 		Expect(http.StatusCreated).String("data.webhook.id")
-	h.member = c.env.Join(c.owner, "bob", "member").ID
+	h.member = c.Env.Join(c.Owner, "bob", "member").ID
 	return h
 }
 
@@ -45,10 +45,10 @@ type textCase struct {
 }
 
 func (h *hostileEnv) textCases(s string) []textCase {
-	team := "/api/teams/" + h.owner.TeamID
-	book := "/api/books/" + h.book
-	anon := h.env.Anonymous()
-	o, ob, key := h.owner.Client, h.ob, h.key
+	team := "/api/teams/" + h.Owner.TeamID
+	book := "/api/books/" + h.Book
+	anon := h.Env.Anonymous()
+	o, ob, key := h.Owner.Client, h.O, h.Key
 	return []textCase{
 		{"POST", "/api/auth/signup", anon, map[string]any{"email": "x" + s + "@example.com", "password": "long enough", "name": "N", "team_name": "T"}, "email"},
 		{"POST", "/api/auth/signup", anon, map[string]any{"email": "n@example.com", "password": "long enough", "name": "N" + s, "team_name": "T"}, "name"},
@@ -64,7 +64,7 @@ func (h *hostileEnv) textCases(s string) []textCase {
 		{"POST", team + "/api-keys", o, map[string]any{"name": "key" + s}, "name"},
 		{"POST", team + "/webhooks", o, map[string]any{"url": "https://h.example.com/" + s, "events": []string{"contact.created"}}, "url"},
 		{"PATCH", team + "/webhooks/" + h.webhook, o, map[string]any{"events": []string{"contact.created", "x" + s}}, "events[1]"},
-		{"POST", "/api/books", o, map[string]any{"team_id": h.owner.TeamID, "name": "Book" + s}, "name"},
+		{"POST", "/api/books", o, map[string]any{"team_id": h.Owner.TeamID, "name": "Book" + s}, "name"},
 		{"PATCH", book, o, map[string]any{"icon": "i" + s}, "icon"},
 		{"POST", book + "/labels", o, map[string]any{"name": "L" + s}, "name"},
 		{"PATCH", book + "/labels/" + h.label, o, map[string]any{"color": "#000000" + s}, "color"},
@@ -88,7 +88,7 @@ func (h *hostileEnv) textCases(s string) []textCase {
 		{"PATCH", "/api/campaigns/" + h.campaign + "/steps/" + h.step, ob, map[string]any{"sender_name": "News" + s}, "sender_name"},
 		{"PUT", "/api/campaign-settings", ob, map[string]any{"sender_name": "Acme" + s}, "sender_name"},
 		{"PUT", "/api/campaign-settings", ob, map[string]any{"city": "Springfield" + s}, "city"},
-		{"POST", "/api/payments/create-campaign-checkout", o, map[string]any{"team_id": h.owner.TeamID, "plan": "monthly" + s}, "plan"},
+		{"POST", "/api/payments/create-campaign-checkout", o, map[string]any{"team_id": h.Owner.TeamID, "plan": "monthly" + s}, "plan"},
 		{"POST", "/api/unsubscribe/confirm", anon, map[string]any{"token": "t" + s, "scope": "all"}, "token"},
 	}
 }
@@ -107,12 +107,12 @@ func TestTextRefusesNUL(t *testing.T) {
 		}
 	}
 	// A NUL in a field name is named by its object.
-	r := h.key.Post("/api/v1/contacts", apptest.Raw{ContentType: "application/json", Body: []byte(`{"first_name":"A","emails":[{"addr\u0000ess":"a@example.com"}]}`)}).
+	r := h.Key.Post("/api/v1/contacts", apptest.Raw{ContentType: "application/json", Body: []byte(`{"first_name":"A","emails":[{"addr\u0000ess":"a@example.com"}]}`)}).
 		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if msg := r.String("error.message"); !strings.HasPrefix(msg, "A field name in `emails[0]` holds a NUL") {
 		t.Errorf("field name: message %q", msg)
 	}
-	expectNoErrorLogged(t, h.env)
+	expectNoErrorLogged(t, h.Env)
 }
 
 // TestTextRefusesInvalidUTF8 sends invalid UTF-8 in bodies, query
@@ -132,37 +132,37 @@ func TestTextRefusesInvalidUTF8(t *testing.T) {
 		client     *apptest.Client
 		path, name string
 	}{
-		{h.key, "/api/v1/contacts?q=%FF", "q"},
-		{h.key, "/api/v1/contacts?q=a%00b", "q"},
-		{h.key, "/api/v1/contacts?sort=%C3", "sort"},
-		{h.ob, "/api/contacts/check-email?email=a%00@example.com", "email"},
-		{h.ob, "/api/campaign-step-contacts/" + h.campaign + "/" + h.step + "?result=%00", "result"},
-		{h.key, "/api/v1/books?team_id=%FE", "team_id"},
+		{h.Key, "/api/v1/contacts?q=%FF", "q"},
+		{h.Key, "/api/v1/contacts?q=a%00b", "q"},
+		{h.Key, "/api/v1/contacts?sort=%C3", "sort"},
+		{h.O, "/api/contacts/check-email?email=a%00@example.com", "email"},
+		{h.O, "/api/campaign-step-contacts/" + h.campaign + "/" + h.step + "?result=%00", "result"},
+		{h.Key, "/api/v1/books?team_id=%FE", "team_id"},
 	} {
 		r := q.client.Get(q.path).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 		if msg := r.String("error.message"); !strings.Contains(msg, "query parameter "+q.name) {
 			t.Errorf("%s: message %q does not name %s", q.path, msg, q.name)
 		}
 	}
-	h.env.Anonymous().Get("/api/unsubscribe?token=%FF").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	r := h.key.Get("/api/v1/contacts", "X-Book-ID", h.book+"\xe9").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	h.Env.Anonymous().Get("/api/unsubscribe?token=%FF").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	r := h.Key.Get("/api/v1/contacts", "X-Book-ID", h.Book+"\xe9").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if msg := r.String("error.message"); !strings.Contains(msg, "header X-Book-Id") {
 		t.Errorf("header: message %q does not name X-Book-Id", msg)
 	}
-	r = h.key.Get("/api/v1/contacts", "X-Anything", "caf\xe9").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	r = h.Key.Get("/api/v1/contacts", "X-Anything", "caf\xe9").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if msg := r.String("error.message"); !strings.Contains(msg, "header X-Anything") {
 		t.Errorf("header: message %q does not name X-Anything", msg)
 	}
 	// Form bodies: the unsubscribe confirmation.
-	r = h.env.Anonymous().Post("/api/unsubscribe/confirm", apptest.Raw{ContentType: "application/x-www-form-urlencoded", Body: []byte("token=%00&scope=all")},
+	r = h.Env.Anonymous().Post("/api/unsubscribe/confirm", apptest.Raw{ContentType: "application/x-www-form-urlencoded", Body: []byte("token=%00&scope=all")},
 		"Accept", "application/json").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if msg := r.String("error.message"); !strings.Contains(msg, "form field token") {
 		t.Errorf("form: message %q does not name token", msg)
 	}
 	// Invalid UTF-8 outside any string is a body error.
-	h.key.Post("/api/v1/contacts", apptest.Raw{ContentType: "application/json", Body: []byte("{\"first_name\":\"A\"}\xff")}).
+	h.Key.Post("/api/v1/contacts", apptest.Raw{ContentType: "application/json", Body: []byte("{\"first_name\":\"A\"}\xff")}).
 		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	expectNoErrorLogged(t, h.env)
+	expectNoErrorLogged(t, h.Env)
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -189,12 +189,12 @@ func rawJSON(s string) apptest.Raw {
 }
 
 func (h *hostileEnv) hostileCases() []hostileCase {
-	team := "/api/teams/" + h.owner.TeamID
-	book := "/api/books/" + h.book
+	team := "/api/teams/" + h.Owner.TeamID
+	book := "/api/books/" + h.Book
 	label := book + "/labels/" + h.label
 	step := "/api/campaigns/" + h.campaign + "/steps/" + h.step
-	anon := h.env.Anonymous()
-	o, ob, key := h.owner.Client, h.ob, h.key
+	anon := h.Env.Anonymous()
+	o, ob, key := h.Owner.Client, h.O, h.Key
 	long := strings.Repeat("x", 1<<20)
 	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
 	ids := make([]string, 20_000)
@@ -225,7 +225,7 @@ func (h *hostileEnv) hostileCases() []hostileCase {
 		{"deliveries limit text", o, "GET", team + "/webhooks/" + h.webhook + "/deliveries?limit=ten", nil, nil},
 		// Strings beyond their columns.
 		{"label name 1 MB", o, "POST", book + "/labels", map[string]any{"name": long}, nil},
-		{"book name 1 MB", o, "POST", "/api/books", map[string]any{"team_id": h.owner.TeamID, "name": long}, nil},
+		{"book name 1 MB", o, "POST", "/api/books", map[string]any{"team_id": h.Owner.TeamID, "name": long}, nil},
 		{"book icon long", o, "PATCH", book, map[string]any{"icon": strings.Repeat("i", 65)}, nil},
 		{"team name 1 MB", o, "PATCH", team, map[string]any{"name": long}, nil},
 		{"key name 1 MB", o, "POST", team + "/api-keys", map[string]any{"name": long}, nil},
@@ -280,7 +280,7 @@ func (h *hostileEnv) hostileCases() []hostileCase {
 		{"webhook event unknown", o, "POST", team + "/webhooks", map[string]any{"url": "https://h.example.com/", "events": []string{"contact.exploded"}}, nil},
 		{"webhook url scheme", o, "POST", team + "/webhooks", map[string]any{"url": "gopher://h.example.com/", "events": []string{"contact.created"}}, nil},
 		{"webhook url garbage", o, "POST", team + "/webhooks", map[string]any{"url": "http://[::1", "events": []string{"contact.created"}}, nil},
-		{"checkout plan unknown", o, "POST", "/api/payments/create-campaign-checkout", map[string]any{"team_id": h.owner.TeamID, "plan": "lifetime", "currency": "usd"}, nil},
+		{"checkout plan unknown", o, "POST", "/api/payments/create-campaign-checkout", map[string]any{"team_id": h.Owner.TeamID, "plan": "lifetime", "currency": "usd"}, nil},
 		{"unsubscribe scope unknown", anon, "POST", "/api/unsubscribe/confirm", map[string]any{"token": "t", "scope": "galaxy"}, nil},
 		// Invalid UUIDs in headers, paths, queries and bodies.
 		{"book header not a UUID", key, "GET", "/api/v1/contacts", nil, []string{"X-Book-ID", "nope"}},
@@ -328,9 +328,9 @@ func (h *hostileEnv) hostileCases() []hostileCase {
 		{"field key taken", o, "POST", book + "/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}, nil},
 		{"field key uppercase", o, "POST", book + "/fields", map[string]any{"key": "Plan!", "name": "Plan", "type": "text"}, nil},
 		{"label colour", o, "POST", book + "/labels", map[string]any{"name": "x", "color": "red"}, nil},
-		{"invite a member", o, "POST", team + "/invitations", map[string]any{"email": h.owner.Email, "role": "member"}, nil},
+		{"invite a member", o, "POST", team + "/invitations", map[string]any{"email": h.Owner.Email, "role": "member"}, nil},
 		{"invitation unknown token", anon, "POST", "/api/invitations/accept", map[string]any{"token": "nope", "name": "N", "password": "correct horse"}, nil},
-		{"demote the last owner", o, "PATCH", team + "/members/" + h.owner.ID, map[string]any{"role": "viewer"}, nil},
+		{"demote the last owner", o, "PATCH", team + "/members/" + h.Owner.ID, map[string]any{"role": "viewer"}, nil},
 		{"stripe webhook unsigned", anon, "POST", "/api/payments/webhook", rawJSON(`{"id":"evt_1","type":"checkout.session.completed","data":{"object":{}}}`), []string{"Stripe-Signature", "t=1,v1=00"}},
 		{"unsubscribe unknown token", anon, "POST", "/api/unsubscribe/confirm", map[string]any{"token": "nope", "scope": "all"}, nil},
 		{"send-test bad address", ob, "POST", "/api/campaign-templates/" + h.tpl + "/send-test", map[string]any{"email": "not an address"}, nil},
@@ -349,9 +349,9 @@ func manyEmails(n int) []any {
 
 func (h *hostileEnv) customField(key, typ string) string {
 	h.t.Helper()
-	r := h.owner.Post("/api/books/"+h.book+"/fields", map[string]any{"key": key, "name": key, "type": typ})
+	r := h.Owner.Post("/api/books/"+h.Book+"/fields", map[string]any{"key": key, "name": key, "type": typ})
 	if r.Status == http.StatusConflict {
-		for _, f := range h.owner.Get("/api/books/" + h.book + "/fields").Expect(http.StatusOK).Value("data").([]any) {
+		for _, f := range h.Owner.Get("/api/books/" + h.Book + "/fields").Expect(http.StatusOK).Value("data").([]any) {
 			if m := f.(map[string]any); m["key"] == key {
 				return m["id"].(string)
 			}
@@ -388,7 +388,7 @@ func TestHostileInput(t *testing.T) {
 			t.Errorf("%s: answered %d without the error envelope: %.300s", tc.name, r.Status, r.Body)
 		}
 	}
-	expectNoErrorLogged(t, h.env)
+	expectNoErrorLogged(t, h.Env)
 }
 
 // expectNoErrorLogged fails the test when the service logged an error:
@@ -421,16 +421,16 @@ func TestHeaderBorneConfigurationRefusesLineBreaks(t *testing.T) {
 			body         map[string]any
 			field        string
 		}{
-			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_name": "Acme" + bad}, "sender_name"},
-			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_email": "news@acme.example" + bad}, "sender_email"},
-			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"reply_to_email": "help@acme.example" + bad}, "reply_to_email"},
-			{h.ob, "PUT", "/api/campaign-settings", map[string]any{"mailer_api_key": "SG.key" + bad}, "mailer_api_key"},
-			{h.key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_name": "News" + bad}, "sender_name"},
-			{h.key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_email": "a@acme.example" + bad}, "sender_email"},
-			{h.ob, "PATCH", step, map[string]any{"sender_name": "News" + bad}, "sender_name"},
-			{h.ob, "PATCH", step, map[string]any{"sender_email": "a@acme.example" + bad}, "sender_email"},
-			{h.key, "POST", "/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "Hello" + bad, "body_html": "x"}, "subject"},
-			{h.key, "PATCH", "/api/v1/campaign-templates/" + h.tpl, map[string]any{"subject": "Hello" + bad}, "subject"},
+			{h.O, "PUT", "/api/campaign-settings", map[string]any{"sender_name": "Acme" + bad}, "sender_name"},
+			{h.O, "PUT", "/api/campaign-settings", map[string]any{"sender_email": "news@acme.example" + bad}, "sender_email"},
+			{h.O, "PUT", "/api/campaign-settings", map[string]any{"reply_to_email": "help@acme.example" + bad}, "reply_to_email"},
+			{h.O, "PUT", "/api/campaign-settings", map[string]any{"mailer_api_key": "SG.key" + bad}, "mailer_api_key"},
+			{h.Key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_name": "News" + bad}, "sender_name"},
+			{h.Key, "POST", steps, map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": h.tpl, "sender_email": "a@acme.example" + bad}, "sender_email"},
+			{h.O, "PATCH", step, map[string]any{"sender_name": "News" + bad}, "sender_name"},
+			{h.O, "PATCH", step, map[string]any{"sender_email": "a@acme.example" + bad}, "sender_email"},
+			{h.Key, "POST", "/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "Hello" + bad, "body_html": "x"}, "subject"},
+			{h.Key, "PATCH", "/api/v1/campaign-templates/" + h.tpl, map[string]any{"subject": "Hello" + bad}, "subject"},
 		} {
 			r := tc.client.Do(tc.method, tc.path, tc.body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 			if msg := r.String("error.message"); !strings.Contains(msg, "`"+tc.field+"`") {
@@ -439,9 +439,9 @@ func TestHeaderBorneConfigurationRefusesLineBreaks(t *testing.T) {
 		}
 	}
 	// Surrounding white space is trimmed, and any other character is fine.
-	h.ob.Put("/api/campaign-settings", map[string]any{"sender_name": " Acme – News ✉\r\n", "sender_email": "news@acme.example\n"}).Expect(http.StatusOK)
-	h.ob.Patch(step, map[string]any{"sender_name": "Ünïcödé “News”"}).Expect(http.StatusOK)
-	h.key.Patch("/api/v1/campaign-templates/"+h.tpl, map[string]any{"subject": "Hello {{first_name}} – 50% off ✓"}).Expect(http.StatusOK)
+	h.O.Put("/api/campaign-settings", map[string]any{"sender_name": " Acme – News ✉\r\n", "sender_email": "news@acme.example\n"}).Expect(http.StatusOK)
+	h.O.Patch(step, map[string]any{"sender_name": "Ünïcödé “News”"}).Expect(http.StatusOK)
+	h.Key.Patch("/api/v1/campaign-templates/"+h.tpl, map[string]any{"subject": "Hello {{first_name}} – 50% off ✓"}).Expect(http.StatusOK)
 }
 
 // TestLongestAllowedValuesAreStored: every text field at its documented
@@ -456,38 +456,38 @@ func TestLongestAllowedValuesAreStored(t *testing.T) {
 	for i := range emails {
 		emails[i] = map[string]any{"address": fmt.Sprintf("%02d", i) + addr[2:], "label": "work"}
 	}
-	team := "/api/teams/" + h.owner.TeamID
-	book := "/api/books/" + h.book
+	team := "/api/teams/" + h.Owner.TeamID
+	book := "/api/books/" + h.Book
 	for _, tc := range []struct {
 		client       *apptest.Client
 		method, path string
 		body         map[string]any
 		status       int
 	}{
-		{h.key, "POST", "/api/v1/contacts", map[string]any{
+		{h.Key, "POST", "/api/v1/contacts", map[string]any{
 			"first_name": wide(200), "last_name": wide(200), "company": wide(200), "job_title": wide(200), "notes": wide(20000),
 			"emails": emails, "addresses": []any{map[string]any{"street": wide(500), "city": wide(200), "state": wide(200), "zip": wide(32), "country": wide(100)}},
 			"dates": []any{map[string]any{"label": wide(100), "value": "9999-12-31"}}, "birthday": "0001-01-01",
 			"relationships": []any{map[string]any{"label": wide(100), "name": wide(200)}},
 			"website":       "https://example.com/" + strings.Repeat("p", 2048-20),
 		}, http.StatusCreated},
-		{h.owner.Client, "PATCH", team, map[string]any{"name": wide(200)}, http.StatusOK},
-		{h.owner.Client, "POST", team + "/api-keys", map[string]any{"name": wide(200)}, http.StatusCreated},
-		{h.owner.Client, "POST", "/api/books", map[string]any{"team_id": h.owner.TeamID, "name": wide(200), "icon": wide(64)}, http.StatusCreated},
-		{h.owner.Client, "POST", book + "/labels", map[string]any{"name": wide(100)}, http.StatusCreated},
-		{h.owner.Client, "POST", book + "/fields", map[string]any{"key": "k" + strings.Repeat("x", 63), "name": wide(200), "type": "text"}, http.StatusCreated},
-		{h.key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.field, "value": wide(10000)}, http.StatusOK},
-		{h.key, "POST", "/api/v1/campaign-templates", map[string]any{"name": wide(200), "subject": wide(500), "body_html": strings.Repeat("x", 1_000_000)}, http.StatusOK},
-		{h.key, "POST", "/api/v1/campaigns", map[string]any{"name": wide(200), "description": wide(5000)}, http.StatusOK},
-		{h.key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": wide(200), "schedule_type": "delay", "delay_days": 3650,
+		{h.Owner.Client, "PATCH", team, map[string]any{"name": wide(200)}, http.StatusOK},
+		{h.Owner.Client, "POST", team + "/api-keys", map[string]any{"name": wide(200)}, http.StatusCreated},
+		{h.Owner.Client, "POST", "/api/books", map[string]any{"team_id": h.Owner.TeamID, "name": wide(200), "icon": wide(64)}, http.StatusCreated},
+		{h.Owner.Client, "POST", book + "/labels", map[string]any{"name": wide(100)}, http.StatusCreated},
+		{h.Owner.Client, "POST", book + "/fields", map[string]any{"key": "k" + strings.Repeat("x", 63), "name": wide(200), "type": "text"}, http.StatusCreated},
+		{h.Key, "POST", "/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{h.contact}, "field_definition_id": h.field, "value": wide(10000)}, http.StatusOK},
+		{h.Key, "POST", "/api/v1/campaign-templates", map[string]any{"name": wide(200), "subject": wide(500), "body_html": strings.Repeat("x", 1_000_000)}, http.StatusOK},
+		{h.Key, "POST", "/api/v1/campaigns", map[string]any{"name": wide(200), "description": wide(5000)}, http.StatusOK},
+		{h.Key, "POST", "/api/v1/campaigns/" + h.campaign + "/steps", map[string]any{"step_type": "email", "name": wide(200), "schedule_type": "delay", "delay_days": 3650,
 			"email_template_id": h.tpl, "sender_name": wide(200)}, http.StatusOK},
-		{h.ob, "PUT", "/api/campaign-settings", map[string]any{"sender_name": wide(200), "company_name": wide(200), "address_line1": wide(200), "address_line2": wide(200),
+		{h.O, "PUT", "/api/campaign-settings", map[string]any{"sender_name": wide(200), "company_name": wide(200), "address_line1": wide(200), "address_line2": wide(200),
 			"city": wide(100), "state": wide(100), "postal_code": wide(20), "country": wide(100), "mailer_api_key": strings.Repeat("k", 1000)}, http.StatusOK},
-		{h.owner.Client, "POST", team + "/webhooks", map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("p", 2048-26), "events": []string{"contact.created"}}, http.StatusCreated},
+		{h.Owner.Client, "POST", team + "/webhooks", map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("p", 2048-26), "events": []string{"contact.created"}}, http.StatusCreated},
 	} {
 		if r := tc.client.Do(tc.method, tc.path, tc.body); r.Status != tc.status {
 			t.Errorf("%s %s: %d: %.300s", tc.method, tc.path, r.Status, r.Body)
 		}
 	}
-	expectNoErrorLogged(t, h.env)
+	expectNoErrorLogged(t, h.Env)
 }

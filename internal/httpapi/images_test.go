@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,21 +16,11 @@ import (
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
-// pngBytes is a real 1x1 PNG.
-func pngBytes() []byte {
-	return []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
-		"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
-}
-
 // uploadImage posts data as the multipart file part field.
-func uploadImage(cl *apptest.Client, field, filename string, data []byte) *apptest.Response {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("note", "ignored")
-	fw, _ := mw.CreateFormFile(field, filename)
-	_, _ = fw.Write(data)
-	_ = mw.Close()
-	return cl.Post("/api/campaign-images", apptest.Raw{ContentType: mw.FormDataContentType(), Body: buf.Bytes()})
+func uploadImage(t testing.TB, cl *apptest.Client, field, filename string, data []byte) *apptest.Response {
+	t.Helper()
+	form := apptest.Multipart(t, map[string]string{"note": "ignored"}, apptest.File{Field: field, Name: filename, Data: data})
+	return cl.Post("/api/campaign-images", form)
 }
 
 // getImage fetches an image from the service at base.
@@ -51,29 +40,29 @@ func TestImageUploadAndServe(t *testing.T) {
 	dir := t.TempDir()
 	c := newCampEnv(t, "trial", apptest.Options{Env: map[string]string{"IMAGES_DIR": dir}})
 	// A second instance on the same database, with a disk of its own.
-	other := apptest.New(t, apptest.Options{DatabaseURL: c.env.DBURL})
+	other := apptest.New(t, apptest.Options{DatabaseURL: c.Env.DBURL})
 	formats := map[string]struct {
 		data []byte
 		ext  string
 		ct   string
 	}{
 		// The names lie on purpose: the content decides.
-		"photo.txt": {pngBytes(), ".png", "image/png"},
+		"photo.txt": {apptest.PNG(), ".png", "image/png"},
 		"x.png":     {append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F', 0}, make([]byte, 64)...), ".jpg", "image/jpeg"},
 		"x.jpg":     {append([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), make([]byte, 8)...), ".gif", "image/gif"},
 		"x.gif":     {append([]byte("RIFF\x24\x00\x00\x00WEBPVP8 "), make([]byte, 40)...), ".webp", "image/webp"},
 	}
 	name := regexp.MustCompile(`^https://contacts\.example\.com/images/([0-9a-f]{32})(\.[a-z]+)$`)
 	for filename, f := range formats {
-		r := uploadImage(c.ob, "image", filename, f.data).Expect(http.StatusOK)
+		r := uploadImage(t, c.O, "image", filename, f.data).Expect(http.StatusOK)
 		m := name.FindStringSubmatch(r.String("data.url"))
 		if m == nil || m[2] != f.ext {
 			t.Fatalf("%s: url %q, want extension %s", filename, r.String("data.url"), f.ext)
 		}
-		if n := c.count(`SELECT count(*) FROM campaign_images WHERE name = $1 AND book_id = $2 AND content_type = $3`, m[1]+m[2], c.book, f.ct); n != 1 {
+		if n := c.Env.QueryInt(`SELECT count(*) FROM campaign_images WHERE name = $1 AND book_id = $2 AND content_type = $3`, m[1]+m[2], c.Book, f.ct); n != 1 {
 			t.Fatalf("%s: %d rows stored for it", filename, n)
 		}
-		for _, base := range []string{c.env.URL, other.URL} {
+		for _, base := range []string{c.Env.URL, other.URL} {
 			res, body := getImage(t, base, "/images/"+m[1]+m[2])
 			if res.StatusCode != http.StatusOK || !bytes.Equal(body, f.data) || res.Header.Get("Content-Type") != f.ct ||
 				res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
@@ -84,7 +73,7 @@ func TestImageUploadAndServe(t *testing.T) {
 	// Served without authentication; nothing but stored names.
 	for _, path := range []string{"/images/", "/images/..%2f..%2fetc%2fpasswd", "/images/../../etc/passwd", "/images/%2e%2e",
 		"/images/0123456789abcdef0123456789abcdef.png", "/images/.upload-1", "/images/" + strings.Repeat("a", 32) + ".exe"} {
-		if res, _ := getImage(t, c.env.URL, path); res.StatusCode != http.StatusNotFound {
+		if res, _ := getImage(t, c.Env.URL, path); res.StatusCode != http.StatusNotFound {
 			t.Fatalf("%s: %d, want 404", path, res.StatusCode)
 		}
 	}
@@ -101,11 +90,11 @@ func TestImageFilesImport(t *testing.T) {
 	dir := t.TempDir()
 	png, jpg := "0123456789abcdef0123456789abcdef.png", "fedcba9876543210fedcba9876543210.jpg"
 	files := map[string][]byte{
-		png:                                    pngBytes(),
+		png:                                    apptest.PNG(),
 		jpg:                                    append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, make([]byte, 32)...),
 		"abababababababababababababababab.gif": []byte("<html>not a gif</html>"), // skipped: not an image
 		"notes.txt":                            []byte("not named like an image"),
-		".upload-123":                          pngBytes(), // an interrupted upload's temporary file
+		".upload-123":                          apptest.PNG(), // an interrupted upload's temporary file
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -144,20 +133,20 @@ func TestImageFilesImport(t *testing.T) {
 func TestImageUploadErrors(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
-	uploadImage(c.ob, "image", "a.png", []byte("<html>not an image</html>")).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(c.ob, "image", "a.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(c.ob, "image", "a.png", nil).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	uploadImage(c.ob, "file", "a.png", pngBytes()).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	big := append(pngBytes(), make([]byte, 5<<20)...)
-	uploadImage(c.ob, "image", "big.png", big).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
-	huge := append(pngBytes(), make([]byte, 8<<20)...)
-	uploadImage(c.ob, "image", "huge.png", huge).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
-	exact := append(pngBytes(), make([]byte, 5<<20-len(pngBytes()))...)
-	uploadImage(c.ob, "image", "exact.png", exact).Expect(http.StatusOK)
-	c.ob.Post("/api/campaign-images", map[string]any{"image": "x"}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	uploadImage(c.owner.Client, "image", "a.png", pngBytes()).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
-	viewer := c.env.Join(c.owner, "viewer", "viewer").InBook(c.book)
-	uploadImage(viewer, "image", "a.png", pngBytes()).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.owner.SetAddon("none")
-	uploadImage(c.ob, "image", "a.png", pngBytes()).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	uploadImage(t, c.O, "image", "a.png", []byte("<html>not an image</html>")).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.O, "image", "a.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"></svg>`)).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.O, "image", "a.png", nil).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	uploadImage(t, c.O, "file", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	big := append(apptest.PNG(), make([]byte, 5<<20)...)
+	uploadImage(t, c.O, "image", "big.png", big).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	huge := append(apptest.PNG(), make([]byte, 8<<20)...)
+	uploadImage(t, c.O, "image", "huge.png", huge).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	exact := append(apptest.PNG(), make([]byte, 5<<20-len(apptest.PNG()))...)
+	uploadImage(t, c.O, "image", "exact.png", exact).Expect(http.StatusOK)
+	c.O.Post("/api/campaign-images", map[string]any{"image": "x"}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	uploadImage(t, c.Owner.Client, "image", "a.png", apptest.PNG()).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
+	uploadImage(t, viewer, "image", "a.png", apptest.PNG()).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.Owner.SetAddon("none")
+	uploadImage(t, c.O, "image", "a.png", apptest.PNG()).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 }

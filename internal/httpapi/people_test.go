@@ -14,31 +14,12 @@ import (
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
-const (
-	systemMailerKey = "SG.system-key-0123456789"
-	systemSender    = "accounts@contacts.example.com"
-	systemName      = "Contactbook Accounts"
-	publicBase      = "https://contacts.example.com"
-)
-
-// newPeopleEnv starts the service with account emails going to a fake
-// provider, links under publicBase, and logins that outlive the days the
-// tests move the clock by.
-func newPeopleEnv(t *testing.T, extra map[string]string) (*apptest.Env, *mailertest.Server) {
+// newPeopleEnv is the service with account emails going to its fake
+// provider and no team yet: these tests sign their users up themselves.
+func newPeopleEnv(t *testing.T) (*apptest.Env, *mailertest.Server) {
 	t.Helper()
-	mail := mailertest.NewServer(t)
-	vars := map[string]string{
-		"MAILER_BASE_URL":       mail.URL,
-		"SYSTEM_MAILER_API_KEY": systemMailerKey,
-		"SYSTEM_SENDER_EMAIL":   systemSender,
-		"SYSTEM_SENDER_NAME":    systemName,
-		"PUBLIC_BASE_URL":       publicBase,
-		"JWT_TTL":               "8760h",
-	}
-	for k, v := range extra {
-		vars[k] = v
-	}
-	return apptest.New(t, apptest.Options{Env: vars}), mail
+	tm := apptest.Setup(t, apptest.Options{NoTeam: true, AccountMail: true})
+	return tm.Env, tm.Mail
 }
 
 // mailTo waits for the n-th email (1-based) the fake accepted for to.
@@ -73,7 +54,7 @@ func mailsTo(env *apptest.Env, mail *mailertest.Server, to string) int {
 	return n
 }
 
-var emailLink = regexp.MustCompile(regexp.QuoteMeta(publicBase) + `(/app/[a-z/-]+)\?token=([A-Za-z0-9_-]+)`)
+var emailLink = regexp.MustCompile(regexp.QuoteMeta(apptest.PublicBaseURL) + `(/app/[a-z/-]+)\?token=([A-Za-z0-9_-]+)`)
 
 // linkToken checks that both parts of an account email hold the absolute
 // link to path, with the same token, and returns the token.
@@ -95,7 +76,7 @@ func linkToken(t *testing.T, r mailertest.Recipient, path string) string {
 // checkSender checks who an account email is from and how it was sent.
 func checkSender(t *testing.T, r mailertest.Recipient) {
 	t.Helper()
-	if r.From.Email != systemSender || r.From.Name != systemName || r.APIKey != systemMailerKey {
+	if r.From.Email != apptest.AccountMailSender || r.From.Name != apptest.AccountMailName || r.APIKey != apptest.AccountMailKey {
 		t.Fatalf("sent from %+v with key %q", r.From, r.APIKey)
 	}
 }
@@ -112,7 +93,7 @@ func invite(t *testing.T, mail *mailertest.Server, admin *apptest.User, email, r
 
 func TestInvitationNewAccount(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	owner := env.Signup("owner")
 	team := owner.Get("/api/teams/" + owner.TeamID).Expect(http.StatusOK).String("data.name")
 
@@ -181,7 +162,7 @@ func TestInvitationNewAccount(t *testing.T) {
 
 func TestInvitationWithExistingAccount(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	owner := env.Signup("owner")
 	carol := env.Signup("carol")
 	dave := env.Signup("dave")
@@ -210,7 +191,7 @@ func TestInvitationWithExistingAccount(t *testing.T) {
 
 func TestInvitationRules(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	owner := env.Signup("owner")
 	admin := env.Join(owner, "admin", "admin")
 	member := env.Join(owner, "member", "member")
@@ -278,7 +259,7 @@ func TestInvitationRules(t *testing.T) {
 // the token with another address's login is refused.
 func TestPreRegisteredAddressGainsNothing(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	admin := env.Signup("admin")
 	anon := env.Anonymous()
 	reg := anon.Post("/api/auth/signup", map[string]string{
@@ -322,7 +303,7 @@ func TestPreRegisteredAddressGainsNothing(t *testing.T) {
 
 func TestPasswordReset(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	ann := env.Signup("ann")
 	other := env.Client(env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": "correct horse battery"}).
 		Expect(http.StatusOK).String("data.token"))
@@ -368,7 +349,7 @@ func TestPasswordReset(t *testing.T) {
 
 func TestPasswordResetLinksAndLimits(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	ann := env.Signup("ann")
 	anon := env.Anonymous()
 	ask := func() {
@@ -408,7 +389,7 @@ func TestPasswordResetLinksAndLimits(t *testing.T) {
 
 func TestPasswordChange(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	ann := env.Signup("ann")
 	other := env.Client(env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": "correct horse battery"}).
 		Expect(http.StatusOK).String("data.token"))
@@ -575,7 +556,7 @@ func cookies(t *testing.T, r *apptest.Response) map[string]*http.Cookie {
 
 func TestCookieSession(t *testing.T) {
 	t.Parallel()
-	env, _ := newPeopleEnv(t, nil)
+	env, _ := newPeopleEnv(t)
 	ann := env.Signup("ann")
 	anon := env.Anonymous()
 
@@ -642,7 +623,7 @@ func TestCookieSession(t *testing.T) {
 
 func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	ann := env.Signup("ann")
 	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
 	start := time.Now()
@@ -677,7 +658,7 @@ func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 
 func TestAccountEmailsWithoutKeyAreLogged(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"PUBLIC_BASE_URL": publicBase}})
+	env := apptest.New(t, apptest.Options{Env: map[string]string{"PUBLIC_BASE_URL": apptest.PublicBaseURL}})
 	owner := env.Signup("owner")
 	owner.Post(invitationsPath(owner.TeamID), map[string]string{"email": "bob@example.com", "role": "viewer"}).Expect(http.StatusCreated)
 	deadline := time.Now().Add(5 * time.Second)
@@ -707,7 +688,7 @@ func TestAccountEmailsWithoutKeyAreLogged(t *testing.T) {
 // public endpoints that also serve logged-in people treat it as anonymous.
 func TestDeadSessionCookie(t *testing.T) {
 	t.Parallel()
-	env, mail := newPeopleEnv(t, nil)
+	env, mail := newPeopleEnv(t)
 	owner := env.Signup("owner")
 	anon := env.Anonymous()
 

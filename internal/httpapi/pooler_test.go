@@ -69,7 +69,7 @@ func TestFlowsThroughPgBouncerTransactionMode(t *testing.T) {
 	tm.Key.Patch("/api/v1/contacts/"+ids[0], map[string]any{"job_title": "Pooled"}).Expect(http.StatusOK)
 
 	imp := tm.Owner.Post("/api/books/"+tm.Book+"/imports",
-		importForm(t, []byte("first_name,email\r\nAda,ada@example.com\r\nGrace,grace@example.com\r\n"), nil)).
+		apptest.ImportForm(t, []byte("first_name,email\r\nAda,ada@example.com\r\nGrace,grace@example.com\r\n"), nil)).
 		Expect(http.StatusAccepted).String("data.id")
 	env.WaitJobs()
 	if r := tm.Owner.Get("/api/books/" + tm.Book + "/imports/" + imp).Expect(http.StatusOK); r.String("data.status") != "succeeded" || r.Int("data.created") != 2 {
@@ -92,8 +92,8 @@ func TestFlowsThroughPgBouncerTransactionMode(t *testing.T) {
 		t.Fatalf("stats: %s", r.Body)
 	}
 
-	url := uploadImage(tm.O, "image", "logo.png", pngBytes()).Expect(http.StatusOK).String("data.url")
-	if res, body := getImage(t, env.URL, url[strings.LastIndex(url, "/images/"):]); res.StatusCode != http.StatusOK || string(body) != string(pngBytes()) {
+	url := uploadImage(t, tm.O, "image", "logo.png", apptest.PNG()).Expect(http.StatusOK).String("data.url")
+	if res, body := getImage(t, env.URL, url[strings.LastIndex(url, "/images/"):]); res.StatusCode != http.StatusOK || string(body) != string(apptest.PNG()) {
 		t.Fatalf("the uploaded image: %d", res.StatusCode)
 	}
 

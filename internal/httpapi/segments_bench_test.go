@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/contactbook/contactbook/internal/apptest"
 )
 
@@ -93,7 +95,7 @@ func BenchmarkSegment100k(b *testing.B) {
 				"delay_days": 30, "email_template_id": tpl}).Expect(200)
 			key.Patch("/api/v1/campaigns/"+id, map[string]any{"status": "active"}).Expect(200)
 			b.StartTimer()
-			if _, err := env.App.CampaignRunner.ProcessCampaign(ctx, campUUID(b, id)); err != nil {
+			if _, err := env.App.CampaignRunner.ProcessCampaign(ctx, uuid.MustParse(id)); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

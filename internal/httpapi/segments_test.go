@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -270,7 +272,7 @@ func TestEnrollBySegmentAndAudience(t *testing.T) {
 	s.Key.Patch("/api/v1/campaigns/"+camp, map[string]any{"status": "active"}).Expect(http.StatusOK)
 	process := func() {
 		t.Helper()
-		if _, err := s.Env.App.CampaignRunner.ProcessCampaign(context.Background(), campUUID(t, camp)); err != nil {
+		if _, err := s.Env.App.CampaignRunner.ProcessCampaign(context.Background(), uuid.MustParse(camp)); err != nil {
 			t.Fatalf("process: %v", err)
 		}
 	}
@@ -328,7 +330,7 @@ func TestAudienceEnrollsAtMostOnceAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := rn.ProcessCampaign(context.Background(), campUUID(t, camp))
+			_, err := rn.ProcessCampaign(context.Background(), uuid.MustParse(camp))
 			errs <- err
 		}()
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,36 +16,11 @@ import (
 	"github.com/contactbook/contactbook/internal/transfer"
 )
 
-// importForm is a multipart import request.
-func importForm(t testing.TB, file []byte, fields map[string]string) apptest.Raw {
-	t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range fields {
-		if err := w.WriteField(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if file != nil {
-		fw, err := w.CreateFormFile("file", "contacts.csv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write(file); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return apptest.Raw{ContentType: w.FormDataContentType(), Body: buf.Bytes()}
-}
-
 // runImport starts an import, waits for its job and returns the finished
 // import.
 func runImport(env *apptest.Env, u *apptest.User, bookID string, file []byte, fields map[string]string) *apptest.Response {
 	env.T.Helper()
-	id := u.Post("/api/books/"+bookID+"/imports", importForm(env.T, file, fields)).Expect(http.StatusAccepted).String("data.id")
+	id := u.Post("/api/books/"+bookID+"/imports", apptest.ImportForm(env.T, file, fields)).Expect(http.StatusAccepted).String("data.id")
 	env.WaitJobs()
 	return u.Get("/api/books/" + bookID + "/imports/" + id).Expect(http.StatusOK)
 }
@@ -169,13 +143,13 @@ func TestImportBadInput(t *testing.T) {
 		{"vcard without END", []byte("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Ada\r\n"), nil, 400, "END:VCARD"},
 	}
 	for _, c := range cases {
-		r := u.Post("/api/books/"+book+"/imports", importForm(t, c.file, c.fields))
+		r := u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, c.file, c.fields))
 		if r.Status != c.status || !strings.Contains(string(r.Body), c.msg) {
 			t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
 		}
 	}
 	big := bytes.Repeat([]byte("first_name\r\nAda Lovelace with a long line to fill the file\r\n"), 60<<20/60)
-	u.Post("/api/books/"+book+"/imports", importForm(t, big, nil)).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, big, nil)).ExpectError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 
 	// A vCard without FN or N is a failed row, not a contact.
 	res := runImport(env, u, book, []byte("BEGIN:VCARD\r\nVERSION:3.0\r\nEMAIL:x@example.com\r\nEND:VCARD\r\n"), nil)
@@ -195,7 +169,7 @@ func TestImportCancel(t *testing.T) {
 	env := apptest.New(t, apptest.Options{WithoutJobs: true})
 	u := env.Signup("Cancel")
 	book := u.CreateBook("Cancel")
-	id := u.Post("/api/books/"+book+"/imports", importForm(t, []byte("first_name\r\nAda\r\n"), nil)).Expect(http.StatusAccepted).String("data.id")
+	id := u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, []byte("first_name\r\nAda\r\n"), nil)).Expect(http.StatusAccepted).String("data.id")
 	r := u.Delete("/api/books/" + book + "/imports/" + id).Expect(http.StatusOK)
 	if r.String("data.status") != "canceled" || !r.Has("data.finished_at") {
 		t.Fatalf("cancel: %s", r.Body)
@@ -284,8 +258,8 @@ func comparable(c contacts.Contact) string {
 	}
 	sortBy(len(c.Emails), func(i int) string { return c.Emails[i].Address }, func(i, j int) { c.Emails[i], c.Emails[j] = c.Emails[j], c.Emails[i] })
 	sortBy(len(c.Phones), func(i int) string { return c.Phones[i].Number }, func(i, j int) { c.Phones[i], c.Phones[j] = c.Phones[j], c.Phones[i] })
-	sortBy(len(c.Addresses), func(i int) string { return c.Addresses[i].Label }, func(i, j int) { c.Addresses[i], c.Addresses[j] = c.Addresses[j], c.Addresses[i] })
-	sortBy(len(c.Socials), func(i int) string { return c.Socials[i].Label }, func(i, j int) { c.Socials[i], c.Socials[j] = c.Socials[j], c.Socials[i] })
+	sortBy(len(c.Addresses), func(i int) string { return string(c.Addresses[i].Label) }, func(i, j int) { c.Addresses[i], c.Addresses[j] = c.Addresses[j], c.Addresses[i] })
+	sortBy(len(c.Socials), func(i int) string { return string(c.Socials[i].Label) }, func(i, j int) { c.Socials[i], c.Socials[j] = c.Socials[j], c.Socials[i] })
 	b, _ := json.Marshal([]any{c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website, c.Birthday, c.Starred,
 		c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.CustomFields, labels})
 	return string(b)
@@ -306,7 +280,7 @@ func TestImportPreview(t *testing.T) {
 	u := env.Signup("Importer")
 	book := u.CreateBook("Imported")
 	csv := "Name,E-mail,Team\r\nAnn Lee,ann@example.com,Blue\r\nBob Ray,bob@example.com,Red\r\n"
-	p := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), nil)).Expect(http.StatusOK)
+	p := u.Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte(csv), nil)).Expect(http.StatusOK)
 	var got struct {
 		Format    string `json:"format"`
 		TotalRows int    `json:"total_rows"`
@@ -323,7 +297,7 @@ func TestImportPreview(t *testing.T) {
 	}
 	// The edited mapping: Team becomes the company; full_name goes back as it was shown.
 	mapping := `{"Name":"full_name","E-mail":"emails.work","Team":"company"}`
-	p = u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), map[string]string{"mapping": mapping})).Expect(http.StatusOK)
+	p = u.Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte(csv), map[string]string{"mapping": mapping})).Expect(http.StatusOK)
 	if p.String("data.columns.2.target") != "company" || p.String("data.columns.1.target") != "emails.work" {
 		t.Fatalf("mapped preview: %s", p.Body)
 	}
@@ -341,14 +315,14 @@ func TestImportPreview(t *testing.T) {
 		t.Fatalf("imported: %+v", ann)
 	}
 	vcf := "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Cy Vee\r\nN:Vee;Cy;;;\r\nEMAIL:cy@example.com\r\nORG:Acme\r\nEND:VCARD\r\n"
-	v := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(vcf), nil)).Expect(http.StatusOK)
+	v := u.Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte(vcf), nil)).Expect(http.StatusOK)
 	if v.String("data.format") != "vcard" || v.Len("data.columns") != 0 || v.String("data.rows.0.0") != "Cy Vee" || v.String("data.rows.0.1") != "cy@example.com" {
 		t.Fatalf("vcard preview: %s", v.Body)
 	}
-	u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte("a,b\r\n1,2\r\n"), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	u.Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte("a,b\r\n1,2\r\n"), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	// The preview makes the import's own checks: an unknown format is refused as Start refuses it.
-	if r := u.Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), map[string]string{"format": "xml"})).ExpectError(http.StatusBadRequest, "INVALID_INPUT"); !strings.Contains(r.String("error.message"), "`format`") {
+	if r := u.Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte(csv), map[string]string{"format": "xml"})).ExpectError(http.StatusBadRequest, "INVALID_INPUT"); !strings.Contains(r.String("error.message"), "`format`") {
 		t.Fatalf("format: %s", r.Body)
 	}
-	env.Join(u, "viewer", "viewer").Post("/api/books/"+book+"/imports/preview", importForm(t, []byte(csv), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	env.Join(u, "viewer", "viewer").Post("/api/books/"+book+"/imports/preview", apptest.ImportForm(t, []byte(csv), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
 }

@@ -22,24 +22,24 @@ type unsubEnv struct {
 func newUnsubEnv(t *testing.T) *unsubEnv {
 	t.Helper()
 	c := newCampEnv(t, "active")
-	c.configure()
-	tpl := c.template("T", "S", "<p>x</p>")
-	first := c.campaign("Weekly news", "active")
-	second := c.campaign("Product tips", "active")
-	c.emailStep(first, tpl, nil)
-	c.emailStep(first, tpl, map[string]any{"schedule_type": "delay", "delay_days": 1})
-	c.emailStep(second, tpl, map[string]any{"schedule_type": "delay", "delay_days": 5})
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "S", "<p>x</p>")
+	first := c.Key.NewCampaignIn("Weekly news", "active")
+	second := c.Key.NewCampaignIn("Product tips", "active")
+	c.Key.NewEmailStep(first, tpl, nil)
+	c.Key.NewEmailStep(first, tpl, map[string]any{"schedule_type": "delay", "delay_days": 1})
+	c.Key.NewEmailStep(second, tpl, map[string]any{"schedule_type": "delay", "delay_days": 5})
 	contact := c.contact("Ann", "ann@example.com")
-	c.enroll(first, contact)
-	c.enroll(second, contact)
-	c.process(first)
-	return &unsubEnv{campEnv: c, contact: contact, first: first, second: second, token: tokenOf(t, c.mail.Recipients()[0])}
+	c.Key.Enroll(first, contact)
+	c.Key.Enroll(second, contact)
+	c.Env.ProcessCampaign(first)
+	return &unsubEnv{campEnv: c, contact: contact, first: first, second: second, token: tokenOf(t, c.Mail.Recipients()[0])}
 }
 
 // raw sends a request without following redirects.
 func (u *unsubEnv) raw(method, path, contentType string, body []byte, headers ...string) (*http.Response, string) {
 	u.t.Helper()
-	req, err := http.NewRequest(method, u.env.URL+path, bytes.NewReader(body))
+	req, err := http.NewRequest(method, u.Env.URL+path, bytes.NewReader(body))
 	if err != nil {
 		u.t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func (u *unsubEnv) raw(method, path, contentType string, body []byte, headers ..
 func (u *unsubEnv) status(campaign string) string {
 	u.t.Helper()
 	var s string
-	if err := u.env.App.Pool.QueryRow(u.t.Context(), `SELECT status FROM campaign_participants WHERE campaign_id = $1 AND contact_id = $2`, campaign, u.contact).Scan(&s); err != nil {
+	if err := u.Env.App.Pool.QueryRow(u.t.Context(), `SELECT status FROM campaign_participants WHERE campaign_id = $1 AND contact_id = $2`, campaign, u.contact).Scan(&s); err != nil {
 		u.t.Fatal(err)
 	}
 	return s
@@ -70,7 +70,7 @@ func (u *unsubEnv) status(campaign string) string {
 
 func (u *unsubEnv) suppressed() bool {
 	u.t.Helper()
-	return u.count(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NOT NULL`, u.contact) == 1
+	return u.Env.QueryInt(`SELECT count(*) FROM contacts WHERE id = $1 AND suppressed_at IS NOT NULL`, u.contact) == 1
 }
 
 func expectHTML(t *testing.T, res *http.Response, body string, status int, contains ...string) {
@@ -109,7 +109,7 @@ func TestUnsubscribePage(t *testing.T) {
 		expectHTML(t, res, body, http.StatusNotFound)
 	}
 	// Only campaigns the contact is still active in are listed.
-	u.ob.Delete("/api/campaigns/" + u.second + "/participants/" + u.ob.Get("/api/campaigns/"+u.second+"/participants").String("data.0.id")).Expect(http.StatusOK)
+	u.O.Delete("/api/campaigns/" + u.second + "/participants/" + u.O.Get("/api/campaigns/"+u.second+"/participants").String("data.0.id")).Expect(http.StatusOK)
 	_, body = u.raw(http.MethodGet, "/api/unsubscribe?token="+u.token, "", nil)
 	if strings.Contains(body, "Product tips") || !strings.Contains(body, "Weekly news") {
 		t.Fatalf("listing after a removal:\n%s", body)
@@ -127,7 +127,7 @@ func TestUnsubscribeCampaignForm(t *testing.T) {
 	if u.status(u.first) != "removed" || u.status(u.second) != "active" || u.suppressed() {
 		t.Fatalf("after scope=campaign: %s %s %v", u.status(u.first), u.status(u.second), u.suppressed())
 	}
-	if u.count(`SELECT count(*) FROM interactions WHERE contact_id = $1 AND kind = 'campaign_unsubscribe'`, u.contact) != 1 {
+	if u.Env.QueryInt(`SELECT count(*) FROM interactions WHERE contact_id = $1 AND kind = 'campaign_unsubscribe'`, u.contact) != 1 {
 		t.Fatal("one unsubscribe interaction, not one per repeat")
 	}
 	// The same token leaves another campaign of the book (scope defaults to
@@ -138,11 +138,11 @@ func TestUnsubscribeCampaignForm(t *testing.T) {
 	if u.status(u.second) != "removed" {
 		t.Fatal("second campaign")
 	}
-	u.mail.Reset()
-	u.advance(10 * day)
-	u.process(u.first)
-	u.process(u.second)
-	if u.mail.RecipientCount() != 0 {
+	u.Mail.Reset()
+	u.Env.Clock.Advance(10 * day)
+	u.Env.ProcessCampaign(u.first)
+	u.Env.ProcessCampaign(u.second)
+	if u.Mail.RecipientCount() != 0 {
 		t.Fatal("an unsubscribed participant got email")
 	}
 }
@@ -150,7 +150,7 @@ func TestUnsubscribeCampaignForm(t *testing.T) {
 func TestUnsubscribeOneClick(t *testing.T) {
 	t.Parallel()
 	u := newUnsubEnv(t)
-	header := u.mail.Recipients()[0].Headers["List-Unsubscribe"]
+	header := u.Mail.Recipients()[0].Headers["List-Unsubscribe"]
 	target, err := url.Parse(strings.Trim(header, "<>"))
 	if err != nil {
 		t.Fatal(err)
@@ -187,25 +187,25 @@ func TestUnsubscribeAll(t *testing.T) {
 	if u.status(u.first) != "removed" || u.status(u.second) != "removed" || !u.suppressed() {
 		t.Fatal("scope=all must remove every participation and suppress the contact")
 	}
-	if n := u.count(`SELECT count(*) FROM suppressions WHERE book_id = $1 AND email = 'ann@example.com'
-		AND reason = 'unsubscribe' AND source = 'unsubscribe_page' AND created_by IS NULL AND lifted_at IS NULL`, u.book); n != 1 {
+	if n := u.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE book_id = $1 AND email = 'ann@example.com'
+		AND reason = 'unsubscribe' AND source = 'unsubscribe_page' AND created_by IS NULL AND lifted_at IS NULL`, u.Book); n != 1 {
 		t.Fatalf("scope=all must record the address as suppressed: %d records", n)
 	}
 	// JSON when asked; idempotent.
-	r := u.env.Anonymous().Post("/api/unsubscribe/confirm?token="+u.token+"&scope=all", nil, "Accept", "application/json").Expect(http.StatusOK)
+	r := u.Env.Anonymous().Post("/api/unsubscribe/confirm?token="+u.token+"&scope=all", nil, "Accept", "application/json").Expect(http.StatusOK)
 	if r.String("data.scope") != "all" || r.String("data.message") == "" {
 		t.Fatalf("json: %s", r.Body)
 	}
 	// Suppressed: skipped by later enrollments and never emailed again.
-	third := u.campaign("Third", "active")
-	if n := u.enroll(third, u.contact); n != 0 {
+	third := u.Key.NewCampaignIn("Third", "active")
+	if n := u.Key.Enroll(third, u.contact); n != 0 {
 		t.Fatalf("a suppressed contact was enrolled: %d", n)
 	}
-	u.mail.Reset()
-	u.advance(10 * day)
-	u.process(u.first)
-	u.process(u.second)
-	if u.mail.RecipientCount() != 0 {
+	u.Mail.Reset()
+	u.Env.Clock.Advance(10 * day)
+	u.Env.ProcessCampaign(u.first)
+	u.Env.ProcessCampaign(u.second)
+	if u.Mail.RecipientCount() != 0 {
 		t.Fatal("a suppressed contact got email")
 	}
 }
@@ -213,7 +213,7 @@ func TestUnsubscribeAll(t *testing.T) {
 func TestUnsubscribeJSONAndErrors(t *testing.T) {
 	t.Parallel()
 	u := newUnsubEnv(t)
-	anon := u.env.Anonymous()
+	anon := u.Env.Anonymous()
 	jsonAccept := []string{"Accept", "application/json"}
 
 	r := anon.Post("/api/unsubscribe/confirm", map[string]any{"token": u.token, "scope": "campaign", "campaign_id": u.first}).Expect(http.StatusOK)
@@ -237,13 +237,13 @@ func TestUnsubscribeJSONAndErrors(t *testing.T) {
 		[]byte(url.Values{"token": {"unknown"}, "scope": {"all"}}.Encode()), "Accept", "text/html,application/xhtml+xml")
 	expectHTML(t, res, body, http.StatusNotFound)
 	// A campaign the contact is not in (or that is gone) is already left.
-	u.key.Delete("/api/v1/campaigns/" + u.second).Expect(http.StatusOK)
+	u.Key.Delete("/api/v1/campaigns/" + u.second).Expect(http.StatusOK)
 	anon.Post("/api/unsubscribe/confirm", form(url.Values{"token": {u.token}, "campaign_id": {u.second}}), jsonAccept...).Expect(http.StatusOK)
 	if u.suppressed() {
 		t.Fatal("scope=campaign must not suppress")
 	}
 	// Deleting the campaign of the email retires its links.
-	u.key.Delete("/api/v1/campaigns/" + u.first).Expect(http.StatusOK)
+	u.Key.Delete("/api/v1/campaigns/" + u.first).Expect(http.StatusOK)
 	anon.Post("/api/unsubscribe/confirm", form(url.Values{"token": {u.token}, "scope": {"all"}}), jsonAccept...).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	anon.Get("/api/unsubscribe/confirm").Expect(http.StatusMethodNotAllowed)
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 )
 
 // haproxyBinary finds HAProxy: HAPROXY_BIN, the PATH, then Debian's
@@ -77,7 +79,7 @@ func startHAProxy(t *testing.T, listen string, servers map[string]string) {
 	if err := os.WriteFile(cfg, []byte(haproxyConfig(listen, servers)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	cmd := exec.Command(bin, "-db", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -64,24 +65,6 @@ func report(t *testing.T, format string, args ...any) {
 	fmt.Fprintf(f, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), t.Name(), line)
 }
 
-// syncBuffer collects an instance's logs from its two output streams.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // instance is one running `contactbook serve`.
 type instance struct {
 	name string
@@ -89,7 +72,7 @@ type instance struct {
 	base string
 	// metrics is the base URL of the instance's metrics listener.
 	metrics string
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 	done    chan struct{}
 }
 
@@ -115,7 +98,7 @@ func startAt(t *testing.T, name, addr, dbURL, mailerURL string, extra ...string)
 		// on purpose (load, restarts); the limit has tests of its own.
 		"API_KEY_RATE_LIMIT=0")
 	cmd.Env = append(cmd.Env, extra...)
-	in := &instance{name: name, cmd: cmd, base: "http://" + addr, metrics: "http://" + metricsAddr, logs: &syncBuffer{}, done: make(chan struct{})}
+	in := &instance{name: name, cmd: cmd, base: "http://" + addr, metrics: "http://" + metricsAddr, logs: &logbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = in.logs, in.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -194,6 +177,9 @@ type rawBody struct {
 	contentType string
 	data        []byte
 }
+
+// raw is an apptest body (a multipart form) as a rawBody.
+func raw(r apptest.Raw) rawBody { return rawBody{contentType: r.ContentType, data: r.Body} }
 
 // do sends one request; body nil sends none, a rawBody goes as is,
 // anything else as JSON.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -272,13 +271,8 @@ func TestScaleOut(t *testing.T) {
 	for i := range importRows {
 		fmt.Fprintf(&csv, "Imported,%d,imported%d@example.com\r\n", i, i)
 	}
-	var form bytes.Buffer
-	mw := multipart.NewWriter(&form)
-	fw, _ := mw.CreateFormFile("file", "contacts.csv")
-	_, _ = fw.Write(csv.Bytes())
-	_ = mw.Close()
 	importID := owner.must(t, http.StatusAccepted, "POST", "/api/books/"+tm.book+"/imports",
-		rawBody{contentType: mw.FormDataContentType(), data: form.Bytes()}).str("data.id")
+		raw(apptest.ImportForm(t, csv.Bytes(), nil))).str("data.id")
 	runCampaign(camp1)
 	rolling := &loadStats{}
 	phase.Store(rolling)
@@ -336,16 +330,11 @@ func TestScaleOut(t *testing.T) {
 	loadGroup.Wait()
 
 	// An image uploaded through one instance, served by the other two.
-	var img bytes.Buffer
-	mw = multipart.NewWriter(&img)
-	fw, _ = mw.CreateFormFile("image", "logo.png")
-	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
-		"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
-	_, _ = fw.Write(png)
-	_ = mw.Close()
+	png := apptest.PNG()
 	viaA := tm.owner
 	viaA.base = instances["a"].base
-	imageURL := viaA.must(t, http.StatusOK, "POST", "/api/campaign-images", rawBody{contentType: mw.FormDataContentType(), data: img.Bytes()}).str("data.url")
+	imageURL := viaA.must(t, http.StatusOK, "POST", "/api/campaign-images",
+		raw(apptest.Multipart(t, nil, apptest.File{Field: "image", Name: "logo.png", Data: png}))).str("data.url")
 	imagePath := imageURL[strings.Index(imageURL, "/images/"):]
 	for _, name := range []string{"b", "c"} {
 		r := caller{base: instances[name].base}.must(t, http.StatusOK, "GET", imagePath, nil)

@@ -3,9 +3,7 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
-	"mime/multipart"
 	"net/http"
 	"sort"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/httpapi/openapi"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
@@ -88,19 +87,7 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 // part of an import.
 func csvUpload(t *testing.T) rawBody {
 	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, err := mw.CreateFormFile("file", "contacts.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fw.Write([]byte("First Name,E-mail Address\nImported," + unique("imported") + "@example.com\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rawBody{contentType: mw.FormDataContentType(), data: buf.Bytes()}
+	return raw(apptest.ImportForm(t, []byte("First Name,E-mail Address\nImported,"+unique("imported")+"@example.com\n"), nil))
 }
 
 // fingerprint summarises a team's data so that any change shows.
@@ -298,21 +285,7 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 // pngUpload is a multipart body carrying a real 1x1 PNG as the image part.
 func pngUpload(t *testing.T) rawBody {
 	t.Helper()
-	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
-		"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, err := mw.CreateFormFile("image", "pixel.png")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fw.Write(png); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rawBody{contentType: mw.FormDataContentType(), data: buf.Bytes()}
+	return raw(apptest.Multipart(t, nil, apptest.File{Field: "image", Name: "pixel.png", Data: apptest.PNG()}))
 }
 
 // param is the tenant's id for a path parameter, which depends on the

@@ -187,6 +187,14 @@ const (
 	OpRemoved           Op = "removed"
 )
 
+// Ops is every op, in the order the API document lists them.
+var Ops = []Op{
+	OpEq, OpNeq, OpContains, OpNotContains, OpStartsWith, OpEndsWith, OpIsSet, OpIsNotSet,
+	OpGt, OpGte, OpLt, OpLte, OpBefore, OpAfter, OpWithinLastDays, OpNotWithinLastDays, OpInMonth,
+	OpHasAny, OpHasAll, OpHasNone, OpEver, OpNever,
+	OpEnrolled, OpNotEnrolled, OpActive, OpCompleted, OpRemoved,
+}
+
 // familyOps lists the ops of each family, in the order the API document
 // and the dashboard offer them.
 var familyOps = map[family][]Op{

@@ -257,7 +257,7 @@ func (s *Service) compile(ctx context.Context, bookID uuid.UUID, r Rule, lenient
 		return nil, err
 	}
 	for _, f := range fields {
-		cat.fields[f.Key] = customField{id: f.ID, typ: f.Type}
+		cat.fields[f.Key] = customField{id: f.ID, typ: string(f.Type)}
 	}
 	if len(labelRefs) > 0 {
 		labels, err := s.books.LabelsOf(ctx, bookID)

@@ -16,16 +16,14 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/csvsafe"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // Valid reports whether r is one of the reasons.
 func (r Reason) Valid() bool {
-	switch r {
-	case ReasonUnsubscribe, ReasonBounce, ReasonComplaint, ReasonDropped, ReasonManual:
-		return true
-	}
-	return false
+	_, ok := enum.Parse(Reasons, string(r))
+	return ok
 }
 
 // Filter narrows a listing: reason, and q (a part of the address).
@@ -61,7 +59,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) ([]Suppres
 		return nil, 0, err
 	}
 	if f.Reason != "" && !f.Reason.Valid() {
-		return nil, 0, apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
+		return nil, 0, apperr.Invalidf("The query parameter reason must be one of %s.", enum.Join(Reasons))
 	}
 	return list(ctx, s.db, sc.Book.ID, f)
 }
@@ -81,7 +79,7 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open fun
 		return err
 	}
 	if f.Reason != "" && !f.Reason.Valid() {
-		return apperr.Invalidf("The query parameter reason must be one of unsubscribe, bounce, complaint, dropped, manual.")
+		return apperr.Invalidf("The query parameter reason must be one of %s.", enum.Join(Reasons))
 	}
 	out := csvsafe.NewWriter(open())
 	if err := out.Write([]string{"email", "reason", "source", "created_at"}); err != nil {
@@ -126,8 +124,8 @@ func (s *Service) Add(ctx context.Context, sc books.Scope, in AddInput) (out Sup
 	if in.Reason == "" {
 		in.Reason = ReasonManual
 	}
-	if !in.Reason.Valid() {
-		return Suppression{}, false, apperr.Invalidf("`reason` must be one of unsubscribe, bounce, complaint, dropped, manual.")
+	if _, err := ParseReason(string(in.Reason)); err != nil {
+		return Suppression{}, false, err
 	}
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		res, err := s.sp.Suppress(ctx, tx, sc.Book.ID, []string{email}, in.Reason, SourceAPI, sc.Actor.CreatedBy())

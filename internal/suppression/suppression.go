@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -32,6 +34,17 @@ const (
 	ReasonManual      Reason = "manual"
 )
 
+// Reasons is every reason, in the order the API documents them.
+var Reasons = []Reason{ReasonUnsubscribe, ReasonBounce, ReasonComplaint, ReasonDropped, ReasonManual}
+
+// ParseReason reads a suppression's `reason`.
+func ParseReason(s string) (Reason, error) {
+	if v, ok := enum.Parse(Reasons, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`reason` must be one of %s.", enum.Join(Reasons))
+}
+
 // Source says where a suppression came from.
 type Source string
 
@@ -42,6 +55,9 @@ const (
 	SourceAPI             Source = "api"
 	SourceImport          Source = "import"
 )
+
+// Sources is every source.
+var Sources = []Source{SourceUnsubscribePage, SourceProvider, SourceAPI, SourceImport}
 
 // Suppression is the record of one suppressed address in a book. Email is
 // nil once the person was erased: the record then keeps only EmailHash,

@@ -192,12 +192,12 @@ func (f *csvFile) row(rec []string) ImportRow {
 		case "emails":
 			for _, part := range splitList(v, ";") {
 				addr, primary := strings.CutSuffix(part, primarySuffix)
-				c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(addr), Label: label, Primary: primary})
+				c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(addr), Label: contacts.EmailLabel(label), Primary: primary})
 			}
 		case "phones":
 			for _, part := range splitList(v, ";") {
 				num, primary := strings.CutSuffix(part, primarySuffix)
-				c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimSpace(num), Label: label, Primary: primary})
+				c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimSpace(num), Label: contacts.PhoneLabel(label), Primary: primary})
 			}
 		case "addresses":
 			var a *contacts.Address
@@ -208,7 +208,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 				}
 			}
 			if a == nil {
-				addrs = append(addrs, addressCell{Address: contacts.Address{Label: label}, label: label, labelColumn: t.labelColumn})
+				addrs = append(addrs, addressCell{Address: contacts.Address{Label: contacts.AddressLabel(label)}, label: label, labelColumn: t.labelColumn})
 				a = &addrs[len(addrs)-1].Address
 			}
 			switch t.part {
@@ -225,7 +225,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 			}
 		case "socials":
 			for _, part := range splitList(v, ";") {
-				c.Socials = append(c.Socials, contacts.Social{Label: label, Value: part})
+				c.Socials = append(c.Socials, contacts.Social{Label: contacts.SocialLabel(label), Value: part})
 			}
 		case "dates":
 			d, ok := parseDate(v)

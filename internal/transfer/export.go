@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // flushEvery is how many contacts an export writes between flushes to the
@@ -40,12 +41,11 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 		return err
 	}
 	b := sc.Book
-	switch format {
-	case "", FormatCSV:
+	if format == "" {
 		format = FormatCSV
-	case FormatVCard:
-	default:
-		return apperr.Invalidf("The query parameter format must be csv or vcard.")
+	}
+	if _, ok := enum.Parse(Formats, format); !ok {
+		return apperr.Invalidf("The query parameter format must be %s.", enum.Or(Formats))
 	}
 	// An export changes nothing, so its entry is written before the file
 	// is: a download that is cut short was still asked for.
@@ -166,7 +166,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range emailLabels {
 		var vs []string
 		for _, e := range c.Emails {
-			if e.Label == l {
+			if string(e.Label) == l {
 				vs = append(vs, e.Address+primaryMark(e.Primary))
 			}
 		}
@@ -175,7 +175,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range phoneLabels {
 		var vs []string
 		for _, p := range c.Phones {
-			if p.Label == l {
+			if string(p.Label) == l {
 				vs = append(vs, p.Number+primaryMark(p.Primary))
 			}
 		}
@@ -184,7 +184,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range addressLabels {
 		var a contacts.Address
 		for _, x := range c.Addresses {
-			if x.Label == l {
+			if string(x.Label) == l {
 				a = x
 				break
 			}
@@ -216,7 +216,7 @@ func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
 	for _, l := range socialLabels {
 		var vs []string
 		for _, s := range c.Socials {
-			if s.Label == l {
+			if string(s.Label) == l {
 				vs = append(vs, s.Value)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // target is where a column's values go.
@@ -40,11 +42,11 @@ func (t target) String() string {
 }
 
 var (
-	emailLabels   = []string{"work", "personal", "other"}
-	phoneLabels   = []string{"mobile", "work", "other"}
-	addressLabels = []string{"home", "work", "other"}
+	emailLabels   = enum.Strings(contacts.EmailLabels)
+	phoneLabels   = enum.Strings(contacts.PhoneLabels)
+	addressLabels = enum.Strings(contacts.AddressLabels)
 	addressParts  = []string{"street", "city", "state", "zip", "country"}
-	socialLabels  = []string{"linkedin", "x", "instagram", "facebook", "github", "youtube", "other"}
+	socialLabels  = enum.Strings(contacts.SocialLabels)
 	customKey     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 )
 

@@ -25,6 +25,7 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -36,6 +37,24 @@ const (
 	FormatVCard = "vcard"
 )
 
+// Formats is every file format.
+var Formats = []string{FormatCSV, FormatVCard}
+
+// Modes is every import mode (what a row whose address belongs to a
+// contact of the book does).
+var Modes = []string{ModeSkip, ModeUpdate, ModeCreate}
+
+// ParseMode reads an import's `mode` ("" is skip).
+func ParseMode(s string) (string, error) {
+	if s == "" {
+		return ModeSkip, nil
+	}
+	if v, ok := enum.Parse(Modes, s); ok {
+		return v, nil
+	}
+	return "", apperr.Invalidf("`mode` must be %s.", enum.Or(Modes))
+}
+
 // Statuses of an import.
 const (
 	StatusQueued    = "queued"
@@ -44,6 +63,9 @@ const (
 	StatusFailed    = "failed"
 	StatusCanceled  = "canceled"
 )
+
+// Statuses is every import status, in the order an import may pass them.
+var Statuses = []string{StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusCanceled}
 
 // maxErrors bounds the row errors an import keeps.
 const maxErrors = 1000
@@ -216,13 +238,11 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 	b := sc.Book
 	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []RowError{},
 		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
-	switch in.Mode {
-	case "":
-		in.Mode = ModeSkip
-	case ModeSkip, ModeUpdate, ModeCreate:
-	default:
-		return Import{}, apperr.Invalidf("`mode` must be skip, update or create.")
+	mode, err := ParseMode(in.Mode)
+	if err != nil {
+		return Import{}, err
 	}
+	in.Mode = mode
 	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Import{}, err
@@ -400,9 +420,10 @@ func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request)
 			return u, err
 		}
 		u.format = detectFormat(text)
-	case FormatCSV, FormatVCard:
 	default:
-		return u, apperr.Invalidf("`format` must be csv or vcard (or left out to detect it).")
+		if _, ok := enum.Parse(Formats, u.format); !ok {
+			return u, apperr.Invalidf("`format` must be %s (or left out to detect it).", enum.Or(Formats))
+		}
 	}
 	var err error
 	if u.keys, err = s.contacts.CustomFieldKeys(ctx, bookID); err != nil {

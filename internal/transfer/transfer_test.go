@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,29 +15,6 @@ import (
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
 )
-
-// upload is a multipart import request with the file and fields.
-func upload(t testing.TB, file []byte, fields map[string]string) apptest.Raw {
-	t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range fields {
-		if err := w.WriteField(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fw, err := w.CreateFormFile("file", "contacts.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fw.Write(file); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return apptest.Raw{ContentType: w.FormDataContentType(), Body: buf.Bytes()}
-}
 
 // peopleCSV is a file of n new contacts, numbered from first.
 func peopleCSV(first, n int) []byte {
@@ -53,7 +29,7 @@ func peopleCSV(first, n int) []byte {
 // queue starts an import on an instance that works no jobs.
 func queue(t testing.TB, u *apptest.User, book string, file []byte, fields map[string]string) uuid.UUID {
 	t.Helper()
-	return uuid.MustParse(u.Post("/api/books/"+book+"/imports", upload(t, file, fields)).Expect(http.StatusAccepted).String("data.id"))
+	return uuid.MustParse(u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, file, fields)).Expect(http.StatusAccepted).String("data.id"))
 }
 
 // TestImportResumesFromCheckpoint stops an import after its first chunk,
@@ -228,10 +204,10 @@ func TestImportMailchimpMappingAndAccess(t *testing.T) {
 	for range transfer.MaxRows + 1 {
 		big.WriteString("A\n")
 	}
-	u.Post("/api/books/"+book+"/imports", upload(t, []byte(big.String()), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, []byte(big.String()), nil)).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 
 	viewer := env.Join(u, "Viewer", "viewer")
-	viewer.Post("/api/books/"+book+"/imports", upload(t, []byte("first_name\nA\n"), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	viewer.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, []byte("first_name\nA\n"), nil)).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	viewer.Get("/api/books/" + book + "/imports").Expect(http.StatusOK)
 	stranger := env.Signup("Stranger")
 	stranger.Get("/api/books/"+book+"/imports/"+id.String()).ExpectError(http.StatusForbidden, "FORBIDDEN")

@@ -91,16 +91,16 @@ func (f *vcardFile) row(card vcard.Card) ImportRow {
 		}
 	}
 	for _, e := range card[vcard.FieldEmail] {
-		c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(e.Value), Label: typeLabel(e, "emails"), Primary: preferred(e)})
+		c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(e.Value), Label: contacts.EmailLabel(typeLabel(e, "emails")), Primary: preferred(e)})
 	}
 	onePrimaryEmail(c.Emails)
 	for _, t := range card[vcard.FieldTelephone] {
-		c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimPrefix(strings.TrimSpace(t.Value), "tel:"), Label: typeLabel(t, "phones"), Primary: preferred(t)})
+		c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimPrefix(strings.TrimSpace(t.Value), "tel:"), Label: contacts.PhoneLabel(typeLabel(t, "phones")), Primary: preferred(t)})
 	}
 	onePrimaryPhone(c.Phones)
 	for _, f := range card[vcard.FieldAddress] {
 		a := vcard.Card{vcard.FieldAddress: {f}}.Address()
-		c.Addresses = append(c.Addresses, contacts.Address{Label: typeLabel(f, "addresses"),
+		c.Addresses = append(c.Addresses, contacts.Address{Label: contacts.AddressLabel(typeLabel(f, "addresses")),
 			Street: strings.TrimSpace(a.StreetAddress), City: strings.TrimSpace(a.Locality), State: strings.TrimSpace(a.Region),
 			Zip: strings.TrimSpace(a.PostalCode), Country: strings.TrimSpace(a.Country)})
 	}
@@ -112,7 +112,7 @@ func (f *vcardFile) row(card vcard.Card) ImportRow {
 		if !oneOf(label, socialLabels) {
 			label = "other"
 		}
-		c.Socials = append(c.Socials, contacts.Social{Label: label, Value: strings.TrimSpace(s.Value)})
+		c.Socials = append(c.Socials, contacts.Social{Label: contacts.SocialLabel(label), Value: strings.TrimSpace(s.Value)})
 	}
 	addDate := func(label, v string) {
 		if d, ok := parseDate(strings.TrimSpace(v)); ok && d != "" {
@@ -216,18 +216,18 @@ func contactCard(c contacts.Contact) vcard.Card {
 		return f
 	}
 	for _, e := range c.Emails {
-		card.Add(vcard.FieldEmail, entry(e.Address, e.Label, e.Primary))
+		card.Add(vcard.FieldEmail, entry(e.Address, string(e.Label), e.Primary))
 	}
 	for _, p := range c.Phones {
-		card.Add(vcard.FieldTelephone, entry(p.Number, p.Label, p.Primary))
+		card.Add(vcard.FieldTelephone, entry(p.Number, string(p.Label), p.Primary))
 	}
 	for _, a := range c.Addresses {
-		f := entry("", a.Label, false)
+		f := entry("", string(a.Label), false)
 		f.Value = strings.Join([]string{"", "", a.Street, a.City, a.State, a.Zip, a.Country}, ";")
 		card.Add(vcard.FieldAddress, f)
 	}
 	for _, s := range c.Socials {
-		card.Add(propSocial, &vcard.Field{Value: s.Value, Params: vcard.Params{vcard.ParamType: {s.Label}}})
+		card.Add(propSocial, &vcard.Field{Value: s.Value, Params: vcard.Params{vcard.ParamType: {string(s.Label)}}})
 	}
 	for _, d := range c.Dates {
 		card.Add(propDate, &vcard.Field{Value: d.Value, Params: vcard.Params{paramLabel: {d.Label}}})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,12 +50,24 @@ var instance = sync.OnceValue(func() *validator.Validate {
 	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
 		return TimeZone(fl.Field().String())
 	}))
+	must(v.RegisterValidation("enum", func(fl validator.FieldLevel) bool {
+		set, ok := fl.Field().Interface().(Closed)
+		return ok && slices.Contains(set.OneOf(), fl.Field().String())
+	}))
 	must(v.RegisterValidation("date", func(fl validator.FieldLevel) bool {
 		s := fl.Field().String()
 		return s == "" || Date(s)
 	}))
 	return v
 })
+
+// Closed is a string type whose values form a closed set, listed once in
+// the type's package. The `enum` tag accepts exactly the values OneOf
+// returns and its message lists them, so no tag spells the set again (a
+// `oneof=` tag would be a second copy that could drift).
+type Closed interface {
+	OneOf() []string
+}
 
 // HeaderText reports whether s may become (part of) an email or HTTP
 // header: no line breaks (CR, LF, NEL, U+2028, U+2029) and no other control
@@ -139,6 +152,12 @@ func Message(fe validator.FieldError) string {
 		return fmt.Sprintf("%s must be %s or less.", field, fe.Param())
 	case "oneof":
 		return fmt.Sprintf("%s must be one of: %s.", field, strings.ReplaceAll(fe.Param(), " ", ", "))
+	case "enum":
+		var set []string
+		if c, ok := fe.Value().(Closed); ok {
+			set = c.OneOf()
+		}
+		return fmt.Sprintf("%s must be one of: %s.", field, strings.Join(set, ", "))
 	case "email":
 		return fmt.Sprintf("%s must be a valid email address.", field)
 	case "http_url", "url":

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
@@ -217,8 +218,7 @@ type binaryService struct {
 	bin   string
 	dbURL string
 	env   []string
-	mu    sync.Mutex
-	logs  bytes.Buffer
+	logs  logbuf.Buffer
 }
 
 func newBinaryService(t *testing.T, dbURL string, env ...string) *binaryService {
@@ -231,9 +231,7 @@ func newBinaryService(t *testing.T, dbURL string, env ...string) *binaryService 
 	s := &binaryService{t: t, bin: bin, dbURL: dbURL, env: env}
 	t.Cleanup(func() {
 		if t.Failed() {
-			s.mu.Lock()
 			t.Logf("service logs:\n%s", s.logs.String())
-			s.mu.Unlock()
 		}
 	})
 	return s
@@ -255,8 +253,7 @@ func (s *binaryService) start() (*exec.Cmd, string) {
 		"WEBHOOK_ALLOW_INSECURE=true", "AUTO_MIGRATE=false", "LOG_LEVEL=info", "LOG_FORMAT=text",
 		"IMAGES_DIR="+t.TempDir(), "DB_MAX_CONNS=8")
 	cmd.Env = append(cmd.Env, s.env...)
-	w := &syncWriter{mu: &s.mu, w: &s.logs}
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout, cmd.Stderr = &s.logs, &s.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -274,17 +271,6 @@ func (s *binaryService) start() (*exec.Cmd, string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cmd, base
-}
-
-type syncWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func postJSON(t *testing.T, url, token string, body, out any) {

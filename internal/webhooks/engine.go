@@ -35,10 +35,14 @@ var DefaultRetries = []time.Duration{10 * time.Second, 60 * time.Second, 5 * tim
 // Delivery states.
 const (
 	statusPending   = "pending"
+	statusHeld      = "held" // kept without sending while the webhook is paused (holdPending)
 	statusSucceeded = "succeeded"
 	statusFailed    = "failed"
 	statusCanceled  = "canceled"
 )
+
+// DeliveryStatuses is every state of a delivery (webhook_deliveries.status).
+var DeliveryStatuses = []string{statusPending, statusHeld, statusSucceeded, statusFailed, statusCanceled}
 
 // fanoutBatch is how many events one fan-out statement takes.
 const fanoutBatch = 500

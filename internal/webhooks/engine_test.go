@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -602,7 +603,7 @@ func TestWebhookAttemptsAreObserved(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
 	obs := &outcomes{got: map[string]int{}}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	eng := engine(env, webhooks.EngineConfig{Observer: obs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -624,22 +625,4 @@ func TestWebhookAttemptsAreObserved(t *testing.T) {
 			t.Errorf("attempt logs lack %q:\n%s", want, logs.String())
 		}
 	}
-}
-
-// syncBuffer is a log destination safe for the engine's workers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

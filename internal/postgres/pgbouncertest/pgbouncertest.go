@@ -6,7 +6,6 @@
 package pgbouncertest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -16,12 +15,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/apptest/logbuf"
 )
 
 // Options shape the pooler.
@@ -42,7 +42,7 @@ type Bouncer struct {
 	Addr     string
 	adminURL string
 	cmd      *exec.Cmd
-	logs     *lockedBuffer
+	logs     *logbuf.Buffer
 	done     chan struct{}
 }
 
@@ -119,7 +119,7 @@ func Start(t testing.TB, serverURL string, opts Options) *Bouncer {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := &Bouncer{Addr: opts.Addr, adminURL: adminURL(u, opts.Addr), logs: &lockedBuffer{}, done: make(chan struct{})}
+	b := &Bouncer{Addr: opts.Addr, adminURL: adminURL(u, opts.Addr), logs: &logbuf.Buffer{}, done: make(chan struct{})}
 	b.cmd = exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
 	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
 	if err := b.cmd.Start(); err != nil {
@@ -292,21 +292,4 @@ func freeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

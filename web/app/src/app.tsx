@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso/router';
 import lazy, { ErrorBoundary } from 'preact-iso/lazy';
-import { logOut } from './api/client';
+import { errorText, logOut } from './api/client';
 import { onChange, signedIn } from './api/session';
 import { WorkspaceProvider, lastBook, rememberBook, useWorkspace } from './lib/workspace';
 import { Notice, markNavigation } from './ui/Page';
@@ -352,7 +352,7 @@ function UserMenu() {
               await logOut();
               route('/app/login', true);
             } catch (e) {
-              setNotice(`You are still logged in: ${e instanceof Error ? e.message : String(e)}`);
+              setNotice(`You are still logged in: ${errorText(e)}`);
             }
           }}
         >

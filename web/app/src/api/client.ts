@@ -73,6 +73,16 @@ export function inBook(bookId: string) {
   return { 'X-Book-ID': bookId };
 }
 
+/**
+ * errorText is the sentence a screen shows for a failure: an ApiError's
+ * message (the API's own sentence), any other error's message, or the
+ * thrown value itself.
+ */
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
 /** isAbort tells a cancelled request (a newer one replaced it) from a failure. */
 export function isAbort(e: unknown): boolean {
   return e instanceof DOMException && e.name === 'AbortError';

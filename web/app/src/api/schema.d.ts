@@ -6117,7 +6117,7 @@ export interface components {
         SubmissionForm: {
             email: string;
             /** @enum {string} */
-            consent?: "on" | "true";
+            consent?: "true" | "on";
             topics?: string[];
             company_website?: string;
         } & {

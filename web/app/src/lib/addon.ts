@@ -1,6 +1,6 @@
 // The Campaigns add-on's states, as people read them.
-import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../api/client';
+import { useResource } from './useResource';
 
 export const addonNames: Record<Schemas['Team']['campaign_addon'], string> = { none: 'Not active', trial: 'Trial', active: 'Active', canceled: 'Canceled' };
 
@@ -11,16 +11,7 @@ export const addonNames: Record<Schemas['Team']['campaign_addon'], string> = { n
  * asks for campaign data only when the answer will not be ADDON_REQUIRED.
  */
 export function useCampaignsEnabled(teamId: string): boolean | null {
-  const [enabled, setEnabled] = useState<boolean | null>(null);
-  useEffect(() => {
-    let current = true;
-    setEnabled(null);
-    ok(api.GET('/api/teams/{team_id}', { params: { path: { team_id: teamId } } }))
-      .then((r) => current && setEnabled(r.data.campaign_addon === 'trial' || r.data.campaign_addon === 'active'))
-      .catch(() => current && setEnabled(false));
-    return () => {
-      current = false;
-    };
-  }, [teamId]);
-  return enabled;
+  const r = useResource((signal) => ok(api.GET('/api/teams/{team_id}', { params: { path: { team_id: teamId } }, signal })).then((a) => a.data.campaign_addon), [teamId]);
+  if (r.error) return false;
+  return r.data === null ? null : r.data === 'trial' || r.data === 'active';
 }

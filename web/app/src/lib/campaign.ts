@@ -1,6 +1,6 @@
 // How campaigns and their steps read to people.
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
+import { useResource } from './useResource';
 
 export const campaignStates: Record<Schemas['CampaignStatus'], string> = { draft: 'Draft', active: 'Running', paused: 'Paused', archived: 'Archived' };
 
@@ -18,16 +18,8 @@ export function schedule(s: Pick<Schemas['Step'], 'schedule_type' | 'delay_days'
 
 /** useCampaign loads a campaign (its name for a screen's title). */
 export function useCampaign(bookId: string, id: string) {
-  const [campaign, setCampaign] = useState<Schemas['CampaignDetail'] | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    let current = true;
-    ok(api.GET('/api/campaigns/{id}', { params: { header: inBook(bookId), path: { id } } }))
-      .then((r) => current && setCampaign(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [bookId, id]);
-  return { campaign, error };
+  const r = useResource((signal) => ok(api.GET('/api/campaigns/{id}', { params: { header: inBook(bookId), path: { id } }, signal })).then((a) => a.data), [bookId, id], {
+    describe: (e) => (e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : errorText(e)),
+  });
+  return { campaign: r.data, error: r.error };
 }

@@ -1,5 +1,6 @@
 // How a contact is named and summed up wherever it is listed.
 import type { Contact } from '../api/client';
+import type { SocialLabel } from '../api/enums';
 
 export function contactName(c: Pick<Contact, 'first_name' | 'last_name' | 'company'>): string {
   const n = `${c.first_name} ${c.last_name}`.trim();
@@ -15,7 +16,7 @@ export function primaryPhone(c: Pick<Contact, 'phones'>): string {
 }
 
 /** How the social networks are written. */
-export const socialNames: Record<string, string> = {
+export const socialNames: Record<SocialLabel, string> = {
   linkedin: 'LinkedIn',
   x: 'X',
   instagram: 'Instagram',

@@ -2,7 +2,9 @@
 // the URL, so a reload or a shared link shows the same view. Defaults are
 // left out of the URL to keep links short.
 
-export const sorts = ['-created_at', 'created_at', 'name', '-name', '-updated_at', 'updated_at'] as const;
+import { contactSorts, type ExportFormat } from '../api/enums';
+
+export const sorts = contactSorts;
 export type Sort = (typeof sorts)[number];
 
 export const pageSizes = [25, 50, 100, 200] as const;
@@ -89,7 +91,7 @@ export function listQuery(v: ContactsView) {
 }
 
 /** exportURL downloads the contacts the view's filters select (all its pages). */
-export function exportURL(bookId: string, v: ContactsView, format: 'csv' | 'vcard' = 'csv'): string {
+export function exportURL(bookId: string, v: ContactsView, format: ExportFormat = 'csv'): string {
   const q = new URLSearchParams({ format });
   if (v.q) q.set('q', v.q);
   if (v.label) q.set('label_id', v.label);

@@ -8,7 +8,7 @@ export function atLeast(role: Role | undefined, min: Role): boolean {
   return role !== undefined && rank[role] >= rank[min];
 }
 
-export const roles: Role[] = ['viewer', 'member', 'admin', 'owner'];
+export { roles } from '../api/enums';
 
 export const roleNames: Record<Role, string> = { viewer: 'Viewer', member: 'Member', admin: 'Admin', owner: 'Owner' };
 

@@ -3,6 +3,8 @@
 // value. The fields and their ops mirror the API's rule schema; the custom
 // fields, labels and campaigns come from the book.
 
+import type { SegmentOp } from '../api/enums';
+
 export type Rule = { all: Rule[] } | { any: Rule[] } | { not: Rule } | RuleCondition;
 
 export interface RuleCondition {
@@ -33,7 +35,7 @@ export type Node = GroupNode | ConditionNode;
 /** The families of fields: each has its ops and its kind of value. */
 export type Family = 'text' | 'number' | 'time' | 'birthday' | 'bool' | 'labels' | 'engagement' | 'campaign';
 
-export const familyOps: Record<Family, string[]> = {
+export const familyOps: Record<Family, SegmentOp[]> = {
   text: ['contains', 'not_contains', 'eq', 'neq', 'starts_with', 'ends_with', 'is_set', 'is_not_set'],
   number: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set'],
   time: ['within_last_days', 'not_within_last_days', 'before', 'after', 'is_set', 'is_not_set'],
@@ -44,7 +46,7 @@ export const familyOps: Record<Family, string[]> = {
   campaign: ['enrolled', 'not_enrolled', 'active', 'completed', 'removed'],
 };
 
-export const opNames: Record<string, string> = {
+export const opNames: Record<SegmentOp, string> = {
   eq: 'is',
   neq: 'is not',
   contains: 'contains',

@@ -1,9 +1,10 @@
 // useList loads one page of a list whenever what it depends on changes (a
-// filter, the page, a reload), dropping the answer of a request that a
-// newer one replaced, and keeps the loading and error states. Nothing is
+// filter, the page, a reload): useResource with the page's rows and total,
+// the previous page kept on screen while the next one loads. Nothing is
 // loaded while enabled is false (what the list needs is not known yet).
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, isAbort } from '../api/client';
+import { ApiError } from '../api/client';
+import { useResource } from './useResource';
 
 export interface ListPage<T> {
   data: T[];
@@ -11,35 +12,23 @@ export interface ListPage<T> {
 }
 
 export function useList<T>(load: (signal: AbortSignal) => Promise<ListPage<T>>, key: string, enabled = true) {
-  const [rows, setRows] = useState<T[] | null>(null);
-  const [total, setTotal] = useState(0);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState('');
-  // The API's error code (ADDON_REQUIRED, …) when the error is an API answer.
-  const [errorCode, setErrorCode] = useState('');
-  const [reloads, setReloads] = useState(0);
-  useEffect(() => {
-    if (!enabled) return;
-    const abort = new AbortController();
-    setLoading(true);
-    setError('');
-    setErrorCode('');
-    load(abort.signal)
-      .then((r) => {
-        setRows(r.data);
-        setTotal(r.meta.total);
-        setLoading(false);
-      })
-      .catch((e) => {
-        if (isAbort(e)) return;
-        setError(e instanceof Error ? e.message : String(e));
-        setErrorCode(e instanceof ApiError ? e.code : '');
-        setLoading(false);
-      });
-    return () => abort.abort();
-  }, [key, reloads, enabled]);
+  const page = useResource(load, [key], { enabled, keep: true });
   // setRows replaces rows in place after a change the list does not need to reload for.
-  return { rows, setRows, total, loading, error, errorCode, reload: () => setReloads((n) => n + 1) };
+  const setRows = (update: T[] | null | ((rows: T[] | null) => T[] | null)) =>
+    page.set((p) => {
+      const rows = typeof update === 'function' ? update(p?.data ?? null) : update;
+      return rows === null ? null : { data: rows, meta: p?.meta ?? { total: rows.length } };
+    });
+  return {
+    rows: page.data?.data ?? null,
+    setRows,
+    total: page.data?.meta.total ?? 0,
+    loading: page.loading,
+    error: page.error,
+    // The API's error code (ADDON_REQUIRED, …) when the error is an API answer.
+    errorCode: page.failure instanceof ApiError ? page.failure.code : '',
+    reload: () => void page.reload(),
+  };
 }
 
 /** useDebounced is value once it has stopped changing for ms. */

@@ -3,8 +3,9 @@
 // useWorkspace(); the team choice is remembered per browser.
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, ok, type Book, type Role, type TeamMembership, type User } from '../api/client';
+import { useResource } from './useResource';
 
 export interface Workspace {
   user: User;
@@ -52,48 +53,27 @@ interface ProviderProps {
 }
 
 export function WorkspaceProvider({ children, loading, failed }: ProviderProps) {
-  const [me, setMe] = useState<{ user: User; teams: TeamMembership[] } | null>(null);
-  const [error, setError] = useState('');
   const [teamId, setTeamId] = useState(localStorage.getItem(teamKey) ?? '');
-  // Books are kept with their team, so a switch never shows the old team's books.
-  const [loaded, setLoaded] = useState<{ team: string; list: Book[] } | null>(null);
-  const [booksError, setBooksError] = useState('');
-  const [twoFactorRequired, setTwoFactorRequired] = useState(false);
-
-  const reloadMe = useCallback(async () => {
-    setError('');
-    try {
-      const r = await ok(api.GET('/api/me'));
-      setMe(r.data);
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    }
-  }, []);
-  useEffect(() => void reloadMe(), [reloadMe]);
-
+  const who = useResource((signal) => ok(api.GET('/api/me', { signal })).then((r) => r.data), []);
+  const me = who.data;
   const team = me?.teams.find((t) => t.id === teamId) ?? me?.teams[0];
 
-  // The team whose books were asked for last: an answer for an earlier team
-  // (switched away from while its request was on the way) is dropped, or it
-  // would replace the newer team's books and leave the screen loading.
-  const booksFor = useRef('');
-  const reloadBooks = useCallback(async () => {
-    if (!team) return;
-    booksFor.current = team.id;
-    setBooksError('');
-    setTwoFactorRequired(false);
-    try {
-      const r = await ok(api.GET('/api/books', { params: { query: { team_id: team.id } } }));
-      if (booksFor.current === team.id) setLoaded({ team: team.id, list: r.data });
-    } catch (e) {
-      if (booksFor.current !== team.id) return;
-      setBooksError(e instanceof Error ? e.message : String(e));
-      setTwoFactorRequired(e instanceof ApiError && e.code === 'TWO_FACTOR_REQUIRED');
-    }
-  }, [team?.id]);
-  // Turning two-factor sign-in on (reloadMe) may open the team's books.
-  useEffect(() => void reloadBooks(), [reloadBooks, me?.user.two_factor_enabled]);
-  const books = team && loaded?.team === team.id ? loaded.list : null;
+  // Books are kept with their team, so a switch never shows the old team's
+  // books; the answer for a team switched away from while its request was on
+  // the way is dropped (useResource's generation check; the request is left
+  // to answer, as the browser suite watches that answer arrive), or it would
+  // replace the newer team's books and leave the screen loading. Turning
+  // two-factor sign-in on (reloadMe) may open the team's books.
+  const teamBooks = useResource(
+    () => ok(api.GET('/api/books', { params: { query: { team_id: team!.id } } })).then((r) => ({ team: team!.id, list: r.data })),
+    [team?.id, me?.user.two_factor_enabled],
+    { enabled: !!team, keep: true },
+  );
+  const books = team && teamBooks.data?.team === team.id ? teamBooks.data.list : null;
+  const booksError = teamBooks.error;
+  const twoFactorRequired = teamBooks.failure instanceof ApiError && teamBooks.failure.code === 'TWO_FACTOR_REQUIRED';
+  const reloadMe = who.reload;
+  const reloadBooks = teamBooks.reload;
 
   const setTeam = useCallback((id: string) => {
     chooseTeam(id);
@@ -107,7 +87,7 @@ export function WorkspaceProvider({ children, loading, failed }: ProviderProps) 
         : null,
     [me, team, books, booksError, twoFactorRequired, setTeam, reloadBooks, reloadMe],
   );
-  if (error) return <>{failed(error, reloadMe)}</>;
+  if (who.error) return <>{failed(who.error, reloadMe)}</>;
   if (!value) return <>{loading}</>;
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

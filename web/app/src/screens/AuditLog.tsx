@@ -1,15 +1,18 @@
 // The team's audit log (admins): who did what, newest first, with filters
 // by action, by member and by date, more entries on demand (the API's
 // cursor), and a CSV export of what the filters select.
-import { useEffect, useState } from 'preact/hooks';
-import { api, isAbort, ok, type Member, type Schemas } from '../api/client';
+import { useState } from 'preact/hooks';
+import { api, ok, type Member, type Schemas } from '../api/client';
 import { atLeast, needs } from '../lib/roles';
+import { useResource, type Resource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { DataTable } from '../ui/DataTable';
 import { Field } from '../ui/Field';
 import { Page } from '../ui/Page';
 
 type Entry = Schemas['AuditEntry'];
+
+const noMembers: Member[] = [];
 
 /** actions are the recorded actions, for the filter. */
 const actions = [
@@ -37,11 +40,8 @@ function Log() {
   const [actor, setActor] = useState('');
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
-  const [members, setMembers] = useState<Member[]>([]);
-  const [rows, setRows] = useState<Entry[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  const [loading, setLoading] = useState(true);
+  // The older entries asked for, with the filters they continue.
+  const [older, setOlder] = useState<{ after: string; cursor: string } | null>(null);
 
   const filters: Record<string, string> = {};
   if (action) filters.action = action;
@@ -52,30 +52,24 @@ function Log() {
   const key = JSON.stringify(filters);
   const path = { team_id: w.team.id };
 
-  useEffect(() => {
-    ok(api.GET('/api/teams/{team_id}/members', { params: { path } }))
-      .then((r) => setMembers(r.data))
-      .catch(() => setMembers([]));
-  }, [w.team.id]);
+  // Without the members the filter offers only "Anyone".
+  const members = useResource((signal) => ok(api.GET('/api/teams/{team_id}/members', { params: { path }, signal })).then((r) => r.data), [w.team.id]).data ?? noMembers;
 
-  const load = async (cursor: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    setError('');
-    try {
+  // Another filter starts again from the newest entries; "Show older
+  // entries" adds the next page under the ones shown.
+  const after = `${w.team.id}${key}`;
+  const cursor = older?.after === after ? older.cursor : null;
+  const log: Resource<{ rows: Entry[]; next: string | null }> = useResource(
+    async (signal) => {
       const r = await ok(api.GET('/api/teams/{team_id}/audit-log', { params: { path, query: { ...filters, ...(cursor ? { cursor } : {}) } }, signal }));
-      setRows((old) => (cursor && old ? [...old, ...r.data] : r.data));
-      setNext(r.meta.next_cursor ?? null);
-    } catch (e) {
-      if (isAbort(e)) return;
-      setError(e instanceof Error ? e.message : String(e));
-    }
-    setLoading(false);
-  };
-  useEffect(() => {
-    const abort = new AbortController();
-    void load(null, abort.signal);
-    return () => abort.abort();
-  }, [key, w.team.id]);
+      return { rows: cursor && log.data ? [...log.data.rows, ...r.data] : r.data, next: r.meta.next_cursor ?? null };
+    },
+    [after, cursor],
+    { keep: true },
+  );
+  const rows = log.data?.rows ?? null;
+  const next = log.data?.next ?? null;
+  const { error, loading } = log;
 
   const query = new URLSearchParams(filters).toString();
   const exportURL = `/api/teams/${w.team.id}/audit-log/export${query ? '?' + query : ''}`;
@@ -122,7 +116,7 @@ function Log() {
         ]}
       />
       {next && (
-        <button type="button" class="secondary" disabled={loading} onClick={() => void load(next)}>
+        <button type="button" class="secondary" disabled={loading} onClick={() => (next === cursor ? void log.reload() : setOlder({ after, cursor: next }))}>
           Show older entries
         </button>
       )}

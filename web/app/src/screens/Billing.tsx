@@ -2,12 +2,13 @@
 // it through the payment provider's checkout) and the message of the
 // checkout's return (the provider sends the browser back to the service's
 // return page, which links here with ?checkout=success or cancel).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
 import { addonNames } from '../lib/addon';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
@@ -18,34 +19,24 @@ type Team = Schemas['Team'];
 export default function Billing() {
   const w = useWorkspace();
   const { query } = useLocation();
-  const [team, setTeam] = useState<Team | null>(null);
-  const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [buying, setBuying] = useState(false);
   const isAdmin = atLeast(w.role, 'admin');
   const path = { params: { path: { team_id: w.team.id } } };
   const returned = query.checkout === 'success' ? 'success' : query.checkout === 'cancel' ? 'cancel' : '';
+  const { data: team, error, set: setTeam, reload } = useResource<Team>((signal) => ok(api.GET('/api/teams/{team_id}', { ...path, signal })).then((r) => r.data), [w.team.id, returned]);
+  // Back from a paid checkout, the add-on turns on when the provider's
+  // event arrives, usually within seconds: look again each second until it
+  // has (30 times at most); a failed look stops looking.
+  const looks = useRef(0);
   useEffect(() => {
-    let current = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // Back from a paid checkout, the add-on turns on when the provider's
-    // event arrives, usually within seconds: look again until it has.
-    const load = async (tries: number) => {
-      try {
-        const t = (await ok(api.GET('/api/teams/{team_id}', path))).data;
-        if (!current) return;
-        setTeam(t);
-        if (returned === 'success' && t.campaign_addon !== 'active' && tries > 0) timer = setTimeout(() => void load(tries - 1), 1000);
-      } catch (e) {
-        if (current) setError(e instanceof Error ? e.message : String(e));
-      }
-    };
-    void load(30);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-  }, [w.team.id, returned]);
+    if (returned !== 'success' || !team || team.campaign_addon === 'active' || looks.current >= 30) return;
+    const timer = setTimeout(() => {
+      looks.current++;
+      void reload();
+    }, 1000);
+    return () => clearTimeout(timer);
+  }, [team, returned]);
 
   return (
     <Page title="Billing">
@@ -82,7 +73,7 @@ export default function Billing() {
                       setTeam((await ok(api.POST('/api/teams/{team_id}/addons/campaigns/trial', path))).data);
                       setNotice('The 14-day trial of the Campaigns add-on has started.');
                     } catch (e) {
-                      setNotice(e instanceof Error ? e.message : String(e));
+                      setNotice(errorText(e));
                     }
                   }}
                 >

@@ -1,7 +1,7 @@
 // A book's labels (create, rename, colour, delete, reorder by drag or by the
 // Move buttons) and its custom field definitions (create, delete).
 import { useState } from 'preact/hooks';
-import { api, ok, type FieldDefinition, type Label } from '../api/client';
+import { api, errorText, ok, type FieldDefinition, type Label } from '../api/client';
 import { checkColor } from '../lib/books';
 import { dragProps, moved } from '../lib/reorder';
 import { checkRequired, keyFromName } from '../lib/form';
@@ -16,7 +16,7 @@ import { FormDialog } from '../ui/FormDialog';
 import { LabelChips } from '../ui/LabelChips';
 import { BookMissing, Notice, Page } from '../ui/Page';
 
-const fieldTypes = { text: 'Text', url: 'Web address', number: 'Number', date: 'Date' } as const;
+const fieldTypes: Record<FieldDefinition['type'], string> = { text: 'Text', url: 'Web address', number: 'Number', date: 'Date' };
 
 export default function BookSettings({ book: bookId }: { book: string }) {
   const w = useWorkspace();
@@ -39,7 +39,7 @@ export default function BookSettings({ book: bookId }: { book: string }) {
       }
       setNotice(`“${l.name}” moved to position ${to + 1} of ${order.length}.`);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
     await reload();
   }

@@ -2,13 +2,15 @@
 // archive, with the add-on rules explained where they block), run now
 // (paid add-on) with its progress, and the sequence editor: steps added,
 // edited, deleted, and reordered by drag or by the Move buttons.
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { useState } from 'preact/hooks';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
+import { scheduleTypes, stepTypes, type ScheduleType, type StepType } from '../api/enums';
 import { campaignStates, schedule } from '../lib/campaign';
 import { checkDate, checkEmail, checkRequired } from '../lib/form';
 import { dragProps, moved } from '../lib/reorder';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
 import { CampaignTabs } from '../ui/CampaignTabs';
@@ -23,6 +25,11 @@ type Detail = Schemas['CampaignDetail'];
 type Step = Schemas['Step'];
 type Status = Schemas['CampaignStatus'];
 
+const stepTypeNames: Record<StepType, string> = { email: 'Send an email', trigger: 'Enroll in another campaign' };
+const scheduleTypeNames: Record<ScheduleType, string> = { immediate: 'Right after the previous step', delay: 'Some days after the previous step', fixed_date: 'On a date' };
+const noTemplates: Schemas['Template'][] = [];
+const noCampaigns: Schemas['CampaignListItem'][] = [];
+
 const actions: { to: Status; name: string }[] = [
   { to: 'active', name: 'Activate' },
   { to: 'paused', name: 'Pause' },
@@ -31,35 +38,28 @@ const actions: { to: Status; name: string }[] = [
 
 export default function Campaign({ book: bookId, id }: { book: string; id: string }) {
   const w = useWorkspace();
-  const [c, setC] = useState<Detail | null>(null);
-  const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [blocked, setBlocked] = useState('');
   const [editing, setEditing] = useState<Step | 'new' | 'campaign' | null>(null);
   const [deleting, setDeleting] = useState<Step | 'campaign' | null>(null);
-  const [templates, setTemplates] = useState<Schemas['Template'][]>([]);
-  const [others, setOthers] = useState<Schemas['CampaignListItem'][]>([]);
   const [progress, setProgress] = useState('');
   const canWrite = atLeast(w.role, 'member');
   const path = { params: { header: inBook(bookId), path: { id } } };
   const segments = useSegments(bookId);
 
-  async function load() {
-    try {
-      setC((await ok(api.GET('/api/campaigns/{id}', path))).data);
-    } catch (e) {
-      setError(e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : e instanceof Error ? e.message : String(e));
-    }
-  }
-  useEffect(() => {
-    void load();
-    ok(api.GET('/api/campaign-templates', { params: { header: inBook(bookId) } }))
-      .then((r) => setTemplates(r.data))
-      .catch(() => setTemplates([]));
-    ok(api.GET('/api/campaigns', { params: { header: inBook(bookId) } }))
-      .then((r) => setOthers(r.data.filter((x) => x.id !== id)))
-      .catch(() => setOthers([]));
-  }, [bookId, id]);
+  const {
+    data: c,
+    error,
+    set: setC,
+    reload: load,
+  } = useResource<Detail>((signal) => ok(api.GET('/api/campaigns/{id}', { ...path, signal })).then((r) => r.data), [bookId, id], {
+    describe: (e) => (e instanceof ApiError && e.status === 404 ? 'This campaign does not exist (any more).' : errorText(e)),
+  });
+  // The names of the steps' templates and of the other campaigns (for the
+  // conditions on them); without them a step shows "—".
+  const templates = useResource((signal) => ok(api.GET('/api/campaign-templates', { params: { header: inBook(bookId) }, signal })).then((r) => r.data), [bookId]).data ?? noTemplates;
+  const others =
+    useResource((signal) => ok(api.GET('/api/campaigns', { params: { header: inBook(bookId) }, signal })).then((r) => r.data.filter((x) => x.id !== id)), [bookId, id]).data ?? noCampaigns;
 
   if (!c) return <Page title="Campaign">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
 
@@ -67,8 +67,9 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
     setBlocked('');
     try {
       await ok(api.PATCH('/api/campaigns/{id}', { ...path, body: { status: to } }));
-      setNotice(`${name}d: the campaign is ${campaignStates[to].toLowerCase()}.`);
+      // The notice comes with the campaign as it now is (its controls too).
       await load();
+      setNotice(`${name}d: the campaign is ${campaignStates[to].toLowerCase()}.`);
     } catch (e) {
       explain(e);
     }
@@ -77,7 +78,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
     if (e instanceof ApiError && (e.code === 'ADDON_REQUIRED' || e.status === 402)) {
       setBlocked(e.message);
     } else {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -114,7 +115,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
       await ok(api.PATCH('/api/campaigns/{id}/steps/reorder', { ...path, body: { step_ids: order.map((s) => s.id) } }));
       setNotice(`“${order[to].name}” moved to position ${to + 1} of ${order.length}.`);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
     await load();
   }
@@ -423,15 +424,16 @@ function StepForm({ bookId, campaignId, step, steps, templates, campaigns, onClo
     >
       {!step && (
         <Field label="Kind" as="select" {...form.bind('step_type')}>
-          <option value="email">Send an email</option>
-          <option value="trigger">Enroll in another campaign</option>
+          {stepTypes.map((t) => (
+            <option value={t}>{stepTypeNames[t]}</option>
+          ))}
         </Field>
       )}
       <Field label="Step name" required {...form.bind('name')} />
       <Field label="When" as="select" {...form.bind('schedule_type')}>
-        <option value="immediate">Right after the previous step</option>
-        <option value="delay">Some days after the previous step</option>
-        <option value="fixed_date">On a date</option>
+        {scheduleTypes.map((t) => (
+          <option value={t}>{scheduleTypeNames[t]}</option>
+        ))}
       </Field>
       {v.schedule_type === 'delay' && <Field label="Days after the previous step" type="number" min="0" max="3650" {...form.bind('delay_days')} />}
       {v.schedule_type === 'fixed_date' && <Field label="Date" type="date" {...form.bind('fixed_date')} />}

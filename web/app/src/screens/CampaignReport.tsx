@@ -5,9 +5,11 @@
 // contacts behind it. A/B steps show each subject's counts and the winner.
 import { useState } from 'preact/hooks';
 import { api, inBook, ok, type Schemas } from '../api/client';
+import type { StepContactResult } from '../api/enums';
 import { useCampaign } from '../lib/campaign';
 import { pageCount } from '../lib/contactsView';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { CampaignTabs } from '../ui/CampaignTabs';
 import { DataTable } from '../ui/DataTable';
 import { Dialog } from '../ui/Dialog';
@@ -15,7 +17,7 @@ import { Page } from '../ui/Page';
 import { Pager } from '../ui/Pager';
 
 type StepStats = Schemas['Stats']['steps'][number];
-type Result = 'success' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'failed' | 'skipped';
+type Result = StepContactResult;
 
 const metrics: { key: Result; name: string; count: (s: StepStats) => number }[] = [
   { key: 'success', name: 'Sent', count: (s) => s.success_count },
@@ -31,12 +33,9 @@ const metrics: { key: Result; name: string; count: (s: StepStats) => number }[] 
 export default function CampaignReport({ book: bookId, id }: { book: string; id: string }) {
   const { campaign, error } = useCampaign(bookId, id);
   const [shown, setShown] = useState<{ step: StepStats; metric: (typeof metrics)[number] } | null>(null);
-  const stats = useList<Schemas['Stats']>(async (signal) => {
-    const r = await ok(api.GET('/api/campaigns/{id}/stats', { params: { header: inBook(bookId), path: { id } }, signal }));
-    return { data: [r.data], meta: { total: 1 } };
-  }, id);
+  const stats = useResource((signal) => ok(api.GET('/api/campaigns/{id}/stats', { params: { header: inBook(bookId), path: { id } }, signal })).then((r) => r.data), [id], { keep: true });
   if (!campaign) return <Page title="Campaign report">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
-  const st = stats.rows?.[0];
+  const st = stats.data;
   return (
     <Page title={`Report of ${campaign.name}`}>
       <p>

@@ -1,14 +1,17 @@
 // Create or edit a contact: every field the API has, its custom fields and
 // labels; errors shown at the field, and a warning while typing an email
 // address the book already has.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
 import { api, ApiError, inBook, ok, type Contact, type FieldDefinition, type Schemas } from '../api/client';
+import { addressLabels, emailLabels, phoneLabels, socialLabels } from '../api/enums';
 import { contactName, socialNames } from '../lib/contact';
 import { checkDate, checkEmail, checkPhone, checkURL, type FieldErrors } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
+import { useDebounced } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Field, FormError } from '../ui/Field';
 import { Page } from '../ui/Page';
@@ -65,21 +68,10 @@ function valuesOf(c: Contact | null): Values {
 }
 
 export default function ContactEditor({ book: bookParam, id }: { book?: string; id?: string }) {
-  const [contact, setContact] = useState<Contact | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    setContact(null);
-    setError('');
-    if (!id) return;
-    // Another contact's address drops this one's answer.
-    let current = true;
-    ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
-      .then((r) => current && setContact(r.data))
-      .catch((e) => current && setError(e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [id]);
+  // Another contact's address drops this one's answer.
+  const { data: contact, error } = useResource((signal) => ok(api.GET('/api/contacts/{id}', { params: { path: { id: id! } }, signal })).then((r) => r.data), [id], {
+    enabled: !!id,
+  });
   if (id && !contact) return <Page title="Edit contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
   // Keyed: the form starts over from each contact (or a new one), never from the last one's values.
   return <Editor key={contact?.id ?? `new-${bookParam}`} contact={contact} bookId={contact?.book_id ?? bookParam!} />;
@@ -222,7 +214,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           render={(e, i, up) => (
             <div class="row">
               <EmailField bookId={bookId} exclude={contact?.id} index={i} value={e.address} error={f.errors[`emails[${i}].address`]} onInput={(address) => up({ address })} />
-              <Kind label={`Kind of email ${i + 1}`} value={e.label ?? 'other'} options={['work', 'personal', 'other']} onChange={(label) => up({ label: label as Email['label'] })} />
+              <Kind label={`Kind of email ${i + 1}`} value={e.label ?? 'other'} options={emailLabels} onChange={(label) => up({ label: label as Email['label'] })} />
               <Primary name="primary-email" label={`Email ${i + 1} is primary`} checked={!!e.primary} onChange={() => f.set('emails', v.emails.map((x, j) => ({ ...x, primary: j === i })))} />
             </div>
           )}
@@ -238,7 +230,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           render={(p, i, up) => (
             <div class="row">
               <Field label={`Phone ${i + 1}`} type="tel" value={p.number} error={f.errors[`phones[${i}].number`]} onInput={(e) => up({ number: (e.target as HTMLInputElement).value })} />
-              <Kind label={`Kind of phone ${i + 1}`} value={p.label ?? 'other'} options={['mobile', 'work', 'other']} onChange={(label) => up({ label: label as Phone['label'] })} />
+              <Kind label={`Kind of phone ${i + 1}`} value={p.label ?? 'other'} options={phoneLabels} onChange={(label) => up({ label: label as Phone['label'] })} />
               <Primary name="primary-phone" label={`Phone ${i + 1} is primary`} checked={!!p.primary} onChange={() => f.set('phones', v.phones.map((x, j) => ({ ...x, primary: j === i })))} />
             </div>
           )}
@@ -253,7 +245,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           onChange={(x) => f.set('addresses', x)}
           render={(a, i, up) => (
             <>
-              <Kind label={`Kind of address ${i + 1}`} value={a.label ?? 'other'} options={['home', 'work', 'other']} onChange={(label) => up({ label: label as Address['label'] })} />
+              <Kind label={`Kind of address ${i + 1}`} value={a.label ?? 'other'} options={addressLabels} onChange={(label) => up({ label: label as Address['label'] })} />
               <Field label={`Street, address ${i + 1}`} value={a.street ?? ''} error={f.errors[`addresses[${i}]`]} onInput={(e) => up({ street: (e.target as HTMLInputElement).value })} />
               <div class="row">
                 <Field label={`City, address ${i + 1}`} value={a.city ?? ''} onInput={(e) => up({ city: (e.target as HTMLInputElement).value })} />
@@ -299,7 +291,7 @@ function Editor({ contact, bookId }: { contact: Contact | null; bookId: string }
           onChange={(x) => f.set('socials', x)}
           render={(s, i, up) => (
             <div class="row">
-              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={Object.keys(socialNames)} names={socialNames} onChange={(label) => up({ label: label as Social['label'] })} />
+              <Kind label={`Network, profile ${i + 1}`} value={s.label ?? 'other'} options={socialLabels} names={socialNames} onChange={(label) => up({ label: label as Social['label'] })} />
               <Field label={`Handle or link, profile ${i + 1}`} value={s.value} error={f.errors[`socials[${i}].value`]} onInput={(e) => up({ value: (e.target as HTMLInputElement).value })} />
             </div>
           )}
@@ -385,7 +377,7 @@ async function applyExtras(saved: Contact, before: Contact | null, v: Values, fi
   }
 }
 
-function Kind({ label, value, options, names, onChange }: { label: string; value: string; options: string[]; names?: Record<string, string>; onChange: (v: string) => void }) {
+function Kind({ label, value, options, names, onChange }: { label: string; value: string; options: readonly string[]; names?: Record<string, string>; onChange: (v: string) => void }) {
   return (
     <Field label={label} as="select" class="kind" value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
       {options.map((o) => (
@@ -401,31 +393,24 @@ function Primary({ name, label, checked, onChange }: { name: string; label: stri
 
 /** EmailField warns, while typing, when the book already has the address. */
 function EmailField(p: { bookId: string; exclude?: string; index: number; value: string; error?: string; onInput: (v: string) => void }) {
-  const [warning, setWarning] = useState<{ text: string; href: string } | null>(null);
-  useEffect(() => {
-    const address = p.value.trim();
-    setWarning(null);
-    if (checkEmail(address)) return;
-    const abort = new AbortController();
-    const t = setTimeout(async () => {
-      try {
-        const r = await ok(
-          api.GET('/api/contacts/check-email', { params: { header: inBook(p.bookId), query: { email: address, exclude: p.exclude } }, signal: abort.signal }),
-        );
-        if (!r.data.exists || !r.data.contact_id) return;
-        setWarning({
-          text: r.data.enforced ? `${r.data.name} already has this address, and this book allows each address once.` : `${r.data.name} already has this address.`,
-          href: `/app/contacts/${r.data.contact_id}`,
-        });
-      } catch {
-        // The warning is a courtesy; saving reports real conflicts.
-      }
-    }, 300);
-    return () => {
-      clearTimeout(t);
-      abort.abort();
-    };
-  }, [p.value, p.bookId]);
+  // Asked 300 ms after the last key; a key pressed meanwhile cancels the
+  // question. A failed check shows nothing: the warning is a courtesy, and
+  // saving reports real conflicts.
+  const address = p.value.trim();
+  const settled = useDebounced(address, 300);
+  const check = useResource(
+    (signal) => ok(api.GET('/api/contacts/check-email', { params: { header: inBook(p.bookId), query: { email: settled, exclude: p.exclude } }, signal })).then((r) => r.data),
+    [settled, p.bookId],
+    { enabled: settled === address && !checkEmail(settled) },
+  );
+  const found = settled === address && !check.error ? check.data : null;
+  const warning =
+    found?.exists && found.contact_id
+      ? {
+          text: found.enforced ? `${found.name} already has this address, and this book allows each address once.` : `${found.name} already has this address.`,
+          href: `/app/contacts/${found.contact_id}`,
+        }
+      : null;
   return (
     <Field
       label={`Email ${p.index + 1}`}

@@ -2,14 +2,15 @@
 // campaigns it is or was in, its timeline and consents; star, edit and
 // delete for those who may, data export and erasure for admins.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, ok, type Contact, type Schemas } from '../api/client';
+import { api, ApiError, errorText, ok, type Contact, type Schemas } from '../api/client';
 import { useCampaignsEnabled } from '../lib/addon';
 import { campaignStates } from '../lib/campaign';
 import { contactName, socialNames } from '../lib/contact';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { ContactPrivacy } from './ContactPrivacy';
@@ -21,22 +22,14 @@ import { Page } from '../ui/Page';
 import { AddonMissing } from '../ui/AddonMissing';
 
 export default function ContactPage({ id }: { id: string }) {
-  const [contact, setContact] = useState<Contact | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    // Moving on to another contact (a link on this page) drops the answer for this one.
-    let current = true;
-    setContact(null);
-    setError('');
-    ok(api.GET('/api/contacts/{id}', { params: { path: { id } } }))
-      .then((r) => current && setContact(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [id]);
+  // Moving on to another contact (a link on this page) drops the answer for this one.
+  const r = useResource((signal) => ok(api.GET('/api/contacts/{id}', { params: { path: { id } }, signal })).then((a) => a.data), [id], {
+    describe: (e) => (e instanceof ApiError && e.status === 404 ? 'This contact does not exist (any more).' : errorText(e)),
+  });
+  const contact = r.data;
+  const error = r.error;
   if (!contact) return <Page title="Contact">{error ? <p role="alert">{error}</p> : <p>Loading…</p>}</Page>;
-  return <View contact={contact} onChange={setContact} />;
+  return <View contact={contact} onChange={r.set} />;
 }
 
 function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contact) => void }) {
@@ -52,7 +45,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
     try {
       onChange((await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }))).data);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
   return (
@@ -159,26 +152,12 @@ const day = (t: string | null) => (t ? new Date(t).toLocaleDateString() : '—')
  * without the add-on the request would only be refused.
  */
 function useContactCampaigns(id: string, enabled: boolean | null) {
-  const [list, setList] = useState<Schemas['ContactCampaign'][] | null>(null);
-  const [error, setError] = useState('');
-  const [noAddon, setNoAddon] = useState(false);
-  useEffect(() => {
-    setList(null);
-    setError('');
-    setNoAddon(enabled === false);
-    if (!enabled) return;
-    let current = true;
-    ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } } }))
-      .then((r) => current && setList(r.data))
-      .catch((e) => {
-        if (!current) return;
-        if (e instanceof ApiError && e.code === 'ADDON_REQUIRED') setNoAddon(true);
-        else setError(e instanceof Error ? e.message : String(e));
-      });
-    return () => {
-      current = false;
-    };
-  }, [id, enabled]);
+  const r = useResource((signal) => ok(api.GET('/api/contacts/{id}/campaigns', { params: { path: { id } }, signal })).then((a) => a.data), [id], {
+    enabled: !!enabled,
+  });
+  const noAddon = enabled === false || (r.failure instanceof ApiError && r.failure.code === 'ADDON_REQUIRED');
+  const list = enabled ? r.data : null;
+  const error = enabled && !noAddon ? r.error : '';
   return { list, error, noAddon };
 }
 

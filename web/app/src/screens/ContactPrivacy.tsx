@@ -2,10 +2,10 @@
 // and from where), and for admins the person's rights: a download of
 // everything held about them, and erasure.
 import { useState } from 'preact/hooks';
-import { api, ok, type Contact, type Schemas } from '../api/client';
+import { api, errorText, ok, type Contact, type Schemas } from '../api/client';
 import { contactName } from '../lib/contact';
 import { atLeast, needs } from '../lib/roles';
-import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
@@ -18,10 +18,7 @@ export function ContactPrivacy({ contact: c, onErased }: { contact: Contact; onE
   const isAdmin = atLeast(w.role, 'admin');
   const [erasing, setErasing] = useState(false);
   const [error, setError] = useState('');
-  const consents = useList<Consent>(async (signal) => {
-    const r = await ok(api.GET('/api/contacts/{id}/consents', { params: { path: { id: c.id } }, signal }));
-    return { data: r.data, meta: { total: r.data.length } };
-  }, c.id);
+  const consents = useResource<Consent[]>((signal) => ok(api.GET('/api/contacts/{id}/consents', { params: { path: { id: c.id } }, signal })).then((r) => r.data), [c.id]);
 
   async function download() {
     setError('');
@@ -34,7 +31,7 @@ export function ContactPrivacy({ contact: c, onErased }: { contact: Contact; onE
       a.click();
       URL.revokeObjectURL(a.href);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   }
 
@@ -43,7 +40,7 @@ export function ContactPrivacy({ contact: c, onErased }: { contact: Contact; onE
       <h2 id="privacy">Consents and personal data</h2>
       <DataTable
         caption="Consents of this contact"
-        rows={consents.rows}
+        rows={consents.data}
         rowKey={(k) => k.id}
         loading={consents.loading}
         error={consents.error}

@@ -3,12 +3,13 @@
 // many and change them in bulk.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, inBook, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
+import { api, errorText, inBook, ok, type Contact, type FieldDefinition, type Label } from '../api/client';
 import { bulkMax, chunkSize, plural, runChunked } from '../lib/bulk';
 import { builtinColumns, exportURL, listQuery, pageCount, pageSizes, parseView, viewToSearch, type ContactsView } from '../lib/contactsView';
 import { atLeast } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Pager } from '../ui/Pager';
 import { DataTable, type Column } from '../ui/DataTable';
@@ -92,7 +93,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
       const r = await ok(api.PATCH('/api/contacts/{id}', { params: { path: { id: c.id } }, body: { starred: !c.starred } }));
       setRows((rs) => rs?.map((x) => (x.id === c.id ? r.data : x)) ?? null);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -116,7 +117,7 @@ export default function Contacts({ book: bookId }: { book: string }) {
       const rule: Rule = { all: [...parts, ...f.all] };
       route(`/app/books/${bookId}/segments/new?${new URLSearchParams({ rule: JSON.stringify(rule) })}`);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -391,7 +392,7 @@ function SelectAllMatching({ bookId, view, total, onSelected }: { bookId: string
             }
             onSelected(ids.slice(0, n));
           } catch (e) {
-            setError(e instanceof Error ? e.message : String(e));
+            setError(errorText(e));
           } finally {
             setBusy(false);
           }
@@ -410,8 +411,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
   const [label, setLabel] = useState(p.labels[0]?.id ?? '');
   const [field, setField] = useState(p.fields[0]?.id ?? '');
   const [value, setValue] = useState('');
-  const [campaigns, setCampaigns] = useState<{ id: string; name: string }[] | null>(null);
-  const [campaign, setCampaign] = useState('');
+  const [chosen, setCampaign] = useState('');
   const [done, setDone] = useState(-1);
   const [error, setError] = useState('');
   const busy = done >= 0;
@@ -422,16 +422,14 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
     seg ? call({ segment_id: seg.id }).then((n) => (setDone(seg.total), n)) : runChunked(p.ids, (c) => call({ contact_ids: c }), setDone);
   const header = { header: inBook(p.bookId) };
   const def = p.fields.find((f) => f.id === field);
-  useEffect(() => {
-    if (p.kind !== 'enroll') return;
-    ok(api.GET('/api/campaigns', { params: header }))
-      .then((r) => {
-        const open = r.data.filter((c) => c.status !== 'archived');
-        setCampaigns(open);
-        setCampaign(open[0]?.id ?? '');
-      })
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  }, [p.kind]);
+  // The campaigns open to enrollment; the first is chosen until another is.
+  const open = useResource(
+    (signal) => ok(api.GET('/api/campaigns', { params: header, signal })).then((r) => r.data.filter((c) => c.status !== 'archived')),
+    [p.kind],
+    { enabled: p.kind === 'enroll' },
+  );
+  const campaigns = p.kind === 'enroll' ? open.data : null;
+  const campaign = chosen || (campaigns?.[0]?.id ?? '');
   const text = {
     'add-label': { title: 'Add a label', button: `Add label to ${count}` },
     'remove-label': { title: 'Remove a label', button: `Remove label from ${count}` },
@@ -471,7 +469,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
           break;
       }
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       setDone(-1);
     }
   }
@@ -530,7 +528,7 @@ function BulkDialog(p: { kind: BulkKind; bookId: string; ids: string[]; segment?
           </label>
         </p>
       )}
-      <FormError message={error} />
+      <FormError message={error || open.error} />
     </Dialog>
   );
 }

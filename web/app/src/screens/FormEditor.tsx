@@ -3,14 +3,15 @@
 // text, the success message or a redirect; a live preview of the hosted
 // page; and, once saved, the page's link, the embed snippet and the
 // submission and confirmation counts.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, ok, type FieldDefinition, type Label } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type FieldDefinition, type Label } from '../api/client';
 import { checkRequired } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { embedSnippet, fieldChoices, type FormField, type SignupForm } from '../lib/signupForm';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { CopyField } from '../ui/CopyField';
 import { Field } from '../ui/Field';
@@ -19,22 +20,16 @@ import { BookMissing, Notice, Page } from '../ui/Page';
 
 export default function FormEditor({ book: bookId, id }: { book: string; id: string }) {
   const { book, booksLoaded, labels, fields } = useBook(bookId);
-  const [saved, setSaved] = useState<SignupForm | null | undefined>(id === 'new' ? null : undefined);
-  const [error, setError] = useState('');
   // A form just created here keeps its editor while the address moves on.
   const created = useRef('');
-  useEffect(() => {
-    if (id === created.current) return;
-    if (id === 'new') return setSaved(null);
-    let current = true;
-    setSaved(undefined);
-    ok(api.GET('/api/forms/{id}', { params: { path: { id } } }))
-      .then((r) => current && setSaved(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This form does not exist (any more).' : e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [bookId, id]);
+  const fresh = id === 'new' || id === created.current;
+  const r = useResource((signal) => ok(api.GET('/api/forms/{id}', { params: { path: { id } }, signal })).then((a) => a.data), [bookId, id], {
+    enabled: !fresh,
+    describe: (e) => (e instanceof ApiError && e.status === 404 ? 'This form does not exist (any more).' : errorText(e)),
+  });
+  // null: a new form; undefined: still loading.
+  const saved: SignupForm | null | undefined = fresh ? null : (r.data ?? undefined);
+  const error = fresh ? '' : r.error;
   if (!book) return <Page title="Form"><BookMissing loaded={booksLoaded} /></Page>;
   if (error) return <Page title="Form"><p role="alert">{error}</p></Page>;
   if (saved === undefined || !labels || !fields) return <Page title="Form"><p>Loading…</p></Page>;

@@ -4,11 +4,13 @@
 // the import's progress and read its row errors; the past imports; the
 // book exported as CSV or vCard (the contacts table exports its filter).
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
+import { emailLabels, phoneLabels, type AddressLabel, type SocialLabel } from '../api/enums';
 import { plural } from '../lib/bulk';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { DataTable } from '../ui/DataTable';
 import { Field, FormError } from '../ui/Field';
@@ -31,10 +33,10 @@ const targets: [string, string][] = [
   ['birthday', 'Birthday'],
   ['starred', 'Starred'],
   ['labels', 'Labels'],
-  ...['work', 'personal', 'other'].map((l): [string, string] => [`emails.${l}`, `Email (${l})`]),
-  ...['mobile', 'work', 'other'].map((l): [string, string] => [`phones.${l}`, `Phone (${l})`]),
-  ...['home', 'work'].flatMap((l) => ['street', 'city', 'state', 'zip', 'country'].map((p): [string, string] => [`addresses.${l}.${p}`, `Address (${l}): ${p}`])),
-  ...['linkedin', 'x', 'github', 'other'].map((l): [string, string] => [`socials.${l}`, `Profile: ${l}`]),
+  ...emailLabels.map((l): [string, string] => [`emails.${l}`, `Email (${l})`]),
+  ...phoneLabels.map((l): [string, string] => [`phones.${l}`, `Phone (${l})`]),
+  ...(['home', 'work'] as const satisfies readonly AddressLabel[]).flatMap((l) => ['street', 'city', 'state', 'zip', 'country'].map((p): [string, string] => [`addresses.${l}.${p}`, `Address (${l}): ${p}`])),
+  ...(['linkedin', 'x', 'github', 'other'] as const satisfies readonly SocialLabel[]).map((l): [string, string] => [`socials.${l}`, `Profile: ${l}`]),
 ];
 const modes: Record<Mode, string> = {
   skip: 'Skip the row (keep the contact as it is)',
@@ -113,7 +115,6 @@ export default function Imports({ book: bookId }: { book: string }) {
 
 function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; customFields: Schemas['FieldDefinition'][]; onStarted: (i: Import) => void }) {
   const [file, setFile] = useState<File | null>(null);
-  const [preview, setPreview] = useState<Preview | null>(null);
   const [mapping, setMapping] = useState<Record<string, string>>({});
   const [changed, setChanged] = useState(false);
   const [mode, setMode] = useState<Mode>('skip');
@@ -130,35 +131,27 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
     for (const [k, v] of Object.entries(extra)) data.append(k, v);
     return data;
   }
-  async function send<T>(path: string, data: FormData): Promise<T> {
+  async function send<T>(path: string, data: FormData, signal?: AbortSignal): Promise<T> {
     // The typed client has no multipart encoder: the form goes as it is.
     const r = await api.POST(path as '/api/books/{id}/imports', {
       params: { path: { id: bookId } },
       body: data as unknown as Schemas['ImportUpload'],
       bodySerializer: (b) => b as unknown as FormData,
+      signal,
     });
     return (await ok(Promise.resolve(r))).data as T;
   }
 
+  // A chosen file is read at once (nothing is queued): its format, count,
+  // columns with their detected fields, and first records. Another file
+  // drops the answer for this one.
+  const tooBig = !!file && file.size > maxImportMB << 20;
+  const read = useResource((signal) => send<Preview>(`/api/books/{id}/imports/preview`, form({}), signal), [file], { enabled: !!file && !tooBig });
+  const preview = read.data;
   useEffect(() => {
-    if (!file) return;
-    if (file.size > maxImportMB << 20) {
-      setError(tooLarge);
-      return;
-    }
-    setBusy(true);
-    setError('');
-    send<Preview>(`/api/books/{id}/imports/preview`, form({}))
-      .then((p) => {
-        setPreview(p);
-        if (!changed) setMapping(Object.fromEntries(p.columns.map((c) => [c.header, c.target])));
-      })
-      .catch((e) => {
-        setPreview(null);
-        setError(e instanceof ApiError ? e.message : String(e));
-      })
-      .finally(() => setBusy(false));
-  }, [file]);
+    if (preview && !changed) setMapping(Object.fromEntries(preview.columns.map((c) => [c.header, c.target])));
+  }, [preview]);
+  const reading = !!file && !tooBig && read.loading;
 
   return (
     <div class="wizard">
@@ -169,12 +162,12 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
         hint={`Up to ${maxImportMB} MB and 200,000 contacts. CSV from this service, Google Contacts, Outlook or Mailchimp is read by its column names.`}
         onChange={(e) => {
           setChanged(false);
-          setPreview(null);
+          setError('');
           setFile((e.target as HTMLInputElement).files?.[0] ?? null);
         }}
       />
-      <FormError message={error} />
-      {busy && !preview && <p class="state">Reading the file…</p>}
+      <FormError message={error || (tooBig ? tooLarge : read.error)} />
+      {(busy || reading) && !preview && <p class="state">Reading the file…</p>}
       {preview && (
         <>
           <p>
@@ -236,14 +229,14 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
           <Field label="Dry run: write nothing, report what would happen" type="checkbox" checked={dryRun} onChange={(e) => setDryRun((e.target as HTMLInputElement).checked)} />
           <button
             type="button"
-            disabled={busy}
+            disabled={busy || reading}
             onClick={async () => {
               setBusy(true);
               setError('');
               try {
                 onStarted(await send<Import>('/api/books/{id}/imports', form({ mode, dry_run: String(dryRun), create_labels: String(createLabels) })));
               } catch (e) {
-                setError(e instanceof Error ? e.message : String(e));
+                setError(errorText(e));
               } finally {
                 setBusy(false);
               }
@@ -258,21 +251,23 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
 }
 
 function Progress({ bookId, started, onChange }: { bookId: string; started: Import; onChange: (i: Import) => void }) {
-  const [i, setI] = useState(started);
   const [notice, setNotice] = useState('');
-  useEffect(() => setI(started), [started.id]);
+  // The import is looked at again 250 ms after each answer until it has
+  // finished; a failed look stops looking and says why.
+  const poll = useResource(
+    (signal) => ok(api.GET('/api/books/{id}/imports/{import_id}', { params: { path: { id: bookId, import_id: started.id } }, signal })).then((r) => r.data),
+    [bookId, started.id],
+    { enabled: !finished(started) },
+  );
+  const i = poll.data ?? started;
+  const setI = poll.set;
   useEffect(() => {
     if (finished(i)) {
       onChange(i);
       return;
     }
-    const t = setTimeout(async () => {
-      try {
-        setI((await ok(api.GET('/api/books/{id}/imports/{import_id}', { params: { path: { id: bookId, import_id: i.id } } }))).data);
-      } catch (e) {
-        setNotice(e instanceof Error ? e.message : String(e));
-      }
-    }, 250);
+    if (!poll.data) return;
+    const t = setTimeout(() => void poll.reload(), 250);
     return () => clearTimeout(t);
   }, [i]);
   return (
@@ -296,14 +291,14 @@ function Progress({ bookId, started, onChange }: { bookId: string; started: Impo
             try {
               setI((await ok(api.DELETE('/api/books/{id}/imports/{import_id}', { params: { path: { id: bookId, import_id: i.id } } }))).data);
             } catch (e) {
-              setNotice(e instanceof Error ? e.message : String(e));
+              setNotice(errorText(e));
             }
           }}
         >
           Cancel import
         </button>
       )}
-      <Notice message={notice} />
+      <Notice message={notice || poll.error} />
       {i.errors.length > 0 && (
         <DataTable
           caption="Rows that failed"

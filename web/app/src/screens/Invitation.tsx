@@ -1,46 +1,33 @@
 // Accepting an invitation from its emailed link: who invites whom to which
 // team with which role, then joining with the invited address's account
 // (logging in as it, or creating it from the invitation).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, logOut, ok, type Role } from '../api/client';
+import { api, ApiError, errorText, logOut, ok, type Schemas } from '../api/client';
 import { cookieSession, signedIn, started } from '../api/session';
 import { checkPassword, checkRequired } from '../lib/form';
 import { roleNames } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { chooseTeam } from '../lib/workspace';
 import { Field, FormError } from '../ui/Field';
 import { Form } from '../ui/Form';
 import { Page } from '../ui/Page';
 
-interface Invite {
-  team: { id: string; name: string };
-  email: string;
-  role: Role;
-  expires_at: string;
-  account_exists: boolean;
-}
+type Invite = Schemas['InvitationView'];
 
 export default function AcceptInvitation() {
   const { query } = useLocation();
   const token = query.token ?? '';
-  const [invite, setInvite] = useState<Invite | null>(null);
+  const found = useResource<Invite>((signal) => ok(api.GET('/api/invitations/{token}', { params: { path: { token } }, signal })).then((r) => r.data), [token], {
+    enabled: !!token,
+  });
+  const invite = found.data;
+  const gone = !token || (found.failure instanceof ApiError && found.failure.status === 404);
+  const error = gone ? '' : found.error;
   // The address of the account this browser is logged in as, if any.
-  const [me, setMe] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  const [gone, setGone] = useState(!token);
-
-  useEffect(() => {
-    if (!token) return;
-    ok(api.GET('/api/invitations/{token}', { params: { path: { token } } }))
-      .then((r) => setInvite(r.data))
-      .catch((e) => (e instanceof ApiError && e.status === 404 ? setGone(true) : setError(e instanceof Error ? e.message : String(e))));
-    if (signedIn()) {
-      ok(api.GET('/api/me'))
-        .then((r) => setMe(r.data.user.email))
-        .catch(() => setMe(null));
-    }
-  }, [token]);
+  const who = useResource((signal) => (signedIn() ? ok(api.GET('/api/me', { signal })).then((r) => r.data.user.email) : Promise.resolve(null)), [token]);
+  const me = who.error ? null : who.data;
 
   if (gone) {
     return (
@@ -93,7 +80,7 @@ export default function AcceptInvitation() {
       {mine ? (
         <JoinAsMe token={token} invite={invite} />
       ) : me !== null ? (
-        <OtherAccount me={me} invite={invite} onLoggedOut={() => setMe(null)} />
+        <OtherAccount me={me} invite={invite} onLoggedOut={() => who.set(null)} />
       ) : invite.account_exists ? (
         <LogInAndJoin token={token} invite={invite} />
       ) : (
@@ -142,7 +129,7 @@ function OtherAccount({ me, invite, onLoggedOut }: { me: string; invite: Invite;
             await logOut();
             onLoggedOut();
           } catch (e) {
-            setError(e instanceof Error ? e.message : String(e));
+            setError(errorText(e));
           }
         }}
       >

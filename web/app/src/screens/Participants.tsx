@@ -2,12 +2,13 @@
 // from the contacts table), the list with each one's status, a
 // participant's history, and removing one.
 import { useState } from 'preact/hooks';
-import { api, inBook, ok, type Schemas } from '../api/client';
+import { api, errorText, inBook, ok, type Schemas } from '../api/client';
 import { useCampaign } from '../lib/campaign';
 import { pageCount } from '../lib/contactsView';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
 import { CampaignTabs } from '../ui/CampaignTabs';
@@ -45,7 +46,7 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
       setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} labelled “${name}” enrolled (those already in the campaign are not counted).`);
       list.reload();
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -56,7 +57,7 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
       setNotice(`${r.data.enrolled.toLocaleString('en')} contact${r.data.enrolled === 1 ? '' : 's'} of the segment “${name}” enrolled (those already in the campaign are not counted).`);
       list.reload();
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -146,16 +147,16 @@ export default function Participants({ book: bookId, id }: { book: string; id: s
 }
 
 function History({ bookId, campaignId, participant, onClose }: { bookId: string; campaignId: string; participant: Participant; onClose: () => void }) {
-  const items = useList<Schemas['HistoryItem']>(async (signal) => {
-    const r = await ok(api.GET('/api/campaigns/{id}/participants/{pid}/history', { params: { header: inBook(bookId), path: { id: campaignId, pid: participant.id } }, signal }));
-    return { data: r.data, meta: { total: r.data.length } };
-  }, participant.id);
+  const items = useResource(
+    (signal) => ok(api.GET('/api/campaigns/{id}/participants/{pid}/history', { params: { header: inBook(bookId), path: { id: campaignId, pid: participant.id } }, signal })).then((r) => r.data),
+    [participant.id],
+  );
   return (
     <Dialog title={`History of ${participant.contact_name || participant.contact_email}`} open onClose={onClose} closeText="Close">
       <p>Enrolled {new Date(participant.enrolled_at).toLocaleString()}.</p>
       <DataTable
         caption="Steps done"
-        rows={items.rows}
+        rows={items.data}
         rowKey={(h) => h.id}
         loading={items.loading}
         error={items.error}

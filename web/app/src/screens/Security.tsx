@@ -2,10 +2,11 @@
 // code the API renders, turned on with a code, ten recovery codes shown
 // once, turned off with the password and a code) and the open sessions,
 // each of which can be ended.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, logOut, ok, type Schemas } from '../api/client';
+import { api, ApiError, errorText, logOut, ok, type Schemas } from '../api/client';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { CopyField } from '../ui/CopyField';
@@ -47,7 +48,7 @@ function TurnOn({ onNotice }: { onNotice: (m: string) => void }) {
             try {
               setSetup((await ok(api.POST('/api/auth/2fa/setup'))).data);
             } catch (e) {
-              setError(e instanceof Error ? e.message : String(e));
+              setError(errorText(e));
             }
           }}
         >
@@ -130,14 +131,8 @@ type SessionInfo = Schemas['SessionInfo'];
 
 function Sessions({ onNotice }: { onNotice: (m: string) => void }) {
   const { route } = useLocation();
-  const [list, setList] = useState<SessionInfo[] | null>(null);
-  const [error, setError] = useState('');
   const [ending, setEnding] = useState<SessionInfo | null>(null);
-  const load = () =>
-    ok(api.GET('/api/auth/sessions'))
-      .then((r) => setList(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  useEffect(() => void load(), []);
+  const { data: list, error, reload: load } = useResource((signal) => ok(api.GET('/api/auth/sessions', { signal })).then((r) => r.data), []);
   return (
     <>
       <DataTable<SessionInfo>

@@ -4,13 +4,14 @@
 // members in a campaign once.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, isAbort, ok, type Contact } from '../api/client';
+import { api, ApiError, errorText, inBook, ok } from '../api/client';
 import { plural } from '../lib/bulk';
 import { contactName } from '../lib/contact';
 import { atLeast } from '../lib/roles';
 import { fieldChoices, fromRule, newCondition, newGroup, toRule, type GroupNode, type Rule } from '../lib/segmentRule';
 import { useBook } from '../lib/useBook';
 import { useDebounced } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { Dialog } from '../ui/Dialog';
@@ -20,10 +21,10 @@ import { RuleBuilder } from '../ui/RuleBuilder';
 
 const countDelay = 300;
 
-/** errorText is an API error with the place it names, if any. */
-function errorText(e: unknown): string {
+/** ruleError is an API error with the place it names, if any. */
+function ruleError(e: unknown): string {
   if (e instanceof ApiError && e.details.length > 0) return e.details.map((d) => d.message).join(' ');
-  return e instanceof Error ? e.message : String(e);
+  return errorText(e);
 }
 
 export default function SegmentEditor({ book: bookId, id }: { book: string; id?: string }) {
@@ -34,7 +35,6 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [root, setRoot] = useState<GroupNode | null>(null);
-  const [campaigns, setCampaigns] = useState<{ id: string; name: string }[] | null>(null);
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [saving, setSaving] = useState(false);
@@ -42,6 +42,16 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
   const [enrolling, setEnrolling] = useState(false);
 
   // The segment, or the start of a new one (a rule handed over by the contacts page's "Save as segment").
+  const saved = useResource((signal) => ok(api.GET('/api/segments/{id}', { params: { header: inBook(bookId), path: { id: id! } }, signal })).then((r) => r.data), [bookId, id], {
+    enabled: !!id,
+    describe: ruleError,
+  });
+  useEffect(() => {
+    if (!saved.data) return;
+    setName(saved.data.name);
+    setDescription(saved.data.description);
+    setRoot(fromRule(saved.data.rule as Rule));
+  }, [saved.data]);
   useEffect(() => {
     setError('');
     if (!id) {
@@ -54,23 +64,15 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
       setName(query.name ?? '');
       setDescription('');
       setRoot(start);
-      return;
     }
-    ok(api.GET('/api/segments/{id}', { params: { header: inBook(bookId), path: { id } } }))
-      .then((r) => {
-        setName(r.data.name);
-        setDescription(r.data.description);
-        setRoot(fromRule(r.data.rule as Rule));
-      })
-      .catch((e) => setError(errorText(e)));
   }, [bookId, id]);
 
   // The book's campaigns, for the campaign conditions (none without the add-on).
-  useEffect(() => {
-    ok(api.GET('/api/campaigns', { params: { header: inBook(bookId) } }))
-      .then((r) => setCampaigns(r.data.map((c) => ({ id: c.id, name: c.name }))))
-      .catch(() => setCampaigns([]));
-  }, [bookId]);
+  const bookCampaigns = useResource(
+    (signal) => ok(api.GET('/api/campaigns', { params: { header: inBook(bookId) }, signal })).then((r) => r.data.map((c) => ({ id: c.id, name: c.name }))),
+    [bookId],
+  );
+  const campaigns = bookCampaigns.error ? [] : bookCampaigns.data;
 
   const choices = useMemo(() => fieldChoices(fields ?? [], (campaigns?.length ?? 0) > 0), [fields, campaigns]);
   const rule = root ? toRule(root, choices) : null;
@@ -95,7 +97,7 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
         route(`/app/books/${bookId}/segments/${r.data.id}`, true);
       }
     } catch (e) {
-      setError(errorText(e));
+      setError(ruleError(e));
     } finally {
       setSaving(false);
     }
@@ -126,7 +128,7 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
     >
       <Notice message={notice} />
       {root === null ? (
-        error ? <p role="alert">{error}</p> : <p>Loading…</p>
+        error || saved.error ? <p role="alert">{error || saved.error}</p> : <p>Loading…</p>
       ) : (
         <form
           class="segment-editor"
@@ -190,27 +192,13 @@ export default function SegmentEditor({ book: bookId, id }: { book: string; id?:
 
 /** usePreview counts the rule's matches (the latest rule wins; an older answer is dropped). */
 function usePreview(bookId: string, ruleText: string, enabled: boolean) {
-  const [count, setCount] = useState<number | null>(null);
-  const [contacts, setContacts] = useState<Contact[]>([]);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    if (!enabled || !ruleText) return;
-    const abort = new AbortController();
-    setCount(null);
-    setError('');
-    ok(api.POST('/api/segments/preview', { params: { header: inBook(bookId) }, body: { rule: JSON.parse(ruleText) }, signal: abort.signal }))
-      .then((r) => {
-        setCount(r.data.count);
-        setContacts(r.data.contacts);
-      })
-      .catch((e) => {
-        if (isAbort(e)) return;
-        setError(errorText(e));
-        setContacts([]);
-      });
-    return () => abort.abort();
-  }, [bookId, ruleText, enabled]);
-  return { count, contacts, error };
+  // The matches of the previous rule stay listed while the new count is on the way.
+  const p = useResource(
+    (signal) => ok(api.POST('/api/segments/preview', { params: { header: inBook(bookId) }, body: { rule: JSON.parse(ruleText) }, signal })).then((r) => r.data),
+    [bookId, ruleText],
+    { enabled: enabled && !!ruleText, keep: true, describe: ruleError },
+  );
+  return { count: p.loading || p.error ? null : (p.data?.count ?? null), contacts: p.error ? [] : (p.data?.contacts ?? []), error: p.error };
 }
 
 /** EnrollSegment enrolls the segment's current members in a campaign, once. */
@@ -232,7 +220,7 @@ export function EnrollSegment(p: { bookId: string; segmentId: string; campaigns:
           const into = p.campaigns.find((c) => c.id === campaign)?.name ?? '';
           p.onDone(`${plural(r.data.enrolled, 'contact')} enrolled in “${into}” (those already in it, and suppressed contacts, are not counted).`);
         } catch (e) {
-          setError(errorText(e));
+          setError(ruleError(e));
           setBusy(false);
         }
       }}

@@ -4,10 +4,11 @@
 // (the address to paste into SendGrid, the public key it signs with); a
 // setup checklist above. The owner edits; admins and members read; viewers
 // see why they cannot.
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, inBook, ok, type Schemas } from '../api/client';
+import { useState } from 'preact/hooks';
+import { api, ApiError, errorText, inBook, ok, type Schemas } from '../api/client';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
+import { useResource } from '../lib/useResource';
 import { useForm } from '../lib/useForm';
 import { useWorkspace } from '../lib/workspace';
 import { CopyField } from '../ui/CopyField';
@@ -41,27 +42,21 @@ const empty: Input = {
 export default function Settings({ book: bookId }: { book: string }) {
   const w = useWorkspace();
   const { book, booksLoaded } = useBook(bookId);
-  const [settings, setSettings] = useState<Settings | null | undefined>(undefined);
-  const [webhookURL, setWebhookURL] = useState('');
-  const [error, setError] = useState('');
   const canRead = atLeast(w.role, 'member');
-  useEffect(() => {
-    if (!canRead) return;
-    setSettings(undefined);
-    setError('');
-    let current = true;
-    ok(api.GET('/api/campaign-settings', { params: { header: inBook(bookId) } }))
-      .then((r) => {
-        if (!current) return;
+  // null: the book has no settings yet; undefined: still loading.
+  const loaded = useResource(
+    (signal) =>
+      ok(api.GET('/api/campaign-settings', { params: { header: inBook(bookId) }, signal })).then((r) => {
         const s = r.data as Settings | Schemas['EmailSettingsUnconfigured'];
-        setSettings('id' in s ? s : null);
-        setWebhookURL('id' in s ? s.event_webhook_url : `${location.origin}/api/mailer/events/${bookId}`);
-      })
-      .catch((e) => current && setError(e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'addon' : e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [bookId, canRead]);
+        return 'id' in s ? { settings: s, webhookURL: s.event_webhook_url } : { settings: null, webhookURL: `${location.origin}/api/mailer/events/${bookId}` };
+      }),
+    [bookId],
+    { enabled: canRead, describe: (e) => (e instanceof ApiError && e.code === 'ADDON_REQUIRED' ? 'addon' : errorText(e)) },
+  );
+  const settings = loaded.data?.settings;
+  const webhookURL = loaded.data?.webhookURL ?? '';
+  const error = loaded.error;
+  const setSettings = (saved: Settings) => loaded.set((d) => ({ settings: saved, webhookURL: d?.webhookURL ?? '' }));
 
   const title = book ? `Email settings of ${book.name}` : 'Email settings';
   if (!book) return <Page title={title}><BookMissing loaded={booksLoaded} /></Page>;

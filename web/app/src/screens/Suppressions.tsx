@@ -9,6 +9,7 @@ import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
 import { useDebounced, useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { pageCount } from '../lib/contactsView';
 import { Confirm } from '../ui/Confirm';
@@ -51,14 +52,10 @@ export default function Suppressions({ book: bookId }: { book: string }) {
 
 function Deliverability({ bookId }: { bookId: string }) {
   const [days, setDays] = useState(30);
-  const { rows, error, loading } = useList<Schemas['Deliverability']>(
-    async (signal) => {
-      const r = await ok(api.GET('/api/deliverability', { params: { header: inBook(bookId), query: { days } }, signal }));
-      return { data: [r.data], meta: { total: 1 } };
-    },
-    `${bookId}/${days}`,
-  );
-  const d = rows?.[0];
+  // The previous window's figures stay shown while another window loads.
+  const { data: d, error, loading } = useResource((signal) => ok(api.GET('/api/deliverability', { params: { header: inBook(bookId), query: { days } }, signal })).then((r) => r.data), [bookId, days], {
+    keep: true,
+  });
   return (
     <section aria-labelledby="deliverability">
       <div class="section-head">

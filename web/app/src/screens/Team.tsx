@@ -1,11 +1,12 @@
 // The team: its name and Campaigns add-on state (Billing manages it), its members and their roles,
 // invitations (send, resend, revoke), and its API keys (a new key is shown
 // once, with a copy button).
-import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type ApiKey, type Invitation, type Member, type Role, type Schemas } from '../api/client';
+import { useState } from 'preact/hooks';
+import { api, errorText, ok, type ApiKey, type Invitation, type Member, type Role, type Schemas } from '../api/client';
 import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs, roleNames, roles } from '../lib/roles';
 import { useForm } from '../lib/useForm';
+import { useResource } from '../lib/useResource';
 import { addonNames } from '../lib/addon';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
@@ -36,16 +37,10 @@ export default function Team() {
 
 function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
   const w = useWorkspace();
-  const [team, setTeam] = useState<Schemas['Team'] | null>(null);
-  const [error, setError] = useState('');
   const [renaming, setRenaming] = useState(false);
   const isAdmin = atLeast(w.role, 'admin');
   const path = { params: { path: { team_id: w.team.id } } };
-  useEffect(() => {
-    ok(api.GET('/api/teams/{team_id}', path))
-      .then((r) => setTeam(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  }, [w.team.id]);
+  const { data: team, error, set: setTeam } = useResource((signal) => ok(api.GET('/api/teams/{team_id}', { ...path, signal })).then((r) => r.data), [w.team.id]);
   if (error) return <p role="alert">{error}</p>;
   if (!team) return <p>Loading…</p>;
   return (
@@ -89,7 +84,7 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
                     setTeam(r.data);
                     onNotice(r.data.require_two_factor ? 'Two-factor sign-in is now required of every member.' : 'Two-factor sign-in is no longer required.');
                   } catch (e) {
-                    onNotice(e instanceof Error ? e.message : String(e));
+                    onNotice(errorText(e));
                   }
                 }}
               >
@@ -134,16 +129,13 @@ function RenameTeam({ name, onClose, onSaved }: { name: string; onClose: () => v
 
 function Members({ onNotice }: { onNotice: (m: string) => void }) {
   const w = useWorkspace();
-  const [members, setMembers] = useState<Member[] | null>(null);
-  const [error, setError] = useState('');
   const [removing, setRemoving] = useState<Member | null>(null);
   const isAdmin = atLeast(w.role, 'admin');
   const path = (user_id: string) => ({ params: { path: { team_id: w.team.id, user_id } } });
-  const load = () =>
-    ok(api.GET('/api/teams/{team_id}/members', { params: { path: { team_id: w.team.id } } }))
-      .then((r) => setMembers(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  useEffect(() => void load(), [w.team.id]);
+  const { data: members, error, reload: load } = useResource(
+    (signal) => ok(api.GET('/api/teams/{team_id}/members', { params: { path: { team_id: w.team.id } }, signal })).then((r) => r.data),
+    [w.team.id],
+  );
   // Only owners hand out (or take away) the owner role.
   const assignable = (m: Member) => isAdmin && (w.role === 'owner' || m.role !== 'owner');
   return (
@@ -173,7 +165,7 @@ function Members({ onNotice }: { onNotice: (m: string) => void }) {
                       onNotice(`${m.name} is now ${roleNames[role].toLowerCase()}.`);
                       if (m.user_id === w.user.id) void w.reloadMe();
                     } catch (err) {
-                      onNotice(err instanceof Error ? err.message : String(err));
+                      onNotice(errorText(err));
                     }
                     void load();
                   }}
@@ -237,16 +229,10 @@ function RoleOptions() {
 
 function Invitations({ onNotice }: { onNotice: (m: string) => void }) {
   const w = useWorkspace();
-  const [invitations, setInvitations] = useState<Invitation[] | null>(null);
-  const [error, setError] = useState('');
   const [inviting, setInviting] = useState(false);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const path = { params: { path: { team_id: w.team.id } } };
-  const load = () =>
-    ok(api.GET('/api/teams/{team_id}/invitations', path))
-      .then((r) => setInvitations(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  useEffect(() => void load(), [w.team.id]);
+  const { data: invitations, error, reload: load } = useResource((signal) => ok(api.GET('/api/teams/{team_id}/invitations', { ...path, signal })).then((r) => r.data), [w.team.id]);
   const send = async (email: string, role: Role) => {
     await ok(api.POST('/api/teams/{team_id}/invitations', { ...path, body: { email, role } }));
     void load();
@@ -282,7 +268,7 @@ function Invitations({ onNotice }: { onNotice: (m: string) => void }) {
                         await send(i.email, i.role);
                         onNotice(`A new invitation went to ${i.email}; the earlier link no longer works.`);
                       } catch (e) {
-                        onNotice(e instanceof Error ? e.message : String(e));
+                        onNotice(errorText(e));
                       }
                     }}
                   >
@@ -351,17 +337,11 @@ function Invite({ onClose, send, onSent }: { onClose: () => void; send: (email: 
 
 function ApiKeys({ onNotice }: { onNotice: (m: string) => void }) {
   const w = useWorkspace();
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
-  const [error, setError] = useState('');
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const path = { params: { path: { team_id: w.team.id } } };
-  const load = () =>
-    ok(api.GET('/api/teams/{team_id}/api-keys', path))
-      .then((r) => setKeys(r.data))
-      .catch((e) => setError(e instanceof Error ? e.message : String(e)));
-  useEffect(() => void load(), [w.team.id]);
+  const { data: keys, error, reload: load } = useResource((signal) => ok(api.GET('/api/teams/{team_id}/api-keys', { ...path, signal })).then((r) => r.data), [w.team.id]);
   return (
     <>
       <button type="button" onClick={() => setCreating(true)}>

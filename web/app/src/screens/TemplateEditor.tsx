@@ -5,13 +5,14 @@
 // and a test email.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ApiError, inBook, ok, type Contact, type Schemas } from '../api/client';
+import { api, ApiError, errorText, inBook, ok, type Contact, type Schemas } from '../api/client';
 import { contactName } from '../lib/contact';
 import { checkEmail, checkRequired } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useBook } from '../lib/useBook';
 import { useForm } from '../lib/useForm';
 import { useDebounced } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Field, FormError } from '../ui/Field';
 import { Form } from '../ui/Form';
@@ -20,28 +21,22 @@ import { BookMissing, Notice, Page } from '../ui/Page';
 type Template = Schemas['Template'];
 type MergeField = Schemas['MergeField'];
 
+const noFields: MergeField[] = [];
+const noContacts: Contact[] = [];
+
 export default function TemplateEditor({ book: bookId, id }: { book: string; id: string }) {
   const { book, booksLoaded } = useBook(bookId);
-  const [template, setTemplate] = useState<Template | null | undefined>(id === 'new' ? null : undefined);
-  const [error, setError] = useState('');
   // A template just created here: its editor stays as it is (its notice,
   // its cursor) while the address moves on to the template's own.
   const created = useRef('');
-  useEffect(() => {
-    if (id === created.current) return;
-    if (id === 'new') {
-      setTemplate(null);
-      return;
-    }
-    let current = true;
-    setTemplate(undefined);
-    ok(api.GET('/api/campaign-templates/{id}', { params: { header: inBook(bookId), path: { id } } }))
-      .then((r) => current && setTemplate(r.data))
-      .catch((e) => current && setError(e instanceof ApiError && e.status === 404 ? 'This template does not exist (any more).' : e instanceof Error ? e.message : String(e)));
-    return () => {
-      current = false;
-    };
-  }, [bookId, id]);
+  const fresh = id === 'new' || id === created.current;
+  const r = useResource((signal) => ok(api.GET('/api/campaign-templates/{id}', { params: { header: inBook(bookId), path: { id } }, signal })).then((a) => a.data), [bookId, id], {
+    enabled: !fresh,
+    describe: (e) => (e instanceof ApiError && e.status === 404 ? 'This template does not exist (any more).' : errorText(e)),
+  });
+  // null: a new template; undefined: still loading.
+  const template: Template | null | undefined = fresh ? null : (r.data ?? undefined);
+  const error = fresh ? '' : r.error;
   if (!book) return <Page title="Template"><BookMissing loaded={booksLoaded} /></Page>;
   if (error) return <Page title="Template">{<p role="alert">{error}</p>}</Page>;
   if (template === undefined) return <Page title="Template">{<p>Loading…</p>}</Page>;
@@ -134,14 +129,10 @@ function Editor({ bookId, bookName, template, onCreated }: { bookId: string; boo
 }
 
 function MergeFieldPicker({ bookId, onInsert }: { bookId: string; onInsert: (text: string) => void }) {
-  const [fields, setFields] = useState<MergeField[]>([]);
   const [key, setKey] = useState('first_name');
   const [fallback, setFallback] = useState('');
-  useEffect(() => {
-    ok(api.GET('/api/campaign-templates/merge-fields', { params: { header: inBook(bookId) } }))
-      .then((r) => setFields(r.data))
-      .catch(() => setFields([]));
-  }, [bookId]);
+  // Without the list (loading, or refused) the picker offers nothing.
+  const fields = useResource((signal) => ok(api.GET('/api/campaign-templates/merge-fields', { params: { header: inBook(bookId) }, signal })).then((r) => r.data), [bookId]).data ?? noFields;
   const builtIn = fields.filter((f) => !f.key.startsWith('custom.'));
   const custom = fields.filter((f) => f.key.startsWith('custom.'));
   return (
@@ -198,7 +189,7 @@ function ImageUpload({ bookId, onUploaded }: { bookId: string; onUploaded: (url:
             );
             onUploaded(r.data.url);
           } catch (err) {
-            setError(err instanceof Error ? err.message : String(err));
+            setError(errorText(err));
           } finally {
             setBusy(false);
             input.value = '';
@@ -245,31 +236,25 @@ function SendTest({ bookId, template, dirty, canSend }: { bookId: string; templa
  * (public/preview.html), which may show inline styles and outside images.
  */
 function TemplatePreview({ bookId, subject, body }: { bookId: string; subject: string; body: string }) {
-  const [contacts, setContacts] = useState<Contact[]>([]);
   const [contact, setContact] = useState('');
-  const [rendered, setRendered] = useState<Schemas['TemplatePreview'] | null>(null);
-  const [error, setError] = useState('');
   const frame = useRef<HTMLIFrameElement>(null);
   const ready = useRef(false);
   const input = useDebounced(JSON.stringify([subject, body, contact]), 300);
-  useEffect(() => {
-    ok(api.GET('/api/contacts', { params: { header: inBook(bookId), query: { limit: 50, sort: 'name' } } }))
-      .then((r) => setContacts(r.data))
-      .catch(() => setContacts([]));
-  }, [bookId]);
-  useEffect(() => {
-    const abort = new AbortController();
-    const [s, b, c] = JSON.parse(input) as [string, string, string];
-    api
-      .POST('/api/campaign-templates/preview', { params: { header: inBook(bookId) }, body: { subject: s, body_html: b, contact_id: c || undefined }, signal: abort.signal })
-      .then((r) => ok(Promise.resolve(r)))
-      .then((r) => {
-        setRendered(r.data);
-        setError('');
-      })
-      .catch((e) => !abort.signal.aborted && setError(e instanceof Error ? e.message : String(e)));
-    return () => abort.abort();
-  }, [input, bookId]);
+  const contacts =
+    useResource((signal) => ok(api.GET('/api/contacts', { params: { header: inBook(bookId), query: { limit: 50, sort: 'name' } }, signal })).then((r) => r.data), [bookId]).data ??
+    noContacts;
+  // The email of the previous input stays shown while the new one renders.
+  const preview = useResource(
+    (signal) => {
+      const [s, b, c] = JSON.parse(input) as [string, string, string];
+      return ok(api.POST('/api/campaign-templates/preview', { params: { header: inBook(bookId) }, body: { subject: s, body_html: b, contact_id: c || undefined }, signal })).then(
+        (r) => r.data,
+      );
+    },
+    [input, bookId],
+    { keep: true },
+  );
+  const { data: rendered, error } = preview;
   const show = () => rendered && ready.current && frame.current?.contentWindow?.postMessage({ html: rendered.html }, location.origin);
   useEffect(() => {
     const onMessage = (e: MessageEvent) => {

@@ -3,9 +3,10 @@
 // paged by cursor; each delivery can be sent again (Retry), and every
 // event whose delivery failed since a chosen time can be recovered.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
+import { deliveredEventTypes } from '../api/enums';
 import { useForm } from '../lib/useForm';
-import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { DataTable } from '../ui/DataTable';
 import { Dialog } from '../ui/Dialog';
 import { Field } from '../ui/Field';
@@ -18,7 +19,7 @@ type DeliveredEvent = Schemas['DeliveredEventType'];
 type Outcome = '' | 'true' | 'false';
 
 const pageSize = 50;
-const deliveredEvents: DeliveredEvent[] = ['contact.created', 'contact.updated', 'contact.deleted', 'book.created', 'book.deleted', 'member.joined', 'member.removed', 'webhook.test'];
+const deliveredEvents = deliveredEventTypes;
 
 /** localInput is t as a datetime-local input shows it (the browser's time zone, to the minute). */
 function localInput(t: Date): string {
@@ -41,31 +42,35 @@ export function DeliveryLog({ teamId, webhook, reloads }: { teamId: string; webh
   const [since, setSince] = useState('');
   // The cursors of the pages walked to, newest page first: the last one is shown.
   const [cursors, setCursors] = useState<string[]>(['']);
-  const [next, setNext] = useState<string | null>(null);
   const [shown, setShown] = useState<Attempt | null>(null);
   const [recovering, setRecovering] = useState(false);
   const [notice, setNotice] = useState('');
   const path = { team_id: teamId, webhook_id: webhook.id };
   const cursor = cursors[cursors.length - 1];
-  const log = useList<Attempt>(async (signal) => {
-    const r = await ok(
-      api.GET('/api/teams/{team_id}/webhooks/{webhook_id}/deliveries', {
-        params: {
-          path,
-          query: {
-            limit: pageSize,
-            success: outcome === '' ? undefined : outcome === 'true',
-            event: event || undefined,
-            since: since ? new Date(since).toISOString() : undefined,
-            cursor: cursor || undefined,
+  // The page shown stays until the next one arrives.
+  const log = useResource(
+    async (signal) => {
+      const r = await ok(
+        api.GET('/api/teams/{team_id}/webhooks/{webhook_id}/deliveries', {
+          params: {
+            path,
+            query: {
+              limit: pageSize,
+              success: outcome === '' ? undefined : outcome === 'true',
+              event: event || undefined,
+              since: since ? new Date(since).toISOString() : undefined,
+              cursor: cursor || undefined,
+            },
           },
-        },
-        signal,
-      }),
-    );
-    setNext(r.meta.next_cursor);
-    return { data: r.data, meta: { total: r.data.length } };
-  }, `${webhook.id}/${outcome}/${event}/${since}/${cursor}/${reloads}`);
+          signal,
+        }),
+      );
+      return { rows: r.data, next: r.meta.next_cursor ?? null };
+    },
+    [webhook.id, outcome, event, since, cursor, reloads],
+    { keep: true },
+  );
+  const next = log.data?.next ?? null;
   // A new filter starts again at the newest page.
   useEffect(() => setCursors(['']), [webhook.id, outcome, event, since]);
 
@@ -75,7 +80,7 @@ export function DeliveryLog({ teamId, webhook, reloads }: { teamId: string; webh
       setNotice(`The ${a.event_type} delivery is being sent again; its attempt shows here once made (Refresh).`);
       setTimeout(log.reload, 1000);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -107,7 +112,7 @@ export function DeliveryLog({ teamId, webhook, reloads }: { teamId: string; webh
       <Notice message={notice} />
       <DataTable
         caption={`Delivery attempts to ${webhook.url}, newest first`}
-        rows={log.rows}
+        rows={log.data?.rows ?? null}
         rowKey={(a) => a.id}
         loading={log.loading}
         error={log.error}

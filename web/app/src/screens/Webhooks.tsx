@@ -4,7 +4,7 @@
 // sends what was kept), send a test event, delete, and each one's delivery
 // log (WebhookLog.tsx).
 import { useState } from 'preact/hooks';
-import { api, ok, type Schemas } from '../api/client';
+import { api, errorText, ok, type Schemas } from '../api/client';
 import { checkRequired, checkURL } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
@@ -79,7 +79,7 @@ function Manage({ teamId }: { teamId: string }) {
       );
       list.reload();
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 
@@ -90,7 +90,7 @@ function Manage({ teamId }: { teamId: string }) {
       setLogOf(h);
       setLogReloads((n) => n + 1);
     } catch (e) {
-      setNotice(e instanceof Error ? e.message : String(e));
+      setNotice(errorText(e));
     }
   }
 

@@ -2,6 +2,7 @@
 // names the action on its button, runs it, and keeps a failure on screen.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { errorText } from '../api/client';
 import { Dialog } from './Dialog';
 import { FormError } from './Field';
 
@@ -30,7 +31,7 @@ export function Confirm({ title, children, button, run, onClose, onDone }: Props
           await run();
           onDone();
         } catch (e) {
-          setError(e instanceof Error ? e.message : String(e));
+          setError(errorText(e));
           setBusy(false);
         }
       }}

@@ -4,6 +4,7 @@
 // timingForm gives a step's values as the form holds them; timingBody
 // turns them into the API's fields.
 import type { Schemas } from '../api/client';
+import { conditionIfs, weekdays, type ABMetric } from '../api/enums';
 import { Field } from './Field';
 import { Repeat } from './Repeat';
 
@@ -11,24 +12,18 @@ type Step = Schemas['Step'];
 type Day = Schemas['SendWindow']['days'][number];
 type If = Schemas['Condition']['if'];
 
-export const days: { key: Day; name: string }[] = [
-  { key: 'mon', name: 'Monday' },
-  { key: 'tue', name: 'Tuesday' },
-  { key: 'wed', name: 'Wednesday' },
-  { key: 'thu', name: 'Thursday' },
-  { key: 'fri', name: 'Friday' },
-  { key: 'sat', name: 'Saturday' },
-  { key: 'sun', name: 'Sunday' },
-];
+const dayNames: Record<Day, string> = { mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday', sun: 'Sunday' };
+export const days: { key: Day; name: string }[] = weekdays.map((key) => ({ key, name: dayNames[key] }));
 
-export const conditions: { key: If; name: string }[] = [
-  { key: 'opened', name: 'opened it' },
-  { key: 'not_opened', name: 'did not open it' },
-  { key: 'clicked', name: 'clicked in it' },
-  { key: 'not_clicked', name: 'did not click in it' },
-  { key: 'delivered', name: 'had it delivered' },
-  { key: 'bounced', name: 'had it bounce' },
-];
+const conditionNames: Record<If, string> = {
+  opened: 'opened it',
+  not_opened: 'did not open it',
+  clicked: 'clicked in it',
+  not_clicked: 'did not click in it',
+  delivered: 'had it delivered',
+  bounced: 'had it bounce',
+};
+export const conditions: { key: If; name: string }[] = conditionIfs.map((key) => ({ key, name: conditionNames[key] }));
 
 export interface TimingValues {
   delay_hours: string;
@@ -39,7 +34,7 @@ export interface TimingValues {
   condition_if: If | '';
   condition_step_id: string;
   variants: { id?: string; subject: string }[];
-  ab_metric: 'opens' | 'clicks';
+  ab_metric: ABMetric;
   ab_percent: string;
   ab_after: string;
 }
@@ -174,7 +169,7 @@ export function TimingFields({ values: v, errors, set, email, delay, earlier }: 
           {v.variants.length > 1 && (
             <fieldset>
               <legend>A/B test</legend>
-              <Field label="Winner by" as="select" value={v.ab_metric} onChange={(e) => set('ab_metric', (e.target as HTMLSelectElement).value as 'opens' | 'clicks')}>
+              <Field label="Winner by" as="select" value={v.ab_metric} onChange={(e) => set('ab_metric', (e.target as HTMLSelectElement).value as ABMetric)}>
                 <option value="opens">Unique open rate</option>
                 <option value="clicks">Unique click rate</option>
               </Field>

@@ -402,7 +402,10 @@ async function launch() {
     async page(t) {
       const context = await browser.newContext({ baseURL: url, viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
-      page.setDefaultTimeout(15000);
+      // Generous: make test runs these beside the Go tests on two cores,
+      // where a screen can take seconds to answer; a missing element still
+      // fails, only later.
+      page.setDefaultTimeout(30000);
       const problems = [];
       page.on('console', (m) => {
         if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(m.text());

@@ -1,1 +1,0 @@
-import{u as e}from"./index-DFYgHGnD.js";function t({children:t}){return e(`p`,{class:`addon-missing`,children:[t,` `,e(`a`,{href:`/app/billing`,children:`Billing`}),` shows how to get it.`]})}export{t};

@@ -1,0 +1,1 @@
+import{a as e}from"./Page-DgzW5V6a.js";function t({children:t}){return e(`p`,{class:`addon-missing`,children:[t,` `,e(`a`,{href:`/app/billing`,children:`Billing`}),` shows how to get it.`]})}export{t};

@@ -1,1 +1,0 @@
-import{n as e}from"./Field-BnGsHA2I.js";import{u as t}from"./index-DFYgHGnD.js";function n({submit:n,form:r,checks:i,send:a,children:o}){return t(`form`,{noValidate:!0,onSubmit:e=>{e.preventDefault(),r.submit(i?i():{},a)},children:[o,t(e,{message:r.formError}),t(`button`,{type:`submit`,disabled:r.busy,children:n})]})}export{n as t};

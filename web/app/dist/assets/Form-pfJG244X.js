@@ -1,0 +1,1 @@
+import{n as e}from"./Field-C4WuzP5p.js";import{a as t}from"./Page-DgzW5V6a.js";function n({submit:n,form:r,checks:i,send:a,children:o}){return t(`form`,{noValidate:!0,onSubmit:e=>{e.preventDefault(),r.submit(i?i():{},a)},children:[o,t(e,{message:r.formError}),t(`button`,{type:`submit`,disabled:r.busy,children:n})]})}export{n as t};

@@ -1,0 +1,1 @@
+import{a as e}from"./Page-DgzW5V6a.js";function t({labels:t}){return t.length?e(`ul`,{class:`chips`,children:t.map(t=>e(`li`,{class:`chip`,children:[e(`span`,{class:`dot`,style:{backgroundColor:t.color},"aria-hidden":`true`}),t.name]}))}):null}export{t};

@@ -1,1 +1,0 @@
-import{u as e}from"./index-DFYgHGnD.js";function t({labels:t}){return t.length?e(`ul`,{class:`chips`,children:t.map(t=>e(`li`,{class:`chip`,children:[e(`span`,{class:`dot`,style:{backgroundColor:t.color},"aria-hidden":`true`}),t.name]}))}):null}export{t};

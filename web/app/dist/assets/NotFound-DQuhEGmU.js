@@ -1,1 +1,0 @@
-import{s as e,u as t}from"./index-DFYgHGnD.js";function n(){return t(e,{title:`Page not found`,children:t(`p`,{children:[`There is nothing at this address. `,t(`a`,{href:`/app/`,children:`Go to your contacts`}),`.`]})})}export{n as default};

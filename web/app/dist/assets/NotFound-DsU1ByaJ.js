@@ -1,0 +1,1 @@
+import{a as e,r as t}from"./Page-DgzW5V6a.js";function n(){return e(t,{title:`Page not found`,children:e(`p`,{children:[`There is nothing at this address. `,e(`a`,{href:`/app/`,children:`Go to your contacts`}),`.`]})})}export{n as default};

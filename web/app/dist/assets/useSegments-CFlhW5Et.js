@@ -1,1 +1,0 @@
-import{T as e,f as t,g as n,p as r,x as i}from"./index-DFYgHGnD.js";function a(a){let[o,s]=e([]);return i(()=>{n(t.GET(`/api/segments`,{params:{header:r(a)}})).then(e=>s(e.data.map(e=>({id:e.id,name:e.name})))).catch(()=>s([]))},[a]),o}export{a as t};
