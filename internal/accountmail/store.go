@@ -17,7 +17,7 @@ func insert(ctx context.Context, db postgres.DB, now time.Time, m Message) (uuid
 		INSERT INTO account_emails (kind, to_email, to_name, subject, html, text, link, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
 		m.Kind, m.To, m.ToName, m.Subject, m.HTML, m.Text, m.Link, now).Scan(&id)
-	return id, postgres.Translate(err)
+	return id, err
 }
 
 // Why an email cannot be sent by an attempt.
@@ -45,15 +45,15 @@ func begin(ctx context.Context, db postgres.Pool, id uuid.UUID, now time.Time) (
 			return errGone
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if sendingAt != nil {
 			unknown = true
 			_, err := tx.Exec(ctx, `DELETE FROM account_emails WHERE id = $1`, id)
-			return postgres.Translate(err)
+			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE account_emails SET sending_at = $2 WHERE id = $1`, id, now)
-		return postgres.Translate(err)
+		return err
 	})
 	if err == nil && unknown {
 		err = errOutcomeUnknown
@@ -64,21 +64,21 @@ func begin(ctx context.Context, db postgres.Pool, id uuid.UUID, now time.Time) (
 // remove deletes an email that was sent or given up.
 func remove(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `DELETE FROM account_emails WHERE id = $1`, id)
-	return postgres.Translate(err)
+	return err
 }
 
 // unstamp lets a later attempt send an email the provider refused for now.
 func unstamp(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `UPDATE account_emails SET sending_at = NULL WHERE id = $1`, id)
-	return postgres.Translate(err)
+	return err
 }
 
 // queuedIDs lists every email of the table.
 func queuedIDs(ctx context.Context, db postgres.DB) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, `SELECT id FROM account_emails ORDER BY created_at`)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	return ids, postgres.Translate(err)
+	return ids, err
 }

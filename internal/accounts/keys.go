@@ -97,7 +97,7 @@ func (s *Service) AuthenticateKey(ctx context.Context, key string) (*auth.Actor,
 		return nil, errBadKey
 	}
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	if row.expiresAt != nil && !now.Before(*row.expiresAt) {
 		return nil, errExpiredKey

@@ -26,7 +26,7 @@ func (store) insertUser(ctx context.Context, db postgres.DB, email, name, hash s
 	if postgres.IsUniqueViolation(err, "users_email_key") {
 		return User{}, apperr.New(apperr.Conflict, "An account with this email already exists; log in instead.")
 	}
-	return u, postgres.Translate(err)
+	return u, err
 }
 
 // credentials returns the user's id and password hash by email.
@@ -34,27 +34,34 @@ func (store) credentials(ctx context.Context, db postgres.DB, email string) (uui
 	var id uuid.UUID
 	var hash string
 	err := db.QueryRow(ctx, `SELECT id, password_hash FROM users WHERE lower(email) = lower($1)`, email).Scan(&id, &hash)
-	return id, hash, postgres.Translate(err)
+	return id, hash, err
 }
 
 func (store) user(ctx context.Context, db postgres.DB, id uuid.UUID) (User, error) {
 	var u User
 	err := db.QueryRow(ctx, `SELECT id, email, name, created_at, totp_enabled_at IS NOT NULL FROM users WHERE id = $1`, id).
 		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt, &u.TwoFactorEnabled)
-	return u, postgres.Translate(err)
+	return u, err
 }
 
 func (store) userByEmail(ctx context.Context, db postgres.DB, email string) (User, error) {
 	var u User
 	err := db.QueryRow(ctx, `SELECT id, email, name, created_at FROM users WHERE lower(email) = lower($1)`, email).
 		Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
-	return u, postgres.Translate(err)
+	return u, err
 }
 
 func (store) insertTeam(ctx context.Context, db postgres.DB, name string) (TeamBrief, error) {
 	var t TeamBrief
 	err := db.QueryRow(ctx, `INSERT INTO teams (name) VALUES ($1) RETURNING id, name`, name).Scan(&t.ID, &t.Name)
-	return t, postgres.Translate(err)
+	return t, err
+}
+
+// AddonActiveSQL is the SQL test of whether the team whose id is the SQL
+// expression team has the campaigns add-on active: the scheduler's
+// statement over campaigns reads teams through it.
+func AddonActiveSQL(team string) string {
+	return `EXISTS (SELECT 1 FROM teams t WHERE t.id = ` + team + ` AND t.campaign_addon = 'active')`
 }
 
 const teamColumns = `id, name, campaign_addon, trial_ends_at, require_two_factor, created_at, updated_at`
@@ -62,7 +69,7 @@ const teamColumns = `id, name, campaign_addon, trial_ends_at, require_two_factor
 func scanTeam(row pgx.Row) (Team, error) {
 	var t Team
 	err := row.Scan(&t.ID, &t.Name, &t.CampaignAddon, &t.TrialEndsAt, &t.RequireTwoFactor, &t.CreatedAt, &t.UpdatedAt)
-	return t, postgres.Translate(err)
+	return t, err
 }
 
 func (store) team(ctx context.Context, db postgres.DB, id uuid.UUID) (Team, error) {
@@ -73,7 +80,7 @@ func (store) team(ctx context.Context, db postgres.DB, id uuid.UUID) (Team, erro
 // two concurrent demotions cannot both leave the team without an owner.
 func (store) lockTeam(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	var got uuid.UUID
-	return postgres.Translate(db.QueryRow(ctx, `SELECT id FROM teams WHERE id = $1 FOR UPDATE`, id).Scan(&got))
+	return db.QueryRow(ctx, `SELECT id FROM teams WHERE id = $1 FOR UPDATE`, id).Scan(&got)
 }
 
 func (store) updateTeam(ctx context.Context, db postgres.DB, id uuid.UUID, p TeamPatch) (Team, error) {
@@ -105,7 +112,7 @@ func (store) insertMember(ctx context.Context, db postgres.DB, teamID, userID uu
 		return Member{}, apperr.New(apperr.Conflict, "This user is already a member of the team; change their role instead.")
 	}
 	if err != nil {
-		return Member{}, postgres.Translate(err)
+		return Member{}, err
 	}
 	return store{}.member(ctx, db, teamID, userID)
 }
@@ -125,32 +132,32 @@ func (store) member(ctx context.Context, db postgres.DB, teamID, userID uuid.UUI
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Member{}, apperr.NotFoundf("No member with this user id in the team.")
 	}
-	return m, postgres.Translate(err)
+	return m, err
 }
 
 func (store) members(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Member, error) {
 	rows, err := db.Query(ctx, memberSelect+` WHERE m.team_id = $1 ORDER BY m.joined_at, u.email`, teamID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) { return scanMember(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) setRole(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID, role string) error {
 	_, err := db.Exec(ctx, `UPDATE team_members SET role = $3 WHERE team_id = $1 AND user_id = $2`, teamID, userID, role)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) deleteMember(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) error {
 	_, err := db.Exec(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) ownerCount(ctx context.Context, db postgres.DB, teamID uuid.UUID) (int, error) {
 	var n int
 	err := db.QueryRow(ctx, `SELECT count(*) FROM team_members WHERE team_id = $1 AND role = 'owner'`, teamID).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 // membership is a user's role in a team with what the team's two-factor
@@ -172,7 +179,7 @@ func (store) role(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return membership{}, nil
 	}
-	return m, postgres.Translate(err)
+	return m, err
 }
 
 func (store) teamsOf(ctx context.Context, db postgres.DB, userID uuid.UUID) ([]TeamRole, error) {
@@ -180,13 +187,13 @@ func (store) teamsOf(ctx context.Context, db postgres.DB, userID uuid.UUID) ([]T
 		SELECT t.id, t.name, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
 		WHERE m.user_id = $1 ORDER BY m.joined_at, t.name`, userID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TeamRole, error) {
 		var t TeamRole
 		return t, r.Scan(&t.ID, &t.Name, &t.Role)
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // newKeyRow is what insertKey stores of a new key.
@@ -210,16 +217,16 @@ func (store) insertKey(ctx context.Context, db postgres.DB, teamID uuid.UUID, r 
 	k, err := scanKey(db.QueryRow(ctx, `
 		INSERT INTO api_keys (team_id, name, prefix, key_hash, created_by, scope, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		RETURNING `+keyColumns, teamID, r.name, r.prefix, r.hash, r.by, r.scope, r.expiresAt))
-	return k, postgres.Translate(err)
+	return k, err
 }
 
 func (store) keys(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]APIKey, error) {
 	rows, err := db.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE team_id = $1 ORDER BY created_at DESC`, teamID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) { return scanKey(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // deleteKey deletes a key and returns what it was (for the audit entry).
@@ -228,7 +235,7 @@ func (store) deleteKey(ctx context.Context, db postgres.DB, teamID, keyID uuid.U
 	if errors.Is(err, pgx.ErrNoRows) {
 		return APIKey{}, apperr.NotFoundf("No API key with this id in the team.")
 	}
-	return k, postgres.Translate(err)
+	return k, err
 }
 
 // keyRow is what authenticating a key reads.
@@ -249,5 +256,5 @@ func (store) keyByHash(ctx context.Context, db postgres.DB, hash []byte) (keyRow
 
 func (store) touchKey(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, now)
-	return postgres.Translate(err)
+	return err
 }

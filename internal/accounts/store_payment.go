@@ -27,7 +27,7 @@ func (store) applyPayment(ctx context.Context, db postgres.DB, u PaymentUpdate) 
 		  AND (NOT $6::boolean OR stripe_subscription_id IS NULL OR stripe_subscription_id = $4::text)`,
 		u.TeamID, u.State, u.CustomerID, u.SubscriptionID, u.At, u.SameSubscription)
 	if err != nil {
-		return false, postgres.Translate(err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -35,14 +35,14 @@ func (store) applyPayment(ctx context.Context, db postgres.DB, u PaymentUpdate) 
 func (store) teamExists(ctx context.Context, db postgres.DB, id uuid.UUID) (bool, error) {
 	var exists bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM teams WHERE id = $1)`, id).Scan(&exists)
-	return exists, postgres.Translate(err)
+	return exists, err
 }
 
 func (store) paymentCustomer(ctx context.Context, db postgres.DB, teamID uuid.UUID) (string, error) {
 	var id *string
 	err := db.QueryRow(ctx, `SELECT stripe_customer_id FROM teams WHERE id = $1`, teamID).Scan(&id)
 	if err != nil {
-		return "", postgres.Translate(err)
+		return "", err
 	}
 	if id == nil {
 		return "", nil
@@ -53,5 +53,5 @@ func (store) paymentCustomer(ctx context.Context, db postgres.DB, teamID uuid.UU
 func (store) teamBySubscription(ctx context.Context, db postgres.DB, subscriptionID string) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := db.QueryRow(ctx, `SELECT id FROM teams WHERE stripe_subscription_id = $1 LIMIT 1`, subscriptionID).Scan(&id)
-	return id, postgres.Translate(err)
+	return id, err
 }

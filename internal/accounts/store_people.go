@@ -18,7 +18,7 @@ func (store) insertSession(ctx context.Context, db postgres.DB, sid, userID uuid
 	_, err := db.Exec(ctx, `
 		INSERT INTO sessions (id, user_id, created_at, expires_at, last_seen_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)`,
 		sid, userID, now, exp, ip, userAgent)
-	return postgres.Translate(err)
+	return err
 }
 
 // sessionSeen is the authentication path's one lookup, by primary key: it
@@ -29,12 +29,12 @@ func (store) sessionSeen(ctx context.Context, db postgres.DB, sid, userID uuid.U
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil, nil
 	}
-	return err == nil, seen, postgres.Translate(err)
+	return err == nil, seen, err
 }
 
 func (store) touchSession(ctx context.Context, db postgres.DB, sid uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE sessions SET last_seen_at = $2 WHERE id = $1`, sid, now)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) sessionsOf(ctx context.Context, db postgres.DB, userID uuid.UUID, now time.Time) ([]SessionInfo, error) {
@@ -42,13 +42,13 @@ func (store) sessionsOf(ctx context.Context, db postgres.DB, userID uuid.UUID, n
 		SELECT id, created_at, COALESCE(last_seen_at, created_at), ip, user_agent FROM sessions
 		WHERE user_id = $1 AND expires_at > $2 ORDER BY COALESCE(last_seen_at, created_at) DESC, id`, userID, now)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionInfo, error) {
 		var si SessionInfo
 		return si, r.Scan(&si.ID, &si.CreatedAt, &si.LastSeenAt, &si.IP, &si.UserAgent)
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // deleteSessionOf ends one session of the user; false when the user has
@@ -56,19 +56,19 @@ func (store) sessionsOf(ctx context.Context, db postgres.DB, userID uuid.UUID, n
 func (store) deleteSessionOf(ctx context.Context, db postgres.DB, sid, userID uuid.UUID) (bool, error) {
 	tag, err := db.Exec(ctx, `DELETE FROM sessions WHERE id = $1 AND user_id = $2`, sid, userID)
 	if err != nil {
-		return false, postgres.Translate(err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
 func (store) deleteSession(ctx context.Context, db postgres.DB, sid uuid.UUID) error {
 	_, err := db.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, sid)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) endSessions(ctx context.Context, db postgres.DB, userID uuid.UUID) error {
 	_, err := db.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID)
-	return postgres.Translate(err)
+	return err
 }
 
 // Throttles.
@@ -89,7 +89,7 @@ func (store) countAttempts(ctx context.Context, db postgres.DB, keys []string, n
 			window_start = CASE WHEN t.window_start <= $3 THEN $2 ELSE t.window_start END
 		RETURNING key, n, window_start`, keys, now, now.Add(-window))
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out := make(map[string]attemptCount, len(keys))
 	var key string
@@ -98,7 +98,7 @@ func (store) countAttempts(ctx context.Context, db postgres.DB, keys []string, n
 		out[key] = c
 		return nil
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // loginSucceeded clears the email's failures and gives the client IP its
@@ -107,7 +107,7 @@ func (store) loginSucceeded(ctx context.Context, db postgres.DB, emailKey, ipKey
 	_, err := db.Exec(ctx, `
 		WITH cleared AS (DELETE FROM auth_throttles WHERE key = $1)
 		UPDATE auth_throttles SET n = n - 1 WHERE key = $2 AND n > 0`, emailKey, ipKey)
-	return postgres.Translate(err)
+	return err
 }
 
 // Invitations.
@@ -125,7 +125,7 @@ func (store) isMemberByEmail(ctx context.Context, db postgres.DB, teamID uuid.UU
 	err := db.QueryRow(ctx, `
 		SELECT EXISTS (SELECT 1 FROM team_members m JOIN users u ON u.id = m.user_id
 		               WHERE m.team_id = $1 AND lower(u.email) = lower($2))`, teamID, email).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 // replaceInvitation deletes the address's pending invitation, if any, and
@@ -133,13 +133,13 @@ func (store) isMemberByEmail(ctx context.Context, db postgres.DB, teamID uuid.UU
 func (store) replaceInvitation(ctx context.Context, db postgres.DB, inv Invitation, hash []byte) (Invitation, error) {
 	if _, err := db.Exec(ctx, `DELETE FROM invitations WHERE team_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL`,
 		inv.TeamID, inv.Email); err != nil {
-		return Invitation{}, postgres.Translate(err)
+		return Invitation{}, err
 	}
 	out, err := scanInvitation(db.QueryRow(ctx, `
 		INSERT INTO invitations (team_id, email, role, token_hash, invited_by, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+invitationColumns,
 		inv.TeamID, inv.Email, inv.Role, hash, inv.InvitedBy, inv.CreatedAt, inv.ExpiresAt))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) pendingInvitations(ctx context.Context, db postgres.DB, teamID uuid.UUID, now time.Time) ([]Invitation, error) {
@@ -148,10 +148,10 @@ func (store) pendingInvitations(ctx context.Context, db postgres.DB, teamID uuid
 		WHERE team_id = $1 AND accepted_at IS NULL AND expires_at > $2
 		ORDER BY created_at DESC, email`, teamID, now)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Invitation, error) { return scanInvitation(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // deleteInvitation deletes a pending invitation and returns its address.
@@ -161,7 +161,7 @@ func (store) deleteInvitation(ctx context.Context, db postgres.DB, teamID, id uu
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", apperr.NotFoundf("No pending invitation with this id in the team.")
 	}
-	return email, postgres.Translate(err)
+	return email, err
 }
 
 // invitationByHash returns the pending, unexpired invitation of a token;
@@ -175,7 +175,7 @@ func (store) invitationByHash(ctx context.Context, db postgres.DB, hash []byte, 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Invitation{}, errInvitationGone
 	}
-	return inv, postgres.Translate(err)
+	return inv, err
 }
 
 func (store) invitationView(ctx context.Context, db postgres.DB, hash []byte, now time.Time) (InvitationView, error) {
@@ -186,12 +186,12 @@ func (store) invitationView(ctx context.Context, db postgres.DB, hash []byte, no
 		FROM invitations i JOIN teams t ON t.id = i.team_id
 		WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > $2`, hash, now).
 		Scan(&v.Team.ID, &v.Team.Name, &v.Email, &v.Role, &v.ExpiresAt, &v.AccountExists)
-	return v, postgres.Translate(err)
+	return v, err
 }
 
 func (store) markAccepted(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE invitations SET accepted_at = $2 WHERE id = $1`, id, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // Passwords.
@@ -202,7 +202,7 @@ func (store) passwordHash(ctx context.Context, db postgres.DB, userID uuid.UUID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", apperr.New(apperr.Unauthorized, "The account of this token no longer exists.")
 	}
-	return hash, postgres.Translate(err)
+	return hash, err
 }
 
 // setPassword stores a new password hash and drops any pending reset.
@@ -212,7 +212,7 @@ func (store) setPassword(ctx context.Context, db postgres.DB, userID uuid.UUID, 
 		WITH resets AS (DELETE FROM password_resets WHERE user_id = $1)
 		UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1
 		RETURNING id, email, name, created_at`, userID, hash).Scan(&u.ID, &u.Email, &u.Name, &u.CreatedAt)
-	return u, postgres.Translate(err)
+	return u, err
 }
 
 // replaceReset stores the user's one live reset token.
@@ -221,7 +221,7 @@ func (store) replaceReset(ctx context.Context, db postgres.DB, userID uuid.UUID,
 		INSERT INTO password_resets (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (user_id) DO UPDATE SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
 		userID, hash, now, exp)
-	return postgres.Translate(err)
+	return err
 }
 
 // resetUser returns the user of a live reset token; consume deletes the
@@ -236,7 +236,7 @@ func (store) resetUser(ctx context.Context, db postgres.DB, hash []byte, now tim
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, errResetGone
 	}
-	return id, postgres.Translate(err)
+	return id, err
 }
 
 // sweep deletes what can no longer be used: ended sessions, used or dead
@@ -249,5 +249,5 @@ func (store) sweep(ctx context.Context, db postgres.DB, now time.Time) error {
 		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1)
 		DELETE FROM auth_throttles WHERE window_start < $3`,
 		now, now.Add(-30*24*time.Hour), now.Add(-max(loginWindow, resetWindow)))
-	return postgres.Translate(err)
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -80,7 +81,7 @@ func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Add(NewSweeper(pool, func() time.Time { return now })); err != nil {
+		if err := q.Add(NewSweeper(postgres.Wrap(pool), func() time.Time { return now })); err != nil {
 			t.Fatal(err)
 		}
 		runCtx, cancel := context.WithCancel(ctx)

@@ -54,6 +54,11 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
+	// DB is Pool translating its errors into the service's error model
+	// (postgres.Wrap): every store reaches the database through it. Only
+	// what needs pgx's own pool (the job queue, the metrics, the webhook
+	// engine's listener) takes Pool.
+	DB *postgres.Database
 	// Direct reaches PostgreSQL without a transaction pooler, for what
 	// needs a session (the retention lock); Pool itself when DATABASE_URL
 	// is direct.
@@ -130,7 +135,8 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		return nil, err
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
-	a := &App{Config: cfg, Log: log, Pool: pool, Direct: direct}
+	a := &App{Config: cfg, Log: log, Pool: pool, DB: postgres.Wrap(pool), Direct: direct}
+	db := a.DB
 	// The queue gauge is read at scrape time, when a.Webhooks is wired.
 	a.Metrics = metrics.New(pool, func(ctx context.Context) (float64, error) { return a.Webhooks.QueueDepth(ctx) })
 	a.WebhookEngine = webhooks.NewEngine(pool, webhooks.EngineConfig{
@@ -159,17 +165,17 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	a.Workers = append(a.Workers, a.Jobs)
 	queue := a.Jobs.Client()
-	a.Webhooks = webhooks.NewService(pool, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
+	a.Webhooks = webhooks.NewService(db, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
-	a.Accounts = accounts.NewService(pool, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
-	a.Books = books.NewService(pool, a.Outbox, now)
-	a.Contacts = contacts.NewService(pool, a.Books, a.Outbox, now)
-	a.Segments = segments.NewService(pool, a.Books, campaigns.Catalog{}, now, 0)
-	a.Billing = newBilling(cfg, pool, a.Accounts, now, log)
-	a.Delivery = delivery.NewService(pool, now)
-	a.Suppressions = suppression.NewService(pool, suppression.New(now))
-	a.Audit = audit.NewService(pool)
-	a.KeyLimits = ratelimit.NewPerKey(pool, cfg.APIKeyRateLimit, now, log)
+	a.Accounts = accounts.NewService(db, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
+	a.Books = books.NewService(db, a.Outbox, now)
+	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, now)
+	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
+	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
+	a.Delivery = delivery.NewService(db, now)
+	a.Suppressions = suppression.NewService(db, suppression.New(now))
+	a.Audit = audit.NewService(db)
+	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)
 	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now); err != nil {
 		a.Close()
@@ -191,7 +197,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 
 		Billing:    a.Billing,
 		TrustProxy: cfg.TrustProxy,
-		RateCounts: ratelimit.New(pool),
+		RateCounts: ratelimit.New(db),
 		Campaigns:  a.Campaigns,
 		Transfer:   a.Transfer,
 

@@ -107,7 +107,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
-	if _, err := importImageFiles(ctx, a.Pool, cfg.ImagesDir, log); err != nil {
+	if _, err := importImageFiles(ctx, a.DB, cfg.ImagesDir, log); err != nil {
 		return err
 	}
 	// The side listeners (metrics, profiles) are bound before the public

@@ -55,7 +55,7 @@ func imagesCommand(ctx context.Context, args []string, stdout io.Writer) (runFun
 			return err
 		}
 		defer pool.Close()
-		res, err := importImageFiles(ctx, pool, cfg.ImagesDir, log)
+		res, err := importImageFiles(ctx, postgres.Wrap(pool), cfg.ImagesDir, log)
 		if err != nil {
 			return err
 		}

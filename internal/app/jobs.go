@@ -27,7 +27,7 @@ import (
 func (a *App) wireJobs(now func() time.Time) error {
 	queue := a.Jobs.Client()
 	d := campaigns.Deps{
-		DB:            a.Pool,
+		DB:            a.DB,
 		Accounts:      a.Accounts,
 		Sender:        mailer.NewSender(a.Config.MailerBaseURL, nil),
 		Now:           now,
@@ -41,13 +41,13 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
-	a.Transfer = transfer.NewService(a.Pool, a.Contacts, queue, now, a.Log)
+	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
 	a.Forms = forms.NewService(forms.Deps{
-		DB: a.Pool, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
+		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
 		Mail: d.Sender, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
 	})
 	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)
-	accountMail := accountmail.NewWorker(a.Pool, queue, accountmail.Sender{
+	accountMail := accountmail.NewWorker(a.DB, queue, accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
 	}, now, a.Log)
@@ -58,8 +58,8 @@ func (a *App) wireJobs(now func() time.Time) error {
 		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
 		a.Webhooks,
 		accountMail,
-		accounts.NewSweeper(a.Pool, now),
-		audit.NewRetention(a.Pool, a.Log),
+		accounts.NewSweeper(a.DB, now),
+		audit.NewRetention(a.DB, a.Log),
 	)
 }
 

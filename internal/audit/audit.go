@@ -95,8 +95,9 @@ type Entry struct {
 
 // Record writes e through db, which should be the transaction of the
 // change it records. An entry without an origin takes the request's
-// (WithOrigin). A user or key actor without a name gets it from the
-// users or api_keys table in the same statement.
+// (WithOrigin). A user or key actor without a name gets it in the same
+// statement from actor_names, the accounts package's read model of its
+// users and keys (migration 00043).
 func Record(ctx context.Context, db postgres.DB, e Entry) error {
 	if e.Origin == (Origin{}) {
 		e.Origin = OriginFrom(ctx)
@@ -117,15 +118,12 @@ func Record(ctx context.Context, db postgres.DB, e Entry) error {
 		INSERT INTO audit_log (team_id, actor_type, actor_id, actor_name, action, target_type, target_id, ip, user_agent, details)
 		VALUES (@team_id, @actor_type, @actor_id,
 		        COALESCE(NULLIF(@actor_name, ''),
-		                 CASE @actor_type::text
-		                     WHEN 'user' THEN (SELECT u.email FROM users u WHERE u.id = @actor_id)
-		                     WHEN 'api_key' THEN (SELECT k.name FROM api_keys k WHERE k.id = @actor_id)
-		                 END, ''),
+		                 (SELECT n.name FROM actor_names n WHERE n.actor_type = @actor_type::text AND n.id = @actor_id), ''),
 		        @action, @target_type, @target_id, @ip, @user_agent, @details)`,
 		pgx.StrictNamedArgs{
 			"team_id": e.TeamID, "actor_type": string(e.Actor.Type), "actor_id": actorID, "actor_name": e.Actor.Name,
 			"action": e.Action, "target_type": e.TargetType, "target_id": e.TargetID,
 			"ip": e.Origin.IP, "user_agent": e.Origin.UserAgent, "details": raw,
 		})
-	return postgres.Translate(err)
+	return err
 }

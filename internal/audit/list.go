@@ -110,11 +110,11 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID,
 	args["limit"] = f.Limit + 1
 	rows, err := s.db.Query(ctx, selectEntries+where+` ORDER BY at DESC, id DESC LIMIT @limit`, args)
 	if err != nil {
-		return nil, "", postgres.Translate(err)
+		return nil, "", err
 	}
 	out, err := pgx.CollectRows(rows, scanView)
 	if err != nil {
-		return nil, "", postgres.Translate(err)
+		return nil, "", err
 	}
 	next := ""
 	if len(out) > f.Limit {
@@ -140,19 +140,19 @@ func (s *Service) Export(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	rows, err := s.db.Query(ctx, selectEntries+where+` ORDER BY at DESC, id DESC`, args)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		v, err := scanView(rows)
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if err := each(v); err != nil {
 			return err
 		}
 	}
-	return postgres.Translate(rows.Err())
+	return rows.Err()
 }
 
 const selectEntries = `

@@ -58,7 +58,7 @@ func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 func (r *Retention) Prune(ctx context.Context) (int64, error) {
 	tag, err := r.db.Exec(ctx, `DELETE FROM audit_log WHERE at < now() - make_interval(secs => $1)`, Kept.Seconds())
 	if err != nil {
-		return 0, postgres.Translate(err)
+		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }

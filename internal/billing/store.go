@@ -21,7 +21,7 @@ func (store) claimEvent(ctx context.Context, db postgres.DB, id, typ string, cre
 		VALUES ($1, $2, 'processing', $3, $4)
 		ON CONFLICT (event_id) DO NOTHING`, id, typ, created, now)
 	if err != nil {
-		return false, postgres.Translate(err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -30,5 +30,5 @@ func (store) claimEvent(ctx context.Context, db postgres.DB, id, typ string, cre
 // as the change itself.
 func (store) setOutcome(ctx context.Context, db postgres.DB, id, outcome string, teamID *uuid.UUID) error {
 	_, err := db.Exec(ctx, `UPDATE billing_events SET outcome = $2, team_id = $3 WHERE event_id = $1`, id, outcome, teamID)
-	return postgres.Translate(err)
+	return err
 }

@@ -98,7 +98,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 		if postgres.IsUniqueViolation(err, "books_team_slug_key") && attempt < 5 {
 			continue
 		}
-		return out, postgres.Translate(err)
+		return out, err
 	}
 }
 

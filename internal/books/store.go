@@ -48,23 +48,23 @@ func (store) book(ctx context.Context, db postgres.DB, id uuid.UUID, withCount b
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Book{}, errBookNotFound
 	}
-	return b, postgres.Translate(err)
+	return b, err
 }
 
 // contactCount is the book's number of contacts.
 func (store) contactCount(ctx context.Context, db postgres.DB, id uuid.UUID) (int64, error) {
 	var n int64
 	err := db.QueryRow(ctx, `SELECT COALESCE(sum(n), 0)::bigint FROM book_contact_counts WHERE book_id = $1`, id).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 func (store) books(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Book, error) {
 	rows, err := db.Query(ctx, `SELECT `+bookColumns+` FROM books WHERE team_id = $1 ORDER BY name, created_at`, teamID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Book, error) { return scanBook(r, true) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // freeSlug picks base, or base-2, base-3, ... whichever the team lacks.
@@ -78,7 +78,7 @@ func (store) freeSlug(ctx context.Context, db postgres.DB, teamID uuid.UUID, bas
 		) c
 		WHERE NOT EXISTS (SELECT 1 FROM books WHERE team_id = $1 AND slug = c.s)
 		ORDER BY n LIMIT 1`, teamID, base).Scan(&slug)
-	return slug, postgres.Translate(err)
+	return slug, err
 }
 
 func (store) insertBook(ctx context.Context, db postgres.DB, b Book) (Book, error) {
@@ -103,12 +103,12 @@ func (store) updateBook(ctx context.Context, db postgres.DB, b Book) (Book, erro
 		return Book{}, apperr.Wrap(err, apperr.DuplicateEmail,
 			"Some contacts in this book share an email address; make their emails unique before requiring unique emails.")
 	}
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) deleteBook(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `DELETE FROM books WHERE id = $1`, id)
-	return postgres.Translate(err)
+	return err
 }
 
 const labelColumns = `id, book_id, name, color, sort_order, public, description, created_at, updated_at`
@@ -124,10 +124,10 @@ var errLabelNotFound = apperr.NotFoundf("No label with this id in the book.")
 func (store) labels(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Label, error) {
 	rows, err := db.Query(ctx, `SELECT `+labelColumns+` FROM labels WHERE book_id = $1 ORDER BY sort_order, name`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Label, error) { return scanLabel(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) label(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (Label, error) {
@@ -135,7 +135,7 @@ func (store) label(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (L
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Label{}, errLabelNotFound
 	}
-	return l, postgres.Translate(err)
+	return l, err
 }
 
 // insertLabel appends the label after the book's last one, or at
@@ -143,13 +143,13 @@ func (store) label(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (L
 // concurrent creates from taking the same position.
 func (store) insertLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, l.BookID); err != nil {
-		return Label{}, postgres.Translate(err)
+		return Label{}, err
 	}
 	out, err := scanLabel(db.QueryRow(ctx, `
 		INSERT INTO labels (book_id, name, color, sort_order, public, description)
 		VALUES ($1, $2, $3, (SELECT LEAST(COALESCE(max(sort_order), -1), $4 - 1) + 1 FROM labels WHERE book_id = $1), $5, $6)
 		RETURNING `+labelColumns, l.BookID, l.Name, l.Color, MaxLabelSortOrder, l.Public, l.Description))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) updateLabel(ctx context.Context, db postgres.DB, l Label) (Label, error) {
@@ -159,13 +159,13 @@ func (store) updateLabel(ctx context.Context, db postgres.DB, l Label) (Label, e
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Label{}, errLabelNotFound
 	}
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) deleteLabel(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM labels WHERE book_id = $1 AND id = $2`, bookID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errLabelNotFound
@@ -184,10 +184,10 @@ func scanField(row pgx.Row) (Field, error) {
 func (store) fields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Field, error) {
 	rows, err := db.Query(ctx, `SELECT `+fieldColumns+` FROM field_definitions WHERE book_id = $1 ORDER BY created_at, key`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Field, error) { return scanField(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) insertField(ctx context.Context, db postgres.DB, f Field) (Field, error) {
@@ -197,16 +197,64 @@ func (store) insertField(ctx context.Context, db postgres.DB, f Field) (Field, e
 	if postgres.IsUniqueViolation(err, "field_definitions_book_key_key") {
 		return Field{}, apperr.New(apperr.Conflict, "The book already has a field with the key %q.", f.Key)
 	}
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) deleteField(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM field_definitions WHERE book_id = $1 AND id = $2`, bookID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return apperr.NotFoundf("No field definition with this id in the book.")
 	}
 	return nil
+}
+
+// What other packages read of the books tables beyond the Service: only
+// this file touches books, labels and field_definitions. A store of
+// another package calls these functions, or, where it needs the data in
+// a statement of its own, reads the read models of migration 00043
+// (book_teams, label_refs, field_keys), which this package owns.
+
+// Lock takes the book row's lock (FOR UPDATE) for the rest of the
+// transaction: writers of the book's settings serialise on it.
+func Lock(ctx context.Context, db postgres.DB, bookID uuid.UUID) error {
+	_, err := db.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
+	return err
+}
+
+// MergeFields returns what the book gives a campaign email's merge: its
+// name and the keys of its custom fields, sorted.
+func MergeFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) (name string, customKeys []string, err error) {
+	err = db.QueryRow(ctx, `
+		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
+		FROM books b WHERE b.id = $1`, bookID).Scan(&name, &customKeys)
+	return name, customKeys, err
+}
+
+// LabelOwner returns the book and team of a label and holds the label
+// (FOR KEY SHARE) for the transaction, so it cannot be deleted while
+// contacts are being tagged with it. ok is false when there is no such
+// label.
+func LabelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID, teamID uuid.UUID, ok bool, err error) {
+	err = db.QueryRow(ctx, `
+		SELECT l.book_id, b.team_id FROM labels l JOIN books b ON b.id = l.book_id
+		WHERE l.id = $1 FOR KEY SHARE OF l`, labelID).Scan(&bookID, &teamID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, uuid.Nil, false, nil
+	}
+	return bookID, teamID, err == nil, err
+}
+
+// FieldTypeOf returns the type of a field definition of the book and holds
+// the definition (FOR KEY SHARE) for the transaction, so values written
+// meanwhile cannot outlive it. ok is false when the book has no such
+// field.
+func FieldTypeOf(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (typ FieldType, ok bool, err error) {
+	err = db.QueryRow(ctx, `SELECT type FROM field_definitions WHERE id = $1 AND book_id = $2 FOR KEY SHARE`, fieldID, bookID).Scan(&typ)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	return typ, err == nil, err
 }

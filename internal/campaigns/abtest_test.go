@@ -68,7 +68,7 @@ func TestABDecisionThenCrash(t *testing.T) {
 
 	passCtx, die := context.WithCancel(context.Background())
 	defer die()
-	db := &cancelAfter{Pool: env.App.Pool, match: "SET winner_variant_id", cancel: die}
+	db := &cancelAfter{Pool: env.App.DB, match: "SET winner_variant_id", cancel: die}
 	sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
 	dead := runnerOn(env, db, sender, campaigns.ProcessingOptions{})
 	if _, err := dead.ProcessCampaign(passCtx, cid); err == nil || !db.fired.Load() {
@@ -105,7 +105,7 @@ func TestABDecidedOnceAcrossInstances(t *testing.T) {
 	logs := &logbuf.Buffer{}
 	var wg sync.WaitGroup
 	for range 2 {
-		d := deps(env, env.App.Pool, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 3})
+		d := deps(env, env.App.DB, mailer.NewSender(mail.URL, nil), campaigns.ProcessingOptions{ChunkSize: 3})
 		d.Log = slog.New(slog.NewTextHandler(logs, nil))
 		rn := campaigns.NewRunner(d)
 		wg.Add(1)

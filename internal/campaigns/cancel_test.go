@@ -116,7 +116,7 @@ func TestSendTestRequestGone(t *testing.T) {
 			mail.Reset()
 			reqCtx, leave := context.WithCancel(context.Background())
 			defer leave()
-			gone := &cancelAfter{Pool: env.App.Pool, match: tc.goneAfter, cancel: leave}
+			gone := &cancelAfter{Pool: env.App.DB, match: tc.goneAfter, cancel: leave}
 			var db postgres.Pool = env.App.Pool
 			if tc.goneAfter != "" {
 				db = gone
@@ -172,7 +172,7 @@ func TestCampaignPassEndedWhileRendering(t *testing.T) {
 
 			passCtx, end := context.WithCancel(context.Background())
 			defer end()
-			db := &cancelAfter{Pool: env.App.Pool, match: "INSERT INTO campaign_claims", cancel: end}
+			db := &cancelAfter{Pool: env.App.DB, match: "INSERT INTO campaign_claims", cancel: end}
 			sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
 			svc := runnerOn(env, db, sender, campaigns.ProcessingOptions{ChunkSize: 2, Senders: 1})
 			res, _ := svc.ProcessCampaign(passCtx, cid) // its final sweep fails on the ended context

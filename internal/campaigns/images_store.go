@@ -27,7 +27,7 @@ func insertImage(ctx context.Context, db postgres.DB, img storedImage) error {
 		INSERT INTO campaign_images (name, book_id, content_type, data, created_at)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (name) DO NOTHING`, img.Name, img.BookID, img.ContentType, img.Data, img.CreatedAt)
-	return postgres.Translate(err)
+	return err
 }
 
 func readImage(ctx context.Context, db postgres.DB, name string) (Image, error) {
@@ -37,18 +37,18 @@ func readImage(ctx context.Context, db postgres.DB, name string) (Image, error) 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Image{}, errImageNotFound
 	}
-	return img, postgres.Translate(err)
+	return img, err
 }
 
 // storedImageNames returns which of names are stored already.
 func storedImageNames(ctx context.Context, db postgres.DB, names []string) (map[string]bool, error) {
 	rows, err := db.Query(ctx, `SELECT name FROM campaign_images WHERE name = ANY($1)`, names)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	stored := make(map[string]bool, len(found))
 	for _, n := range found {

@@ -30,7 +30,7 @@ func insertOnly(t *testing.T, env *apptest.Env) *campaigns.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := deps(env, env.App.Pool, nil, campaigns.ProcessingOptions{})
+	d := deps(env, env.App.DB, nil, campaigns.ProcessingOptions{})
 	d.Queue = client
 	return campaigns.NewService(d)
 }

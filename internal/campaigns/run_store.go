@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -119,11 +120,10 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), '') AS birthday,
 			       `+contactEmailSQL+` AS email, `+contactPhoneSQL+` AS phone,
 			       `+suppression.ContactSuppressed+` AS suppressed,
-			       (SELECT s.reason FROM suppressions s
-			        WHERE s.book_id = ct.book_id AND s.email_hash = `+suppression.HashSQL("lower("+contactEmailSQL+")")+` AND s.lifted_at IS NULL) AS suppressed_reason,
+			       `+suppression.ReasonSQL("ct.book_id", "lower("+contactEmailSQL+")")+` AS suppressed_reason,
 			       CASE WHEN cardinality(@custom_keys::text[]) > 0 THEN
 			           (SELECT jsonb_object_agg(fd.key, v.value)
-			            FROM contact_field_values v JOIN field_definitions fd ON fd.id = v.field_id
+			            FROM contact_field_values v JOIN field_keys fd ON fd.id = v.field_id
 			            WHERE v.contact_id = ct.id AND fd.key = ANY(@custom_keys::text[]))
 			       END AS custom,
 			       row_number() OVER (ORDER BY d.contact_id) AS n,
@@ -181,7 +181,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			"upto": p.Upto,
 		}, claimTimingArgs(p)))
 	if err != nil {
-		return nil, uuid.Nil, 0, postgres.Translate(err)
+		return nil, uuid.Nil, 0, err
 	}
 	defer res.Close()
 	var (
@@ -202,7 +202,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		)
 		if err := res.Scan(&kind, &id1, &id2, &num, &first, &lastName, &comp, &job, &web, &bday,
 			&email, &phone, &suppressed, &reason, &custom, &flag, &variant); err != nil {
-			return nil, uuid.Nil, 0, postgres.Translate(err)
+			return nil, uuid.Nil, 0, err
 		}
 		switch kind {
 		case 0: // the marker
@@ -229,7 +229,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		}
 	}
 	if err := res.Err(); err != nil {
-		return nil, uuid.Nil, 0, postgres.Translate(err)
+		return nil, uuid.Nil, 0, err
 	}
 	rows = make([]claimedRow, 0, len(claimed))
 	for _, c := range claimed {
@@ -377,7 +377,7 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			"step_id": p.StepID, "campaign_id": p.CampaignID, "contact_ids": contacts, "addresses": addresses,
 			"subjects": subjects,
 		}).Scan(&completed)
-	return completed, postgres.Translate(err)
+	return completed, err
 }
 
 // releaseClaim gives back a claim whose emails were certainly not sent
@@ -390,7 +390,7 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 		SET lease_until = NULL, claim_id = NULL, token_hash = NULL, tries = greatest(c.tries - 1, 0)
 		FROM cl, unnest(cl.participant_ids) AS pid
 		WHERE c.participant_id = pid AND c.step_id = cl.step_id AND c.claim_id = $1 AND c.result IS NULL`, claimID)
-	return postgres.Translate(err)
+	return err
 }
 
 // markSending records, before a claimed chunk goes to the provider, that
@@ -399,7 +399,7 @@ func (store) releaseClaim(ctx context.Context, db postgres.DB, claimID uuid.UUID
 // then nothing may be sent.
 func (store) markSending(ctx context.Context, db postgres.DB, claimID uuid.UUID, now time.Time) (bool, error) {
 	tag, err := db.Exec(ctx, `UPDATE campaign_claims SET sending_at = $2 WHERE id = $1 AND lease_until > $2`, claimID, now)
-	return tag.RowsAffected() == 1, postgres.Translate(err)
+	return tag.RowsAffected() == 1, err
 }
 
 // reapExpired settles claims whose lease ran out without an answer (their
@@ -429,7 +429,7 @@ func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UU
 		)
 		SELECT (SELECT count(*) FROM unknown), (SELECT count(*) FROM given_back)`,
 		campaignID, now, DetailOutcomeUnknown).Scan(&failed, &released)
-	return failed, released, postgres.Translate(err)
+	return failed, released, err
 }
 
 // completeParticipants marks every active participant completed whose
@@ -450,7 +450,7 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 		      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
 		                        WHERE d.participant_id = p.id AND d.step_id = s.step_id AND d.result IS NOT NULL))`,
 		campaignID, activeSteps, now)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 // enrollTriggered enrolls contacts into a trigger step's target campaign;
@@ -461,7 +461,7 @@ func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.
 		SELECT $1, ct.id, $3 FROM contacts ct
 		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, targetID, contactIDs, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // runnable is an active campaign of a team with the paid add-on.
@@ -473,10 +473,9 @@ type runnable struct {
 // first.
 func (store) runnableCampaigns(ctx context.Context, db postgres.DB) ([]runnable, error) {
 	rows, err := db.Query(ctx, `
-		SELECT c.id, t.id FROM campaigns c
-		JOIN books b ON b.id = c.book_id
-		JOIN teams t ON t.id = b.team_id
-		WHERE c.status = 'active' AND t.campaign_addon = 'active'
+		SELECT c.id, b.team_id FROM campaigns c
+		JOIN book_teams b ON b.book_id = c.book_id
+		WHERE c.status = 'active' AND `+accounts.AddonActiveSQL("b.team_id")+`
 		ORDER BY c.created_at, c.id`)
 	return collect(rows, err, func(r pgx.Row) (runnable, error) {
 		var c runnable

@@ -125,7 +125,7 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 		return storedSettings{}, false, nil
 	}
 	if err != nil {
-		return storedSettings{}, false, postgres.Translate(err)
+		return storedSettings{}, false, err
 	}
 	out := storedSettings{Settings: row}
 	if len(sealed) > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -30,17 +31,17 @@ const (
 
 func collect[T any](rows pgx.Rows, err error, scan func(pgx.Row) (T, error)) ([]T, error) {
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func notFound(err error, nf error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nf
 	}
-	return postgres.Translate(err)
+	return err
 }
 
 // --- templates ---
@@ -68,7 +69,7 @@ func (store) insertTemplate(ctx context.Context, db postgres.DB, t Template, now
 		INSERT INTO email_templates (book_id, name, subject, body_html, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+templateColumns,
 		t.BookID, t.Name, t.Subject, t.BodyHTML, t.CreatedBy, now))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) updateTemplate(ctx context.Context, db postgres.DB, t Template, now time.Time) (Template, error) {
@@ -82,7 +83,7 @@ func (store) updateTemplate(ctx context.Context, db postgres.DB, t Template, now
 func (store) deleteTemplate(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM email_templates WHERE book_id = $1 AND id = $2`, bookID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errTemplateNotFound
@@ -93,7 +94,7 @@ func (store) deleteTemplate(ctx context.Context, db postgres.DB, bookID, id uuid
 func (store) templateInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM email_templates WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 // --- campaigns ---
@@ -113,7 +114,7 @@ func scanCampaign(row pgx.Row, extra ...any) (Campaign, error) {
 func (store) campaignRef(ctx context.Context, db postgres.DB, id uuid.UUID) (Campaign, uuid.UUID, error) {
 	var teamID uuid.UUID
 	c, err := scanCampaign(db.QueryRow(ctx, `
-		SELECT `+campaignColumns+`, b.team_id FROM campaigns c JOIN books b ON b.id = c.book_id WHERE c.id = $1`, id), &teamID)
+		SELECT `+campaignColumns+`, b.team_id FROM campaigns c JOIN book_teams b ON b.book_id = c.book_id WHERE c.id = $1`, id), &teamID)
 	return c, teamID, notFound(err, errCampaignNotFound)
 }
 
@@ -137,7 +138,7 @@ func (store) insertCampaign(ctx context.Context, db postgres.DB, c Campaign, now
 			created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING `+campaignColumns,
 		c.BookID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, c.CreatedBy, now))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
@@ -151,7 +152,7 @@ func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now
 func (store) deleteCampaign(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM campaigns WHERE id = $1`, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errCampaignNotFound
@@ -162,7 +163,7 @@ func (store) deleteCampaign(ctx context.Context, db postgres.DB, id uuid.UUID) e
 func (store) campaignInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM campaigns WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	return ok, err
 }
 
 // lockCampaignStatus locks the campaign row (share) and returns its status.
@@ -207,7 +208,7 @@ func (store) step(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID,
 func (store) stepIDs(ctx context.Context, db postgres.DB, campaignID uuid.UUID) ([]uuid.UUID, error) {
 	// The campaign row lock orders this against concurrent appends.
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	rows, err := db.Query(ctx, `SELECT id FROM campaign_steps WHERE campaign_id = $1`, campaignID)
 	return collect(rows, err, func(r pgx.Row) (uuid.UUID, error) {
@@ -220,7 +221,7 @@ func (store) stepIDs(ctx context.Context, db postgres.DB, campaignID uuid.UUID) 
 // row lock keeps two concurrent appends from taking the same position.
 func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.Time) (Step, error) {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, st.CampaignID); err != nil {
-		return Step{}, postgres.Translate(err)
+		return Step{}, err
 	}
 	out, err := scanStep(db.QueryRow(ctx, `
 		INSERT INTO campaign_steps (campaign_id, step_type, name, sort_order, active, schedule_type, delay_days,
@@ -233,7 +234,7 @@ func (store) insertStep(ctx context.Context, db postgres.DB, st Step, now time.T
 		        @delay_hours, @send_window, @condition_if, @condition_step_id, @variants, @ab_test, @winner_variant_id)
 		RETURNING `+stepColumns,
 		stepArgs(st, now)))
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // stepArgs are the named arguments of the step statements: the columns a
@@ -266,11 +267,11 @@ func (store) updateStep(ctx context.Context, db postgres.DB, st Step, now time.T
 // deleteStep removes the step and closes the gap in sort_order.
 func (store) deleteStep(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID) error {
 	if _, err := db.Exec(ctx, `SELECT 1 FROM campaigns WHERE id = $1 FOR UPDATE`, campaignID); err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	tag, err := db.Exec(ctx, `DELETE FROM campaign_steps WHERE campaign_id = $1 AND id = $2`, campaignID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errStepNotFound
@@ -280,7 +281,7 @@ func (store) deleteStep(ctx context.Context, db postgres.DB, campaignID, id uuid
 		FROM (SELECT id, row_number() OVER (ORDER BY sort_order, created_at) - 1 AS pos
 		      FROM campaign_steps WHERE campaign_id = $1) o
 		WHERE s.id = o.id AND s.sort_order <> o.pos`, campaignID)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.UUID, ids []uuid.UUID, now time.Time) error {
@@ -288,7 +289,7 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 		UPDATE campaign_steps s SET sort_order = o.pos - 1, updated_at = $3
 		FROM unnest($2::uuid[]) WITH ORDINALITY AS o(id, pos)
 		WHERE s.campaign_id = $1 AND s.id = o.id`, campaignID, ids, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // --- participants ---
@@ -306,7 +307,7 @@ func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, boo
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
@@ -317,13 +318,13 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 func (store) labelInBook(ctx context.Context, db postgres.DB, bookID, id uuid.UUID) (bool, error) {
 	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM labels WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
-	return ok, postgres.Translate(err)
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM label_refs WHERE book_id = $1 AND id = $2)`, bookID, id).Scan(&ok)
+	return ok, err
 }
 
 const participantColumns = `p.id, p.campaign_id, p.contact_id, p.status, p.enrolled_at, p.enrolled_by, p.completed_at, ` +
@@ -338,7 +339,7 @@ func scanParticipant(row pgx.Row) (Participant, error) {
 func (store) participants(ctx context.Context, db postgres.DB, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
 	var out Paged[Participant]
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status <> 'removed'`, campaignID).Scan(&out.Total); err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT `+participantColumns+`
@@ -365,7 +366,7 @@ func (store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, 
 		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM campaign_participants WHERE campaign_id = $1 AND id = $2)`,
 		campaignID, id, now).Scan(&found)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if !found {
 		return errParticipantMissing
@@ -390,10 +391,11 @@ func (store) history(ctx context.Context, db postgres.DB, campaignID, participan
 
 // contactRef returns a contact's book and the team owning it.
 func (store) contactRef(ctx context.Context, db postgres.DB, id uuid.UUID) (uuid.UUID, uuid.UUID, error) {
-	var bookID, teamID uuid.UUID
-	err := db.QueryRow(ctx, `SELECT ct.book_id, b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, id).
-		Scan(&bookID, &teamID)
-	return bookID, teamID, notFound(err, errContactNotFound)
+	bookID, teamID, ok, err := contacts.Owner(ctx, db, id)
+	if err == nil && !ok {
+		return uuid.Nil, uuid.Nil, errContactNotFound
+	}
+	return bookID, teamID, err
 }
 
 func (store) contactCampaigns(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]ContactCampaign, error) {

@@ -18,7 +18,7 @@ func (store) campaignsInBook(ctx context.Context, db postgres.DB, bookID uuid.UU
 	rows, _ := db.Query(ctx, `SELECT id FROM campaigns WHERE book_id = $1 AND id = ANY($2)`, bookID, ids)
 	found, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out := make(map[uuid.UUID]bool, len(found))
 	for _, id := range found {
@@ -35,7 +35,7 @@ func (store) audienceUser(ctx context.Context, db postgres.DB, segmentID uuid.UU
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
-	return name, postgres.Translate(err)
+	return name, err
 }
 
 // newcomers returns the contacts of the book that satisfy the predicate,
@@ -48,7 +48,7 @@ func (store) newcomers(ctx context.Context, db postgres.DB, campaignID, bookID u
 		  AND NOT EXISTS (SELECT 1 FROM campaign_participants p WHERE p.campaign_id = $2 AND p.contact_id = ct.id)
 		  AND `+where, args...)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	return ids, postgres.Translate(err)
+	return ids, err
 }
 
 // removeLeavers removes the active participants a step is due for (as
@@ -91,5 +91,5 @@ func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, n
 		ON CONFLICT (step_id, participant_id) DO UPDATE
 			SET result = 'failed', result_detail = EXCLUDED.result_detail, completed_at = EXCLUDED.completed_at, retry_at = NULL
 			WHERE t.result IS NULL AND t.lease_until IS NULL`, args...)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }

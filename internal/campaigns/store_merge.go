@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -20,10 +21,9 @@ type mergeBook struct {
 
 func (store) mergeBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) (mergeBook, error) {
 	var b mergeBook
-	err := db.QueryRow(ctx, `
-		SELECT b.name, ARRAY(SELECT f.key FROM field_definitions f WHERE f.book_id = b.id ORDER BY f.key)
-		FROM books b WHERE b.id = $1`, bookID).Scan(&b.name, &b.customKeys)
-	return b, postgres.Translate(err)
+	var err error
+	b.name, b.customKeys, err = books.MergeFields(ctx, db, bookID)
+	return b, err
 }
 
 // firstContactRow is the merge data of a book's oldest contact.
@@ -41,7 +41,7 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 		SELECT ct.id, ct.first_name, ct.last_name, ct.company, ct.job_title, ct.website,
 		       COALESCE(to_char(ct.birthday, 'YYYY-MM-DD'), ''), `+contactEmailSQL+`, `+contactPhoneSQL+`,
 		       (SELECT jsonb_object_agg(fd.key, v.value) FROM contact_field_values v
-		        JOIN field_definitions fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
+		        JOIN field_keys fd ON fd.id = v.field_id WHERE v.contact_id = ct.id)
 		FROM contacts ct WHERE ct.book_id = $1 AND ($2::uuid IS NULL OR ct.id = $2)
 		ORDER BY ct.created_at, ct.id LIMIT 1`, bookID, id).
 		Scan(&r.id, &r.firstName, &r.lastName, &r.company, &r.jobTitle, &r.website, &r.birthday, &r.email, &r.phone, &r.custom)
@@ -49,7 +49,7 @@ func (store) mergeContact(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 		return r, false, nil
 	}
 	if err != nil {
-		return r, false, postgres.Translate(err)
+		return r, false, err
 	}
 	return r, true, nil
 }
@@ -59,13 +59,13 @@ type customField struct{ Key, Name string }
 
 // customFields lists the book's custom field definitions by key.
 func (store) customFields(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]customField, error) {
-	rows, err := db.Query(ctx, `SELECT key, name FROM field_definitions WHERE book_id = $1 ORDER BY key`, bookID)
+	rows, err := db.Query(ctx, `SELECT key, name FROM field_keys WHERE book_id = $1 ORDER BY key`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (customField, error) {
 		var f customField
 		return f, r.Scan(&f.Key, &f.Name)
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }

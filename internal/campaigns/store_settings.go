@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -53,11 +54,10 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
 			"default_time_zone": in.DefaultTimeZone,
 		}))
-	return st, postgres.Translate(err)
+	return st, err
 }
 
 // lockBook takes the book row's lock for the rest of tx.
 func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
-	_, err := tx.Exec(ctx, `SELECT 1 FROM books WHERE id = $1 FOR UPDATE`, bookID)
-	return postgres.Translate(err)
+	return books.Lock(ctx, tx, bookID)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -20,7 +21,7 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 		FROM campaign_participants WHERE campaign_id = $1`, campaignID).
 		Scan(&sm.TotalParticipants, &sm.ActiveCount, &sm.CompletedCount, &sm.TotalSteps)
 	if err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT s.id, s.name, s.sort_order,
@@ -31,7 +32,7 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 		        WHERE p.campaign_id = s.campaign_id AND p.held_until IS NOT NULL AND p.held_step_id = s.id AND p.status = 'active'),
 		       COALESCE(e.delivered, 0), COALESCE(e.opened, 0), COALESCE(e.clicked, 0),
 		       COALESCE(e.bounced, 0), COALESCE(e.complained, 0), COALESCE(e.unsubscribed, 0)
-		FROM campaign_steps s LEFT JOIN delivery_step_counts e ON e.step_id = s.id
+		FROM campaign_steps s `+delivery.StepCountsJoin("e", "s.id")+`
 		WHERE s.campaign_id = $1 ORDER BY s.sort_order, s.created_at`, campaignID)
 	out.Steps, err = collect(rows, err, func(r pgx.Row) (StepStats, error) {
 		var st StepStats
@@ -77,11 +78,10 @@ func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID,
 	var out Paged[StepContact]
 	where := `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
 	if col := stepResults[result]; col != "" {
-		where = `c.step_id = $1 AND c.result IS NOT NULL AND $2 <> '' AND EXISTS (SELECT 1 FROM email_deliveries d
-			WHERE d.participant_id = c.participant_id AND d.step_id = c.step_id AND d.` + col + ` IS NOT NULL)`
+		where = `c.step_id = $1 AND c.result IS NOT NULL AND $2 <> '' AND ` + delivery.EmailReportedSQL("c.participant_id", "c.step_id", col)
 	}
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM campaign_step_completions c WHERE `+where, stepID, result).Scan(&out.Total); err != nil {
-		return out, postgres.Translate(err)
+		return out, err
 	}
 	rows, err := db.Query(ctx, `
 		SELECT c.id, c.completed_at, c.result, c.result_detail, ct.id, `+contactNameSQL+`, `+contactEmailSQL+`

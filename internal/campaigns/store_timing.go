@@ -80,7 +80,7 @@ func (store) releaseBookHolds(ctx context.Context, db postgres.DB, bookID uuid.U
 	_, err := db.Exec(ctx, `
 		UPDATE campaign_participants p SET held_until = NULL, held_step_id = NULL
 		FROM campaigns c WHERE c.book_id = $1 AND p.campaign_id = c.id AND p.held_until IS NOT NULL`, bookID)
-	return postgres.Translate(err)
+	return err
 }
 
 // releaseCampaignHolds lets every held participant of a campaign go (a
@@ -90,7 +90,7 @@ func (store) releaseCampaignHolds(ctx context.Context, db postgres.DB, campaignI
 	_, err := db.Exec(ctx, `
 		UPDATE campaign_participants SET held_until = NULL, held_step_id = NULL
 		WHERE campaign_id = $1 AND held_until IS NOT NULL`, campaignID)
-	return postgres.Translate(err)
+	return err
 }
 
 // wakeHeld lets go the participants of a campaign whose wait is over.
@@ -98,7 +98,7 @@ func (store) wakeHeld(ctx context.Context, db postgres.DB, campaignID uuid.UUID,
 	_, err := db.Exec(ctx, `
 		UPDATE campaign_participants SET held_until = NULL, held_step_id = NULL
 		WHERE campaign_id = $1 AND held_until IS NOT NULL AND held_until <= $2`, campaignID, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // withArgs adds more named arguments to args.
@@ -238,7 +238,7 @@ func (store) releaseStepHolds(ctx context.Context, db postgres.DB, campaignID, s
 	_, err := db.Exec(ctx, `
 		UPDATE campaign_participants SET held_until = NULL, held_step_id = NULL
 		WHERE campaign_id = $1 AND held_until IS NOT NULL AND held_step_id = $2`, campaignID, stepID)
-	return postgres.Translate(err)
+	return err
 }
 
 // startTest starts an A/B step's test once, however many passes reach it
@@ -279,7 +279,7 @@ func (store) startTest(ctx context.Context, db postgres.DB, p claimParams, st St
 		)
 		SELECT EXISTS (SELECT 1 FROM started) OR EXISTS (SELECT 1 FROM campaign_steps WHERE id = @step_id AND test_started_at IS NOT NULL)`,
 		args).Scan(&started)
-	return started, postgres.Translate(err)
+	return started, err
 }
 
 // decideTest decides an A/B test once it is due for its decision: the
@@ -333,9 +333,9 @@ func (store) decideTest(ctx context.Context, db postgres.DB, st Step, passStarte
 		// step (its update waited for that one's and found it decided):
 		// read the winner as it is now.
 		err = db.QueryRow(ctx, `SELECT winner_variant_id FROM campaign_steps WHERE id = $1`, st.ID).Scan(&winner)
-		return winner, false, postgres.Translate(err)
+		return winner, false, err
 	}
-	return winner, err == nil, postgres.Translate(err)
+	return winner, err == nil, err
 }
 
 // closeTestSlice ends the slice of a started test at what it has given
@@ -345,7 +345,7 @@ func (store) closeTestSlice(ctx context.Context, db postgres.DB, stepID uuid.UUI
 	_, err := db.Exec(ctx, `
 		UPDATE campaign_steps SET test_quota = test_assigned
 		WHERE id = $1 AND winner_variant_id IS NULL AND test_quota > test_assigned`, stepID)
-	return postgres.Translate(err)
+	return err
 }
 
 // variantStats counts the emails of every variant of the campaign's A/B
@@ -369,7 +369,7 @@ func (store) variantStats(ctx context.Context, db postgres.DB, campaignID uuid.U
 		LEFT JOIN counts k ON k.step_id = ab.id AND k.variant_id = (x.e->>'id')::uuid
 		ORDER BY ab.id, x.ord`, campaignID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := map[uuid.UUID][]VariantStats{}
@@ -377,9 +377,9 @@ func (store) variantStats(ctx context.Context, db postgres.DB, campaignID uuid.U
 		var step uuid.UUID
 		var v VariantStats
 		if err := rows.Scan(&step, &v.ID, &v.Subject, &v.SentCount, &v.OpenedCount, &v.ClickedCount, &v.Winner); err != nil {
-			return nil, postgres.Translate(err)
+			return nil, err
 		}
 		out[step] = append(out[step], v)
 	}
-	return out, postgres.Translate(rows.Err())
+	return out, rows.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -29,7 +30,7 @@ func (store) unsubToken(ctx context.Context, db postgres.DB, token string) (unsu
 	if errors.Is(err, pgx.ErrNoRows) {
 		return unsubToken{}, ErrUnknownToken
 	}
-	return t, postgres.Translate(err)
+	return t, err
 }
 
 // activeCampaignsOf lists the campaigns of the book the contact still
@@ -53,7 +54,7 @@ func (store) campaignNameInBook(ctx context.Context, db postgres.DB, campaignID,
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
-	return name, postgres.Translate(err)
+	return name, err
 }
 
 // removeFromCampaigns ends the contact's active participations in the
@@ -67,17 +68,13 @@ func (store) removeFromCampaigns(ctx context.Context, db postgres.DB, contactID,
 		  AND p.contact_id = $1 AND p.status = 'active'
 		  AND ($4::uuid IS NULL OR p.campaign_id = $4)`,
 		contactID, bookID, now, campaignID)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 // contactAddresses lists every email address the contact holds,
 // lower-cased.
 func (store) contactAddresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]string, error) {
-	rows, err := db.Query(ctx, `SELECT address_lower FROM contact_emails WHERE contact_id = $1 ORDER BY address_lower`, contactID)
-	return collect(rows, err, func(r pgx.Row) (string, error) {
-		var a string
-		return a, r.Scan(&a)
-	})
+	return contacts.Addresses(ctx, db, contactID)
 }
 
 // recordUnsubscribe adds the unsubscribe to the contact's interactions.
@@ -87,5 +84,5 @@ func (store) recordUnsubscribe(ctx context.Context, db postgres.DB, t unsubToken
 		SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'completion_id', $4::uuid), $5
 		FROM contacts WHERE id = $1 FOR KEY SHARE`,
 		t.ContactID, scope, campaignID, t.ID, now)
-	return postgres.Translate(err)
+	return err
 }

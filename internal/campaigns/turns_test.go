@@ -55,7 +55,7 @@ func recipientsBefore(mail *mailertest.Server, key string) int {
 // runnerWith is a campaigns runner of env with its own sender and
 // processing options.
 func runnerWith(env *apptest.Env, sender mailer.Sender, o campaigns.ProcessingOptions) *campaigns.Runner {
-	return campaigns.NewRunner(deps(env, env.App.Pool, sender, o))
+	return campaigns.NewRunner(deps(env, env.App.DB, sender, o))
 }
 
 // runnerOn is runnerWith on its own database pool.

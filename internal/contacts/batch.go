@@ -180,5 +180,5 @@ func (s *Service) importErr(err error) error {
 	if postgres.IsUniqueViolation(err, duplicateEmailIndex) {
 		return apperr.Wrap(err, apperr.DuplicateEmail, "Another contact in this book took one of the imported email addresses meanwhile, and the book requires unique emails.")
 	}
-	return postgres.Translate(err)
+	return err
 }

@@ -40,5 +40,5 @@ func (store) setValues(ctx context.Context, db postgres.DB, contactIDs, fieldIDs
 		SELECT *, $4::timestamptz FROM unnest($1::uuid[], $2::uuid[], $3::text[])
 		ON CONFLICT (contact_id, field_id) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
 		postgres.PlanEachTime, contactIDs, fieldIDs, values, now)
-	return postgres.Translate(err)
+	return err
 }

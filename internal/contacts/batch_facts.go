@@ -27,10 +27,10 @@ type fieldDef struct {
 // CustomFieldKeys returns the keys of the book's custom fields; an import
 // checks its mapping against them before it is queued.
 func (s *Service) CustomFieldKeys(ctx context.Context, bookID uuid.UUID) (map[string]bool, error) {
-	rows, _ := s.db.Query(ctx, `SELECT key FROM field_definitions WHERE book_id = $1`, bookID)
+	rows, _ := s.db.Query(ctx, `SELECT key FROM field_keys WHERE book_id = $1`, bookID)
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -46,28 +46,28 @@ func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (b
 		if errors.Is(err, pgx.ErrNoRows) {
 			return f, apperr.NotFoundf("The book no longer exists.")
 		}
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	var l LabelRef
-	rows, _ := db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
+	rows, _ := db.Query(ctx, `SELECT id, name, color FROM label_refs WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
 	if _, err := pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {
 		if _, ok := f.labels[strings.ToLower(l.Name)]; !ok {
 			f.labels[strings.ToLower(l.Name)] = l
 		}
 		return nil
 	}); err != nil {
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	var (
 		key string
 		fd  fieldDef
 	)
-	rows, _ = db.Query(ctx, `SELECT key, id, type FROM field_definitions WHERE book_id = $1`, bookID)
+	rows, _ = db.Query(ctx, `SELECT key, id, type FROM field_keys WHERE book_id = $1`, bookID)
 	if _, err := pgx.ForEachRow(rows, []any{&key, &fd.id, &fd.typ}, func() error {
 		f.fields[key] = fd
 		return nil
 	}); err != nil {
-		return f, postgres.Translate(err)
+		return f, err
 	}
 	return f, nil
 }
@@ -92,5 +92,5 @@ func (store) emailOwners(ctx context.Context, db postgres.DB, bookID uuid.UUID, 
 		out[a] = id
 		return nil
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }

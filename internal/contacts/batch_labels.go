@@ -78,5 +78,5 @@ func (store) tagPairs(ctx context.Context, db postgres.DB, contactIDs, labelIDs 
 		INSERT INTO contact_labels (contact_id, label_id, created_at)
 		SELECT * , $3::timestamptz FROM unnest($1::uuid[], $2::uuid[])
 		ON CONFLICT DO NOTHING`, postgres.PlanEachTime, contactIDs, labelIDs, now)
-	return postgres.Translate(err)
+	return err
 }

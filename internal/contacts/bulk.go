@@ -145,7 +145,7 @@ func (s *Service) BulkUpdateField(ctx context.Context, sc books.Scope, in BulkIn
 		if err != nil {
 			return err
 		}
-		if err := checkFieldValue(typ, value); err != nil {
+		if err := checkFieldValue(string(typ), value); err != nil {
 			return err
 		}
 		ids, err := s.resolve(ctx, tx, b.ID, targets)

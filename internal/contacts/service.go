@@ -148,7 +148,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, err
 		}
 	}
 	if err != nil {
-		return Page{}, postgres.Translate(err)
+		return Page{}, err
 	}
 	out := Page{Items: pg.items, Total: total}
 	if pg.lastKey != nil {
@@ -438,7 +438,7 @@ func (s *Service) writeErr(ctx context.Context, err error, c Contact) error {
 		return apperr.Wrap(err, apperr.Forbidden, "%s", books.ErrBookForbidden.Message)
 	}
 	if !postgres.IsUniqueViolation(err, duplicateEmailIndex) {
-		return postgres.Translate(err)
+		return err
 	}
 	addrs := make([]string, len(c.Emails))
 	for i, e := range c.Emails {

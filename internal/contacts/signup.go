@@ -76,7 +76,7 @@ func (s *Service) CheckSignup(ctx context.Context, bookID uuid.UUID, in Signup) 
 func (s *Service) Subscribe(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, in Signup) (contactID uuid.UUID, created bool, err error) {
 	addr := strings.ToLower(strings.TrimSpace(in.Email))
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "signup:"+bookID.String()+":"+addr); err != nil {
-		return uuid.Nil, false, postgres.Translate(err)
+		return uuid.Nil, false, err
 	}
 	owners, err := s.st.emailOwners(ctx, tx, bookID, []string{addr})
 	if err != nil {
@@ -184,7 +184,7 @@ func (s *Service) SetTopics(ctx context.Context, teamID, bookID, contactID uuid.
 			return errContactNotFound
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		var add, remove []uuid.UUID
 		for _, id := range public {
@@ -199,12 +199,12 @@ func (s *Service) SetTopics(ctx context.Context, teamID, bookID, contactID uuid.
 			INSERT INTO contact_labels (contact_id, label_id, created_at)
 			SELECT $1, l, $3 FROM unnest($2::uuid[]) AS l ON CONFLICT DO NOTHING`, contactID, add, now)
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		changed := tag.RowsAffected()
 		tag, err = tx.Exec(ctx, `DELETE FROM contact_labels WHERE contact_id = $1 AND label_id = ANY($2::uuid[])`, contactID, remove)
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if changed+tag.RowsAffected() == 0 {
 			return nil
@@ -223,7 +223,7 @@ func (s *Service) LabelIDsOf(ctx context.Context, contactID uuid.UUID) ([]uuid.U
 func (s *Service) Addresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]string, error) {
 	rows, _ := db.Query(ctx, `SELECT address_lower FROM contact_emails WHERE contact_id = $1 ORDER BY address_lower`, contactID)
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // Erase deletes the contact in tx (its labels, values, addresses,

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -30,9 +31,9 @@ const contactColumns = `c.id, c.book_id, c.first_name, c.last_name, c.company, c
 const fullColumns = contactColumns + `,
 	(SELECT COALESCE(json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color)
 	                 ORDER BY l.sort_order, l.name, l.id), '[]')
-	   FROM contact_labels cl JOIN labels l ON l.id = cl.label_id WHERE cl.contact_id = c.id),
+	   FROM contact_labels cl JOIN label_refs l ON l.id = cl.label_id WHERE cl.contact_id = c.id),
 	(SELECT COALESCE(json_object_agg(f.key, v.value), '{}')
-	   FROM contact_field_values v JOIN field_definitions f ON f.id = v.field_id WHERE v.contact_id = c.id)`
+	   FROM contact_field_values v JOIN field_keys f ON f.id = v.field_id WHERE v.contact_id = c.id)`
 
 // scanContact scans contactColumns, then fullColumns' two aggregates when
 // full, then extra.
@@ -98,7 +99,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 	)
 	rows, _ := db.Query(ctx, `
 		SELECT cl.contact_id, cl.label_id
-		FROM contact_labels cl JOIN labels l ON l.id = cl.label_id
+		FROM contact_labels cl JOIN label_refs l ON l.id = cl.label_id
 		WHERE cl.contact_id = ANY($1)
 		ORDER BY l.sort_order, l.name, l.id`, postgres.PlanEachTime, ids)
 	_, err := pgx.ForEachRow(rows, []any{&cid, &lid}, func() error {
@@ -106,19 +107,19 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
-	rows, _ = db.Query(ctx, `SELECT id, name, color FROM labels WHERE book_id = $1`, bookID)
+	rows, _ = db.Query(ctx, `SELECT id, name, color FROM label_refs WHERE book_id = $1`, bookID)
 	_, err = pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {
 		a.labels[l.ID] = l
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	rows, _ = db.Query(ctx, `
 		SELECT v.contact_id, f.key, v.value
-		FROM contact_field_values v JOIN field_definitions f ON f.id = v.field_id
+		FROM contact_field_values v JOIN field_keys f ON f.id = v.field_id
 		WHERE v.contact_id = ANY($1)`, postgres.PlanEachTime, ids)
 	_, err = pgx.ForEachRow(rows, []any{&cid, &key, &value}, func() error {
 		m := a.fields[cid]
@@ -130,7 +131,7 @@ func loadAttachments(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids 
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	return a, nil
 }
@@ -197,22 +198,22 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 	}
 	var teamID uuid.UUID
 	c, err := scanContact(db.QueryRow(ctx, `
-		SELECT `+fullColumns+`, b.team_id FROM contacts c JOIN books b ON b.id = c.book_id
+		SELECT `+fullColumns+`, b.team_id FROM contacts c JOIN book_teams b ON b.book_id = c.book_id
 		WHERE c.id = $1`+lock, id), true, &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Contact{}, uuid.Nil, errContactNotFound
 	}
-	return c, teamID, postgres.Translate(err)
+	return c, teamID, err
 }
 
 // owner returns the book and team of a contact.
 func (store) owner(ctx context.Context, db postgres.DB, id uuid.UUID) (bookID, teamID uuid.UUID, err error) {
-	err = db.QueryRow(ctx, `SELECT c.book_id, b.team_id FROM contacts c JOIN books b ON b.id = c.book_id WHERE c.id = $1`, id).
+	err = db.QueryRow(ctx, `SELECT c.book_id, b.team_id FROM contacts c JOIN book_teams b ON b.book_id = c.book_id WHERE c.id = $1`, id).
 		Scan(&bookID, &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, uuid.Nil, errContactNotFound
 	}
-	return bookID, teamID, postgres.Translate(err)
+	return bookID, teamID, err
 }
 
 // byIDs loads the contacts of a book among ids, with their labels and
@@ -224,13 +225,13 @@ func (store) byIDs(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []
 	rows, err := db.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE c.id = ANY($2) AND c.book_id = $1`,
 		postgres.PlanEachTime, bookID, ids)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	// Sized up front: growing a slice of 10,000 contacts by doubling
 	// copied and allocated more than the scan itself.
 	cs, err := pgx.AppendRows(make([]Contact, 0, len(ids)), rows, func(r pgx.CollectableRow) (Contact, error) { return scanContact(r, false) })
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	a, err := loadAttachments(ctx, db, bookID, ids)
 	if err != nil {
@@ -283,7 +284,7 @@ func (store) takenEmail(ctx context.Context, db postgres.DB, bookID, except uuid
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
-	return addr, postgres.Translate(err)
+	return addr, err
 }
 
 // emailMatch is the contact holding an address.
@@ -306,7 +307,7 @@ func (store) findEmail(ctx context.Context, db postgres.DB, bookID uuid.UUID, ad
 		return nil, nil
 	}
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	m.Name = Contact{FirstName: first, LastName: last, Company: company}.DisplayName()
 	return &m, nil
@@ -356,7 +357,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		ORDER BY %s`,
 		fullColumns, o.column, where, o.orderBy(o.column, "c.id"), len(args)-1, len(args), o.orderBy("p.key", "p.id")), f.queryArgs(args)...)
 	if err != nil {
-		return page{}, postgres.Translate(err)
+		return page{}, err
 	}
 	var (
 		out  page
@@ -369,7 +370,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filte
 		return c, err
 	})
 	if err != nil {
-		return page{}, postgres.Translate(err)
+		return page{}, err
 	}
 	switch {
 	case fromEnd:
@@ -388,32 +389,29 @@ func (store) count(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filt
 	where, args := listWhere(bookID, f)
 	var n int64
 	err := db.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+where, f.queryArgs(args)...).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 // labelOwner loads the book and team of a label and holds the label (FOR
 // KEY SHARE) so it cannot be deleted while contacts are being tagged.
 func (store) labelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID, teamID uuid.UUID, err error) {
-	err = db.QueryRow(ctx, `
-		SELECT l.book_id, b.team_id FROM labels l JOIN books b ON b.id = l.book_id
-		WHERE l.id = $1 FOR KEY SHARE OF l`, labelID).Scan(&bookID, &teamID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	bookID, teamID, ok, err := books.LabelOwner(ctx, db, labelID)
+	if err == nil && !ok {
 		return uuid.Nil, uuid.Nil, errLabelNotFound
 	}
-	return bookID, teamID, postgres.Translate(err)
+	return bookID, teamID, err
 }
 
 var errLabelNotFound = apperr.NotFoundf("No label with this id.")
 
 // fieldType loads the type of a field definition of the book and holds it
 // (FOR KEY SHARE) for the transaction.
-func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (string, error) {
-	var typ string
-	err := db.QueryRow(ctx, `SELECT type FROM field_definitions WHERE id = $1 AND book_id = $2 FOR KEY SHARE`, fieldID, bookID).Scan(&typ)
-	if errors.Is(err, pgx.ErrNoRows) {
+func (store) fieldType(ctx context.Context, db postgres.DB, bookID, fieldID uuid.UUID) (books.FieldType, error) {
+	typ, ok, err := books.FieldTypeOf(ctx, db, bookID, fieldID)
+	if err == nil && !ok {
 		return "", apperr.NotFoundf("No custom field definition with this id in the book.")
 	}
-	return typ, postgres.Translate(err)
+	return typ, err
 }
 
 // addLabels tags the book's contacts among ids; it returns the contacts
@@ -466,12 +464,33 @@ func (store) deleteMany(ctx context.Context, db postgres.DB, bookID uuid.UUID, i
 
 func collectIDs(rows pgx.Rows, err error) ([]uuid.UUID, error) {
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (uuid.UUID, error) {
 		var id uuid.UUID
 		err := r.Scan(&id)
 		return id, err
 	})
-	return ids, postgres.Translate(err)
+	return ids, err
+}
+
+// Addresses lists every email address the contact holds, lower-cased and
+// sorted (none for an unknown contact): what another package reads of a
+// contact's emails outside a statement of its own.
+func Addresses(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT address_lower FROM contact_emails WHERE contact_id = $1 ORDER BY address_lower`, contactID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Owner returns the book of a contact and the team owning that book; ok
+// is false when there is no such contact.
+func Owner(ctx context.Context, db postgres.DB, contactID uuid.UUID) (bookID, teamID uuid.UUID, ok bool, err error) {
+	bookID, teamID, err = store{}.owner(ctx, db, contactID)
+	if errors.Is(err, errContactNotFound) {
+		return uuid.Nil, uuid.Nil, false, nil
+	}
+	return bookID, teamID, err == nil, err
 }

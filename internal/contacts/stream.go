@@ -41,7 +41,7 @@ func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Co
 	rows, err := s.db.Query(ctx, `SELECT `+fullColumns+` FROM contacts c WHERE `+where+` ORDER BY c.created_at, c.id`,
 		append([]any{postgres.PlanEachTime}, args...)...)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -53,7 +53,7 @@ func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, fn func(Co
 			return err
 		}
 	}
-	return postgres.Translate(rows.Err())
+	return rows.Err()
 }
 
 // DateLabels returns the labels of the dates the book's contacts carry,
@@ -63,5 +63,5 @@ func (s *Service) DateLabels(ctx context.Context, bookID uuid.UUID) ([]string, e
 		SELECT DISTINCT d->>'label' FROM contacts c, jsonb_array_elements(c.dates) d
 		WHERE c.book_id = $1 AND c.dates <> '[]' ORDER BY 1`, bookID)
 	labels, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return labels, postgres.Translate(err)
+	return labels, err
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
-	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // Deliverability is a book's campaign email over the last Days days.
@@ -71,7 +70,7 @@ func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) 
 		ORDER BY w.day`,
 		sc.Book.ID, s.now(), days)
 	if err != nil {
-		return Deliverability{}, postgres.Translate(err)
+		return Deliverability{}, err
 	}
 	var (
 		day          DayCounts
@@ -85,7 +84,7 @@ func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) 
 		return nil
 	})
 	if err != nil {
-		return Deliverability{}, postgres.Translate(err)
+		return Deliverability{}, err
 	}
 	d.DeliveryRate, d.BounceRate, d.ComplaintRate = rate(d.Delivered, d.Sent), rate(d.Bounced, d.Sent), rate(d.Complained, d.Sent)
 	d.OpenRate, d.ClickRate = rate(d.Opened, d.Sent), rate(d.Clicked, d.Sent)
@@ -127,29 +126,27 @@ var errContactNotFound = apperr.NotFoundf("Contact not found.")
 // bounced with its detail saying so; machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
 	var teamID uuid.UUID
-	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN books b ON b.id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
+	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contacts ct JOIN book_teams b ON b.book_id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, errContactNotFound
 	}
 	if err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	if err := actor.Require(ctx, teamID, auth.RoleViewer, errContactNotFound); err != nil {
 		return nil, 0, err
 	}
 	const timeline = `
 		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage
-		FROM campaign_participants p WHERE p.contact_id = $1
+		FROM campaign_participations p WHERE p.contact_id = $1
 		UNION ALL
 		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
-		FROM campaign_participants p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
+		FROM campaign_participations p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
 		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' WHEN 'skipped' THEN 'skipped' ELSE 'failed' END,
-		       p.campaign_id, s.id, c.result_detail, 1
-		FROM campaign_participants p
-		JOIN campaign_steps s ON s.campaign_id = p.campaign_id AND s.step_type = 'email'
-		JOIN campaign_step_completions c ON c.step_id = s.id AND c.participant_id = p.id
-		WHERE p.contact_id = $1 AND c.result IS NOT NULL
+		       c.campaign_id, c.step_id, c.result_detail, 1
+		FROM campaign_email_sends c
+		WHERE c.contact_id = $1 AND c.result IS NOT NULL
 		UNION ALL
 		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'bounced' ELSE e.kind END, e.campaign_id, e.step_id,
 		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
@@ -157,20 +154,20 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
 	var total int64
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM (`+timeline+`) t`, contactID).Scan(&total); err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	// At the same instant, the later stage of an email's life comes first.
 	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail FROM (`+timeline+`) t
 		ORDER BY at DESC, stage DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
 	if err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Activity, error) {
 		var a Activity
 		err := r.Scan(&a.At, &a.Type, &a.CampaignID, &a.StepID, &a.Detail)
 		return a, err
 	})
-	return items, total, postgres.Translate(err)
+	return items, total, err
 }
 
 // FeedbackJoinSQL joins, as alias, the provider's feedback on the
@@ -186,6 +183,25 @@ func FeedbackJoinSQL(alias, participant, step string) string {
 func FeedbackHeardSQL(alias, kind string) string {
 	return `(CASE ` + kind + ` WHEN 'delivered' THEN ` + alias + `.delivered_at WHEN 'opened' THEN ` + alias + `.opened_at
 		WHEN 'clicked' THEN ` + alias + `.clicked_at WHEN 'bounced' THEN ` + alias + `.bounced_at END IS NOT NULL)`
+}
+
+// StepCountsJoin is the SQL that left-joins, as alias, the engagement
+// counts of the campaign step whose id is the SQL expression step: its
+// columns delivered, opened, clicked, bounced, complained and
+// unsubscribed, NULL while the provider has reported nothing.
+func StepCountsJoin(alias, step string) string {
+	return `LEFT JOIN delivery_step_counts ` + alias + ` ON ` + alias + `.step_id = ` + step
+}
+
+// EmailReportedSQL is the SQL test of whether the provider reported an
+// event of the campaign email of a participant and step (SQL
+// expressions): column is the email_deliveries column of its first time
+// (delivered_at, opened_at, clicked_at, bounced_at, complained_at or
+// unsubscribed_at; chosen by the caller from a fixed list, never from
+// input).
+func EmailReportedSQL(participant, step, column string) string {
+	return `EXISTS (SELECT 1 FROM email_deliveries d
+			WHERE d.participant_id = ` + participant + ` AND d.step_id = ` + step + ` AND d.` + column + ` IS NOT NULL)`
 }
 
 // EmailHeardSQL is the SQL test of whether the provider reported the

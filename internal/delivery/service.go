@@ -130,5 +130,5 @@ func markReceived(ctx context.Context, db postgres.DB, bookID uuid.UUID, now tim
 	_, err := db.Exec(ctx, `
 		UPDATE email_settings SET events_received_at = $2
 		WHERE book_id = $1 AND (events_received_at IS NULL OR events_received_at < $2::timestamptz - interval '1 minute')`, bookID, now)
-	return postgres.Translate(err)
+	return err
 }

@@ -15,12 +15,12 @@ import (
 // book, key "" when none is configured.
 func webhookKey(ctx context.Context, db postgres.DB, bookID uuid.UUID) (key string, ok bool, err error) {
 	err = db.QueryRow(ctx, `
-		SELECT true, COALESCE((SELECT event_webhook_public_key FROM email_settings WHERE book_id = b.id), '')
-		FROM books b WHERE b.id = $1`, bookID).Scan(&ok, &key)
+		SELECT true, COALESCE((SELECT event_webhook_public_key FROM email_settings WHERE book_id = b.book_id), '')
+		FROM book_teams b WHERE b.book_id = $1`, bookID).Scan(&ok, &key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
-	return key, ok, postgres.Translate(err)
+	return key, ok, err
 }
 
 // lockBook serialises the batches of one book until the transaction ends:
@@ -29,7 +29,7 @@ func webhookKey(ctx context.Context, db postgres.DB, bookID uuid.UUID) (key stri
 // once (the second finds every event recorded).
 func lockBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) error {
 	_, err := db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('delivery_events:' || $1::text, 0))`, bookID)
-	return postgres.Translate(err)
+	return err
 }
 
 // applied is what applyEvents did: how many events named an email of the
@@ -161,7 +161,7 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 		bookID, ids, kinds, campaigns, steps, participants, details, ats, now,
 	).Scan(&out.matched, &out.applied, &wishIDs, &wishContacts)
 	if err != nil {
-		return applied{}, postgres.Translate(err)
+		return applied{}, err
 	}
 	byID := make(map[string]*event, len(evs))
 	for i := range evs {
@@ -190,5 +190,5 @@ func removeFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, 
 		FROM campaigns c
 		WHERE c.id = p.campaign_id AND c.book_id = $1
 		  AND p.contact_id = ANY($2::uuid[]) AND p.status = 'active'`, bookID, contactIDs, now)
-	return postgres.Translate(err)
+	return err
 }

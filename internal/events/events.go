@@ -142,7 +142,7 @@ func (o *Outbox) Append(ctx context.Context, tx *postgres.Tx, now time.Time, evs
 func (o *Outbox) Wanted(ctx context.Context, db postgres.DB, teamID uuid.UUID, typ string) (bool, error) {
 	var yes bool
 	err := db.QueryRow(ctx, `SELECT events_wanted($1, $2)`, teamID, typ).Scan(&yes)
-	return yes, postgres.Translate(err)
+	return yes, err
 }
 
 // Queue adds to b the statement that appends evs (at most fewEvents;
@@ -198,7 +198,7 @@ func Write(ctx context.Context, db postgres.DB, now time.Time, ev Event) (uuid.U
 	_, err = db.Exec(ctx, `INSERT INTO events (id, team_id, book_id, type, body, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		id, ev.TeamID, ev.BookID, ev.Type, body, now)
 	if err != nil {
-		return uuid.Nil, postgres.Translate(fmt.Errorf("write %s event: %w", ev.Type, err))
+		return uuid.Nil, fmt.Errorf("write %s event: %w", ev.Type, err)
 	}
 	return id, nil
 }
@@ -328,7 +328,7 @@ func insertFew(ctx context.Context, db postgres.DB, now time.Time, evs []Event) 
 	}
 	tag, err := db.Exec(ctx, sql, args...)
 	if err != nil {
-		return 0, postgres.Translate(fmt.Errorf("append events: %w", err))
+		return 0, fmt.Errorf("append events: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }
@@ -359,7 +359,7 @@ func wantedOf(ctx context.Context, db postgres.DB, evs []Event) ([]Event, error)
 		return nil
 	})
 	if err != nil {
-		return nil, postgres.Translate(fmt.Errorf("events wanted: %w", err))
+		return nil, fmt.Errorf("events wanted: %w", err)
 	}
 	all := true
 	for _, w := range seen {
@@ -412,14 +412,14 @@ func copyMany(ctx context.Context, db postgres.DB, now time.Time, evs []Event) (
 	})
 	_, err = db.CopyFrom(ctx, pgx.Identifier{"events"}, []string{"id", "team_id", "book_id", "type", "body", "occurred_at"}, src)
 	if err != nil {
-		return 0, postgres.Translate(fmt.Errorf("append events: %w", err))
+		return 0, fmt.Errorf("append events: %w", err)
 	}
 	_, err = db.CopyFrom(ctx, pgx.Identifier{"event_queue"}, []string{"event_id", "team_id", "type", "occurred_at"},
 		pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
 			return []any{ids[i], evs[i].TeamID, evs[i].Type, now}, nil
 		}))
 	if err != nil {
-		return 0, postgres.Translate(fmt.Errorf("queue events: %w", err))
+		return 0, fmt.Errorf("queue events: %w", err)
 	}
 	return len(evs), nil
 }

@@ -41,7 +41,7 @@ func scanForm(row pgx.Row) (Form, error) {
 		return Form{}, errFormNotFound
 	}
 	if err != nil {
-		return Form{}, postgres.Translate(err)
+		return Form{}, err
 	}
 	if err := json.Unmarshal(fields, &f.Fields); err != nil {
 		return Form{}, err
@@ -88,7 +88,7 @@ func (store) form(ctx context.Context, db postgres.DB, id uuid.UUID, lock bool) 
 func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Form, error) {
 	rows, err := db.Query(ctx, `SELECT `+formColumns+` FROM forms f WHERE f.book_id = $1 ORDER BY lower(f.name), f.id`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Form, error) { return scanForm(r) })
 }
@@ -96,7 +96,7 @@ func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Form
 func (store) delete(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM forms WHERE id = $1`, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errFormNotFound
@@ -116,14 +116,14 @@ func (store) countPost(ctx context.Context, db postgres.DB, formID uuid.UUID, ip
 		SELECT (SELECT n FROM counted),
 		       COALESCE((SELECT n FROM form_post_counts WHERE form_id = $1 AND ip = $2 AND window_start = $4), 0)`,
 		formID, ip, window, previous).Scan(&cur, &prev)
-	return cur, prev, postgres.Translate(err)
+	return cur, prev, err
 }
 
 // lockAddress serialises the submissions of one address to one form for
 // the transaction, so that the cap on confirmation emails holds.
 func (store) lockAddress(ctx context.Context, tx *postgres.Tx, formID uuid.UUID, email string) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "form:"+formID.String()+":"+email)
-	return postgres.Translate(err)
+	return err
 }
 
 // mailedSince counts the confirmation emails queued for the address by
@@ -132,7 +132,7 @@ func (store) mailedSince(ctx context.Context, db postgres.DB, formID uuid.UUID, 
 	var n int
 	err := db.QueryRow(ctx, `SELECT count(*) FROM form_submissions
 		WHERE form_id = $1 AND email = $2 AND mailed AND submitted_at > $3`, formID, email, since).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 // held is a submission waiting for its confirmation.
@@ -178,7 +178,7 @@ func (store) insertHeld(ctx context.Context, tx *postgres.Tx, h held) error {
 		"topic_ids": h.TopicIDs, "consent_text": h.ConsentText, "ip": h.IP, "user_agent": h.UserAgent,
 		"token_hash": h.TokenHash, "mailed": h.Mailed, "submitted_at": h.SubmittedAt, "expires_at": h.ExpiresAt,
 	})
-	return postgres.Translate(err)
+	return err
 }
 
 // counted adds to the form's counts, in one of its shards at random.
@@ -187,7 +187,7 @@ func (store) counted(ctx context.Context, db postgres.DB, formID uuid.UUID, subm
 		INSERT INTO form_counts AS c (form_id, shard, submissions, confirmed) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (form_id, shard) DO UPDATE SET submissions = c.submissions + EXCLUDED.submissions, confirmed = c.confirmed + EXCLUDED.confirmed`,
 		formID, rand.IntN(countShards), submissions, confirmed)
-	return postgres.Translate(err)
+	return err
 }
 
 var errUnknownToken = apperr.NotFoundf("This confirmation link is not valid: it was used already, has expired or is incomplete.")
@@ -199,7 +199,7 @@ func (store) pending(ctx context.Context, db postgres.DB, hash []byte, now time.
 	if errors.Is(err, pgx.ErrNoRows) {
 		return held{}, errUnknownToken
 	}
-	return h, postgres.Translate(err)
+	return h, err
 }
 
 // claim marks the submission of a token confirmed, once: of two
@@ -211,7 +211,7 @@ func (store) claim(ctx context.Context, tx *postgres.Tx, hash []byte, now time.T
 	if errors.Is(err, pgx.ErrNoRows) {
 		return held{}, errUnknownToken
 	}
-	return h, postgres.Translate(err)
+	return h, err
 }
 
 // heldByID loads a submission for its confirmation email.
@@ -220,7 +220,7 @@ func (store) heldByID(ctx context.Context, db postgres.DB, id uuid.UUID) (held, 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return held{}, apperr.NotFoundf("The submission is gone.")
 	}
-	return h, postgres.Translate(err)
+	return h, err
 }
 
 // errOutcomeUnknown: an earlier attempt handed the email to the provider
@@ -240,7 +240,7 @@ func (store) beginSend(ctx context.Context, db postgres.Pool, id uuid.UUID, hash
 		case errors.Is(err, pgx.ErrNoRows):
 			return nil
 		case err != nil:
-			return postgres.Translate(err)
+			return err
 		case sentAt != nil || confirmedAt != nil:
 			return nil
 		case sendingAt != nil:
@@ -248,7 +248,7 @@ func (store) beginSend(ctx context.Context, db postgres.Pool, id uuid.UUID, hash
 		}
 		_, err = tx.Exec(ctx, `UPDATE form_submissions SET sending_at = $2, token_hash = $3 WHERE id = $1`, id, now, hash)
 		ok = err == nil
-		return postgres.Translate(err)
+		return err
 	})
 	return ok, err
 }
@@ -256,12 +256,12 @@ func (store) beginSend(ctx context.Context, db postgres.Pool, id uuid.UUID, hash
 // unstamp lets a later attempt send an email the provider refused for now.
 func (store) unstamp(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `UPDATE form_submissions SET sending_at = NULL WHERE id = $1`, id)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) markSent(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE form_submissions SET sent_at = $2 WHERE id = $1`, id, now)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) insertConsent(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, c Consent) error {
@@ -272,28 +272,28 @@ func (store) insertConsent(ctx context.Context, tx *postgres.Tx, bookID uuid.UUI
 			"id": c.ID, "contact_id": c.ContactID, "book_id": bookID, "form_id": c.FormID, "method": c.Method,
 			"text": c.Text, "ip": c.IP, "user_agent": c.UserAgent, "submitted_at": c.SubmittedAt, "confirmed_at": c.ConfirmedAt,
 		})
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) consents(ctx context.Context, db postgres.DB, contactID uuid.UUID) ([]Consent, error) {
 	rows, err := db.Query(ctx, `SELECT id, contact_id, form_id, method, text, ip, user_agent, submitted_at, confirmed_at
 		FROM consents WHERE contact_id = $1 ORDER BY confirmed_at DESC, id`, contactID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Consent, error) {
 		var c Consent
 		err := r.Scan(&c.ID, &c.ContactID, &c.FormID, &c.Method, &c.Text, &c.IP, &c.UserAgent, &c.SubmittedAt, &c.ConfirmedAt)
 		return c, err
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // forgetAddresses deletes the book's submissions of the addresses, held
 // or confirmed (erasure).
 func (store) forgetAddresses(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, addresses []string) error {
 	_, err := tx.Exec(ctx, `DELETE FROM form_submissions WHERE book_id = $1 AND email = ANY($2::text[])`, bookID, addresses)
-	return postgres.Translate(err)
+	return err
 }
 
 // prune deletes the submissions whose 7 days have passed and the post
@@ -301,10 +301,10 @@ func (store) forgetAddresses(ctx context.Context, tx *postgres.Tx, bookID uuid.U
 func (store) prune(ctx context.Context, db postgres.DB, now time.Time) (int64, error) {
 	tag, err := db.Exec(ctx, `DELETE FROM form_submissions WHERE expires_at <= $1`, now)
 	if err != nil {
-		return 0, postgres.Translate(err)
+		return 0, err
 	}
 	if _, err := db.Exec(ctx, `DELETE FROM form_post_counts WHERE window_start < $1`, now.Add(-2*postWindow)); err != nil {
-		return 0, postgres.Translate(err)
+		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }

@@ -496,7 +496,7 @@ func TestCampaignConcurrentProcessors(t *testing.T) {
 
 	newProcessor := func() *campaigns.Runner {
 		return campaigns.NewRunner(campaigns.Deps{
-			DB: c.Env.App.Pool, Accounts: c.Env.App.Accounts,
+			DB: c.Env.App.DB, Accounts: c.Env.App.Accounts,
 			Sender: mailer.NewSender(c.Mail.URL, nil), Now: c.Env.Clock.Now, Log: slog.New(slog.DiscardHandler),
 			SettingsKey: c.Env.App.Config.SettingsKey, PublicBaseURL: c.Env.App.Config.PublicBaseURL,
 			Processing: campaigns.ProcessingOptions{ChunkSize: 7, Senders: 2},

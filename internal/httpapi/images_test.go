@@ -106,7 +106,7 @@ func TestImageFilesImport(t *testing.T) {
 		{Found: 3, Imported: 2, Skipped: []string{"abababababababababababababababab.gif"}},
 		{Found: 3, AlreadyStored: 2, Skipped: []string{"abababababababababababababababab.gif"}},
 	} {
-		got, err := campaigns.ImportImageFiles(context.Background(), env.App.Pool, dir)
+		got, err := campaigns.ImportImageFiles(context.Background(), env.App.DB, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestImageFilesImport(t *testing.T) {
 		}
 	}
 	// A missing directory is nothing to import.
-	if got, err := campaigns.ImportImageFiles(context.Background(), env.App.Pool, filepath.Join(dir, "missing")); err != nil || got.Found != 0 {
+	if got, err := campaigns.ImportImageFiles(context.Background(), env.App.DB, filepath.Join(dir, "missing")); err != nil || got.Found != 0 {
 		t.Fatalf("missing directory: %+v, %v", got, err)
 	}
 }

@@ -319,7 +319,7 @@ func TestAudienceEnrollsAtMostOnceAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool2.Close()
-	second := campaigns.NewRunner(campaigns.Deps{DB: pool2, Accounts: s.Env.App.Accounts, Segments: s.Env.App.Segments, Now: s.Env.Clock.Now})
+	second := campaigns.NewRunner(campaigns.Deps{DB: postgres.Wrap(pool2), Accounts: s.Env.App.Accounts, Segments: s.Env.App.Segments, Now: s.Env.Clock.Now})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {

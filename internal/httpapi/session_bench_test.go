@@ -12,6 +12,7 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	pool := pgtest.NewPool(b)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tokens := auth.NewTokens([]byte("bench-secret-0123456789"), time.Hour, "contactbook", nil)
-	acc := accounts.NewService(pool, tokens, events.NewOutbox(nil), accountmail.NewComposer("http://localhost", nil), make([]byte, 32), 4, nil, log)
+	acc := accounts.NewService(postgres.Wrap(pool), tokens, events.NewOutbox(nil), accountmail.NewComposer("http://localhost", nil), make([]byte, 32), 4, nil, log)
 	res, err := acc.Signup(context.Background(), accounts.SignupInput{Email: "bench@example.com", Password: "long enough", Name: "B", TeamName: "T"})
 	if err != nil {
 		b.Fatal(err)
@@ -55,7 +56,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		}
 		for b.Loop() {
 			// A fresh service has an empty cache: every check queries.
-			fresh := accounts.NewService(pool, tokens, nil, nil, make([]byte, 32), 4, nil, log)
+			fresh := accounts.NewService(postgres.Wrap(pool), tokens, nil, nil, make([]byte, 32), 4, nil, log)
 			if err := fresh.CheckSession(context.Background(), claims); err != nil {
 				b.Fatal(err)
 			}

@@ -138,7 +138,7 @@ func (p *PerKey) syncKey(ctx context.Context, key string, c *keyCount) error {
 		ON CONFLICT (key, window_start) DO UPDATE SET n = r.n + EXCLUDED.n
 		RETURNING n`, keyPrefix+key, start, n).Scan(&total)
 	if err != nil {
-		return postgres.Translate(fmt.Errorf("sync request count: %w", err))
+		return fmt.Errorf("sync request count: %w", err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -217,7 +217,7 @@ func (p *PerKey) SyncAll(ctx context.Context) {
 		RETURNING key, n`, names, start, ns)
 	if err != nil {
 		if ctx.Err() == nil {
-			p.log.Warn("rate limit: sync request counts", "err", postgres.Translate(err))
+			p.log.Warn("rate limit: sync request counts", "err", err)
 		}
 		return
 	}
@@ -230,7 +230,7 @@ func (p *PerKey) SyncAll(ctx context.Context) {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			p.log.Warn("rate limit: sync request counts", "err", postgres.Translate(err))
+			p.log.Warn("rate limit: sync request counts", "err", err)
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 )
@@ -24,8 +25,8 @@ func TestPerKeyHoldsAcrossInstances(t *testing.T) {
 	// Mid-window, so the test does not straddle a minute.
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
 	const limit = 200
-	a := ratelimit.NewPerKey(pool, limit, now, nil)
-	b := ratelimit.NewPerKey(pool, limit, now, nil)
+	a := ratelimit.NewPerKey(postgres.Wrap(pool), limit, now, nil)
+	b := ratelimit.NewPerKey(postgres.Wrap(pool), limit, now, nil)
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -70,7 +71,7 @@ func TestPerKeyWritesOncePerBudget(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
-	l := ratelimit.NewPerKey(pool, 1200, now, nil) // budget 30
+	l := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil) // budget 30
 	for range 30 {
 		if d, err := l.Allow(ctx, "k"); err != nil || !d.Allowed {
 			t.Fatalf("%+v %v", d, err)
@@ -96,7 +97,7 @@ func TestPerKeyWritesOncePerBudget(t *testing.T) {
 // BenchmarkPerKeyAllow is the limit's cost on a request's path between two
 // syncs: a map lookup and a count under a mutex.
 func BenchmarkPerKeyAllow(b *testing.B) {
-	l := ratelimit.NewPerKey(pgtest.NewPool(b), 1_000_000_000, nil, nil)
+	l := ratelimit.NewPerKey(pgtest.NewDB(b), 1_000_000_000, nil, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := l.Allow(ctx, "k"); err != nil {
@@ -110,7 +111,7 @@ func BenchmarkPerKeyAllow(b *testing.B) {
 // fortieth of the limit) of requests, and every key in use once per
 // SyncEvery in the background.
 func BenchmarkPerKeySync(b *testing.B) {
-	l := ratelimit.NewPerKey(pgtest.NewPool(b), 1_000_000_000, nil, nil)
+	l := ratelimit.NewPerKey(pgtest.NewDB(b), 1_000_000_000, nil, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := l.Allow(ctx, "k"); err != nil {
@@ -126,8 +127,8 @@ func TestPerKeySyncAllCarriesEveryKey(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
-	a := ratelimit.NewPerKey(pool, 1200, now, nil)
-	b := ratelimit.NewPerKey(pool, 1200, now, nil)
+	a := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil)
+	b := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil)
 	for i, n := range []int{3, 5, 7} {
 		for range n {
 			if _, err := a.Allow(ctx, fmt.Sprint("k", i)); err != nil {

@@ -48,7 +48,7 @@ func (c *Counter) IncrementBy(key string, window time.Time, n int) error {
 		ON CONFLICT (key, window_start) DO UPDATE SET n = r.n + EXCLUDED.n`,
 		key, window, n, window.Add(-2*c.window))
 	if err != nil {
-		return postgres.Translate(fmt.Errorf("count request: %w", err))
+		return fmt.Errorf("count request: %w", err)
 	}
 	return nil
 }
@@ -62,7 +62,7 @@ func (c *Counter) Get(key string, current, previous time.Time) (int, int, error)
 		SELECT COALESCE(sum(n) FILTER (WHERE window_start = $2), 0), COALESCE(sum(n) FILTER (WHERE window_start = $3), 0)
 		FROM rate_limit_counters WHERE key = $1 AND window_start IN ($2, $3)`, key, current, previous).Scan(&cur, &prev)
 	if err != nil {
-		return 0, 0, postgres.Translate(fmt.Errorf("read request count: %w", err))
+		return 0, 0, fmt.Errorf("read request count: %w", err)
 	}
 	return cur, prev, nil
 }

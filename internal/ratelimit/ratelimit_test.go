@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/httprate"
 
+	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 )
@@ -20,8 +21,8 @@ func TestLimitHoldsAcrossInstances(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	key := func(*http.Request) (string, error) { return "203.0.113.7", nil }
 	instances := []http.Handler{
-		httprate.LimitBy(5, time.Minute, key, httprate.WithLimitCounter(ratelimit.New(pool)))(ok),
-		httprate.LimitBy(5, time.Minute, key, httprate.WithLimitCounter(ratelimit.New(pool)))(ok),
+		httprate.LimitBy(5, time.Minute, key, httprate.WithLimitCounter(ratelimit.New(postgres.Wrap(pool))))(ok),
+		httprate.LimitBy(5, time.Minute, key, httprate.WithLimitCounter(ratelimit.New(postgres.Wrap(pool))))(ok),
 	}
 	var codes []int
 	for i := range 7 {
@@ -45,7 +46,7 @@ func TestLimitHoldsAcrossInstances(t *testing.T) {
 func TestCounterForgetsOldWindows(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	c := ratelimit.New(pool)
+	c := ratelimit.New(postgres.Wrap(pool))
 	c.Config(5, time.Minute)
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	for _, w := range []time.Time{start, start, start.Add(time.Minute)} {

@@ -172,18 +172,16 @@ func (c *compiler) engagement(r Rule, op Op) (func(w *sqlWriter), error) {
 	}
 	if r.cond.Field == FieldSent {
 		// The service's own record of the campaign emails it sent: the
-		// successful completions of email steps.
+		// successful completions of email steps (the campaigns package's
+		// read model campaign_email_sends, migration 00043).
 		return func(w *sqlWriter) {
-			w.printf(w.col("id"), ` IN (SELECT p.contact_id FROM campaigns cp
-				JOIN campaign_steps s ON s.campaign_id = cp.id AND s.step_type = 'email'
-				JOIN campaign_step_completions t ON t.step_id = s.id AND t.result = 'success'
-				JOIN campaign_participants p ON p.id = t.participant_id
-				WHERE cp.book_id = `, w.param(w.bookID))
+			w.printf(w.col("id"), ` IN (SELECT contact_id FROM campaign_email_sends
+				WHERE result = 'success' AND book_id = `, w.param(w.bookID))
 			if since != nil {
-				w.printf(" AND t.completed_at >= ", w.param(*since))
+				w.printf(" AND completed_at >= ", w.param(*since))
 			}
 			if campaign != nil {
-				w.printf(" AND cp.id = ", w.param(*campaign))
+				w.printf(" AND campaign_id = ", w.param(*campaign))
 			}
 			w.printf(")")
 		}, nil

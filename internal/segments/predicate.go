@@ -58,7 +58,7 @@ func (p *Predicate) Within(ctx context.Context, tx postgres.DB, fn func() error)
 		set_config('statement_timeout', $1, true), set_config('work_mem', $2, true)`,
 		fmt.Sprintf("%dms", p.timeout.Milliseconds()), evaluationMemory).Scan(&timeout, &mem, new(string), new(string))
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if err := fn(); err != nil {
 		if isTimeout(err) && ctx.Err() == nil {
@@ -69,7 +69,7 @@ func (p *Predicate) Within(ctx context.Context, tx postgres.DB, fn func() error)
 		return err
 	}
 	_, err = tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true), set_config('work_mem', $2, true)`, timeout, mem)
-	return postgres.Translate(err)
+	return err
 }
 
 // isTimeout reports whether err is PostgreSQL cancelling a statement

@@ -80,7 +80,7 @@ func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Segmen
 			return err
 		})
 	})
-	return seg, postgres.Translate(err)
+	return seg, err
 }
 
 // Create saves a segment in the book (member).

@@ -43,10 +43,10 @@ func scanSegment(row pgx.Row, extra ...any) (Segment, error) {
 func (store) list(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([]Segment, error) {
 	rows, err := db.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.book_id = $1 ORDER BY s.name, s.id`, bookID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Segment, error) { return scanSegment(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // byID loads a segment and the team owning its book. forUpdate locks it
@@ -58,12 +58,12 @@ func (store) byID(ctx context.Context, db postgres.DB, id uuid.UUID, forUpdate b
 	}
 	var teamID uuid.UUID
 	seg, err := scanSegment(db.QueryRow(ctx, `
-		SELECT `+segmentColumns+`, b.team_id FROM segments s JOIN books b ON b.id = s.book_id
+		SELECT `+segmentColumns+`, b.team_id FROM segments s JOIN book_teams b ON b.book_id = s.book_id
 		WHERE s.id = $1`+lock, id), &teamID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Segment{}, uuid.Nil, errSegmentNotFound
 	}
-	return seg, teamID, postgres.Translate(err)
+	return seg, teamID, err
 }
 
 func (store) insert(ctx context.Context, db postgres.DB, s Segment) (Segment, error) {
@@ -96,14 +96,14 @@ func (store) remove(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	if postgres.IsForeignKeyViolation(err) {
 		return apperr.Wrap(err, apperr.Conflict, "A campaign's audience names this segment; give the campaign another audience first.")
 	}
-	return postgres.Translate(err)
+	return err
 }
 
 func writeErr(err error, name string) error {
 	if postgres.IsUniqueViolation(err, nameKey) {
 		return apperr.Wrap(err, apperr.Conflict, "`name`: a segment named %q already exists in this book.", name)
 	}
-	return postgres.Translate(err)
+	return err
 }
 
 // count counts the book's contacts that satisfy the predicate.

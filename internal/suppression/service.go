@@ -146,13 +146,13 @@ func (s *Service) Add(ctx context.Context, sc books.Scope, in AddInput) (out Sup
 func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var bookID, teamID uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT s.book_id, b.team_id FROM suppressions s JOIN books b ON b.id = s.book_id WHERE s.id = $1`, id).
+		err := tx.QueryRow(ctx, `SELECT s.book_id, b.team_id FROM suppressions s JOIN book_teams b ON b.book_id = s.book_id WHERE s.id = $1`, id).
 			Scan(&bookID, &teamID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNotFound
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
 			return err

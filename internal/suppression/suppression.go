@@ -102,6 +102,15 @@ func HashSQL(lowerExpr string) string {
 	return `encode(sha256(convert_to(` + lowerExpr + `, 'UTF8')), 'hex')`
 }
 
+// ReasonSQL is the SQL expression of the reason the address lowerExpr
+// (lower-cased already) is suppressed in the book bookExpr, NULL when it
+// is not: a statement of another package that needs it per row (the
+// campaign's claim of its recipients) reads suppressions through it.
+func ReasonSQL(bookExpr, lowerExpr string) string {
+	return `(SELECT s.reason FROM suppressions s WHERE s.book_id = ` + bookExpr +
+		` AND s.email_hash = ` + HashSQL(lowerExpr) + ` AND s.lifted_at IS NULL)`
+}
+
 // Suppressor makes suppressions, stamped by the service's clock.
 type Suppressor struct {
 	now func() time.Time
@@ -152,7 +161,7 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 		)
 		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked)`,
 		bookID, clean, reason, source, sp.now(), actor).Scan(&out.Recorded, &out.Contacts)
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // Lift ends the suppression id, recording who (nil: an API key) and when,
@@ -171,7 +180,7 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 		WHERE ct.book_id = l.book_id AND ct.suppressed_at IS NOT NULL
 		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = l.book_id AND `+HashSQL("ce.address_lower")+` = l.email_hash)`,
 		id, sp.now(), actor)
-	return postgres.Translate(err)
+	return err
 }
 
 // InForce returns, for each of the addresses (lower-cased) that is
@@ -190,7 +199,7 @@ func InForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresses []
 	rows, err := db.Query(ctx, `SELECT email_hash, reason FROM suppressions
 		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND lifted_at IS NULL`, bookID, hashes)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]Reason{}
@@ -198,11 +207,11 @@ func InForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresses []
 		var h string
 		var r Reason
 		if err := rows.Scan(&h, &r); err != nil {
-			return nil, postgres.Translate(err)
+			return nil, err
 		}
 		out[byHash[h]] = r
 	}
-	return out, postgres.Translate(rows.Err())
+	return out, rows.Err()
 }
 
 // LiftUnsubscribe lifts the unsubscribe suppression in force for address
@@ -218,7 +227,7 @@ func (sp Suppressor) LiftUnsubscribe(ctx context.Context, tx postgres.DB, bookID
 		return false, nil
 	}
 	if err != nil {
-		return false, postgres.Translate(err)
+		return false, err
 	}
 	return true, sp.Lift(ctx, tx, id, nil)
 }
@@ -234,7 +243,7 @@ func Forget(ctx context.Context, tx postgres.DB, bookID uuid.UUID, addresses []s
 	}
 	tag, err := tx.Exec(ctx, `UPDATE suppressions SET email = NULL
 		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND email IS NOT NULL`, bookID, hashes)
-	return tag.RowsAffected(), postgres.Translate(err)
+	return tag.RowsAffected(), err
 }
 
 // OfAddresses returns the book's suppression records in force for the
@@ -247,10 +256,10 @@ func OfAddresses(ctx context.Context, db postgres.DB, bookID uuid.UUID, addresse
 	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions
 		WHERE book_id = $1 AND email_hash = ANY($2::text[]) AND lifted_at IS NULL ORDER BY created_at, id`, bookID, hashes)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 const columns = `id, book_id, email, email_hash, reason, source, created_at, created_by`
@@ -264,7 +273,7 @@ func scan(row pgx.Row) (Suppression, error) {
 // inForce is the suppression in force for one address.
 func inForce(ctx context.Context, db postgres.DB, bookID uuid.UUID, email string) (Suppression, error) {
 	s, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE book_id = $1 AND email_hash = $2 AND lifted_at IS NULL`, bookID, Hash(email)))
-	return s, postgres.Translate(err)
+	return s, err
 }
 
 // listWhere selects the suppressions in force of a book ($1) that match a
@@ -276,15 +285,15 @@ func list(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter) ([]Su
 	q := strings.ToLower(strings.TrimSpace(f.Q))
 	var total int64
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM suppressions WHERE `+listWhere, bookID, f.Reason, q).Scan(&total); err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	rows, err := db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+listWhere+`
 		ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, bookID, f.Reason, q, f.Limit, f.Offset)
 	if err != nil {
-		return nil, 0, postgres.Translate(err)
+		return nil, 0, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
-	return out, total, postgres.Translate(err)
+	return out, total, err
 }
 
 // exportBatch reads the next ExportBatch suppressions of an export, in the
@@ -302,8 +311,8 @@ func exportBatch(ctx context.Context, db postgres.DB, bookID uuid.UUID, f Filter
 		AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5))
 		ORDER BY created_at DESC, id DESC LIMIT $6`, bookID, f.Reason, q, afterAt, afterID, ExportBatch)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Suppression, error) { return scan(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }

@@ -93,7 +93,7 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 	ctx := context.Background()
 	inTx := func(fn func(tx *postgres.Tx) error) {
 		t.Helper()
-		if err := postgres.InTx(ctx, env.App.Pool, fn); err != nil {
+		if err := postgres.InTx(ctx, env.App.DB, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 	if err := env.App.Pool.QueryRow(ctx, `SELECT id FROM suppressions WHERE book_id = $1`, book).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	reasons, err := suppression.InForce(ctx, env.App.Pool, uuid.MustParse(book), []string{"ann@example.com", "bob@example.com"})
+	reasons, err := suppression.InForce(ctx, env.App.DB, uuid.MustParse(book), []string{"ann@example.com", "bob@example.com"})
 	if err != nil || len(reasons) != 1 || reasons["ann@example.com"] != suppression.ReasonComplaint {
 		t.Fatalf("in force: %v %v", reasons, err)
 	}
@@ -145,7 +145,7 @@ func TestForgottenAddressStaysSuppressed(t *testing.T) {
 	ctx := context.Background()
 	inTx := func(fn func(tx *postgres.Tx) error) {
 		t.Helper()
-		if err := postgres.InTx(ctx, env.App.Pool, fn); err != nil {
+		if err := postgres.InTx(ctx, env.App.DB, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestForgottenAddressStaysSuppressed(t *testing.T) {
 	if env.QueryInt(`SELECT count(*) FROM suppressions WHERE email IS NULL AND email_hash = $1`, suppression.Hash("gone@example.com")) != 1 {
 		t.Fatal("the forgotten record must keep only the hash")
 	}
-	got, err := suppression.InForce(ctx, env.App.Pool, book, []string{"gone@example.com", "left@example.com", "new@example.com"})
+	got, err := suppression.InForce(ctx, env.App.DB, book, []string{"gone@example.com", "left@example.com", "new@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

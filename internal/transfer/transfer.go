@@ -252,10 +252,14 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO imports (id, book_id, team_id, status, format, mode, dry_run, create_labels, mapping, total_rows, created_by, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			in.ID, in.BookID, in.teamID, in.Status, in.Format, in.Mode, in.DryRun, in.createLabels, mapping, in.TotalRows, in.CreatedBy, in.CreatedAt)
+			VALUES (@id, @book_id, @team_id, @status, @format, @mode, @dry_run, @create_labels, @mapping, @total_rows, @created_by, @created_at)`,
+			pgx.StrictNamedArgs{
+				"id": in.ID, "book_id": in.BookID, "team_id": in.teamID, "status": in.Status, "format": in.Format, "mode": in.Mode,
+				"dry_run": in.DryRun, "create_labels": in.createLabels, "mapping": mapping, "total_rows": in.TotalRows,
+				"created_by": in.CreatedBy, "created_at": in.CreatedAt,
+			})
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		// The file is stored as UTF-8 text: the job need not guess again.
 		if err := storeFile(ctx, tx, in.ID, u.text); err != nil {
@@ -318,7 +322,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
 	rows, _ := s.db.Query(ctx, `SELECT `+importColumns+` FROM imports WHERE book_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, b.ID)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Import, error) { return scanImport(r) })
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	if out == nil {
 		out = []Import{}
@@ -344,7 +348,7 @@ func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Import{}, errImportNotFound
 	}
-	return in, postgres.Translate(err)
+	return in, err
 }
 
 // Cancel stops a queued or running import (member): the chunk in flight,
@@ -364,10 +368,10 @@ func (s *Service) Cancel(ctx context.Context, sc books.Scope, id uuid.UUID) (Imp
 		if in.Status == StatusQueued || in.Status == StatusRunning {
 			now := s.now().UTC()
 			if _, err := tx.Exec(ctx, `UPDATE imports SET status = 'canceled', finished_at = $2 WHERE id = $1`, id, now); err != nil {
-				return postgres.Translate(err)
+				return err
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id); err != nil {
-				return postgres.Translate(err)
+				return err
 			}
 			in.Status, in.FinishedAt = StatusCanceled, &now
 		}

@@ -108,7 +108,7 @@ func TestImportEventsAndSuppression(t *testing.T) {
 	u.Post("/api/teams/"+u.TeamID+"/webhooks", map[string]any{
 		"url": "https://hooks.example.com/contacts", "events": []string{"contact.created", "contact.updated"},
 	}).Expect(http.StatusCreated)
-	if _, err := suppression.New(nil).Suppress(t.Context(), env.App.Pool, uuid.MustParse(book), []string{"person1@example.com"},
+	if _, err := suppression.New(nil).Suppress(t.Context(), env.App.DB, uuid.MustParse(book), []string{"person1@example.com"},
 		suppression.ReasonUnsubscribe, suppression.SourceUnsubscribePage, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func (w *importWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 
 func errorText(err error) string {
 	var ae *apperr.Error
-	if errors.As(err, &ae) {
+	if errors.As(err, &ae) && ae.Code != apperr.Internal {
 		return ae.Message
 	}
 	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
@@ -97,7 +97,7 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 			return errStopped // deleted with its book
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if in.Status != StatusQueued && in.Status != StatusRunning {
 			return errStopped
@@ -107,11 +107,11 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 			in.ProcessedRows, in.Created, in.Updated, in.Skipped, in.Failed, in.Errors = 0, 0, 0, 0, 0, nil
 			_, err = tx.Exec(ctx, `UPDATE imports SET processed_rows = 0, created = 0, updated = 0, skipped = 0, failed = 0, errors = '[]' WHERE id = $1`, id)
 			if err != nil {
-				return postgres.Translate(err)
+				return err
 			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE imports SET status = 'running', started_at = COALESCE(started_at, $2) WHERE id = $1`, id, s.now().UTC())
-		return postgres.Translate(err)
+		return err
 	})
 	if errors.Is(err, errStopped) {
 		return true, nil
@@ -269,7 +269,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chun
 			return errStopped
 		}
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if status != StatusRunning || processed != from {
 			return errStopped
@@ -278,7 +278,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chun
 		// list; a larger list for this transaction lets the chunk's entries
 		// be merged in one pass below instead of every 4 MB.
 		if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '64MB'`); err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		res, rowErrs, err := s.writeRows(ctx, tx, in.teamID, in.BookID, rows, opt, seen)
 		if err != nil {
@@ -298,7 +298,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chun
 			if _, err := tx.Exec(ctx, `
 				SELECT gin_clean_pending_list(c.oid) FROM pg_class c
 				WHERE c.oid = 'contacts_search_trgm_idx'::regclass AND pg_has_role(c.relowner, 'USAGE')`); err != nil {
-				return postgres.Translate(err)
+				return err
 			}
 		}
 		keep := rowErrs[:min(len(rowErrs), max(0, maxErrors-nErrors))]
@@ -310,7 +310,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chun
 			UPDATE imports SET processed_rows = processed_rows + $2, created = created + $3, updated = updated + $4,
 				skipped = skipped + $5, failed = failed + $6, errors = errors || $7::jsonb
 			WHERE id = $1`, in.ID, len(rows.rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
-		return postgres.Translate(err)
+		return err
 	})
 }
 
@@ -326,13 +326,13 @@ func (s *Service) finish(ctx context.Context, id uuid.UUID) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		ct, err := tx.Exec(ctx, `UPDATE imports SET status = 'succeeded', finished_at = $2 WHERE id = $1 AND status = 'running'`, id, s.now().UTC())
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		if ct.RowsAffected() == 0 {
 			return nil
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id)
-		return postgres.Translate(err)
+		return err
 	})
 }
 
@@ -344,10 +344,10 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 			UPDATE imports SET status = 'failed', failure_reason = $2, finished_at = $3
 			WHERE id = $1 AND status IN ('queued', 'running')`, id, fmt.Sprint(reason), s.now().UTC())
 		if err != nil {
-			return postgres.Translate(err)
+			return err
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM import_files WHERE import_id = $1`, id)
-		return postgres.Translate(err)
+		return err
 	})
 }
 

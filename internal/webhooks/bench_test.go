@@ -70,7 +70,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			book := uuid.New()
 			evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "first_name": "Ada"}}
 		}
-		if err := postgres.InTx(context.Background(), env.App.Pool, func(tx *postgres.Tx) error {
+		if err := postgres.InTx(context.Background(), env.App.DB, func(tx *postgres.Tx) error {
 			return env.App.Outbox.Append(context.Background(), tx, time.Now(), evs...)
 		}); err != nil {
 			b.Fatal(err)

@@ -56,7 +56,7 @@ func (e *Engine) disableFailing(ctx context.Context, batch []outcome) error {
 		return nil
 	}
 	now := e.cfg.Now()
-	due, err := e.st.failingSince(ctx, e.pool, ids, now.Add(-e.cfg.DisableAfter))
+	due, err := e.st.failingSince(ctx, e.db, ids, now.Add(-e.cfg.DisableAfter))
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (e *Engine) disable(ctx context.Context, id uuid.UUID, since, now time.Time
 	reason := fmt.Sprintf("Every delivery attempt has failed since %s (%s or more), so the webhook was switched off. Deliveries that were pending are kept and go out when it is switched on again.",
 		since.UTC().Format("2 January 2006, 15:04 UTC"), describeDuration(e.cfg.DisableAfter))
 	var notice *DisabledNotice
-	err := postgres.InTx(ctx, e.pool, func(tx *postgres.Tx) error {
+	err := postgres.InTx(ctx, e.db, func(tx *postgres.Tx) error {
 		w, switched, err := e.st.switchOff(ctx, tx, id, now, reason)
 		if err != nil || !switched {
 			return err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // Limits of one delivery attempt and of what its log entry keeps.
@@ -96,7 +98,9 @@ type AttemptObserver interface {
 // DispatchOnce and DeliverDue do one round of each half synchronously, for
 // tests and tools.
 type Engine struct {
-	pool   *pgxpool.Pool
+	pool *pgxpool.Pool // its connection settings open the listener
+	// db is pool translating errors, for the engine's statements.
+	db     *postgres.Database
 	cfg    EngineConfig
 	owner  string
 	client *http.Client
@@ -150,6 +154,7 @@ func NewEngine(pool *pgxpool.Pool, cfg EngineConfig) *Engine {
 	}
 	return &Engine{
 		pool:  pool,
+		db:    postgres.Wrap(pool),
 		cfg:   cfg,
 		owner: hex.EncodeToString(owner),
 		client: &http.Client{
@@ -290,7 +295,7 @@ func (e *Engine) fanoutLoop(ctx context.Context) {
 func (e *Engine) DispatchOnce(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		evs, deliveries, err := e.st.dispatch(ctx, e.pool, e.cfg.Now(), fanoutBatch)
+		evs, deliveries, err := e.st.dispatch(ctx, e.db, e.cfg.Now(), fanoutBatch)
 		if err != nil {
 			return total, err
 		}
@@ -359,7 +364,7 @@ func (e *Engine) claimLoop(ctx context.Context, jobs chan<- job, slots chan stru
 func (e *Engine) claim(ctx context.Context, n int) ([]job, error) {
 	now := e.cfg.Now()
 	until := now.Add(e.cfg.Lease)
-	jobs, err := e.st.claim(ctx, e.pool, e.owner, now, until, n)
+	jobs, err := e.st.claim(ctx, e.db, e.owner, now, until, n)
 	for i := range jobs {
 		jobs[i].LeaseUntil = until
 	}
@@ -372,7 +377,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]job, error) {
 // retries on time, without polling faster.
 func (e *Engine) untilNextDue(ctx context.Context) (time.Duration, bool) {
 	now := e.cfg.Now()
-	at, err := e.st.nextDue(ctx, e.pool, now)
+	at, err := e.st.nextDue(ctx, e.db, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.cfg.Log.Warn("webhooks: looking for the next due delivery failed", "err", err)
@@ -391,7 +396,7 @@ func (e *Engine) WakeDeliveries() { signal(e.claimWake) }
 
 // reap takes over the deliveries leased by instances that are gone.
 func (e *Engine) reap(ctx context.Context) {
-	n, err := e.st.reapDeadLeases(ctx, e.pool)
+	n, err := e.st.reapDeadLeases(ctx, e.db)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		e.cfg.Log.Error("webhooks: taking over dead leases failed", "err", err)

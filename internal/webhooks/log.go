@@ -132,7 +132,7 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 		ORDER BY a.created_at DESC, a.seq DESC
 		LIMIT @limit`, args)
 	if err != nil {
-		return nil, logPosition{}, postgres.Translate(err)
+		return nil, logPosition{}, err
 	}
 	var (
 		out  []Attempt
@@ -149,7 +149,7 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 			&a.DurationMS, &a.Success, &a.Manual, &a.CreatedAt, &pos.seq)
 		if err != nil {
 			rows.Close()
-			return nil, logPosition{}, postgres.Translate(err)
+			return nil, logPosition{}, err
 		}
 		a.Payload = body
 		if a.ResponseStatus == nil && errText != nil && a.ResponseBody == "" {
@@ -161,5 +161,5 @@ func (store) attempts(ctx context.Context, db postgres.DB, webhookID uuid.UUID, 
 		}
 		out = append(out, a)
 	}
-	return out, last, postgres.Translate(rows.Err())
+	return out, last, rows.Err()
 }

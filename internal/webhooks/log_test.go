@@ -25,7 +25,7 @@ func appendEvents(t testing.TB, env *apptest.Env, teamID string, n int, at time.
 		book := uuid.New()
 		evs[i] = events.Event{Type: events.ContactCreated, TeamID: team, BookID: &book, Data: map[string]any{"id": uuid.NewString(), "n": i}}
 	}
-	err := postgres.InTx(context.Background(), env.App.Pool, func(tx *postgres.Tx) error {
+	err := postgres.InTx(context.Background(), env.App.DB, func(tx *postgres.Tx) error {
 		return env.App.Outbox.Append(context.Background(), tx, at, evs...)
 	})
 	if err != nil {

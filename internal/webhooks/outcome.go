@@ -37,7 +37,7 @@ func (e *Engine) record(batch []outcome) {
 	var err error
 	for try := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = e.st.complete(ctx, e.pool, e.owner, batch)
+		err = e.st.complete(ctx, e.db, e.owner, batch)
 		cancel()
 		if err == nil {
 			break
@@ -102,7 +102,7 @@ func (e *Engine) DeliverDue(ctx context.Context) (int, error) {
 		}
 		wg.Wait()
 		e.observe(outs)
-		if err := e.st.complete(ctx, e.pool, e.owner, outs); err != nil {
+		if err := e.st.complete(ctx, e.db, e.owner, outs); err != nil {
 			return total, err
 		}
 		if err := e.disableFailing(ctx, outs); err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -110,12 +110,14 @@ type Pruned struct {
 func (r *Retention) Prune(ctx context.Context) (Pruned, error) {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
-		return Pruned{}, postgres.Translate(err)
+		return Pruned{}, err
 	}
 	defer conn.Release()
+	// The lock is the session's: every statement runs on this connection.
+	db := postgres.Wrap(conn)
 	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, retentionLockClass, retentionLockID).Scan(&locked); err != nil {
-		return Pruned{}, postgres.Translate(err)
+	if err := db.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, retentionLockClass, retentionLockID).Scan(&locked); err != nil {
+		return Pruned{}, err
 	}
 	if !locked {
 		return Pruned{Skipped: true}, nil
@@ -126,10 +128,10 @@ func (r *Retention) Prune(ctx context.Context) (Pruned, error) {
 
 	cutoff := r.now().Add(-r.keep)
 	var out Pruned
-	if out.Events, err = pruneEvents(ctx, conn.Conn(), cutoff); err != nil {
+	if out.Events, err = pruneEvents(ctx, db, cutoff); err != nil {
 		return out, err
 	}
-	out.Attempts, err = pruneAttempts(ctx, conn.Conn(), cutoff)
+	out.Attempts, err = pruneAttempts(ctx, db, cutoff)
 	return out, err
 }
 
@@ -139,7 +141,7 @@ func (r *Retention) Prune(ctx context.Context) (Pruned, error) {
 // (Events written before ids were UUIDv7, in development databases only,
 // have random ids; those above the cutoff's id are not reached.) Measured:
 // 437,000 events in 3.3 s.
-func pruneEvents(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, error) {
+func pruneEvents(ctx context.Context, db postgres.DB, cutoff time.Time) (int64, error) {
 	bound, err := uuidV7Floor(cutoff)
 	if err != nil {
 		return 0, err
@@ -164,7 +166,7 @@ func pruneEvents(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, er
 			SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1), (SELECT count(*) FROM gone)`,
 			cursor, bound, cutoff, retentionBatch).Scan(&last, &deleted)
 		if err != nil {
-			return total, postgres.Translate(fmt.Errorf("prune events: %w", err))
+			return total, fmt.Errorf("prune events: %w", err)
 		}
 		total += deleted
 		if last == nil {
@@ -176,7 +178,7 @@ func pruneEvents(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, er
 
 // pruneAttempts deletes old log rows, up to retentionBatch per webhook a
 // statement, each webhook's through the log's index (webhook, created_at).
-func pruneAttempts(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, error) {
+func pruneAttempts(ctx context.Context, db postgres.DB, cutoff time.Time) (int64, error) {
 	var total int64
 	for {
 		tag, err := db.Exec(ctx, `
@@ -185,7 +187,7 @@ func pruneAttempts(ctx context.Context, db *pgx.Conn, cutoff time.Time) (int64, 
 					SELECT id FROM webhook_attempts WHERE webhook_id = w.id AND created_at < $1 LIMIT $2) a)`,
 			cutoff, retentionBatch)
 		if err != nil {
-			return total, postgres.Translate(fmt.Errorf("prune attempts: %w", err))
+			return total, fmt.Errorf("prune attempts: %w", err)
 		}
 		total += tag.RowsAffected()
 		if tag.RowsAffected() == 0 {

@@ -28,7 +28,7 @@ func oneWebhook(row pgx.Row) (Webhook, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Webhook{}, errWebhookNotFound
 	}
-	return w, postgres.Translate(err)
+	return w, err
 }
 
 func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string) (Webhook, error) {
@@ -41,10 +41,10 @@ func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secre
 func (store) webhooks(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Webhook, error) {
 	rows, err := db.Query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE team_id = $1 ORDER BY created_at, id`, teamID)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Webhook, error) { return scanWebhook(r) })
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 func (store) webhook(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) (Webhook, error) {
@@ -74,7 +74,7 @@ func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.U
 		UPDATE webhook_deliveries SET status = 'canceled', lease_owner = NULL, lease_until = NULL, manual = false,
 		       updated_at = now()
 		WHERE webhook_id = $1 AND status IN ('pending', 'held')`, webhookID)
-	return postgres.Translate(err)
+	return err
 }
 
 // releaseHeld queues again the deliveries kept while the webhook was
@@ -88,7 +88,7 @@ func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUI
 		      FROM webhook_deliveries h JOIN events e ON e.id = h.event_id
 		      WHERE h.webhook_id = $1 AND h.status = 'held') o
 		WHERE d.id = o.id`, webhookID, now)
-	return postgres.Translate(err)
+	return err
 }
 
 // lockPendingDeliveries takes the row locks of the webhook's unfinished
@@ -99,13 +99,13 @@ func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, teamID, 
 		WHERE d.webhook_id = $2 AND d.status = 'pending'
 		  AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = $2 AND w.team_id = $1)
 		ORDER BY d.id FOR UPDATE OF d`, teamID, id)
-	return postgres.Translate(err)
+	return err
 }
 
 func (store) deleteWebhook(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
 	tag, err := db.Exec(ctx, `DELETE FROM webhooks WHERE team_id = $1 AND id = $2`, teamID, id)
 	if err != nil {
-		return postgres.Translate(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		return errWebhookNotFound
@@ -142,7 +142,7 @@ func (store) dispatch(ctx context.Context, db postgres.DB, now time.Time, limit 
 			DELETE FROM event_queue q USING ev WHERE q.event_id = ev.id RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM ins)`, postgres.PlanEachTime, now, limit).Scan(&evs, &deliveries)
-	return evs, deliveries, postgres.Translate(err)
+	return evs, deliveries, err
 }
 
 // job is a claimed delivery with what it takes to send it.
@@ -222,14 +222,14 @@ func (store) claim(ctx context.Context, db postgres.DB, owner string, now, lease
 		WHERE u.leased`,
 		postgres.PlanEachTime, pgx.StrictNamedArgs{"owner": owner, "now": now, "until": leaseUntil, "limit": limit, "tolerance": sendTolerance})
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
 		var j job
 		err := r.Scan(&j.DeliveryID, &j.EventID, &j.WebhookID, &j.Attempt, &j.Manual, &j.EventType, &j.Body, &j.URL, &j.Secret, &j.Active, &j.SendBy)
 		return j, err
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // nextDue is the earliest time after now at which a pending delivery
@@ -239,7 +239,7 @@ func (store) nextDue(ctx context.Context, db postgres.DB, now time.Time) (*time.
 	var at *time.Time
 	err := db.QueryRow(ctx, `
 		SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > $1`, now).Scan(&at)
-	return at, postgres.Translate(err)
+	return at, err
 }
 
 // complete records a batch of outcomes in one statement: the attempts that
@@ -316,7 +316,7 @@ func (store) complete(ctx context.Context, db postgres.DB, owner string, outs []
 			"a_attempt": aAttempt, "a_status": aStatus, "a_body": aBody, "a_error": aError,
 			"a_duration": aDuration, "a_success": aSuccess, "a_manual": aManual, "a_at": aAt,
 		})
-	return postgres.Translate(err)
+	return err
 }
 
 // leaseAppPrefix names the connection each running engine holds open
@@ -335,7 +335,7 @@ func (store) reapDeadLeases(ctx context.Context, db postgres.DB) (int64, error) 
 			SELECT substr(application_name, length($1) + 1) FROM pg_stat_activity
 			WHERE starts_with(application_name, $1)))`, leaseAppPrefix)
 	if err != nil {
-		return 0, postgres.Translate(err)
+		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }
@@ -344,5 +344,5 @@ func (store) reapDeadLeases(ctx context.Context, db postgres.DB) (int64, error) 
 func (store) pendingDeliveries(ctx context.Context, db postgres.DB) (int64, error) {
 	var n int64
 	err := db.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }

@@ -30,7 +30,7 @@ func (store) failingSince(ctx context.Context, db postgres.DB, ids []uuid.UUID, 
 			WHERE a.webhook_id = w.id AND a.created_at > COALESCE(ok.at, '-infinity')) f
 		WHERE w.id = ANY ($1) AND w.active AND f.at <= $2`, ids, cutoff)
 	if err != nil {
-		return nil, postgres.Translate(err)
+		return nil, err
 	}
 	out := map[uuid.UUID]time.Time{}
 	var (
@@ -41,7 +41,7 @@ func (store) failingSince(ctx context.Context, db postgres.DB, ids []uuid.UUID, 
 		out[id] = at
 		return nil
 	})
-	return out, postgres.Translate(err)
+	return out, err
 }
 
 // switchOff marks an active webhook disabled by the service; switched is
@@ -54,7 +54,7 @@ func (store) switchOff(ctx context.Context, db postgres.DB, id uuid.UUID, now ti
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Webhook{}, false, nil
 	}
-	return w, err == nil, postgres.Translate(err)
+	return w, err == nil, err
 }
 
 // holdPending keeps the webhook's pending deliveries without sending
@@ -65,7 +65,7 @@ func (store) holdPending(ctx context.Context, db postgres.DB, webhookID uuid.UUI
 		UPDATE webhook_deliveries SET status = 'held', lease_owner = NULL, lease_until = NULL, manual = false,
 		       slotted = false, updated_at = now()
 		WHERE webhook_id = $1 AND status = 'pending'`, webhookID)
-	return postgres.Translate(err)
+	return err
 }
 
 var errDeliveryNotFound = apperr.NotFoundf("No delivery with this id for the webhook.")
@@ -88,7 +88,7 @@ func (store) queueManual(ctx context.Context, db postgres.DB, webhookID, deliver
 	case errors.Is(err, pgx.ErrNoRows):
 		return errDeliveryNotFound
 	case err != nil:
-		return postgres.Translate(err)
+		return err
 	case busy:
 		return apperr.New(apperr.Conflict, "An attempt of this delivery is under way; retry once it has finished.")
 	}
@@ -102,7 +102,7 @@ func (store) insertManual(ctx context.Context, db postgres.DB, webhookID, eventI
 	err := db.QueryRow(ctx, `
 		INSERT INTO webhook_deliveries (event_id, webhook_id, next_attempt_at, manual)
 		VALUES ($1, $2, $3, true) RETURNING id`, eventID, webhookID, now).Scan(&id)
-	return id, postgres.Translate(err)
+	return id, err
 }
 
 // recoverable is the condition of a delivery a recovery sends again: its
@@ -118,7 +118,7 @@ func (store) countRecoverable(ctx context.Context, db postgres.DB, webhookID uui
 	err := db.QueryRow(ctx, `
 		SELECT count(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE `+recoverable,
 		pgx.StrictNamedArgs{"webhook": webhookID, "since": since, "until": until}).Scan(&n)
-	return n, postgres.Translate(err)
+	return n, err
 }
 
 // recoverBatch queues up to limit recoverable deliveries not yet queued
@@ -144,5 +144,5 @@ func (store) recoverBatch(ctx context.Context, db postgres.DB, r RecoveryArgs, b
 		WHERE d.id = p.id`,
 		pgx.StrictNamedArgs{"webhook": r.WebhookID, "since": r.Since, "until": r.Until, "recovery": r.RecoveryID,
 			"base": base, "offset": offset, "limit": limit})
-	return int(tag.RowsAffected()), postgres.Translate(err)
+	return int(tag.RowsAffected()), err
 }

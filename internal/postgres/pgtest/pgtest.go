@@ -154,6 +154,13 @@ func NewPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// NewDB is NewPool wrapped as the service wires it (postgres.Wrap), for
+// tests that build stores and services: their errors come out translated.
+func NewDB(t testing.TB) *postgres.Database {
+	t.Helper()
+	return postgres.Wrap(NewPool(t))
+}
+
 // ensureTemplate migrates the template for the current migrations once per
 // server; an advisory lock serialises test binaries that race to build it.
 func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
