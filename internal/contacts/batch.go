@@ -70,6 +70,8 @@ type BatchSeen map[string]struct{}
 // the patched ones, one insert each for their labels and custom values,
 // and their contact.created / contact.updated events through the outbox
 // like every other write. seen is only read and filled in a dry run.
+// The batch takes the rows: the contacts it creates are written into
+// them, so the caller reads or reuses them only once it returns.
 func (s *Service) ImportBatch(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []BatchRow, opt BatchOptions, seen BatchSeen) (BatchResult, error) {
 	b, err := s.startBatch(ctx, tx, bookID, rows, opt, seen)
 	if err != nil {
@@ -114,6 +116,7 @@ type batch struct {
 	// holds to the oldest such contact.
 	owners map[string]uuid.UUID
 	res    BatchResult
+	next   Contact // apply's scratch
 
 	created    []*Contact
 	createdIdx map[string]int // address -> index in created

@@ -18,15 +18,21 @@ func (s *Service) batchEvents(ctx context.Context, tx *postgres.Tx, teamID uuid.
 		return err
 	} else if wanted {
 		for _, cp := range b.created {
-			evs = append(evs, contactEvent(events.ContactCreated, teamID, *cp))
+			evs = append(evs, batchEvent(events.ContactCreated, teamID, b, cp))
 		}
 	}
 	if wanted, err := s.outbox.Wanted(ctx, tx, teamID, events.ContactUpdated); err != nil {
 		return err
 	} else if wanted {
 		for _, cp := range b.updated {
-			evs = append(evs, contactEvent(events.ContactUpdated, teamID, *cp))
+			evs = append(evs, batchEvent(events.ContactUpdated, teamID, b, cp))
 		}
 	}
 	return s.outbox.Append(ctx, tx, b.now, evs...)
+}
+
+// batchEvent is contactEvent without a copy of the contact: the event is
+// written before the batch lets go of it, and its JSON is the same.
+func batchEvent(typ string, teamID uuid.UUID, b *batch, c *Contact) events.Event {
+	return events.Event{Type: typ, TeamID: teamID, BookID: &b.bookID, Data: c}
 }

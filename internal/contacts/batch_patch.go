@@ -13,7 +13,7 @@ import (
 // loaded.
 type importPatch struct {
 	index   int
-	contact Contact
+	contact *Contact // the row's, normalised
 	labels  []string
 	custom  map[string]string
 }
@@ -21,7 +21,7 @@ type importPatch struct {
 // patchLater keeps the row as a patch of the contact it matched: an
 // existing one (dupID), one created earlier in the batch (dupCreated >= 0),
 // or, dry, one an earlier batch would have created.
-func (b *batch) patchLater(i int, r BatchRow, c Contact, labelKeys []string, dupID uuid.UUID, dupCreated int) {
+func (b *batch) patchLater(i int, r BatchRow, c *Contact, labelKeys []string, dupID uuid.UUID, dupCreated int) {
 	if dupID == uuid.Nil && dupCreated < 0 {
 		// A dry run's earlier batch would have created it.
 		b.res.Updated++
@@ -47,18 +47,21 @@ func (b *batch) patchLater(i int, r BatchRow, c Contact, labelKeys []string, dup
 // would make the contact invalid fails alone.
 func (b *batch) apply(target *Contact, cur Contact) (Contact, bool) {
 	changed := false
+	// The patched contact is built in the batch's one scratch contact, so
+	// that checking it copies nothing to the heap.
+	next := &b.next
 	for _, p := range b.pending[target] {
-		next := cur
+		*next = cur
 		next.Emails, next.Phones = append([]Email(nil), cur.Emails...), append([]Phone(nil), cur.Phones...)
 		next.Addresses, next.Dates, next.Socials = append([]Address(nil), cur.Addresses...), append([]Date(nil), cur.Dates...), append([]Social(nil), cur.Socials...)
-		mergeImported(&next, p.contact)
+		mergeImported(next, *p.contact)
 		next.normalize()
 		if err := next.validate(); err != nil {
 			b.res.Updated--
 			b.fail(p.index, fieldOf(err), errMessage(err))
 			continue
 		}
-		cur, changed = next, true
+		cur, changed = *next, true
 		if len(p.labels) > 0 {
 			b.toLabel = append(b.toLabel, pendingLabels{contact: target, keys: p.labels})
 		}
@@ -94,20 +97,20 @@ func (b *batch) patchExisting(ctx context.Context, st store, db postgres.DB) err
 	if err != nil {
 		return err
 	}
-	byID := make(map[uuid.UUID]Contact, len(existing))
-	for _, c := range existing {
-		byID[c.ID] = c
+	byID := make(map[uuid.UUID]int, len(existing))
+	for i := range existing {
+		byID[existing[i].ID] = i
 	}
 	for _, id := range b.patchOrder {
 		target := b.patched[id]
-		cur, ok := byID[id]
+		i, ok := byID[id]
 		if !ok {
 			// Deleted meanwhile: its rows have nothing to update.
 			b.res.Updated -= len(b.pending[target])
 			b.res.Skipped += len(b.pending[target])
 			continue
 		}
-		cur, changed := b.apply(target, cur)
+		cur, changed := b.apply(target, existing[i])
 		if !changed {
 			continue
 		}

@@ -20,7 +20,9 @@ func (b *batch) planRows(rows []BatchRow) {
 			b.fail(i, "", "")
 			continue
 		}
-		c := r.Contact
+		// Normalised in place: the batch takes the rows, and a patch or a
+		// contact to create keeps pointing at its row.
+		c := &rows[i].Contact
 		c.normalize()
 		if !b.checkCustom(i, r) {
 			continue
@@ -95,8 +97,8 @@ func (b *batch) duplicate(c Contact) (dupID uuid.UUID, dupCreated int, dupAddr s
 
 // placeDuplicate deals with a row whose address is taken as the batch's
 // Duplicates says; it reports whether the row is dealt with.
-func (b *batch) placeDuplicate(i int, r BatchRow, c Contact, labelKeys []string) bool {
-	dupID, dupCreated, dupAddr := b.duplicate(c)
+func (b *batch) placeDuplicate(i int, r BatchRow, c *Contact, labelKeys []string) bool {
+	dupID, dupCreated, dupAddr := b.duplicate(*c)
 	switch {
 	case dupAddr != "" && b.opt.Duplicates == SkipDuplicates:
 		b.res.Skipped++
@@ -112,15 +114,18 @@ func (b *batch) placeDuplicate(i int, r BatchRow, c Contact, labelKeys []string)
 }
 
 // create validates the row's contact and adds it to the contacts to create.
-func (b *batch) create(i int, r BatchRow, c Contact, labelKeys []string) {
-	if err := c.validate(); err != nil {
+func (b *batch) create(i int, r BatchRow, c *Contact, labelKeys []string) {
+	// The contact to create lives in the caller's row (ImportBatch takes
+	// the rows), and is checked there: a batch allocates no contact of
+	// its own per row.
+	cp := c
+	if err := cp.validate(); err != nil {
 		b.fail(i, fieldOf(err), errMessage(err))
 		return
 	}
-	c.ID, c.BookID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.New(), b.bookID, b.opt.CreatedBy, b.now, b.now
-	cp := &c
+	cp.ID, cp.BookID, cp.CreatedBy, cp.CreatedAt, cp.UpdatedAt = uuid.New(), b.bookID, b.opt.CreatedBy, b.now, b.now
 	b.created = append(b.created, cp)
-	for _, e := range c.Emails {
+	for _, e := range cp.Emails {
 		a := strings.ToLower(e.Address)
 		if _, ok := b.createdIdx[a]; !ok {
 			b.createdIdx[a] = len(b.created) - 1

@@ -16,14 +16,18 @@ func (store) copyContacts(ctx context.Context, db postgres.DB, cs []*Contact) er
 	if len(cs) == 0 {
 		return nil
 	}
+	// COPY encodes each row before it asks for the next: one slice serves
+	// every row.
+	row := make([]any, 20)
 	_, err := db.CopyFrom(ctx, pgx.Identifier{"contacts"},
 		[]string{"id", "book_id", "first_name", "last_name", "company", "job_title", "notes", "website",
 			"time_zone", "emails", "phones", "addresses", "dates", "socials", "relationships", "starred", "birthday", "created_by", "created_at", "updated_at"},
 		pgx.CopyFromSlice(len(cs), func(i int) ([]any, error) {
 			c := cs[i]
-			return []any{c.ID, c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
+			row = append(row[:0], c.ID, c.BookID, c.FirstName, c.LastName, c.Company, c.JobTitle, c.Notes, c.Website,
 				c.TimeZone, c.Emails, c.Phones, c.Addresses, c.Dates, c.Socials, c.Relationships, c.Starred, dateParam(c.Birthday),
-				c.CreatedBy, c.CreatedAt, c.UpdatedAt}, nil
+				c.CreatedBy, c.CreatedAt, c.UpdatedAt)
+			return row, nil
 		}))
 	return err
 }

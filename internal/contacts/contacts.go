@@ -371,8 +371,10 @@ func (c *Contact) validate() error {
 	if c.FirstName == "" && c.LastName == "" && c.Company == "" {
 		return errNoName
 	}
-	if err := validate.Struct(c); err != nil {
-		return err
+	if !c.passesTags() {
+		if err := validate.Struct(c); err != nil {
+			return err
+		}
 	}
 	if c.Website != "" {
 		if u, err := url.Parse(c.Website); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {

@@ -5,7 +5,9 @@
 package events
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -222,6 +224,69 @@ func newRow(ev Event, now time.Time) (uuid.UUID, []byte, error) {
 	return id, envelope(ev, now, data), nil
 }
 
+// bodyBuffer builds stored bodies, as newRow does, into one buffer that
+// each body reuses: valid until the next.
+type bodyBuffer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+	// at and ts are the last timestamp and its JSON: a batch's events
+	// share one.
+	at time.Time
+	ts []byte
+}
+
+// body is the stored body of ev, as envelope builds it.
+func (b *bodyBuffer) body(ev Event, at time.Time) ([]byte, error) {
+	if b.enc == nil {
+		b.enc = json.NewEncoder(&b.buf)
+	}
+	b.buf.Reset()
+	b.buf.WriteString(`{"event":`)
+	if err := b.enc.Encode(ev.Type); err != nil {
+		return nil, fmt.Errorf("marshal %s event: %w", ev.Type, err)
+	}
+	b.buf.Truncate(b.buf.Len() - 1) // Encode ends each value with a newline
+	b.buf.WriteString(`,"timestamp":`)
+	if b.ts == nil || !at.Equal(b.at) || at.Location() != b.at.Location() {
+		b.ts, _ = at.MarshalJSON()
+		b.at = at
+	}
+	b.buf.Write(b.ts)
+	b.buf.WriteString(`,"team_id":"`)
+	var id [36]byte
+	encodeUUID(id[:], ev.TeamID)
+	b.buf.Write(id[:])
+	b.buf.WriteString(`","book_id":`)
+	if ev.BookID != nil {
+		b.buf.WriteByte('"')
+		encodeUUID(id[:], *ev.BookID)
+		b.buf.Write(id[:])
+		b.buf.WriteByte('"')
+	} else {
+		b.buf.WriteString("null")
+	}
+	b.buf.WriteString(`,"data":`)
+	if err := b.enc.Encode(ev.Data); err != nil {
+		return nil, fmt.Errorf("marshal %s event: %w", ev.Type, err)
+	}
+	b.buf.Truncate(b.buf.Len() - 1)
+	b.buf.WriteByte('}')
+	return b.buf.Bytes(), nil
+}
+
+// encodeUUID writes id in its canonical text form into dst (36 bytes).
+func encodeUUID(dst []byte, id uuid.UUID) {
+	hex.Encode(dst[0:8], id[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], id[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], id[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], id[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:], id[10:])
+}
+
 // fewStatement is the one statement that appends a few events and their
 // queue rows, leaving out contact events no webhook wants: events_wanted
 // runs once per distinct team and type.
@@ -296,6 +361,13 @@ func wantedOf(ctx context.Context, db postgres.DB, evs []Event) ([]Event, error)
 	if err != nil {
 		return nil, fmt.Errorf("events wanted: %w", err)
 	}
+	all := true
+	for _, w := range seen {
+		all = all && w
+	}
+	if all {
+		return evs, nil // the common case: a batch's one team and type, wanted
+	}
 	out := evs[:0:0]
 	for _, ev := range evs {
 		if seen[key{ev.TeamID, ev.Type}] {
@@ -318,12 +390,19 @@ func copyMany(ctx context.Context, db postgres.DB, now time.Time, evs []Event) (
 	i := -1
 	row := make([]any, 6)
 	ids := make([]uuid.UUID, len(evs))
+	// COPY encodes each row before it asks for the next, so one buffer
+	// serves every body.
+	var bodies bodyBuffer
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		if i++; i == len(evs) {
 			return nil, nil
 		}
 		ev := evs[i]
-		id, body, err := newRow(ev, now)
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("event id: %w", err)
+		}
+		body, err := bodies.body(ev, now)
 		if err != nil {
 			return nil, err
 		}

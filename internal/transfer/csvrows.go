@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -35,12 +36,21 @@ type csvFile struct {
 	header []string
 	cols   []target
 	record int // the number of the last record read, the header being 1
+	// zones remembers the time zone names checked: loading a zone reads
+	// the zone database.
+	zones map[string]bool
 }
 
-// openCSV reads the header and resolves its columns.
-func openCSV(text []byte, mapping map[string]string, customKeys map[string]bool) (*csvFile, error) {
-	r := csv.NewReader(bytes.NewReader(text))
-	r.Comma = detectDelimiter(text)
+// openCSV reads the header and resolves its columns. The file is read
+// as a stream: only the header line is looked at twice (for the
+// delimiter).
+func openCSV(text io.Reader, mapping map[string]string, customKeys map[string]bool) (*csvFile, error) {
+	comma, text, err := sniffDelimiter(text)
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(text)
+	r.Comma = comma
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = false
 	f := &csvFile{r: r}
@@ -56,6 +66,33 @@ func openCSV(text []byte, mapping map[string]string, customKeys map[string]bool)
 		return nil, err
 	}
 	return f, nil
+}
+
+// sniffDelimiter reads the file up to the end of its header line (the
+// first newline outside quotes) to detect the delimiter, and returns the
+// file whole again.
+func sniffDelimiter(text io.Reader) (rune, io.Reader, error) {
+	br, ok := text.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(text)
+	}
+	var head []byte
+	quoted := false
+	for {
+		line, err := br.ReadSlice('\n')
+		head = append(head, line...)
+		quoted = quoted != (bytes.Count(line, []byte{'"'})%2 == 1)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, nil, err
+		}
+		if err != nil || !quoted {
+			break
+		}
+	}
+	return detectDelimiter(head), io.MultiReader(bytes.NewReader(head), br), nil
 }
 
 // next reads the next record, answering for the file's defects.
@@ -86,24 +123,22 @@ func (f *csvFile) next() ([]string, error) {
 		}
 		return nil, apperr.Invalidf("Row %d (line %d) cannot be read: %v.", f.record+1, pe.Line, pe.Err)
 	}
-	return nil, apperr.Invalidf("The file cannot be read as CSV: %v.", err)
+	// The stream under the reader failed (the stored file went away, the
+	// job's context ended): not a defect of the file.
+	return nil, fmt.Errorf("read the file: %w", err)
 }
 
-// row turns a record into an import row.
+// row turns a record into an import row. The row keeps the record, not
+// a map of field to column: the column is looked up (column) only for a
+// row that fails.
 func (f *csvFile) row(rec []string) ImportRow {
-	out := ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
+	out := ImportRow{Row: f.record, csv: f, record: rec}
 	c := &out.Contact
 	var full string
-	addrs := map[string]*contacts.Address{}
-	var addrOrder []string
+	var addrs []addressCell
 	problem := func(i int, format string, args ...any) {
 		if out.Problem == nil {
 			out.Problem = &RowError{Row: f.record, Column: columnName(f.header, i), Message: fmt.Sprintf(format, args...)}
-		}
-	}
-	note := func(field string, i int) {
-		if _, ok := out.Columns[field]; !ok {
-			out.Columns[field] = columnName(f.header, i)
 		}
 	}
 	for i, v := range rec {
@@ -123,33 +158,24 @@ func (f *csvFile) row(rec []string) ImportRow {
 		case "ignore":
 		case "first_name":
 			c.FirstName = v
-			note(t.kind, i)
 		case "last_name":
 			c.LastName = v
-			note(t.kind, i)
 		case "full_name":
 			full = v
-			note("first_name", i)
-			note("last_name", i)
 		case "company":
 			c.Company = v
-			note(t.kind, i)
 		case "job_title":
 			c.JobTitle = v
-			note(t.kind, i)
 		case "notes":
 			c.Notes = v
-			note(t.kind, i)
 		case "website":
 			c.Website = v
-			note(t.kind, i)
 		case "time_zone":
-			if v != "" && !validate.TimeZone(v) {
+			if v != "" && !f.timeZone(v) {
 				problem(i, "%q is not an IANA time zone name such as Europe/Berlin.", v)
 			} else if v != "" {
 				c.TimeZone = &v
 			}
-			note(t.kind, i)
 		case "birthday":
 			d, ok := parseDate(v)
 			if !ok {
@@ -157,7 +183,6 @@ func (f *csvFile) row(rec []string) ImportRow {
 			} else if d != "" {
 				c.Birthday = &d
 			}
-			note(t.kind, i)
 		case "starred":
 			b, ok := parseBool(v)
 			if !ok {
@@ -169,20 +194,22 @@ func (f *csvFile) row(rec []string) ImportRow {
 				addr, primary := strings.CutSuffix(part, primarySuffix)
 				c.Emails = append(c.Emails, contacts.Email{Address: strings.TrimSpace(addr), Label: contacts.EmailLabel(label), Primary: primary})
 			}
-			note(t.kind, i)
 		case "phones":
 			for _, part := range splitList(v, ";") {
 				num, primary := strings.CutSuffix(part, primarySuffix)
 				c.Phones = append(c.Phones, contacts.Phone{Number: strings.TrimSpace(num), Label: contacts.PhoneLabel(label), Primary: primary})
 			}
-			note(t.kind, i)
 		case "addresses":
-			key := fmt.Sprintf("%s/%d", label, t.labelColumn)
-			a := addrs[key]
+			var a *contacts.Address
+			for k := range addrs {
+				if addrs[k].label == label && addrs[k].labelColumn == t.labelColumn {
+					a = &addrs[k].Address
+					break
+				}
+			}
 			if a == nil {
-				a = &contacts.Address{Label: contacts.AddressLabel(label)}
-				addrs[key] = a
-				addrOrder = append(addrOrder, key)
+				addrs = append(addrs, addressCell{Address: contacts.Address{Label: contacts.AddressLabel(label)}, label: label, labelColumn: t.labelColumn})
+				a = &addrs[len(addrs)-1].Address
 			}
 			switch t.part {
 			case "street":
@@ -196,12 +223,10 @@ func (f *csvFile) row(rec []string) ImportRow {
 			case "country":
 				a.Country = v
 			}
-			note(t.kind, i)
 		case "socials":
 			for _, part := range splitList(v, ";") {
 				c.Socials = append(c.Socials, contacts.Social{Label: contacts.SocialLabel(label), Value: part})
 			}
-			note(t.kind, i)
 		case "dates":
 			d, ok := parseDate(v)
 			if !ok || d == "" {
@@ -209,17 +234,17 @@ func (f *csvFile) row(rec []string) ImportRow {
 				continue
 			}
 			c.Dates = append(c.Dates, contacts.Date{Label: label, Value: d})
-			note(t.kind, i)
 		case "labels":
 			out.Labels = append(out.Labels, labelNames(v)...)
-			note(t.kind, i)
 		case "custom":
+			if out.Custom == nil {
+				out.Custom = map[string]string{}
+			}
 			out.Custom[t.label] = v
-			note("custom."+t.label, i)
 		}
 	}
-	for _, k := range addrOrder {
-		c.Addresses = append(c.Addresses, *addrs[k])
+	for _, a := range addrs {
+		c.Addresses = append(c.Addresses, a.Address)
 	}
 	if full != "" && c.FirstName == "" && c.LastName == "" {
 		if i := strings.LastIndexByte(full, ' '); i > 0 {
@@ -229,6 +254,64 @@ func (f *csvFile) row(rec []string) ImportRow {
 		}
 	}
 	return out
+}
+
+// timeZone is validate.TimeZone, remembered per name.
+func (f *csvFile) timeZone(name string) bool {
+	ok, seen := f.zones[name]
+	if !seen {
+		if f.zones == nil {
+			f.zones = map[string]bool{}
+		}
+		ok = validate.TimeZone(name)
+		if len(f.zones) < 1000 { // a file of made-up names is not remembered whole
+			f.zones[name] = ok
+		}
+	}
+	return ok
+}
+
+// addressCell gathers the parts of one address of a record: the
+// columns of the same label (and label column) fill one address.
+type addressCell struct {
+	contacts.Address
+	label       string
+	labelColumn int
+}
+
+// column names the file column a field of the record was read from: the
+// first column of the field holding a value (a date only when it is
+// one), as a row error names it.
+func (f *csvFile) column(rec []string, field string) string {
+	for i, v := range rec {
+		if i >= len(f.cols) {
+			break
+		}
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		t := f.cols[i]
+		var fields []string
+		switch t.kind {
+		case "first_name", "last_name", "company", "job_title", "notes", "website", "time_zone", "birthday",
+			"emails", "phones", "addresses", "socials", "labels":
+			fields = []string{t.kind}
+		case "full_name":
+			fields = []string{"first_name", "last_name"}
+		case "dates":
+			if d, ok := parseDate(strings.TrimSpace(v)); ok && d != "" {
+				fields = []string{t.kind}
+			}
+		case "custom":
+			fields = []string{"custom." + t.label}
+		}
+		for _, name := range fields {
+			if name == field {
+				return columnName(f.header, i)
+			}
+		}
+	}
+	return ""
 }
 
 // splitList splits a cell holding several values.

@@ -27,11 +27,48 @@ type ImportRow struct {
 	Labels  []string
 	Custom  map[string]string
 	// Columns maps a contact field ("emails", "first_name", "custom.tier",
-	// "labels") to the file column (or vCard property) it was read from.
+	// "labels") to the vCard property it was read from; a CSV row leaves
+	// it nil and names the column from its record (column).
 	Columns map[string]string
 	// Problem, when set, fails the row before anything else is looked at
 	// (a value the reader could not take, such as a malformed date).
 	Problem *RowError
+
+	csv    *csvFile
+	record []string
+}
+
+// rowSource is what a row error needs of an import row: its number, its
+// reader's problem, and where each field was read from.
+type rowSource struct {
+	row     int
+	problem *RowError
+	columns map[string]string
+	csv     *csvFile
+	record  []string
+}
+
+// split parts the row into what the batch writer takes and what its
+// errors are named from.
+func (r ImportRow) split() (contacts.BatchRow, rowSource) {
+	return contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil},
+		rowSource{row: r.Row, problem: r.Problem, columns: r.Columns, csv: r.csv, record: r.record}
+}
+
+// column names the file column (or vCard property) a contact field
+// ("emails", "custom.tier") of the row was read from.
+func (r rowSource) column(field string) string {
+	if r.csv != nil {
+		return r.csv.column(r.record, field)
+	}
+	return r.columns[field]
+}
+
+// chunk is up to ChunkRows rows of the file: the batch writer's rows and,
+// index for index, their sources.
+type chunk struct {
+	rows []contacts.BatchRow
+	from []rowSource
 }
 
 // RowError says why a row failed.
@@ -62,32 +99,28 @@ func duplicates(mode string) contacts.Duplicates {
 
 // writeRows hands a chunk's rows to the contacts batch writer and names
 // each failure by the row's number and file column.
-func (s *Service) writeRows(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) (contacts.BatchResult, []RowError, error) {
-	batch := make([]contacts.BatchRow, len(rows))
-	for i, r := range rows {
-		batch[i] = contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil}
-	}
-	res, err := s.contacts.ImportBatch(ctx, tx, teamID, bookID, batch, opt, seen)
-	return res, rowErrors(rows, res.Failures), err
+func (s *Service) writeRows(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, c chunk, opt contacts.BatchOptions, seen contacts.BatchSeen) (contacts.BatchResult, []RowError, error) {
+	res, err := s.contacts.ImportBatch(ctx, tx, teamID, bookID, c.rows, opt, seen)
+	return res, rowErrors(c.from, res.Failures), err
 }
 
 // rowErrors turns the batch writer's failures into row errors: a refused
 // row reports its reader's problem, any other the file column of the
 // field at fault.
-func rowErrors(rows []ImportRow, failures []contacts.BatchFailure) []RowError {
+func rowErrors(from []rowSource, failures []contacts.BatchFailure) []RowError {
 	if failures == nil {
 		return nil
 	}
 	out := make([]RowError, len(failures))
 	for i, f := range failures {
-		r := rows[f.Index]
-		if r.Problem != nil {
-			out[i] = RowError{Row: r.Row, Column: r.Problem.Column, Message: r.Problem.Message}
+		r := from[f.Index]
+		if r.problem != nil {
+			out[i] = RowError{Row: r.row, Column: r.problem.Column, Message: r.problem.Message}
 			continue
 		}
-		out[i] = RowError{Row: r.Row, Message: f.Message}
+		out[i] = RowError{Row: r.row, Message: f.Message}
 		if f.Field != "" {
-			out[i].Column = r.Columns[f.Field]
+			out[i].Column = r.column(f.Field)
 		}
 	}
 	return out

@@ -6,10 +6,10 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -134,98 +134,6 @@ func NewService(db postgres.Pool, cs *contacts.Service, queue txQueue, now func(
 	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
 }
 
-// parsed is a checked file: its text and how to read it.
-type parsed struct {
-	text  []byte
-	total int
-}
-
-// check reads the whole file once, so that a file the import cannot read
-// is refused before anything is queued: its encoding, its records, the
-// mapping, the row limit. It returns the UTF-8 text and the record count.
-func check(raw []byte, format string, mapping map[string]string, customKeys map[string]bool) (parsed, error) {
-	text, err := decodeText(raw)
-	if err != nil {
-		return parsed{}, err
-	}
-	total := 0
-	// Records only: the rows are built (and their values checked) by
-	// the job.
-	err = eachRecord(text, format, mapping, customKeys, func() error {
-		if total++; total > MaxRows {
-			return apperr.Invalidf("The file has more than %d rows; split it into several imports.", MaxRows)
-		}
-		return nil
-	})
-	if err != nil {
-		return parsed{}, err
-	}
-	if total == 0 {
-		if format == FormatVCard {
-			return parsed{}, apperr.Invalidf("The file holds no vCard.")
-		}
-		return parsed{}, apperr.Invalidf("The file has a header row but no contacts.")
-	}
-	return parsed{text: text, total: total}, nil
-}
-
-// eachRecord calls fn for every record of the file, reading them without
-// building their rows.
-func eachRecord(text []byte, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
-	return walk(text, format, mapping, customKeys, 0, nil, fn)
-}
-
-// eachRow calls fn with every record of the file after the first skip.
-func eachRow(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(ImportRow) error) error {
-	return walk(text, format, mapping, customKeys, skip, fn, nil)
-}
-
-// walk reads the records after the first skip, handing each to row as an
-// import row, or, when row is nil, announcing it to record.
-func walk(text []byte, format string, mapping map[string]string, customKeys map[string]bool, skip int,
-	row func(ImportRow) error, record func() error) error {
-	fn := func(build func() ImportRow) error {
-		if row == nil {
-			return record()
-		}
-		return row(build())
-	}
-	if format == FormatVCard {
-		if len(mapping) > 0 {
-			return apperr.Invalidf("A mapping applies to CSV files only; a vCard's properties are read as they are.")
-		}
-		f := openVCard(text)
-		return readRecords(f.next, f.row, skip, fn)
-	}
-	f, err := openCSV(text, mapping, customKeys)
-	if err != nil {
-		return err
-	}
-	return readRecords(f.next, f.row, skip, fn)
-}
-
-// readRecords reads records with next until io.EOF and hands those after
-// the first skip to fn, each with the function that builds its row (a
-// count of the records builds none).
-func readRecords[R any](next func() (R, error), row func(R) ImportRow, skip int,
-	fn func(build func() ImportRow) error) error {
-	for n := 1; ; n++ {
-		rec, err := next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if n <= skip {
-			continue
-		}
-		if err := fn(func() ImportRow { return row(rec) }); err != nil {
-			return err
-		}
-	}
-}
-
 // Start checks the file and queues its import (member): the import row,
 // the file and the job are written in one transaction.
 func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Import, error) {
@@ -259,7 +167,7 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 			return err
 		}
 		// The file is stored as UTF-8 text: the job need not guess again.
-		if _, err := tx.Exec(ctx, `INSERT INTO import_files (import_id, content) VALUES ($1, $2)`, in.ID, u.text); err != nil {
+		if err := storeFile(ctx, tx, in.ID, u.text); err != nil {
 			return err
 		}
 		if _, err := s.queue.InsertTx(ctx, tx, ImportArgs{ImportID: in.ID}, nil); err != nil {
@@ -467,7 +375,7 @@ func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Pre
 	}
 	out := Preview{Format: u.format, TotalRows: u.total, Columns: []PreviewColumn{}, Rows: [][]string{}}
 	if out.Format == FormatVCard {
-		f := openVCard(u.text)
+		f := openVCard(bytes.NewReader(u.text))
 		for len(out.Rows) < PreviewRows {
 			card, err := f.next()
 			if err != nil {
@@ -482,7 +390,7 @@ func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Pre
 		}
 		return out, nil
 	}
-	f, err := openCSV(u.text, u.mapping, u.keys)
+	f, err := openCSV(bytes.NewReader(u.text), u.mapping, u.keys)
 	if err != nil {
 		return Preview{}, err
 	}

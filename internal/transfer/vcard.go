@@ -1,7 +1,7 @@
 package transfer
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -29,8 +29,8 @@ type vcardFile struct {
 	record int
 }
 
-func openVCard(text []byte) *vcardFile {
-	return &vcardFile{dec: vcard.NewDecoder(bytes.NewReader(text))}
+func openVCard(text io.Reader) *vcardFile {
+	return &vcardFile{dec: vcard.NewDecoder(text)}
 }
 
 // next reads the next card; io.EOF after the last.
@@ -40,6 +40,9 @@ func (f *vcardFile) next() (vcard.Card, error) {
 		return nil, io.EOF
 	}
 	f.record++
+	if errors.Is(err, errFileGone) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err // the stream under the decoder failed, not the card
+	}
 	if err != nil {
 		return nil, apperr.Invalidf("Card %d cannot be read: %s; every card runs from BEGIN:VCARD to END:VCARD.", f.record, strings.TrimPrefix(err.Error(), "vcard: "))
 	}

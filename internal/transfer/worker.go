@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ func errorText(err error) string {
 	return "a chunk of rows could not be written, after several attempts; the rows before it are imported (processed_rows counts them)."
 }
 
+// fileGoneReason fails an import whose stored file is gone.
+const fileGoneReason = "The import stopped: its file is no longer stored; upload it again."
+
 // errStopped ends a run whose import was canceled or is worked elsewhere.
 var errStopped = errors.New("import no longer running here")
 
@@ -115,12 +119,13 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	if err != nil {
 		return false, err
 	}
-	var text []byte
-	err = s.db.QueryRow(ctx, `SELECT content FROM import_files WHERE import_id = $1`, id).Scan(&text)
-	if errors.Is(err, pgx.ErrNoRows) {
+	// The file is read as the chunks are parsed, a piece at a time, never
+	// whole.
+	text, err := openStoredFile(ctx, s.db, id)
+	if errors.Is(err, errFileGone) {
 		// Canceled meanwhile (fail then changes nothing), or the file is
 		// gone: never leave the import running.
-		return true, s.fail(ctx, id, "The import stopped: its file is no longer stored; upload it again.")
+		return true, s.fail(ctx, id, fileGoneReason)
 	}
 	if err != nil {
 		return false, err
@@ -136,13 +141,14 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	// The file is parsed one chunk ahead of the writes: the parse (Go
 	// CPU) of the next chunk overlaps the database's work on this one.
 	// The writes stay in order, one chunk at a time.
-	chunks, parsed, stopParse := parseAhead(ctx, text, in, keys, processed)
+	chunks, parsed, recycle, stopParse := parseAhead(ctx, text, in, keys, processed)
 	defer stopParse()
 	for chunk := range chunks {
 		if err = s.writeChunk(ctx, in, processed, chunk, opt, seen); err != nil {
 			break
 		}
-		processed += len(chunk)
+		processed += len(chunk.rows)
+		recycle(chunk)
 		if !in.DryRun && s.now().Sub(started) > turn {
 			err = errTurnOver
 			break
@@ -156,6 +162,8 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 		return false, nil
 	case errors.Is(err, errStopped):
 		return true, nil
+	case errors.Is(err, errFileGone):
+		return true, s.fail(ctx, id, fileGoneReason)
 	case err != nil:
 		return false, err
 	}
@@ -165,39 +173,64 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 // parseAhead parses the import's rows after the first skip in a goroutine
 // and hands them over in chunks of ChunkRows, at most one chunk ahead of
 // the consumer. parsed yields the parse's outcome once chunks is closed;
-// stop ends the parse early (the consumer gave up) and waits for it.
-func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]bool, skip int) (chunks <-chan []ImportRow, parsed <-chan error, stop func()) {
+// stop ends the parse early (the consumer gave up) and waits for it. The
+// consumer hands each chunk it is done with to recycle, and the parse
+// fills it again: two or three chunks serve the whole file.
+func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]bool, skip int) (chunks <-chan chunk, parsed <-chan error, recycle func(chunk), stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan []ImportRow)
+	out := make(chan chunk)
+	free := make(chan chunk, 3)
 	result := make(chan error, 1)
 	done := make(chan struct{})
-	send := func(chunk []ImportRow) error {
+	send := func(c chunk) error {
 		select {
-		case out <- chunk:
+		case out <- c:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	fresh := func() chunk {
+		select {
+		case c := <-free:
+			return chunk{rows: c.rows[:0], from: c.from[:0]}
+		default:
+			return chunk{rows: make([]contacts.BatchRow, 0, ChunkRows), from: make([]rowSource, 0, ChunkRows)}
+		}
+	}
 	go func() {
 		defer close(done)
 		defer close(out)
-		chunk := make([]ImportRow, 0, ChunkRows)
-		err := eachRow(text, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
-			chunk = append(chunk, r)
-			if len(chunk) < ChunkRows {
+		c := fresh()
+		err := eachRow(ctxReader{ctx, text}, in.Format, in.mapping, keys, skip, func(r ImportRow) error {
+			row, from := r.split()
+			c.rows, c.from = append(c.rows, row), append(c.from, from)
+			if len(c.rows) < ChunkRows {
 				return nil
 			}
-			full := chunk
-			chunk = make([]ImportRow, 0, ChunkRows)
-			return send(full)
+			// Sent before another is taken: once the consumer takes this
+			// one, it has handed back the one it wrote.
+			if err := send(c); err != nil {
+				return err
+			}
+			c = fresh()
+			return nil
 		})
-		if err == nil && len(chunk) > 0 {
-			err = send(chunk)
+		if err == nil && len(c.rows) > 0 {
+			err = send(c)
 		}
 		result <- err
 	}()
-	return out, result, func() {
+	recycle = func(c chunk) {
+		// Let go of the rows' values until the chunk is filled again.
+		clear(c.rows[:cap(c.rows)])
+		clear(c.from[:cap(c.from)])
+		select {
+		case free <- c:
+		default:
+		}
+	}
+	return out, result, recycle, func() {
 		cancel()
 		// Drain what the parser had ready, so that it sees the cancel.
 		for range out {
@@ -206,10 +239,24 @@ func parseAhead(ctx context.Context, text []byte, in Import, keys map[string]boo
 	}
 }
 
+// ctxReader stops reading once ctx ends, so that a parse given up stops
+// at its next read.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // writeChunk writes a chunk of rows and the checkpoint after it in one
 // transaction, provided the import is still running from where this run
 // thinks it is (else another run moved it, or it was canceled).
-func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []ImportRow, opt contacts.BatchOptions, seen contacts.BatchSeen) error {
+func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows chunk, opt contacts.BatchOptions, seen contacts.BatchSeen) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var (
 			status    string
@@ -238,7 +285,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []Im
 			return err
 		}
 		if !opt.DryRun {
-			if err := s.keepSuppressed(ctx, tx, in.BookID, rows); err != nil {
+			if err := s.keepSuppressed(ctx, tx, in.BookID, rows.rows); err != nil {
 				return err
 			}
 		}
@@ -262,7 +309,7 @@ func (s *Service) writeChunk(ctx context.Context, in Import, from int, rows []Im
 		_, err = tx.Exec(ctx, `
 			UPDATE imports SET processed_rows = processed_rows + $2, created = created + $3, updated = updated + $4,
 				skipped = skipped + $5, failed = failed + $6, errors = errors || $7::jsonb
-			WHERE id = $1`, in.ID, len(rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
+			WHERE id = $1`, in.ID, len(rows.rows), res.Created, res.Updated, res.Skipped, res.Failed, errs)
 		return err
 	})
 }
@@ -308,7 +355,14 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 // suppressed already, as the one suppression operation marks contacts:
 // an import neither lifts a suppression nor makes one, and a contact it
 // brings in with a suppressed address is as unreachable as any other.
-func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []ImportRow) error {
+func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []contacts.BatchRow) error {
+	// Most books have no suppression in force: one lookup spares hashing
+	// and sending every address of the chunk.
+	var some bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE book_id = $1 AND lifted_at IS NULL)`, bookID).Scan(&some)
+	if err != nil || !some {
+		return err
+	}
 	var addrs []string
 	for _, r := range rows {
 		for _, e := range r.Contact.Emails {
