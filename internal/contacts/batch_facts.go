@@ -2,13 +2,13 @@ package contacts
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -42,12 +42,14 @@ func (s *Service) CustomFieldKeys(ctx context.Context, bookID uuid.UUID) (map[st
 // bookFacts loads what an import checks rows against.
 func (store) bookFacts(ctx context.Context, db postgres.DB, bookID uuid.UUID) (bookFacts, error) {
 	f := bookFacts{labels: map[string]LabelRef{}, fields: map[string]fieldDef{}}
-	if err := db.QueryRow(ctx, `SELECT enforce_unique_emails FROM books WHERE id = $1`, bookID).Scan(&f.uniqueEmails); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return f, apperr.NotFoundf("The book no longer exists.")
-		}
+	unique, ok, err := books.UniqueEmails(ctx, db, bookID)
+	if err != nil {
 		return f, err
 	}
+	if !ok {
+		return f, apperr.NotFoundf("The book no longer exists.")
+	}
+	f.uniqueEmails = unique
 	var l LabelRef
 	rows, _ := db.Query(ctx, `SELECT id, name, color FROM label_refs WHERE book_id = $1 ORDER BY sort_order, name, id`, bookID)
 	if _, err := pgx.ForEachRow(rows, []any{&l.ID, &l.Name, &l.Color}, func() error {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -57,16 +57,12 @@ func (store) createLabels(ctx context.Context, db postgres.DB, bookID uuid.UUID,
 	for _, n := range names {
 		list = append(list, n)
 	}
-	rows, _ := db.Query(ctx, `
-		INSERT INTO labels (id, book_id, name, sort_order, created_at, updated_at)
-		SELECT gen_random_uuid(), $1, n.name,
-		       (SELECT COALESCE(max(sort_order), 0) FROM labels WHERE book_id = $1) + n.ord, $3, $3
-		FROM unnest($2::text[]) WITH ORDINALITY AS n(name, ord)
-		RETURNING id, name, color`, bookID, list, now)
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (LabelRef, error) {
-		var l LabelRef
-		return l, r.Scan(&l.ID, &l.Name, &l.Color)
-	})
+	made, err := books.CreateLabels(ctx, db, bookID, list, now)
+	out := make([]LabelRef, len(made))
+	for i, l := range made {
+		out[i] = LabelRef{ID: l.ID, Name: l.Name, Color: l.Color}
+	}
+	return out, err
 }
 
 // tagPairs adds the (contact, label) pairs.
