@@ -178,6 +178,14 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 	return err
 }
 
+// AnyInForce reports whether the book has a suppression in force: most
+// have none, which spares a caller hashing and sending its addresses.
+func AnyInForce(ctx context.Context, db postgres.DB, bookID uuid.UUID) (bool, error) {
+	var some bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE book_id = $1 AND lifted_at IS NULL)`, bookID).Scan(&some)
+	return some, err
+}
+
 // InForce returns, for each of the addresses (lower-cased) that is
 // suppressed in the book, the reason. It matches by hash, so the
 // suppressions of an erased person count too.

@@ -358,8 +358,7 @@ func (s *Service) fail(ctx context.Context, id uuid.UUID, reason string) error {
 func (s *Service) keepSuppressed(ctx context.Context, tx *postgres.Tx, bookID uuid.UUID, rows []contacts.BatchRow) error {
 	// Most books have no suppression in force: one lookup spares hashing
 	// and sending every address of the chunk.
-	var some bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE book_id = $1 AND lifted_at IS NULL)`, bookID).Scan(&some)
+	some, err := suppression.AnyInForce(ctx, tx, bookID)
 	if err != nil || !some {
 		return err
 	}
