@@ -61,8 +61,8 @@ func (c *compiler) text(r Rule, op Op) (func(w *sqlWriter), error) {
 		switch f {
 		case FieldEmail:
 			// Any of the contact's addresses, through the book's address
-			// index (contact_emails).
-			w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_emails WHERE book_id = ", w.param(w.bookID), " AND ")
+			// index (contacts' read model contact_addresses).
+			w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_addresses WHERE book_id = ", w.param(w.bookID), " AND ")
 			match(w, "address_lower")
 			w.printf(")")
 		case FieldPhone:
@@ -142,7 +142,7 @@ func (c *compiler) labels(r Rule, op Op) (func(w *sqlWriter), error) {
 		return nil, err
 	}
 	return func(w *sqlWriter) {
-		w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_labels WHERE label_id = ANY(", w.param(ids), "::uuid[])")
+		w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_label_members WHERE label_id = ANY(", w.param(ids), "::uuid[])")
 		if op == OpHasAll {
 			w.printf(" GROUP BY contact_id HAVING count(*) = ", w.param(int64(len(ids))))
 		}
@@ -188,8 +188,9 @@ func (c *compiler) engagement(r Rule, op Op) (func(w *sqlWriter), error) {
 	}
 	kind := engagementKinds[r.cond.Field]
 	return func(w *sqlWriter) {
-		// Served by delivery_events_book_kind_idx, from the index alone.
-		w.printf(w.col("id"), " IN (SELECT contact_id FROM delivery_events WHERE book_id = ", w.param(w.bookID),
+		// Served by delivery_events_book_kind_idx, from the index alone
+		// (through delivery's read model delivery_event_records).
+		w.printf(w.col("id"), " IN (SELECT contact_id FROM delivery_event_records WHERE book_id = ", w.param(w.bookID),
 			" AND kind = ", w.param(kind))
 		if since != nil {
 			w.printf(" AND occurred_at >= ", w.param(*since))
@@ -207,7 +208,7 @@ func (c *compiler) campaign(r Rule, op Op) (func(w *sqlWriter), error) {
 		return nil, err
 	}
 	return func(w *sqlWriter) {
-		w.printf(w.col("id"), " IN (SELECT contact_id FROM campaign_participants WHERE campaign_id = ", w.param(id))
+		w.printf(w.col("id"), " IN (SELECT contact_id FROM campaign_participations WHERE campaign_id = ", w.param(id))
 		if op != OpEnrolled {
 			w.printf(" AND status = ", w.param(string(op)))
 		}
@@ -249,7 +250,7 @@ func (c *compiler) custom(r Rule, key string, op Op) (func(w *sqlWriter), error)
 	// values writes "contact id IN (the contacts whose value passes test)".
 	values := func(test func(w *sqlWriter)) func(w *sqlWriter) {
 		return func(w *sqlWriter) {
-			w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_field_values WHERE field_id = ", w.param(def.id), " AND ")
+			w.printf(w.col("id"), " IN (SELECT contact_id FROM contact_custom_values WHERE field_id = ", w.param(def.id), " AND ")
 			test(w)
 			w.printf(")")
 		}
