@@ -117,6 +117,7 @@ function Shell() {
   const w = useWorkspace();
   const { path } = useLocation();
   const book = currentBook(path, w.team.id, w.books?.map((b) => b.id) ?? []);
+  const navReady = w.books !== null || w.booksError !== '';
   useEffect(() => {
     if (book) rememberBook(w.team.id, book);
   }, [book, w.team.id]);
@@ -133,7 +134,12 @@ function Shell() {
         <BookSwitcher current={book} />
         <UserMenu />
       </header>
-      <nav class="side" aria-label="Main">
+      {/* The links wait for the team's books: the book's links come first,
+          and inserting them under a pointer already on its way to another
+          link would move that link away (a click on Webhooks landing on
+          Segments). */}
+      <nav class="side" aria-label="Main" aria-busy={navReady ? undefined : 'true'}>
+        {navReady && (
         <ul>
           {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
           {book && <NavLink href={`/app/books/${book}/segments`} match={/^\/app\/books\/[^/]+\/segments/}>Segments</NavLink>}
@@ -163,6 +169,7 @@ function Shell() {
           </NavLink>
           {book && <NavLink href={`/app/books/${book}/settings`} match={/^\/app\/books\/[^/]+\/settings/}>Settings</NavLink>}
         </ul>
+        )}
       </nav>
       <main id="main" tabIndex={-1}>
         {w.twoFactorRequired && path !== '/app/security' && (
