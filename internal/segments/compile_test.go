@@ -166,6 +166,13 @@ func TestEveryFieldAndOp(t *testing.T) {
 		{`{"field":"company","op":"not_contains","value":"acme"}`, "Bob,Dee"},
 		{`{"field":"company","op":"starts_with","value":"ac"}`, "Ada,Cy"},
 		{`{"field":"company","op":"ends_with","value":"TA"}`, "Dee"},
+		// Three characters or more also narrow through the search text;
+		// the answer is the same.
+		{`{"field":"company","op":"starts_with","value":"ACM"}`, "Ada,Cy"},
+		{`{"field":"company","op":"ends_with","value":"_UNDER"}`, "Cy"},
+		{`{"field":"company","op":"ends_with","value":"corp"}`, "Ada"},
+		{`{"field":"first_name","op":"contains","value":"ada acme"}`, ""},
+		{`{"not":{"field":"company","op":"contains","value":"cme c"}}`, "Bob,Cy,Dee"},
 		{`{"field":"company","op":"is_set"}`, "Ada,Cy,Dee"},
 		{`{"field":"company","op":"is_not_set"}`, "Bob"},
 		{`{"field":"job_title","op":"starts_with","value":"cy "}`, "Cy"},

@@ -3,6 +3,7 @@ package segments
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The SQL of each family's positive ops (compile.go says how they
@@ -70,10 +71,24 @@ func (c *compiler) text(r Rule, op Op) (func(w *sqlWriter), error) {
 			match(w, "ph.value->>'number'")
 			w.printf(")")
 		default:
+			if searchable[f] && utf8.RuneCountInString(v) >= 3 {
+				// The value is then in the contact's search text too:
+				// a test the trigram index answers narrows the book to
+				// the contacts that can match before each is checked.
+				w.printf(w.col("search"), " ILIKE ", w.param("%"+escapeLike(v)+"%"), " AND ")
+			}
 			match(w, w.col(textColumns[f]))
 		}
 	}, nil
 }
+
+// searchable are the text columns the contact's search text holds (the
+// generated column search: first name, last name, company and the
+// addresses, lower-cased). A value of three characters or more that one
+// of them holds is in search too, which the trigram index
+// contacts_search_trgm_idx answers for a whole table; a shorter value
+// has no trigram to look up.
+var searchable = map[Field]bool{FieldFirstName: true, FieldLastName: true, FieldCompany: true}
 
 // midnight is the start of a date's day, UTC.
 func midnight(d time.Time) time.Time {

@@ -26,8 +26,9 @@
 #    webhook and with one subscribed to the events (listmonk sends none);
 #  - creates, wrk, 16 connections, 10 s; contactbook without and with a
 #    contact.created webhook (delivered to a local sink);
+#  - a CSV import of the same 100,000 new people (a name and an email):
+#    from the upload to the import's end, and the server's peak RSS;
 #  - pgbench -S (20 clients) as the machine's calibration.
-# CSV import is not compared here (docs/benchmarks.md has contactbook's own import figures).
 set -euo pipefail
 lm_src=$(cd "${1:?usage: listmonk.sh LISTMONK_CHECKOUT}" && pwd)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -146,6 +147,40 @@ for run in $(seq 1 "$RUNS"); do
 	lm_time lm-delete -X DELETE "$LM_URL/api/subscribers?$doomed"
 done
 
+# Imports of the same 100,000 new people (a name and an email) into the
+# seeded book / a new list, one after the other: from the upload to the
+# import's end, and the server's peak RSS meanwhile (VmHWM, reset first).
+log "imports of 100,000 new rows"
+awk 'BEGIN { print "first_name,email"; for (g = 1; g <= 100000; g++) printf "Imported%d,imported%d@example.org\n", g, g }' >"$tmp/cb-import.csv"
+awk 'BEGIN { print "email,name"; for (g = 1; g <= 100000; g++) printf "imported%d@example.org,Imported%d\n", g, g }' >"$tmp/lm-import.csv"
+json_field() { grep -o "\"$1\":\"[^\"]*\"" | head -n 1 | cut -d '"' -f 4; }
+since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+peak() { # name pid
+	echo "PEAK $1 $(awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$2/status")" | tee -a "$raw" >&2
+}
+echo 5 >"/proc/$CB_PID/clear_refs"
+start=$(date +%s%N)
+imp=$(curl -fsS -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/cb-import.csv;type=text/csv" "$CB_URL/api/books/$BOOK_ID/imports" | json_field id)
+while st=$(curl -fsS -H "Authorization: Bearer $TOKEN" "$CB_URL/api/books/$BOOK_ID/imports/$imp" | json_field status); [ "$st" = queued ] || [ "$st" = running ]; do
+	sleep 0.1
+done
+[ "$st" = succeeded ] || { log "contactbook's import ended $st"; exit 1; }
+echo "BULK cb-import $(since "$start")" | tee -a "$raw" >&2
+peak cb-import "$CB_PID"
+list=$(curl -fsS "${lm_auth[@]}" -H 'Content-Type: application/json' -d '{"name":"imported","type":"private","optin":"single"}' "$LM_URL/api/lists" |
+	grep -o '"id":[0-9]*' | head -n 1 | cut -d: -f2)
+echo 5 >"/proc/$LM_PID/clear_refs"
+start=$(date +%s%N)
+curl -fsS -o /dev/null "${lm_auth[@]}" --form-string "params={\"mode\":\"subscribe\",\"subscription_status\":\"confirmed\",\"delim\":\",\",\"lists\":[$list],\"overwrite\":true}" \
+	-F "file=@$tmp/lm-import.csv;type=text/csv" "$LM_URL/api/import/subscribers"
+while st=$(curl -fsS "${lm_auth[@]}" "$LM_URL/api/import/subscribers" | json_field status); [ "$st" = importing ] || [ "$st" = none ]; do
+	sleep 0.1
+done
+[ "$st" = finished ] || { log "listmonk's import ended $st"; exit 1; }
+echo "BULK lm-import $(since "$start")" | tee -a "$raw" >&2
+peak lm-import "$LM_PID"
+[ "$(lmsql -c "SELECT count(*) FROM subscribers WHERE email LIKE 'imported%'")" = 100000 ] || { log "listmonk did not import 100,000"; exit 1; }
+
 # Creates, last (they add contacts); contactbook's with a webhook after
 # listmonk's, and its deliveries drained before the calibration.
 wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
@@ -175,6 +210,7 @@ secs_row() { # label, contactbook operation, listmonk operation
 	b=$(median_secs "$3")
 	printf '| %s | %s s | %s s | %s (%s× the speed) | |\n' "$1" "${a:-n/a}" "${b:-n/a}" "$(ratio "$a" "$b")" "$(ratio "$a" "$b" 1)"
 }
+peak_of() { awk -v n="$1" '$1 == "PEAK" && $2 == n { v = $3 } END { print (v == "" ? "n/a" : v) }' "$raw"; }
 table=$(
 	cat <<TABLE
 Machine: $(machine "$(admin_url "$cb_db")"), answering $(fmt_int "$pgb") primary-key selects/s alone (pgbench -S, 20 clients). Load average at the end: $load. listmonk built from $(git -C "$lm_src" log -1 --format='%h (%cs)' 2>/dev/null || echo 'the given checkout'). Date: $(date -u +%Y-%m-%d). Produced by \`make bench-listmonk\`.
@@ -192,6 +228,8 @@ $(secs_row "add 10,000 to a label / list, median of $RUNS, no webhook" bulk-add-
 $(secs_row "add 10,000, contactbook with a webhook (10,000 events)" bulk-add-label+webhook lm-add)
 $(secs_row "delete 10,000, median of $RUNS, no webhook" bulk-delete lm-delete)
 $(secs_row "delete 10,000, contactbook with a webhook (10,000 events)" bulk-delete+webhook lm-delete)
+$(secs_row "CSV import of 100,000 new rows (a name and an email), upload to end" cb-import lm-import)
+| peak RSS of the server during that import | $(peak_of cb-import) MB | $(peak_of lm-import) MB | | |
 TABLE
 )
 replace_section docs/benchmarks.md listmonk "$table"

@@ -12,10 +12,11 @@
 #  - the CSV export of the whole book, curl's total time;
 #  - a campaign email step to every contact, from POST .../run to the last
 #    email at the provider stand-in, in emails per second;
-#  - an import of 100,000 new rows (first name and email) into the book,
-#    in seconds and rows per second: the same file at both sizes, so the
-#    rate per row shows what the book's size costs (a file of a million
-#    rows is over the limit of 200,000 records a file).
+#  - an import of 100,000 new rows (first name and email) into a new book
+#    of the same database, in seconds and rows per second: the same file
+#    at both sizes, so the rate per row shows what the table's size costs
+#    (a file of a million rows is over the limit of 200,000 records a
+#    file); before the campaign, whose memory would count in its peak.
 # Before each figure the server's peak resident set is reset; the peak
 # during it is reported beside it (memory flat means the same peak at
 # both sizes). Lines "SCALE <size> <figure> <value> <unit>" go to the raw
@@ -111,6 +112,23 @@ for size in ${SCALES:-100000 1000000}; do
 	figure "$size" export_peak_rss "$(peak_mb)" MB
 	log "export: $bytes bytes"
 
+	# An import of 100,000 new rows into a book of its own (the table and
+	# its indexes hold the seeded book's rows too), before the campaign so
+	# that the campaign's memory is not counted in the import's peak.
+	imp_book=$(api POST /api/books -d "{\"team_id\":\"$TEAM_ID\",\"name\":\"Imported\"}" | field id)
+	awk -v n=100000 'BEGIN { print "first_name,email"; for (g = 1; g <= n; g++) printf "New%d,new%d@example.org\n", g, g }' >"$tmp/import.csv"
+	reset_peak
+	start=$(now_ns)
+	imp=$(curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/import.csv;type=text/csv" "$CB_URL/api/books/$imp_book/imports" | field id)
+	while st=$(api GET "/api/books/$imp_book/imports/$imp" | status_of); [ "$st" = queued ] || [ "$st" = running ]; do
+		sleep 0.2
+	done
+	[ "$st" = succeeded ] || { log "import ended $st"; exit 1; }
+	secs=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	figure "$size" import_seconds "$secs" s
+	figure "$size" import_rows_per_second "$(awk -v n=100000 -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" rows/s
+	figure "$size" import_peak_rss "$(peak_mb)" MB
+
 	# A campaign email step to every contact of the book.
 	psql "$url" -qc "UPDATE teams SET campaign_addon = 'active' WHERE id = '$TEAM_ID'"
 	api PUT /api/campaign-settings -d '{"sender_name":"Acme","sender_email":"news@acme.example","company_name":"Acme Inc.","address_line1":"1 Main St","city":"Springfield","postal_code":"62701","country":"USA","mailer_api_key":"SG.bench"}' >/dev/null
@@ -131,20 +149,6 @@ for size in ${SCALES:-100000 1000000}; do
 	figure "$size" campaign_emails_per_second "$(awk -v n="$size" -v a="$start" -v b="$last" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }')" emails/s
 	figure "$size" campaign_peak_rss "$(peak_mb)" MB
 
-	# An import of 100,000 new rows.
-	awk -v n=100000 'BEGIN { print "first_name,email"; for (g = 1; g <= n; g++) printf "New%d,new%d@example.org\n", g, g }' >"$tmp/import.csv"
-	reset_peak
-	start=$(now_ns)
-	imp=$(curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/import.csv;type=text/csv" "$CB_URL/api/books/$BOOK_ID/imports" | field id)
-	while st=$(api GET "/api/books/$BOOK_ID/imports/$imp" | status_of); [ "$st" = queued ] || [ "$st" = running ]; do
-		sleep 0.2
-	done
-	[ "$st" = succeeded ] || { log "import ended $st"; exit 1; }
-	secs=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-	figure "$size" import_seconds "$secs" s
-	figure "$size" import_rows_per_second "$(awk -v n=100000 -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" rows/s
-	figure "$size" import_peak_rss "$(peak_mb)" MB
-
 	kill "$CB_PID"
 	wait "$CB_PID" 2>/dev/null || true
 	CB_PID=
@@ -163,7 +167,7 @@ sizes=(${SCALES:-100000 1000000})
 		segment_preview:"segment preview (2 conditions), req/s" reads_peak_rss:"peak RSS during the reads, MB" \
 		export_seconds:"CSV export of the book, s" export_peak_rss:"peak RSS during the export, MB" \
 		campaign_emails_per_second:"campaign step to every contact, emails/s" campaign_peak_rss:"peak RSS during the campaign, MB" \
-		import_seconds:"import of 100,000 new rows into the book, s" import_rows_per_second:"import rate, rows/s" import_peak_rss:"peak RSS during the import, MB"; do
+		import_seconds:"import of 100,000 new rows (another book, same tables), s" import_rows_per_second:"import rate, rows/s" import_peak_rss:"peak RSS during the import, MB"; do
 		printf '| %s |' "${f#*:}"
 		for s in "${sizes[@]}"; do printf ' %s |' "$(val "$s" "${f%%:*}")"; done
 		printf '\n'
