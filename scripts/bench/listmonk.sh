@@ -147,6 +147,17 @@ for run in $(seq 1 "$RUNS"); do
 	lm_time lm-delete -X DELETE "$LM_URL/api/subscribers?$doomed"
 done
 
+# Creates (they add contacts, and listmonk's creates slow down with every
+# subscriber: before the imports); contactbook's with a webhook after
+# listmonk's, and its deliveries drained before the calibration.
+wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
+export CREATE_BODY=listmonk
+wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
+unset CREATE_BODY
+hook=$(webhook_on contact.created)
+wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
+webhook_off "$hook" "$cb_db"
+
 # Imports of the same 100,000 new people (a name and an email) into the
 # seeded book / a new list, one after the other: from the upload to the
 # import's end, and the server's peak RSS meanwhile (VmHWM, reset first).
@@ -180,16 +191,6 @@ done
 echo "BULK lm-import $(since "$start")" | tee -a "$raw" >&2
 peak lm-import "$LM_PID"
 [ "$(lmsql -c "SELECT count(*) FROM subscribers WHERE email LIKE 'imported%'")" = 100000 ] || { log "listmonk did not import 100,000"; exit 1; }
-
-# Creates, last (they add contacts); contactbook's with a webhook after
-# listmonk's, and its deliveries drained before the calibration.
-wrk_run cb_create 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
-export CREATE_BODY=listmonk
-wrk_run lm_create 16 "$LM_URL/api/subscribers" "${lm_auth[@]}" -s scripts/bench/create.lua
-unset CREATE_BODY
-hook=$(webhook_on contact.created)
-wrk_run cb_create_webhook 16 "$CB_URL/api/v1/contacts" "${cb_auth[@]}" -s scripts/bench/create.lua
-webhook_off "$hook" "$cb_db"
 
 calibrate "$(admin_url "$cb_db")"
 load=$(cut -d ' ' -f 1-3 /proc/loadavg)
