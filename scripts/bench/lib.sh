@@ -53,6 +53,18 @@ start_contactbook() {
 	psql "$1" -qc "VACUUM ANALYZE" >/dev/null
 }
 
+# field NAME: the value of the first "NAME":"value" in stdin (a JSON answer).
+field() { grep -o "\"$1\":\"[^\"]*\"" | head -n 1 | cut -d '"' -f 4; }
+
+# now_ns: the time in nanoseconds; since START_NS: seconds since then.
+now_ns() { date +%s%N; }
+since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+
+# reset_peak PID: forgets the process's peak resident set (VmHWM); peak_mb
+# PID: that peak since, in MB.
+reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
+peak_mb() { awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
 # start_sink PORT: the webhook receiver (scripts/bench/sink); exports SINK_PID.
 start_sink() {
 	go build -o bin/bench-sink ./scripts/bench/sink

@@ -176,15 +176,11 @@ webhook_off "$hook" "$cb_db"
 log "imports of 100,000 new rows"
 awk 'BEGIN { print "first_name,email"; for (g = 1; g <= 100000; g++) printf "Imported%d,imported%d@example.org\n", g, g }' >"$tmp/cb-import.csv"
 awk 'BEGIN { print "email,name"; for (g = 1; g <= 100000; g++) printf "imported%d@example.org,Imported%d\n", g, g }' >"$tmp/lm-import.csv"
-json_field() { grep -o "\"$1\":\"[^\"]*\"" | head -n 1 | cut -d '"' -f 4; }
-since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-peak() { # name pid
-	echo "PEAK $1 $(awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$2/status")" | tee -a "$raw" >&2
-}
-echo 5 >"/proc/$CB_PID/clear_refs"
-start=$(date +%s%N)
-imp=$(curl -fsS -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/cb-import.csv;type=text/csv" "$CB_URL/api/books/$BOOK_ID/imports" | json_field id)
-while st=$(curl -fsS -H "Authorization: Bearer $TOKEN" "$CB_URL/api/books/$BOOK_ID/imports/$imp" | json_field status); [ "$st" = queued ] || [ "$st" = running ]; do
+peak() { echo "PEAK $1 $(peak_mb "$2")" | tee -a "$raw" >&2; } # name pid
+reset_peak "$CB_PID"
+start=$(now_ns)
+imp=$(curl -fsS -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/cb-import.csv;type=text/csv" "$CB_URL/api/books/$BOOK_ID/imports" | field id)
+while st=$(curl -fsS -H "Authorization: Bearer $TOKEN" "$CB_URL/api/books/$BOOK_ID/imports/$imp" | field status); [ "$st" = queued ] || [ "$st" = running ]; do
 	sleep 0.1
 done
 [ "$st" = succeeded ] || { log "contactbook's import ended $st"; exit 1; }
@@ -192,11 +188,11 @@ echo "BULK cb-import $(since "$start")" | tee -a "$raw" >&2
 peak cb-import "$CB_PID"
 list=$(curl -fsS "${lm_auth[@]}" -H 'Content-Type: application/json' -d '{"name":"imported","type":"private","optin":"single"}' "$LM_URL/api/lists" |
 	grep -o '"id":[0-9]*' | head -n 1 | cut -d: -f2)
-echo 5 >"/proc/$LM_PID/clear_refs"
-start=$(date +%s%N)
+reset_peak "$LM_PID"
+start=$(now_ns)
 curl -fsS -o /dev/null "${lm_auth[@]}" --form-string "params={\"mode\":\"subscribe\",\"subscription_status\":\"confirmed\",\"delim\":\",\",\"lists\":[$list],\"overwrite\":true}" \
 	-F "file=@$tmp/lm-import.csv;type=text/csv" "$LM_URL/api/import/subscribers"
-while st=$(curl -fsS "${lm_auth[@]}" "$LM_URL/api/import/subscribers" | json_field status); [ "$st" = importing ] || [ "$st" = none ]; do
+while st=$(curl -fsS "${lm_auth[@]}" "$LM_URL/api/import/subscribers" | field status); [ "$st" = importing ] || [ "$st" = none ]; do
 	sleep 0.1
 done
 [ "$st" = finished ] || { log "listmonk's import ended $st"; exit 1; }

@@ -51,16 +51,11 @@ sink="http://127.0.0.1:$sink_port"
 figure() { # size name value unit
 	printf 'SCALE %s %s %s %s load=%s\n' "$1" "$2" "$3" "$4" "$(cut -d ' ' -f 1 /proc/loadavg)" | tee -a "$raw" >&2
 }
-reset_peak() { echo 5 >"/proc/$CB_PID/clear_refs"; }
-peak_mb() { awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$CB_PID/status"; }
 api() { # method path [curl args...]: the internal API as the bench user, in the book
 	local m=$1 p=$2
 	shift 2
 	curl -fsS -X "$m" -H "Authorization: Bearer $TOKEN" -H "X-Book-ID: $BOOK_ID" -H 'Content-Type: application/json' "$@" "$CB_URL$p"
 }
-field() { grep -o "\"$1\":\"[^\"]*\"" | head -n 1 | cut -d '"' -f 4; }
-status_of() { grep -o '"status":"[^"]*"' | head -n 1 | cut -d '"' -f 4; }
-now_ns() { date +%s%N; }
 
 # seed_copy URL BOOK COUNT: COUNT contacts shaped as seed.sql's, through COPY.
 seed_copy() {
@@ -86,7 +81,7 @@ for size in ${SCALES:-100000 1000000}; do
 	seed_copy "$url" "$BOOK_ID" "$size"
 	auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
 
-	reset_peak
+	reset_peak "$CB_PID"
 	wrk_run "scale_${size}_first_page" 20 "$CB_URL/api/v1/contacts?limit=50" "${auth[@]}"
 	figure "$size" first_page "$(wrk_rps "scale_${size}_first_page")" req/s
 	wrk_run "scale_${size}_deep_page" 20 "$CB_URL/api/v1/contacts?limit=50&offset=$((size / 2))" "${auth[@]}"
@@ -96,7 +91,7 @@ for size in ${SCALES:-100000 1000000}; do
 	figure "$size" cursor_page "$(wrk_rps "scale_${size}_cursor_page")" req/s
 	wrk_run "scale_${size}_search" 20 "$CB_URL/api/v1/contacts?q=person42&limit=50" "${auth[@]}"
 	figure "$size" search "$(wrk_rps "scale_${size}_search")" req/s
-	figure "$size" reads_peak_rss "$(peak_mb)" MB
+	figure "$size" reads_peak_rss "$(peak_mb "$CB_PID")" MB
 	# The preview exists once segments do; without them the row reads n/a.
 	rule='{"rule":{"all":[{"field":"company","op":"contains","value":"company 42"},{"field":"starred","op":"eq","value":true}]}}'
 	if curl -fsS -o /dev/null -X POST "${auth[@]}" -H 'Content-Type: application/json' -d "$rule" "$CB_URL/api/v1/segments/preview" 2>/dev/null; then
@@ -105,11 +100,11 @@ for size in ${SCALES:-100000 1000000}; do
 		figure "$size" segment_preview "$(wrk_rps "scale_${size}_segment_preview")" req/s
 	fi
 
-	reset_peak
+	reset_peak "$CB_PID"
 	start=$(now_ns)
 	bytes=$(curl -fsS -o /dev/null -w '%{size_download}' "${auth[@]}" "$CB_URL/api/v1/contacts/export?format=csv")
-	figure "$size" export_seconds "$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" s
-	figure "$size" export_peak_rss "$(peak_mb)" MB
+	figure "$size" export_seconds "$(since "$start")" s
+	figure "$size" export_peak_rss "$(peak_mb "$CB_PID")" MB
 	log "export: $bytes bytes"
 
 	# An import of 100,000 new rows into a book of its own (the table and
@@ -117,17 +112,17 @@ for size in ${SCALES:-100000 1000000}; do
 	# that the campaign's memory is not counted in the import's peak.
 	imp_book=$(api POST /api/books -d "{\"team_id\":\"$TEAM_ID\",\"name\":\"Imported\"}" | field id)
 	awk -v n=100000 'BEGIN { print "first_name,email"; for (g = 1; g <= n; g++) printf "New%d,new%d@example.org\n", g, g }' >"$tmp/import.csv"
-	reset_peak
+	reset_peak "$CB_PID"
 	start=$(now_ns)
 	imp=$(curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/import.csv;type=text/csv" "$CB_URL/api/books/$imp_book/imports" | field id)
-	while st=$(api GET "/api/books/$imp_book/imports/$imp" | status_of); [ "$st" = queued ] || [ "$st" = running ]; do
+	while st=$(api GET "/api/books/$imp_book/imports/$imp" | field status); [ "$st" = queued ] || [ "$st" = running ]; do
 		sleep 0.2
 	done
 	[ "$st" = succeeded ] || { log "import ended $st"; exit 1; }
-	secs=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	secs=$(since "$start")
 	figure "$size" import_seconds "$secs" s
 	figure "$size" import_rows_per_second "$(awk -v n=100000 -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" rows/s
-	figure "$size" import_peak_rss "$(peak_mb)" MB
+	figure "$size" import_peak_rss "$(peak_mb "$CB_PID")" MB
 
 	# A campaign email step to every contact of the book.
 	psql "$url" -qc "UPDATE teams SET campaign_addon = 'active' WHERE id = '$TEAM_ID'"
@@ -139,7 +134,7 @@ for size in ${SCALES:-100000 1000000}; do
 	psql "$url" -qc "INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT '$cid', id, now() FROM contacts WHERE book_id = '$BOOK_ID'"
 	psql "$url" -qc "VACUUM ANALYZE" >/dev/null
 	curl -fsS -X POST "$sink/reset" >/dev/null
-	reset_peak
+	reset_peak "$CB_PID"
 	start=$(now_ns)
 	api POST "/api/campaigns/$cid/run" >/dev/null
 	while read -r got last < <(curl -fsS "$sink/count"); [ "$got" -lt "$size" ]; do
@@ -147,7 +142,7 @@ for size in ${SCALES:-100000 1000000}; do
 		if ! kill -0 "$CB_PID" 2>/dev/null; then log "the server stopped during the campaign"; exit 1; fi
 	done
 	figure "$size" campaign_emails_per_second "$(awk -v n="$size" -v a="$start" -v b="$last" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }')" emails/s
-	figure "$size" campaign_peak_rss "$(peak_mb)" MB
+	figure "$size" campaign_peak_rss "$(peak_mb "$CB_PID")" MB
 
 	kill "$CB_PID"
 	wait "$CB_PID" 2>/dev/null || true
