@@ -233,15 +233,6 @@ func (s *Service) UpdateTeam(ctx context.Context, actor *auth.Actor, teamID uuid
 		if err := actor.Require(ctx, teamID, auth.RoleOwner, teamNotFound); err != nil {
 			return Team{}, err
 		}
-		if *in.RequireTwoFactor {
-			on, err := s.st.twoFactorOn(ctx, s.db, actor.UserID)
-			if err != nil {
-				return Team{}, err
-			}
-			if !on {
-				return Team{}, apperr.New(apperr.Conflict, "Turn on two-factor sign-in for your own account first (Security), then require it of the team.")
-			}
-		}
 	}
 	var t Team
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -302,7 +293,7 @@ func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonSta
 	var t Team
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var err error
-		if t, err = s.st.setAddon(ctx, tx, teamID, state); err != nil {
+		if t, err = s.st.setAddon(ctx, tx, teamID, state, s.now()); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, nil, teamID, "addon.changed", "team", teamID.String(),

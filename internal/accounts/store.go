@@ -89,9 +89,15 @@ func (store) updateTeam(ctx context.Context, db postgres.DB, id uuid.UUID, p Tea
 		WHERE id = $1 RETURNING `+teamColumns, id, p.Name, p.RequireTwoFactor))
 }
 
-func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state AddonState) (Team, error) {
+// setAddon sets the team's add-on state. A trial set this way without one
+// running (none yet, or ended) starts a fresh one of TrialLength from now:
+// a trial with no end, or one already over, would read as no add-on.
+func (store) setAddon(ctx context.Context, db postgres.DB, id uuid.UUID, state AddonState, now time.Time) (Team, error) {
 	return scanTeam(db.QueryRow(ctx, `
-		UPDATE teams SET campaign_addon = $2, updated_at = now() WHERE id = $1 RETURNING `+teamColumns, id, state))
+		UPDATE teams SET campaign_addon = $2, updated_at = now(),
+			trial_started_at = CASE WHEN $2 = 'trial' AND (trial_ends_at IS NULL OR trial_ends_at <= $3) THEN $3 ELSE trial_started_at END,
+			trial_ends_at = CASE WHEN $2 = 'trial' AND (trial_ends_at IS NULL OR trial_ends_at <= $3) THEN $4 ELSE trial_ends_at END
+		WHERE id = $1 RETURNING `+teamColumns, id, state, now, now.Add(TrialLength)))
 }
 
 // startTrial starts the trial unless the team has had one or has paid.

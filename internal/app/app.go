@@ -169,7 +169,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(db, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
 	a.Books = books.NewService(db, a.Outbox, now)
-	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, now)
+	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, suppression.New(now), now)
 	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)

@@ -148,6 +148,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 func reportSettings(cfg config.Config, log *slog.Logger) {
 	if cfg.JWTSecretGenerated {
 		log.Warn("JWT_SECRET is not set: using a random secret; tokens stop working when the process restarts")
+	} else if len(cfg.JWTSecret) < config.MinJWTSecret {
+		// Refusing to start would take the whole service down over a
+		// secret that still works; a weak one is the operator's call.
+		log.Warn(fmt.Sprintf("JWT_SECRET is shorter than %d characters: login tokens are only as hard to forge as the secret is to guess", config.MinJWTSecret))
 	}
 	if !cfg.BillingEnabled() {
 		log.Warn("billing is off: STRIPE_SECRET_KEY is not set, so add-on checkout answers 503 SERVICE_UNAVAILABLE")

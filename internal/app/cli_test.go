@@ -106,6 +106,19 @@ func TestAddonSetSaysOnlyWhatItDid(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT campaign_addon FROM teams WHERE id = $1`, teamID).Scan(&addon); err != nil || addon != "active" {
 		t.Fatalf("campaign_addon %q (%v)", addon, err)
 	}
+
+	// A trial granted by an operator after the team's own trial ended runs
+	// for a fresh 14 days; one that ended would read as no add-on.
+	if _, err := conn.Exec(ctx, `UPDATE teams SET trial_started_at = now() - interval '30 days', trial_ends_at = now() - interval '16 days' WHERE id = $1`, teamID); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := run(t, ctx, env, "addon", "set", "--team", teamID, "--status", "trial"); err != nil {
+		t.Fatalf("addon set trial: %v\n%s", err, stderr)
+	}
+	var days float64
+	if err := conn.QueryRow(ctx, `SELECT campaign_addon, extract(epoch FROM trial_ends_at - now()) / 86400 FROM teams WHERE id = $1`, teamID).Scan(&addon, &days); err != nil || addon != "trial" || days < 13.9 || days > 14 {
+		t.Fatalf("after addon set trial: campaign_addon %q, trial ends in %.2f days (%v); want a 14-day trial", addon, days, err)
+	}
 }
 
 // TestServe: serve reports the settings that leave features off, serves

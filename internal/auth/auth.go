@@ -183,6 +183,18 @@ func (a *Actor) Require(ctx context.Context, teamID uuid.UUID, min Role, outside
 	return nil
 }
 
+// RequireAdminOrKey is Require of RoleAdmin that also lets the team's own
+// API key act: on the public API, where only keys come, "admin" operations
+// on the team's data (a suppression lifted, a person's data exported or
+// erased) are the key holder's to do. A read key is refused like any
+// write by it.
+func (a *Actor) RequireAdminOrKey(ctx context.Context, teamID uuid.UUID, outsider error) error {
+	if a.IsKey() && a.KeyTeamID == teamID && !a.ReadOnly() {
+		return nil
+	}
+	return a.Require(ctx, teamID, RoleAdmin, outsider)
+}
+
 type actorKey struct{}
 
 // WithActor stores the actor in ctx.

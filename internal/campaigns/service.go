@@ -74,10 +74,25 @@ type scoped struct {
 	teamID   uuid.UUID
 }
 
-// campaignFor loads a campaign addressed by id: NOT_FOUND outside the
-// caller's team or outside the scope's book (when the request names one),
-// then the add-on, then the role.
+// campaignFor loads a campaign addressed by id. When the request says
+// which team it acts for (the scope's book, or the API key's team), that
+// team's add-on comes first: a team without it hears so whatever the id,
+// rather than that an id it could never have made is unknown. Then
+// NOT_FOUND outside the caller's team or the scope's book, the add-on of
+// the campaign's team, and the role.
 func (s *Service) campaignFor(ctx context.Context, sc books.Scope, id uuid.UUID, min auth.Role) (scoped, error) {
+	caller := uuid.Nil
+	switch {
+	case sc.InBook():
+		caller = sc.Book.TeamID
+	case sc.Actor.IsKey():
+		caller = sc.Actor.KeyTeamID
+	}
+	if caller != uuid.Nil {
+		if err := s.requireAddon(ctx, caller); err != nil {
+			return scoped{}, err
+		}
+	}
 	c, teamID, err := s.st.campaignRef(ctx, s.db, id)
 	if err != nil {
 		return scoped{}, err
@@ -85,19 +100,22 @@ func (s *Service) campaignFor(ctx context.Context, sc books.Scope, id uuid.UUID,
 	if sc.InBook() && sc.Book.ID != c.BookID {
 		return scoped{}, errCampaignNotFound
 	}
-	if err := s.authorize(ctx, sc.Actor, teamID, min, errCampaignNotFound); err != nil {
+	if err := s.authorize(ctx, sc.Actor, teamID, min, errCampaignNotFound, teamID == caller); err != nil {
 		return scoped{}, err
 	}
 	return scoped{campaign: c, teamID: teamID}, nil
 }
 
-// authorize checks membership (outsider gets notFound), add-on, then role.
-func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, min auth.Role, notFound error) error {
+// authorize checks membership (outsider gets notFound), the add-on
+// (unless the caller checked it already), then the role.
+func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, min auth.Role, notFound error, addonChecked bool) error {
 	if err := actor.Require(ctx, teamID, auth.RoleViewer, notFound); err != nil {
 		return err
 	}
-	if err := s.requireAddon(ctx, teamID); err != nil {
-		return err
+	if !addonChecked {
+		if err := s.requireAddon(ctx, teamID); err != nil {
+			return err
+		}
 	}
 	return actor.Require(ctx, teamID, min, notFound)
 }
@@ -110,15 +128,16 @@ func (s *Service) Run(ctx context.Context, sc books.Scope, campaignID uuid.UUID)
 	if err != nil {
 		return false, err
 	}
+	// The campaign's own state first: it holds whatever the team pays.
+	if ref.campaign.Status != StatusActive {
+		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", ref.campaign.Status)
+	}
 	addon, err := s.accounts.Addon(ctx, ref.teamID)
 	if err != nil {
 		return false, err
 	}
 	if !addon.Paid() {
 		return false, errPaidRequired
-	}
-	if ref.campaign.Status != StatusActive {
-		return false, apperr.New(apperr.InvalidStatus, "Only active campaigns can run; this one is %s. Set its status to active first.", ref.campaign.Status)
 	}
 	res, err := s.queue.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
 	if err != nil {
@@ -318,11 +337,16 @@ func (s *Service) EnrollLabel(ctx context.Context, sc books.Scope, campaignID uu
 	}
 	var n int64
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		ok, err := s.st.labelInBook(ctx, tx, ref.campaign.BookID, *in.LabelID)
+		// A label the team does not have is not found, as everywhere; one
+		// of another of its books is the wrong input.
+		bookID, teamID, err := s.st.labelOwner(ctx, tx, *in.LabelID)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if teamID != ref.teamID {
+			return apperr.NotFoundf("No label with this id.")
+		}
+		if bookID != ref.campaign.BookID {
 			return apperr.Invalidf("`label_id` must name a label of the campaign's book.")
 		}
 		if err := s.lockEnrollable(ctx, tx, campaignID); err != nil {
@@ -404,7 +428,7 @@ func (s *Service) ContactCampaigns(ctx context.Context, actor *auth.Actor, conta
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, actor, teamID, auth.RoleViewer, errContactNotFound); err != nil {
+	if err := s.authorize(ctx, actor, teamID, auth.RoleViewer, errContactNotFound, false); err != nil {
 		return nil, err
 	}
 	return s.st.contactCampaigns(ctx, s.db, contactID)

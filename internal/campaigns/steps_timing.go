@@ -48,10 +48,18 @@ func (s *Service) checkConditionOf(ctx context.Context, db postgres.DB, st Step)
 // afterStepChange checks the changed step's condition and, when the
 // change can move who is due when, lets the campaign's held participants
 // go: the window or test that held them may have changed, and the next
-// pass reads them again.
+// pass reads them again. A change that leaves the condition naming a
+// later step, itself or no step is a conflict with the campaign's steps
+// (409 naming the step), as a reorder or delete that would do so is.
 func (s *Service) afterStepChange(ctx context.Context, db postgres.DB, st Step, timing bool) error {
-	if err := s.checkConditionOf(ctx, db, st); err != nil {
-		return err
+	if st.Condition != nil {
+		steps, err := s.st.steps(ctx, db, st.CampaignID)
+		if err != nil {
+			return err
+		}
+		if err := conditionConflict(st, steps); err != nil {
+			return err
+		}
 	}
 	if !timing {
 		return nil
@@ -75,9 +83,18 @@ func (s *Service) afterStepsMoved(ctx context.Context, db postgres.DB, campaignI
 		return err
 	}
 	for _, st := range steps {
-		if p := conditionProblem(st, steps); p != "" {
-			return apperr.New(apperr.Conflict, "The condition of step %q would name a step that does not come before it: change or remove that condition first.", st.Name)
+		if err := conditionConflict(st, steps); err != nil {
+			return err
 		}
 	}
 	return s.st.releaseCampaignHolds(ctx, db, campaignID)
+}
+
+// conditionConflict is the 409 of a step whose condition, after a change
+// to the campaign's steps, no longer names an earlier email step.
+func conditionConflict(st Step, steps []Step) error {
+	if p := conditionProblem(st, steps); p != "" {
+		return apperr.New(apperr.Conflict, "The condition of step %q %s: it must name an earlier email step; change or remove that condition.", st.Name, p)
+	}
+	return nil
 }

@@ -365,9 +365,6 @@ func normalizeTiming(st *Step) error {
 			return err
 		}
 	}
-	if st.Condition != nil && st.Condition.StepID == st.ID {
-		return apperr.Invalidf("`condition.step_id` must name an earlier email step, not the step itself.")
-	}
 	if st.Variants == nil {
 		st.ABTest, st.WinnerVariantID, st.test = nil, nil, testState{}
 		return nil

@@ -34,7 +34,6 @@ func TestLoadRejectsBadValues(t *testing.T) {
 		"schedule":  {"CAMPAIGN_SCHEDULE": "every now and then"},
 		"base url":  {"PUBLIC_BASE_URL": "localhost"},
 		"log level": {"LOG_LEVEL": "loud"},
-		"secret":    {"JWT_SECRET": "short"},
 		"poll":      {"WEBHOOK_POLL": "0s"},
 		"retention": {"EVENT_RETENTION": "-1h"},
 		"rescue":    {"JOB_RESCUE_AFTER": "5s"},

@@ -23,17 +23,26 @@ type Service struct {
 	db     postgres.Pool
 	books  *books.Service
 	outbox *events.Outbox
+	marks  SuppressionMarks
 	now    func() time.Time
 	st     store
 }
 
+// SuppressionMarks keeps a contact's suppressed mark true to its addresses
+// after a write changes them (package suppression holds the list and the
+// rule: a contact is suppressed once every address it holds is).
+type SuppressionMarks interface {
+	Remark(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) error
+	QueueRemark(b *pgx.Batch, bookID uuid.UUID, ids []uuid.UUID)
+}
+
 // NewService wires the service; books counts a book's contacts, outbox takes
 // the contact.* events.
-func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, now func() time.Time) *Service {
+func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, marks SuppressionMarks, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, books: bks, outbox: outbox, now: now}
+	return &Service{db: db, books: bks, outbox: outbox, marks: marks, now: now}
 }
 
 // Limits of the API.
@@ -185,6 +194,9 @@ func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (C
 	c.UpdatedAt = c.CreatedAt
 	batch := &pgx.Batch{}
 	s.st.insert(batch, c)
+	if len(c.Emails) > 0 {
+		s.marks.QueueRemark(batch, c.BookID, []uuid.UUID{c.ID})
+	}
 	committed, err := s.outbox.Queue(batch, c.CreatedAt, contactEvent(events.ContactCreated, teamID, c))
 	if err != nil {
 		return Contact{}, err
@@ -248,6 +260,11 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 		now := s.now().UTC()
 		if out, err = s.st.update(ctx, tx, c, now); err != nil {
 			return err
+		}
+		if p.Emails.Set {
+			if err := s.marks.Remark(ctx, tx, c.BookID, []uuid.UUID{c.ID}); err != nil {
+				return err
+			}
 		}
 		out.Labels, out.CustomFields = c.Labels, c.CustomFields // a patch changes neither
 		return s.outbox.Append(ctx, tx, now, contactEvent(events.ContactUpdated, teamID, out))

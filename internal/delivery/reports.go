@@ -123,7 +123,8 @@ var errContactNotFound = apperr.NotFoundf("Contact not found.")
 // and removals, each email step's outcome (sent, failed, or skipped when
 // its condition did not hold), and what the
 // provider reported about the email. A soft bounce (blocked) shows as
-// bounced with its detail saying so; machine opens are not recorded.
+// deferred, its detail saying so: like a deferral it ends nothing, and
+// only hard bounces are bounced anywhere. Machine opens are not recorded.
 func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uuid.UUID, limit, offset int) ([]Activity, int64, error) {
 	var teamID uuid.UUID
 	err := s.db.QueryRow(ctx, `SELECT b.team_id FROM contact_records ct JOIN book_teams b ON b.book_id = ct.book_id WHERE ct.id = $1`, contactID).Scan(&teamID)
@@ -148,7 +149,7 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		FROM campaign_email_sends c
 		WHERE c.contact_id = $1 AND c.result IS NOT NULL
 		UNION ALL
-		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'bounced' ELSE e.kind END, e.campaign_id, e.step_id,
+		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'deferred' ELSE e.kind END, e.campaign_id, e.step_id,
 		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
 		                   ELSE e.detail END, 2
 		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`

@@ -47,10 +47,7 @@ func NewRights(forms *Service, c CampaignSource, a ActivitySource) *Rights {
 // requireAdmin lets a team admin (or owner) act, or an API key of the team
 // (on the public API a key acts for its team in these operations).
 func requireAdmin(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) error {
-	if actor.IsKey() && actor.KeyTeamID == teamID {
-		return nil
-	}
-	return actor.Require(ctx, teamID, auth.RoleAdmin, contactNotFound)
+	return actor.RequireAdminOrKey(ctx, teamID, contactNotFound)
 }
 
 var contactNotFound = apperr.NotFoundf("No contact with this id.")

@@ -258,7 +258,30 @@ func TestHTTPEnvelopeAndLimits(t *testing.T) {
 			t.Fatalf("%s: content type %q", path, r.Header.Get("Content-Type"))
 		}
 	}
+	// A path no route serves is 404 before any credential is asked for,
+	// under both prefixes; a known one without a key is 401.
+	env.Anonymous().Get("/api/v1/nope").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	env.Anonymous().Get("/api/nope").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	env.Anonymous().Get("/api/v1/books").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	owner.Put("/api/me", nil).ExpectError(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+
+	// A value of the wrong form is named by its field, whether the JSON
+	// type is wrong or the value does not parse (a UUID, a time).
+	for body, field := range map[string]string{
+		`{"team_id": "nope", "name": "x"}`: "team_id",
+		`{"team_id": 7, "name": "x"}`:      "team_id",
+	} {
+		msg := owner.Post("/api/books", apptest.Raw{ContentType: "application/json", Body: []byte(body)}).
+			ExpectError(http.StatusBadRequest, "INVALID_INPUT").String("error.message")
+		if !strings.Contains(msg, "`"+field+"`") {
+			t.Errorf("%s: the message %q does not name %s", body, msg, field)
+		}
+	}
+	msg := owner.Post("/api/teams/"+owner.TeamID+"/api-keys", map[string]any{"name": "k", "expires_at": "tomorrow"}).
+		ExpectError(http.StatusBadRequest, "INVALID_INPUT").String("error.message")
+	if !strings.Contains(msg, "`expires_at`") {
+		t.Errorf("expires_at: the message %q does not name the field", msg)
+	}
 	key.Delete("/api/v1/books").ExpectError(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 
 	// Bodies.
@@ -296,8 +319,8 @@ func TestHTTPEnvelopeAndLimits(t *testing.T) {
 	}
 
 	// Malformed ids in paths.
-	owner.Get("/api/books/not-a-uuid").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	key.Get("/api/v1/books/not-a-uuid").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	owner.Get("/api/books/not-a-uuid").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	key.Get("/api/v1/books/not-a-uuid").ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// Request ids: echoed when sane, made up otherwise.
 	r := owner.Get("/api/me", "X-Request-ID", "abc-123")

@@ -622,8 +622,10 @@ func TestCampaignRunEndpoint(t *testing.T) {
 	c.O.Post(run, nil).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
 	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "paused"}).Expect(http.StatusOK)
 	c.O.Post(run, nil).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
-	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
 	c.Owner.SetAddon("trial")
+	// The campaign's status is told first, whatever the team pays.
+	c.O.Post(run, nil).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
+	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "active"}).Expect(http.StatusOK)
 	c.O.Post(run, nil).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	c.Owner.SetAddon("active")
 	c.Key.Post("/api/v1/campaigns/"+cid+"/run", nil).Expect(http.StatusNotFound) // internal API only

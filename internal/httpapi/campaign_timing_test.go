@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/google/uuid"
 )
 
 // A contact's time zone is an IANA name or null; anything else is 400
@@ -207,10 +208,16 @@ func TestStepConditionSkips(t *testing.T) {
 	follow := c.Key.NewEmailStep(cid, tpl, map[string]any{"name": "Nudge", "condition": map[string]any{"if": "not_opened", "step_id": first}})
 	steps := c.O.Get("/api/campaigns/" + cid).Expect(http.StatusOK)
 	later := steps.String("data.steps.1.id")
-	// The condition must name an earlier email step.
+	// The condition must name an earlier email step: a new step naming
+	// none is the request at fault (400); a change of a step, a reorder or
+	// a delete that leaves a condition naming a later step, the step
+	// itself or none conflicts with the campaign's steps (409).
+	c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"name": "Bad", "step_type": "email", "schedule_type": "immediate",
+		"email_template_id": tpl, "condition": map[string]any{"if": "opened", "step_id": uuid.NewString()}}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.O.Patch("/api/campaigns/"+cid+"/steps/"+first, map[string]any{"condition": map[string]any{"if": "opened", "step_id": later}}).
-		Expect(http.StatusBadRequest)
-	// A reorder or delete that leaves it naming a later step or none: 409.
+		ExpectError(http.StatusConflict, "CONFLICT")
+	c.O.Patch("/api/campaigns/"+cid+"/steps/"+follow, map[string]any{"condition": map[string]any{"if": "opened", "step_id": follow}}).
+		ExpectError(http.StatusConflict, "CONFLICT")
 	res = c.O.Patch("/api/campaigns/"+cid+"/steps/reorder", map[string]any{"step_ids": []string{follow, first, later}})
 	if res.Status != http.StatusConflict || !strings.Contains(res.String("error.message"), "Nudge") {
 		t.Fatalf("reorder: %d %s", res.Status, res.Body)

@@ -80,7 +80,7 @@ func TestTemplateErrors(t *testing.T) {
 	c.Key.Post("/api/v1/campaign-templates", map[string]any{"name": 5}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.Key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "application/json", Body: []byte("{")}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.Key.Post("/api/v1/campaign-templates", apptest.Raw{ContentType: "text/plain", Body: []byte(`{"name":"x"}`)}).ExpectError(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
-	c.Key.Get("/api/v1/campaign-templates/not-a-uuid").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Get("/api/v1/campaign-templates/not-a-uuid").ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// A template is reached only through its own book.
 	id := c.Key.NewTemplateWith("T", "s", "b")
@@ -706,6 +706,12 @@ func TestCampaignAccessMatrix(t *testing.T) {
 	c.Owner.SetAddon("none")
 	c.Key.Get("/api/v1/campaigns").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	c.Key.Post("/api/v1/campaigns/"+cid+"/steps", map[string]any{"step_type": "email"}).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	// Without the add-on, an id that names no campaign says so too: the
+	// team lacks the add-on whatever the id.
+	unknown := "/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000"
+	c.Key.Get(unknown).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Key.Get(unknown+"/participants").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.O.Get("/api/campaigns/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	// A trial that ended is no add-on.
 	if _, err := c.Env.App.Pool.Exec(t.Context(), `UPDATE teams SET campaign_addon = 'trial', trial_ends_at = $2 WHERE id = $1`,
 		c.Owner.TeamID, c.Env.Clock.Now().Add(-1)); err != nil {

@@ -304,7 +304,7 @@ func TestContactPatchRules(t *testing.T) {
 			s.client.Patch(path, map[string]any{"starred": "true"}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, map[string]any{"emails": []any{map[string]any{"address": "x"}}}).ExpectError(400, "INVALID_INPUT")
 			s.client.Patch(path, map[string]any{"first_name": "", "last_name": nil, "company": " "}).ExpectError(422, "VALIDATION_ERROR")
-			s.client.Patch(s.prefix+"/contacts/not-a-uuid", map[string]any{"notes": "x"}).ExpectError(400, "INVALID_INPUT")
+			s.client.Patch(s.prefix+"/contacts/not-a-uuid", map[string]any{"notes": "x"}).ExpectError(404, "NOT_FOUND")
 			s.client.Patch(path, apptest.Raw{ContentType: "application/json", Body: []byte(`{"notes":"` + strings.Repeat("a", 3<<20) + `"}`)}).
 				ExpectError(413, "PAYLOAD_TOO_LARGE")
 			if n := len(contactEvents(t, env, owner.TeamID)); n != before {
@@ -456,7 +456,7 @@ func TestContactMalformedIDs(t *testing.T) {
 			c.Get(p+"/contacts/123").ExpectError(400, "INVALID_INPUT")
 			c.Delete(p+"/contacts/x'--").ExpectError(400, "INVALID_INPUT")
 			c.Post(p+"/contacts/nope/labels", map[string]any{"label_id": uuid.NewString()}).ExpectError(400, "INVALID_INPUT")
-			c.Delete(p+"/contacts/"+id+"/labels/nope").ExpectError(400, "INVALID_INPUT")
+			c.Delete(p+"/contacts/"+id+"/labels/nope").ExpectError(404, "NOT_FOUND")
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": "nope"}).ExpectError(400, "INVALID_INPUT")
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": 12}).ExpectError(400, "INVALID_INPUT")
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{}).ExpectError(400, "INVALID_INPUT")

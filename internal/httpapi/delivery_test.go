@@ -210,6 +210,22 @@ func TestMailerEventsApplyOnceAndFeedTheReports(t *testing.T) {
 	if fmt.Sprint(types) != "[clicked opened opened delivered sent enrolled]" || items[0].Detail != "https://acme.example/pricing" || *items[0].StepID != stepID {
 		t.Fatalf("activity: %v %s", types, act.Body)
 	}
+
+	// A soft bounce (blocked) is the email's state only: no bounce counted
+	// or shown, no suppression; the timeline shows it as deferred.
+	signer.post(c, c.Book, []map[string]any{providerEvent(a, "a9", "bounce", now.Add(10*time.Second), map[string]any{"type": "blocked", "reason": "mailbox busy"})}).
+		Expect(http.StatusOK)
+	act = c.O.Get("/api/contacts/" + ann + "/activity").Expect(http.StatusOK)
+	act.Decode("data", &items)
+	if items[0].Type != "deferred" || items[0].Detail != "blocked (soft bounce): mailbox busy" {
+		t.Fatalf("a blocked bounce in the activity: %s", act.Body)
+	}
+	if got := c.O.Get("/api/campaigns/" + campaignID + "/stats").Expect(http.StatusOK).Int("data.summary.bounced_count"); got != 1 {
+		t.Fatalf("bounced_count after a soft bounce: %d", got)
+	}
+	if c.O.Get("/api/suppressions?q=ann").Expect(http.StatusOK).Int("meta.total") != 0 {
+		t.Fatal("a soft bounce suppressed the address")
+	}
 }
 
 func TestMailerEventsRefusals(t *testing.T) {
@@ -328,12 +344,19 @@ func TestSuppressionEndpoints(t *testing.T) {
 		t.Fatal("the provider got the email")
 	}
 
-	// Lifting needs an admin; the record stays with who lifted it.
-	c.Key.Delete("/api/v1/suppressions/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	// Lifting needs an admin under /api, or the team's key under /api/v1;
+	// the record stays with who lifted it.
+	member := c.Env.Join(c.Owner, "member", "member")
+	member.Delete("/api/suppressions/"+id).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	c.O.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
 	c.O.Delete("/api/suppressions/" + id).Expect(http.StatusNoContent)
 	if n := c.Env.QueryInt(`SELECT count(*) FROM suppressions WHERE id = $1 AND lifted_at IS NOT NULL AND lifted_by IS NOT NULL`, id); n != 1 {
 		t.Fatal("the lifted record is not kept with who lifted it")
+	}
+	byKey := c.Key.Post("/api/v1/suppressions", map[string]any{"email": "key@example.com"}).Expect(http.StatusCreated).String("data.id")
+	c.Key.Delete("/api/v1/suppressions/" + byKey).Expect(http.StatusNoContent)
+	if n := c.Env.QueryInt(`SELECT count(*) FROM audit_log WHERE action = 'suppression.lifted' AND target_id = $1 AND actor_type = 'api_key'`, byKey); n != 1 {
+		t.Fatal("a lift by the API key is not in the audit log as the key's")
 	}
 	if c.O.Get("/api/suppressions").Expect(http.StatusOK).Int("meta.total") != 0 {
 		t.Fatal("a lifted suppression is still listed")

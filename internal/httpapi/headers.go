@@ -52,10 +52,8 @@ func (s *Server) keyPolicy(next http.Handler) http.Handler {
 			writeError(w, r, s.log, err)
 			return
 		}
-		if a.ReadOnly() && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, r, s.log, apperr.Forbiddenf("This API key may only read (GET, HEAD); use a key of scope full to change data."))
-			return
-		}
+		// The limit is counted first: a refused request is a request too,
+		// and its answer carries the headers like every other.
 		if s.keyLimits.Enabled() {
 			d, err := s.keyLimits.Allow(r.Context(), a.KeyID.String())
 			if err != nil {
@@ -75,6 +73,10 @@ func (s *Server) keyPolicy(next http.Handler) http.Handler {
 					return
 				}
 			}
+		}
+		if a.ReadOnly() && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeError(w, r, s.log, apperr.Forbiddenf("This API key may only read (GET, HEAD); use a key of scope full to change data."))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -101,7 +101,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Env: map[string]string{"METRICS_TOKEN": token}})
 	owner := env.Signup("owner")
 	owner.Get("/api/books").Expect(http.StatusOK)
-	owner.Get("/api/books/not-a-uuid").Expect(http.StatusBadRequest)
+	owner.Get("/api/books/not-a-uuid").Expect(http.StatusNotFound)
 	env.Anonymous().Get("/metrics").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	env.Client("metrics-token-wrong-guess").Get("/metrics").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	owner.Get("/metrics").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED") // a login token is not the metrics token

@@ -8,6 +8,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
+		if field := failingField(body, dst); field != "" && !isTypeError(err) {
+			// A value that parses itself (a UUID, a time) failed: its own
+			// error says what was wrong but not where.
+			return apperr.Invalidf("`%s` holds a value of the wrong form: %s.", field, strings.TrimPrefix(err.Error(), "json: "))
+		}
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -89,6 +95,45 @@ func jsonError(err error) error {
 	return apperr.Invalidf("The body holds a value of the wrong form: %s.", strings.TrimPrefix(err.Error(), "json: "))
 }
 
+func isTypeError(err error) bool {
+	var typeErr *json.UnmarshalTypeError
+	return errors.As(err, &typeErr)
+}
+
+// failingField names the top-level field of the JSON object body whose
+// value does not decode into its field of dst (a struct), "" when none
+// does on its own (the body is not an object, or the fault is deeper).
+func failingField(body []byte, dst any) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return ""
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		raw, ok := obj[name]
+		if ok && json.Unmarshal(raw, reflect.New(f.Type).Interface()) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
 func jsonTypeName(kind, typ string) string {
 	switch {
 	case typ == "uuid.UUID" || strings.HasSuffix(typ, "uuid.UUID"):
@@ -113,7 +158,9 @@ func jsonTypeName(kind, typ string) string {
 func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
 	id, err := uuid.Parse(chi.URLParam(r, name))
 	if err != nil {
-		return uuid.Nil, apperr.Invalidf("The %s in the path is not a valid UUID.", name)
+		// What is not an id names nothing: the same answer as an id that
+		// names nothing of the caller's.
+		return uuid.Nil, apperr.NotFoundf("The %s in the path names nothing here (ids are UUIDs).", name)
 	}
 	return id, nil
 }

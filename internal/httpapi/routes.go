@@ -58,10 +58,14 @@ func (s *Server) routes() http.Handler {
 	r.Post("/api/payments/webhook", s.h(s.paymentWebhook))
 	r.Post("/api/mailer/events/{book_id}", s.h(s.mailerEvents))
 
-	// The public API, for API keys, under /api/v1.
+	// The public API, for API keys, under /api/v1. Authentication wraps
+	// the routes (a group), not the prefix, so a path that names no route
+	// is 404 with or without a key, as under /api.
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.requireKey, s.keyPolicy)
-		s.publicRoutes(r)
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireKey, s.keyPolicy)
+			s.publicRoutes(r)
+		})
 	})
 	// The internal API, for the dashboard's users, under /api: the public
 	// API's endpoints with the same handlers, and the dashboard's own.

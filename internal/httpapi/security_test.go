@@ -282,6 +282,14 @@ func TestKeyRateLimit(t *testing.T) {
 	for range 6 {
 		owner.Get("/api/books").Expect(http.StatusOK)
 	}
+	// A read key's refused write counts and carries the headers too.
+	reader := env.Client(owner.Post("/api/teams/"+owner.TeamID+"/api-keys", map[string]any{"name": "reader", "scope": "read"}).
+		Expect(http.StatusCreated).String("data.key"))
+	r = reader.Post("/api/v1/contacts", map[string]any{"first_name": "X"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	if r.Header.Get("RateLimit-Limit") != "5" || r.Header.Get("RateLimit-Remaining") != "4" || r.Header.Get("RateLimit-Reset") == "" {
+		t.Fatalf("a read key's refused write: RateLimit-Limit %q, RateLimit-Remaining %q, RateLimit-Reset %q",
+			r.Header.Get("RateLimit-Limit"), r.Header.Get("RateLimit-Remaining"), r.Header.Get("RateLimit-Reset"))
+	}
 }
 
 func TestSecurityHeaders(t *testing.T) {

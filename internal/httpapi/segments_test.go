@@ -127,6 +127,41 @@ func TestSegmentPreview(t *testing.T) {
 	s.V.Post("/api/segments/preview", map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
 
+// The suppressed condition follows the rule (at least one address, every
+// one suppressed) through contact writes, not only through suppressions:
+// a contact created with a suppressed address is suppressed, one given an
+// address that is not is no longer, and one left without addresses is not.
+func TestSegmentSuppressedFollowsContactWrites(t *testing.T) {
+	t.Parallel()
+	s := newSegTeam(t, 0, 1)
+	suppressed := func(want bool) int {
+		return s.Key.Post("/api/v1/segments/preview", map[string]any{"rule": map[string]any{"field": "suppressed", "op": "eq", "value": want}}).
+			Expect(http.StatusOK).Int("data.count")
+	}
+	s.Key.Post("/api/v1/suppressions", map[string]any{"email": "gone@example.com"}).Expect(http.StatusCreated)
+	id := s.Key.Post("/api/v1/contacts", map[string]any{"first_name": "Gone",
+		"emails": []map[string]any{{"address": "Gone@Example.com", "label": "work"}}}).Expect(http.StatusCreated).String("data.id")
+	if got := suppressed(true); got != 1 {
+		t.Fatalf("created with a suppressed address: %d suppressed, want 1", got)
+	}
+	if got := suppressed(false); got != 1 {
+		t.Fatalf("created with a suppressed address: %d not suppressed, want 1 (the other contact)", got)
+	}
+	s.Key.Patch("/api/v1/contacts/"+id, map[string]any{"emails": []map[string]any{
+		{"address": "gone@example.com", "label": "work"}, {"address": "back@example.com", "label": "personal"}}}).Expect(http.StatusOK)
+	if got := suppressed(true); got != 0 {
+		t.Fatalf("given an address that is not suppressed: %d suppressed, want 0", got)
+	}
+	s.Key.Patch("/api/v1/contacts/"+id, map[string]any{"emails": []map[string]any{{"address": "gone@example.com", "label": "work"}}}).Expect(http.StatusOK)
+	if got := suppressed(true); got != 1 {
+		t.Fatalf("back to the suppressed address only: %d suppressed, want 1", got)
+	}
+	s.Key.Patch("/api/v1/contacts/"+id, map[string]any{"emails": []any{}}).Expect(http.StatusOK)
+	if got := suppressed(true); got != 0 {
+		t.Fatalf("without addresses: %d suppressed, want 0", got)
+	}
+}
+
 // Hostile rules: each a 400 naming the place, quickly.
 func TestSegmentHostileRules(t *testing.T) {
 	t.Parallel()

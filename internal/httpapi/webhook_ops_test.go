@@ -36,7 +36,7 @@ func TestWebhookOperationsRolesAndValidation(t *testing.T) {
 	env.QueryInt(`UPDATE webhook_deliveries SET lease_owner = 'elsewhere', lease_until = $2 WHERE id = $1 RETURNING 0`,
 		delivery, env.Clock.Now().Add(time.Minute))
 	owner.Post(one+"/deliveries/"+delivery+"/retry", nil).ExpectError(http.StatusConflict, "CONFLICT")
-	owner.Post(one+"/deliveries/not-a-uuid/retry", nil).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	owner.Post(one+"/deliveries/not-a-uuid/retry", nil).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	for _, body := range []any{map[string]any{}, map[string]any{"since": "yesterday"},
 		map[string]any{"since": env.Clock.Now().Add(-31 * 24 * time.Hour).Format(time.RFC3339)}} {

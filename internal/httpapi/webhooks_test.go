@@ -177,7 +177,7 @@ func TestWebhookValidation(t *testing.T) {
 	} {
 		owner.Patch(one, body).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	}
-	owner.Patch(webhooksPath(owner.TeamID, "/not-a-uuid"), map[string]any{"active": false}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	owner.Patch(webhooksPath(owner.TeamID, "/not-a-uuid"), map[string]any{"active": false}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	owner.Get(one+"/deliveries?limit=-1").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	owner.Get(one+"/deliveries?limit=ten").ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	owner.Get(one + "/deliveries?limit=1000").Expect(http.StatusOK)

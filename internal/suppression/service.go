@@ -154,7 +154,7 @@ func (s *Service) Lift(ctx context.Context, actor *auth.Actor, id uuid.UUID) err
 		if err != nil {
 			return err
 		}
-		if err := actor.Require(ctx, teamID, auth.RoleAdmin, errNotFound); err != nil {
+		if err := actor.RequireAdminOrKey(ctx, teamID, errNotFound); err != nil {
 			return err
 		}
 		if err := s.sp.Lift(ctx, tx, id, actor.CreatedBy()); err != nil {

@@ -178,6 +178,39 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 	return err
 }
 
+// remarkSQL sets or clears the suppressed mark of the contacts $1 of the
+// book $2 by the rule, at time $3: marked when they hold at least one
+// address and every one is suppressed, clear otherwise. Only marks that
+// change are written.
+var remarkSQL = `
+	UPDATE contacts ct SET suppressed_at = CASE WHEN m.suppressed THEN $3::timestamptz END
+	FROM (
+		SELECT c.id, EXISTS (SELECT 1 FROM contact_emails ce WHERE ce.contact_id = c.id)
+			AND NOT EXISTS (
+				SELECT 1 FROM contact_emails ce
+				WHERE ce.contact_id = c.id AND NOT EXISTS (
+					SELECT 1 FROM suppressions s
+					WHERE s.book_id = $2 AND s.email_hash = ` + HashSQL("ce.address_lower") + ` AND s.lifted_at IS NULL)) AS suppressed
+		FROM contacts c WHERE c.id = ANY ($1::uuid[]) AND c.book_id = $2
+	) m
+	WHERE ct.id = m.id AND (ct.suppressed_at IS NOT NULL) <> m.suppressed`
+
+// Remark makes the suppressed mark of the book's contacts ids true to
+// their addresses after a write changed those: a contact created with a
+// suppressed address is as unreachable as one whose address was
+// suppressed later, and one given an address that is not suppressed is
+// reachable again. It runs in the caller's transaction.
+func (sp Suppressor) Remark(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) error {
+	_, err := db.Exec(ctx, remarkSQL, ids, bookID, sp.now())
+	return err
+}
+
+// QueueRemark is Remark as a statement of the caller's batch, after the
+// write it follows.
+func (sp Suppressor) QueueRemark(b *pgx.Batch, bookID uuid.UUID, ids []uuid.UUID) {
+	b.Queue(remarkSQL, ids, bookID, sp.now())
+}
+
 // AnyInForce reports whether the book has a suppression in force: most
 // have none, which spares a caller hashing and sending its addresses.
 func AnyInForce(ctx context.Context, db postgres.DB, bookID uuid.UUID) (bool, error) {
