@@ -41,6 +41,12 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
   const isAdmin = atLeast(w.role, 'admin');
   const path = { params: { path: { team_id: w.team.id } } };
   const { data: team, error, set: setTeam } = useResource((signal) => ok(api.GET('/api/teams/{team_id}', { ...path, signal })).then((r) => r.data), [w.team.id]);
+  const [requiringUnprotected, setRequiringUnprotected] = useState(false);
+  const requireTwoFactor = async (on: boolean) => {
+    const r = await ok(api.PATCH('/api/teams/{team_id}', { ...path, body: { require_two_factor: on } }));
+    onNotice(on ? 'Two-factor sign-in is now required of every member.' : 'Two-factor sign-in is no longer required.');
+    return r.data;
+  };
   if (error) return <p role="alert">{error}</p>;
   if (!team) return <p>Loading…</p>;
   return (
@@ -79,10 +85,15 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
                 class="link"
                 onClick={async () => {
                   onNotice('');
+                  // Requiring it without having it keeps the owner out too,
+                  // until they turn it on: said before, not found after.
+                  if (!team.require_two_factor && !w.user.two_factor_enabled) {
+                    setRequiringUnprotected(true);
+                    return;
+                  }
                   try {
-                    const r = await ok(api.PATCH('/api/teams/{team_id}', { ...path, body: { require_two_factor: !team.require_two_factor } }));
-                    setTeam(r.data);
-                    onNotice(r.data.require_two_factor ? 'Two-factor sign-in is now required of every member.' : 'Two-factor sign-in is no longer required.');
+                    const r = await requireTwoFactor(!team.require_two_factor);
+                    setTeam(r);
                   } catch (e) {
                     onNotice(errorText(e));
                   }
@@ -94,6 +105,23 @@ function TeamSettings({ onNotice }: { onNotice: (m: string) => void }) {
           </dd>
         </div>
       </dl>
+      {requiringUnprotected && (
+        <Confirm
+          title="Require two-factor sign-in of everyone, you included?"
+          button="Require it"
+          run={() => requireTwoFactor(true).then(setTeam)}
+          onClose={() => setRequiringUnprotected(false)}
+          onDone={() => {
+            setRequiringUnprotected(false);
+            void w.reloadBooks();
+          }}
+        >
+          <p>
+            You have not turned on two-factor sign-in yourself. Once it is required, you too are kept out of the team's books until you turn it
+            on under <a href="/app/security">Security</a>.
+          </p>
+        </Confirm>
+      )}
       {renaming && (
         <RenameTeam
           name={team.name}

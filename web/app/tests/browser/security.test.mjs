@@ -146,4 +146,19 @@ export default () =>
       await page.getByText('This book has no contacts yet').waitFor();
       await page.done();
     });
+
+    test('an owner without two-factor sign-in is told it will hold them too before requiring it', async (t) => {
+      const owner = await env.signup('Otto');
+      await env.api('POST', '/api/books', { token: owner.token, body: { team_id: owner.teamId, name: 'Held' } });
+      const page = await env.page(t);
+      await login(page, owner, '/app/team');
+      await page.getByRole('button', { name: 'Require two-factor sign-in' }).click();
+      const d = page.getByRole('dialog', { name: 'Require two-factor sign-in of everyone, you included?' });
+      await d.getByText('you too are kept out of the team').waitFor();
+      await screen(page, 'require-two-factor-unprotected');
+      await d.getByRole('button', { name: 'Require it' }).click();
+      await page.getByRole('alert').filter({ hasText: 'requires two-factor sign-in' }).waitFor();
+      assert.equal(env.db(`SELECT require_two_factor FROM teams WHERE id = '${owner.teamId}'`), 't');
+      await page.done();
+    });
   });
