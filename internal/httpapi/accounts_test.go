@@ -228,7 +228,7 @@ func TestTeamMembersAndRoles(t *testing.T) {
 	admin.Patch(team+"/members/"+owner.ID, map[string]string{"role": "member"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
 	owner.Patch(team+"/members/"+owner.ID, map[string]string{"role": "admin"}).ExpectError(http.StatusConflict, "CONFLICT")
 	owner.Patch(team+"/members/"+viewer.ID, map[string]string{"role": "nope"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	owner.Patch(team+"/members/"+carol.ID+"0", map[string]string{"role": "viewer"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	owner.Patch(team+"/members/"+carol.ID+"0", map[string]string{"role": "viewer"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	owner.Patch(team+"/members/00000000-0000-0000-0000-000000000001", map[string]string{"role": "viewer"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	// Removing members: never the last owner.

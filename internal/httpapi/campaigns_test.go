@@ -447,7 +447,7 @@ func TestParticipantEnrollLabel(t *testing.T) {
 	}
 	c.O.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.O.Post(path, map[string]any{"label_id": otherLabel}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.O.Post(path, map[string]any{"label_id": "6f1c1d7e-0000-4000-8000-000000000000"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post(path, map[string]any{"label_id": "6f1c1d7e-0000-4000-8000-000000000000"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	c.Key.Post("/api/v1/campaigns/"+cid+"/participants/enroll-label", map[string]any{"label_id": label}).Expect(http.StatusNotFound)
 	c.Key.Patch("/api/v1/campaigns/"+cid, map[string]any{"status": "archived"}).Expect(http.StatusOK)
 	c.O.Post(path, map[string]any{"label_id": label}).ExpectError(http.StatusBadRequest, "INVALID_STATUS")
@@ -710,7 +710,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 	// team lacks the add-on whatever the id.
 	unknown := "/api/v1/campaigns/6f1c1d7e-0000-4000-8000-000000000000"
 	c.Key.Get(unknown).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
-	c.Key.Get(unknown+"/participants").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
+	c.Key.Post(unknown+"/participants", map[string]any{"contact_ids": []string{}}).ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	c.O.Get("/api/campaigns/6f1c1d7e-0000-4000-8000-000000000000").ExpectError(http.StatusForbidden, "ADDON_REQUIRED")
 	// A trial that ended is no add-on.
 	if _, err := c.Env.App.Pool.Exec(t.Context(), `UPDATE teams SET campaign_addon = 'trial', trial_ends_at = $2 WHERE id = $1`,

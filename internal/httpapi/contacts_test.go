@@ -453,9 +453,9 @@ func TestContactMalformedIDs(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c, p := s.client.InBook(book), s.prefix
 			id := c.Post(p+"/contacts", map[string]any{"first_name": "A"}).Expect(201).String("data.id")
-			c.Get(p+"/contacts/123").ExpectError(400, "INVALID_INPUT")
-			c.Delete(p+"/contacts/x'--").ExpectError(400, "INVALID_INPUT")
-			c.Post(p+"/contacts/nope/labels", map[string]any{"label_id": uuid.NewString()}).ExpectError(400, "INVALID_INPUT")
+			c.Get(p+"/contacts/123").ExpectError(404, "NOT_FOUND")
+			c.Delete(p+"/contacts/x'--").ExpectError(404, "NOT_FOUND")
+			c.Post(p+"/contacts/nope/labels", map[string]any{"label_id": uuid.NewString()}).ExpectError(404, "NOT_FOUND")
 			c.Delete(p+"/contacts/"+id+"/labels/nope").ExpectError(404, "NOT_FOUND")
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": "nope"}).ExpectError(400, "INVALID_INPUT")
 			c.Post(p+"/contacts/"+id+"/labels", map[string]any{"label_id": 12}).ExpectError(400, "INVALID_INPUT")
@@ -920,8 +920,8 @@ func TestCheckEmail(t *testing.T) {
 	c.Get("/api/contacts/check-email?email=a%00b").ExpectError(400, "INVALID_INPUT")
 	owner.Get("/api/contacts/check-email?email=a@b.co").ExpectError(400, "MISSING_BOOK")
 	owner.InBook(uuid.NewString()).Get("/api/contacts/check-email?email=a@b.co").ExpectError(403, "FORBIDDEN")
-	// Internal API only: /api/v1 has no such endpoint (the segment is taken as a contact id).
-	owner.NewKey().InBook(book).Get("/api/v1/contacts/check-email?email=a@b.co").ExpectError(400, "INVALID_INPUT")
+	// Internal API only: /api/v1 has no such endpoint (the segment is taken as a contact id, which names nothing).
+	owner.NewKey().InBook(book).Get("/api/v1/contacts/check-email?email=a@b.co").ExpectError(404, "NOT_FOUND")
 }
 
 // TestContactDuplicateEmail: a duplicate address answers 409

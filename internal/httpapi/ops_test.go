@@ -108,7 +108,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	body := string(env.Client(token).Get("/metrics").Expect(http.StatusOK).Body)
 	for _, want := range []string{
 		`contactbook_http_requests_total{method="GET",route="/api/books",status="200"} 1`,
-		`contactbook_http_requests_total{method="GET",route="/api/books/{id}",status="400"} 1`,
+		`contactbook_http_requests_total{method="GET",route="/api/books/{id}",status="404"} 1`,
 		`contactbook_db_pool_max_conns`,
 		`contactbook_webhook_queue_depth 0`,
 	} {
