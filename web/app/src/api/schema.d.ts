@@ -2013,7 +2013,7 @@ export interface paths {
         };
         /**
          * A contact's email activity
-         * @description The contact's campaign enrolments and removals, each email's outcome and what the provider reported about it, newest first. A soft bounce (blocked) shows as bounced, its detail saying so. Role: viewer.
+         * @description The contact's campaign enrolments and removals, each email's outcome and what the provider reported about it, newest first. A soft bounce (blocked) shows as deferred, its detail saying so: only hard bounces are bounced. Role: viewer.
          */
         get: operations["contactActivity"];
         put?: never;
@@ -4969,10 +4969,10 @@ export interface components {
             team_id: string;
             /**
              * Format: uuid
-             * @description Book of the resource (book.* events: the book itself).
+             * @description Book of the resource (book.* events: the book itself); null for events of the team itself (member.*, webhook.test).
              */
-            book_id?: string;
-            /** @description contact.created/updated: the full Contact; contact.deleted and book.deleted: {id}; member.*: {user_id, email, name, role}; book.created: the Book. */
+            book_id?: string | null;
+            /** @description contact.created/updated: the full Contact; contact.deleted and book.deleted: {id}; member.*: {user_id, email, name, role}; book.created: the Book; webhook.test: {webhook_id}. */
             data: Record<string, never>;
         };
         /**
@@ -10238,7 +10238,7 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
-                    /** @description Owner only; to require it the owner must have two-factor sign-in on (409 otherwise). */
+                    /** @description Owner only. Once required, every member without two-factor sign-in, the owner included, gets 403 TWO_FACTOR_REQUIRED from the team's resources until they turn it on. */
                     require_two_factor?: boolean;
                 };
             };
