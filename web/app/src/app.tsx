@@ -7,7 +7,7 @@ import { LocationProvider, Router, Route, useLocation } from 'preact-iso/router'
 import lazy, { ErrorBoundary } from 'preact-iso/lazy';
 import { errorText, logOut } from './api/client';
 import { onChange, signedIn } from './api/session';
-import { WorkspaceProvider, lastBook, rememberBook, useWorkspace } from './lib/workspace';
+import { WorkspaceProvider, currentBook, rememberBook, useWorkspace } from './lib/workspace';
 import { Notice, markNavigation } from './ui/Page';
 import { atLeast, roleNames } from './lib/roles';
 
@@ -18,6 +18,7 @@ const ResetPassword = lazy(() => import('./screens/Password').then((m) => m.Rese
 const ChangePassword = lazy(() => import('./screens/Password').then((m) => m.ChangePassword));
 const AcceptInvitation = lazy(() => import('./screens/Invitation'));
 const Books = lazy(() => import('./screens/Books'));
+const NoBook = lazy(() => import('./screens/NoBook'));
 const Contacts = lazy(() => import('./screens/Contacts'));
 const ContactPage = lazy(() => import('./screens/ContactPage'));
 const ContactEditor = lazy(() => import('./screens/ContactEditor'));
@@ -118,6 +119,9 @@ function Shell() {
   const { path } = useLocation();
   const book = currentBook(path, w.team.id, w.books?.map((b) => b.id) ?? []);
   const navReady = w.books !== null || w.booksError !== '';
+  // A book's section: in the current book, or without one the section's
+  // page that says so and offers to create the first book.
+  const at = (section: string) => (book ? `/app/books/${book}/${section}` : `/app/${section}`);
   useEffect(() => {
     if (book) rememberBook(w.team.id, book);
   }, [book, w.team.id]);
@@ -134,20 +138,21 @@ function Shell() {
         <BookSwitcher current={book} />
         <UserMenu />
       </header>
-      {/* The links wait for the team's books: the book's links come first,
-          and inserting them under a pointer already on its way to another
-          link would move that link away (a click on Webhooks landing on
-          Segments). */}
+      {/* The links wait for the team's books, so that each is drawn once,
+          where it stays and pointing where it leads: a link drawn or changed
+          under a pointer already on its way to another would take its click
+          (a click on Webhooks once landed on Segments, when the book's links
+          came in late above it). */}
       <nav class="side" aria-label="Main" aria-busy={navReady ? undefined : 'true'}>
         {navReady && (
         <ul>
-          {book && <NavLink href={`/app/books/${book}/contacts`} match={/^\/app\/(books\/[^/]+\/contacts|contacts)/}>Contacts</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/segments`} match={/^\/app\/books\/[^/]+\/segments/}>Segments</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/campaigns`} match={/^\/app\/books\/[^/]+\/campaigns/}>Campaigns</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/templates`} match={/^\/app\/books\/[^/]+\/templates/}>Templates</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/suppressions`} match={/^\/app\/books\/[^/]+\/suppressions/}>Suppressions</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/imports`} match={/^\/app\/books\/[^/]+\/imports/}>Imports</NavLink>}
-          {book && <NavLink href={`/app/books/${book}/forms`} match={/^\/app\/books\/[^/]+\/forms/}>Forms</NavLink>}
+          <NavLink href={at('contacts')} match={/^\/app\/(books\/[^/]+\/)?contacts/}>Contacts</NavLink>
+          <NavLink href={at('segments')} match={/^\/app\/(books\/[^/]+\/)?segments/}>Segments</NavLink>
+          <NavLink href={at('campaigns')} match={/^\/app\/(books\/[^/]+\/)?campaigns/}>Campaigns</NavLink>
+          <NavLink href={at('templates')} match={/^\/app\/(books\/[^/]+\/)?templates/}>Templates</NavLink>
+          <NavLink href={at('suppressions')} match={/^\/app\/(books\/[^/]+\/)?suppressions/}>Suppressions</NavLink>
+          <NavLink href={at('imports')} match={/^\/app\/(books\/[^/]+\/)?imports/}>Imports</NavLink>
+          <NavLink href={at('forms')} match={/^\/app\/(books\/[^/]+\/)?forms/}>Forms</NavLink>
           <NavLink href="/app/books" match={/^\/app\/books(\/[^/]+\/labels)?$/}>
             Books
           </NavLink>
@@ -167,7 +172,7 @@ function Shell() {
           <NavLink href="/app/billing" match={/^\/app\/billing/}>
             Billing
           </NavLink>
-          {book && <NavLink href={`/app/books/${book}/settings`} match={/^\/app\/books\/[^/]+\/settings/}>Settings</NavLink>}
+          <NavLink href={at('settings')} match={/^\/app\/(books\/[^/]+\/)?settings/}>Settings</NavLink>
         </ul>
         )}
       </nav>
@@ -199,6 +204,15 @@ function Shell() {
           <Route path="/app/books/:book/forms" component={Forms} />
           <Route path="/app/books/:book/forms/:id" component={FormEditor} />
           <Route path="/app/books/:book/settings" component={Settings} />
+          {/* A book's sections without a book: the current book's, or the offer to create the first. */}
+          <Route path="/app/contacts" component={NoBook} />
+          <Route path="/app/segments" component={NoBook} />
+          <Route path="/app/campaigns" component={NoBook} />
+          <Route path="/app/templates" component={NoBook} />
+          <Route path="/app/suppressions" component={NoBook} />
+          <Route path="/app/imports" component={NoBook} />
+          <Route path="/app/forms" component={NoBook} />
+          <Route path="/app/settings" component={NoBook} />
           <Route path="/app/team" component={Team} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/billing" component={Billing} />
@@ -209,15 +223,6 @@ function Shell() {
       </main>
     </div>
   );
-}
-
-/** currentBook is the book in the address, else the one last opened, else the first. */
-function currentBook(path: string, team: string, books: string[]): string {
-  const m = /^\/app\/books\/([^/]+)/.exec(path);
-  if (m && books.includes(m[1])) return m[1];
-  const last = lastBook(team);
-  if (last && books.includes(last)) return last;
-  return books[0] ?? '';
 }
 
 function Home() {
@@ -273,7 +278,11 @@ const sections = ['contacts', 'labels', 'segments', 'campaigns', 'templates', 's
 function BookSwitcher({ current }: { current: string }) {
   const w = useWorkspace();
   const { path, route } = useLocation();
-  if (!w.books || w.books.length === 0) return null;
+  const books = w.books ?? [];
+  // Always there, so the header does not shift as the books arrive and the
+  // switcher is found in a team without books too: then its one option,
+  // which cannot be chosen, says why there is nothing to switch to.
+  const none = books.length > 0 ? '' : w.books !== null ? 'No book yet' : w.booksError ? 'Books unavailable' : 'Loading…';
   return (
     <label class="switcher">
       <span>Book</span>
@@ -288,9 +297,13 @@ function BookSwitcher({ current }: { current: string }) {
           route(`/app/books/${id}/${sub}`);
         }}
       >
-        {w.books.map((b) => (
-          <option value={b.id}>{b.name}</option>
-        ))}
+        {none ? (
+          <option value="" disabled selected>
+            {none}
+          </option>
+        ) : (
+          books.map((b) => <option value={b.id}>{b.name}</option>)
+        )}
       </select>
     </label>
   );

@@ -46,6 +46,15 @@ export function rememberBook(teamId: string, bookId: string): void {
   localStorage.setItem(bookKey(teamId), bookId);
 }
 
+/** currentBook is the book in the address, else the one last opened, else the first ('' without books). */
+export function currentBook(path: string, team: string, books: string[]): string {
+  const m = /^\/app\/books\/([^/]+)/.exec(path);
+  if (m && books.includes(m[1])) return m[1];
+  const last = lastBook(team);
+  if (last && books.includes(last)) return last;
+  return books[0] ?? '';
+}
+
 interface ProviderProps {
   children: ComponentChildren;
   loading: ComponentChildren;

@@ -456,7 +456,7 @@ function StepForm({ bookId, campaignId, step, steps, templates, campaigns, onClo
           ))}
         </Field>
       )}
-      <TimingFields values={v} errors={form.errors} set={(k, val) => form.set(k, val as never)} email={email} delay={delay} earlier={earlier} />
+      <TimingFields values={v} errors={form.errors} set={(k, val) => form.set(k, val as never)} email={email} delay={delay} earlier={earlier} templates={templates} />
       <Field label="Active" type="checkbox" hint="An inactive step is skipped." checked={v.active} onChange={(e) => form.set('active', (e.target as HTMLInputElement).checked)} />
     </FormDialog>
   );

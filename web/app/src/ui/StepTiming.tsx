@@ -1,6 +1,7 @@
 // The timing and audience parts of a step editor: hours on a delay, the
 // send window (days and hours, read in each contact's own time zone), the
-// condition on an earlier email, and A/B subjects with the test settings.
+// condition on an earlier email, and A/B subjects (each with the step's
+// template or one of its own) with the test settings.
 // timingForm gives a step's values as the form holds them; timingBody
 // turns them into the API's fields.
 import type { Schemas } from '../api/client';
@@ -9,6 +10,7 @@ import { Field } from './Field';
 import { Repeat } from './Repeat';
 
 type Step = Schemas['Step'];
+type Template = Schemas['Template'];
 type Day = Schemas['SendWindow']['days'][number];
 type If = Schemas['Condition']['if'];
 
@@ -33,7 +35,8 @@ export interface TimingValues {
   window_end: string;
   condition_if: If | '';
   condition_step_id: string;
-  variants: { id?: string; subject: string }[];
+  /** email_template_id '' is the step's template. */
+  variants: { id?: string; subject: string; email_template_id: string }[];
   ab_metric: ABMetric;
   ab_percent: string;
   ab_after: string;
@@ -48,7 +51,7 @@ export function timingForm(s: Step | null): TimingValues {
     window_end: s?.send_window?.end ?? '17:00',
     condition_if: s?.condition?.if ?? '',
     condition_step_id: s?.condition?.step_id ?? '',
-    variants: s?.variants?.map((v) => ({ id: v.id, subject: v.subject })) ?? [],
+    variants: s?.variants?.map((v) => ({ id: v.id, subject: v.subject, email_template_id: v.email_template_id ?? '' })) ?? [],
     ab_metric: s?.ab_test?.metric ?? 'opens',
     ab_percent: String(s?.ab_test?.test_percent ?? 20),
     ab_after: String(s?.ab_test?.decide_after_minutes ?? 240),
@@ -75,7 +78,7 @@ export function timingBody(v: TimingValues, email: boolean, delay: boolean) {
     delay_hours: delay ? Number(v.delay_hours) : 0,
     send_window: email && v.window_on ? { days: v.window_days, start: v.window_start, end: v.window_end } : null,
     condition: v.condition_if ? { if: v.condition_if, step_id: v.condition_step_id } : null,
-    variants: ab ? v.variants.map((x) => ({ id: x.id ?? null, subject: x.subject.trim() })) : null,
+    variants: ab ? v.variants.map((x) => ({ id: x.id ?? null, subject: x.subject.trim(), email_template_id: x.email_template_id || null })) : null,
     ...(ab ? { ab_test: { metric: v.ab_metric, test_percent: Number(v.ab_percent), decide_after_minutes: Number(v.ab_after) } } : {}),
   };
 }
@@ -88,9 +91,11 @@ interface Props {
   delay: boolean;
   /** The campaign's email steps before this one (the condition's choices). */
   earlier: Step[];
+  /** The book's templates (a variant's choices besides the step's). */
+  templates: Template[];
 }
 
-export function TimingFields({ values: v, errors, set, email, delay, earlier }: Props) {
+export function TimingFields({ values: v, errors, set, email, delay, earlier, templates }: Props) {
   const text = (key: 'delay_hours' | 'window_start' | 'window_end' | 'ab_percent' | 'ab_after') => ({
     value: v[key],
     error: errors[key],
@@ -161,9 +166,24 @@ export function TimingFields({ values: v, errors, set, email, delay, earlier }: 
             item="subject"
             items={v.variants}
             max={4}
-            blank={() => ({ subject: '' })}
+            blank={() => ({ subject: '', email_template_id: '' })}
             onChange={(items) => set('variants', items)}
-            render={(it, i, update) => <Field label={`Subject ${String.fromCharCode(65 + i)}`} value={it.subject} onInput={(e) => update({ subject: (e.target as HTMLInputElement).value })} />}
+            render={(it, i, update) => {
+              const letter = String.fromCharCode(65 + i);
+              return (
+                <div class="row">
+                  <Field label={`Subject ${letter}`} value={it.subject} onInput={(e) => update({ subject: (e.target as HTMLInputElement).value })} />
+                  <Field label={`Template for ${letter}`} as="select" value={it.email_template_id} onChange={(e) => update({ email_template_id: (e.target as HTMLSelectElement).value })}>
+                    <option value="">The step's template</option>
+                    {templates.map((t) => (
+                      <option value={t.id}>{t.name}</option>
+                    ))}
+                    {/* A template since deleted stays chosen until another is. */}
+                    {it.email_template_id && !templates.some((t) => t.id === it.email_template_id) && <option value={it.email_template_id}>A deleted template</option>}
+                  </Field>
+                </div>
+              );
+            }}
           />
           {errors.variants && <p class="error">{errors.variants}</p>}
           {v.variants.length > 1 && (

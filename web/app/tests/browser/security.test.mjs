@@ -139,8 +139,8 @@ export default () =>
       await page.getByLabel('Code from the app').fill(totp(secret));
       await page.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
       await page.getByRole('button', { name: 'I have saved them' }).click();
-      // The team's books open.
-      await page.getByRole('combobox', { name: 'Book' }).waitFor();
+      // The team's books open: the switcher offers the book.
+      await page.getByRole('combobox', { name: 'Book' }).locator('option', { hasText: 'Shared' }).waitFor({ state: 'attached' });
       await page.getByRole('link', { name: 'Contacts' }).click();
       await page.getByRole('heading', { name: 'Shared' }).waitFor();
       await page.getByText('This book has no contacts yet').waitFor();

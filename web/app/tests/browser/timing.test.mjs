@@ -2,8 +2,9 @@
 // picked in the contact editor, a step held by its send window for the
 // contact whose zone is outside it (waiting in the report), a follow-up
 // only to those who did not open the first email (skipped in the report
-// and the history), and two A/B subjects decided by the signed opens of
-// the fake SendGrid, the winner in the report.
+// and the history), two A/B subjects decided by the signed opens of the
+// fake SendGrid, the winner in the report, and a subject's own template
+// kept and changed in the step editor.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { login, screen, start } from './harness.mjs';
@@ -189,6 +190,56 @@ export default () =>
       await winner.getByRole('cell', { name: 'Winner', exact: true }).waitFor();
       assert.deepEqual((await winner.getByRole('cell').allTextContents()).slice(0, 3), ['You will like this', '5', '1 (20.0 %)']);
       await screen(page, 'report-ab');
+      await page.done();
+    });
+    test("a subject's own template is kept across an edit, and changed in the editor", async (t) => {
+      const page = await env.page(t);
+      const plain = await template('Plain mail', 'Plain');
+      const fancy = await template('Fancy mail', 'Fancy');
+      await login(page, owner, `/app/books/${book}/campaigns`);
+      const id = await openCampaign(page, 'Variants');
+      // A step made through the API: subject A with the step's template, B with its own.
+      await as('POST', `/api/campaigns/${id}/steps`, {
+        step_type: 'email', name: 'Pick', schedule_type: 'immediate', email_template_id: plain,
+        variants: [{ subject: 'Plain subject' }, { subject: 'Fancy subject', email_template_id: fancy }],
+      });
+      const variants = async () => (await as('GET', `/api/campaigns/${id}`)).data.steps[0].variants;
+      const before = await variants();
+      await page.reload();
+
+      await page.getByRole('button', { name: 'Edit Pick' }).click();
+      let edit = page.getByRole('dialog', { name: 'Edit the step “Pick”' });
+      const templateOf = (letter) => edit.getByRole('combobox', { name: `Template for ${letter}`, exact: true });
+      // The editor shows each subject's template.
+      assert.equal(await templateOf('A').locator('option:checked').textContent(), "The step's template");
+      assert.equal(await templateOf('B').locator('option:checked').textContent(), 'Fancy mail');
+      await screen(page, 'step-variant-templates');
+      await edit.getByLabel('Subject A', { exact: true }).fill('Plain subject, edited');
+      await edit.getByRole('button', { name: 'Save step' }).click();
+      await page.getByText('Step “Pick” saved.').waitFor();
+      assert.deepEqual(
+        (await variants()).map((v) => [v.id, v.subject, v.email_template_id]),
+        [
+          [before[0].id, 'Plain subject, edited', null],
+          [before[1].id, 'Fancy subject', fancy],
+        ],
+      );
+
+      // A gets the fancy template, B goes back to the step's.
+      await page.getByRole('button', { name: 'Edit Pick' }).click();
+      edit = page.getByRole('dialog', { name: 'Edit the step “Pick”' });
+      await templateOf('A').selectOption({ label: 'Fancy mail' });
+      await templateOf('B').selectOption({ label: "The step's template" });
+      await edit.getByRole('button', { name: 'Save step' }).click();
+      // Saved once the dialog has gone (the notice is the first save's).
+      await edit.waitFor({ state: 'detached' });
+      assert.deepEqual(
+        (await variants()).map((v) => [v.subject, v.email_template_id]),
+        [
+          ['Plain subject, edited', fancy],
+          ['Fancy subject', null],
+        ],
+      );
       await page.done();
     });
   });
