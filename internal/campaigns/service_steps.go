@@ -11,8 +11,8 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
-// checkStepRefs verifies the template and trigger campaign of a step are
-// in the campaign's book.
+// checkStepRefs verifies the templates (the step's and its subjects') and
+// the trigger campaign of a step are in the campaign's book.
 func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid.UUID, st Step) error {
 	if st.EmailTemplateID != nil {
 		ok, err := s.st.templateInBook(ctx, db, bookID, *st.EmailTemplateID)
@@ -21,6 +21,18 @@ func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid
 		}
 		if !ok {
 			return apperr.Invalidf("`email_template_id` must name an email template of the campaign's book.")
+		}
+	}
+	for i, v := range st.Variants {
+		if v.EmailTemplateID == nil {
+			continue
+		}
+		ok, err := s.st.templateInBook(ctx, db, bookID, *v.EmailTemplateID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.Invalidf("`variants[%d].email_template_id` must name an email template of the campaign's book.", i)
 		}
 	}
 	if st.TriggerCampaignID != nil {

@@ -273,8 +273,13 @@ func TestStepABSubjects(t *testing.T) {
 	}).Expect(http.StatusOK)
 	tpl := c.Key.NewTemplateWith("T", "Template subject", "<p>Hi {{first_name}}</p>")
 	cid := c.Key.NewCampaignIn("AB", "active")
-	// Bad variants: one only, an empty subject, a percentage out of range.
+	// A template of another book of the team.
+	otherBook := c.Owner.CreateBook("Elsewhere")
+	foreign := c.Owner.InBook(otherBook).NewTemplateWith("F", "S", "<p>x</p>")
+	// Bad variants: one only, an empty subject, a percentage out of range,
+	// a subject's template from another book.
 	for _, bad := range []map[string]any{
+		{"variants": []map[string]any{{"subject": "A"}, {"subject": "B", "email_template_id": foreign}}},
 		{"variants": []map[string]any{{"subject": "A"}}},
 		{"variants": []map[string]any{{"subject": "A"}, {"subject": " "}}},
 		{"variants": []map[string]any{{"subject": "A"}, {"subject": "B"}}, "ab_test": map[string]any{"test_percent": 5}},
