@@ -78,7 +78,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	var w Webhook
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret); err != nil {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret, s.now()); err != nil {
 			return err
 		}
 		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
@@ -149,7 +149,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			// An admin's switch, either way, replaces the service's.
 			w.DisabledAt, w.DisabledReason = nil, nil
 		}
-		if out, err = s.st.updateWebhook(ctx, tx, w); err != nil {
+		if out, err = s.st.updateWebhook(ctx, tx, w, s.now()); err != nil {
 			return err
 		}
 		out = out.redacted()

@@ -32,11 +32,14 @@ func oneWebhook(row pgx.Row) (Webhook, error) {
 	return w, err
 }
 
-func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string) (Webhook, error) {
+// insertWebhook stores a new subscription; now starts the time its
+// failures are counted from (enabled_at), on the service's clock like the
+// attempts it is compared with.
+func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string, now time.Time) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
-		INSERT INTO webhooks (team_id, url, events, secret, active, rate_limit, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+webhookColumns,
-		w.TeamID, w.URL, w.Events, secret, w.Active, w.RateLimit, w.CreatedBy))
+		INSERT INTO webhooks (team_id, url, events, secret, active, rate_limit, created_by, enabled_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+webhookColumns,
+		w.TeamID, w.URL, w.Events, secret, w.Active, w.RateLimit, w.CreatedBy, now))
 }
 
 func (store) webhooks(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Webhook, error) {
@@ -59,11 +62,13 @@ func (store) webhookForUpdate(ctx context.Context, db postgres.DB, teamID, id uu
 
 // updateWebhook writes w's settings; its disabled fields are written as
 // they are, so a webhook switched on or off by an admin has them cleared.
-func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook) (Webhook, error) {
+// A webhook switched on gets enabled_at = now: its failures are counted
+// afresh from then (failingSince), not from failures before it was off.
+func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook, now time.Time) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
 		UPDATE webhooks SET url = $2, events = $3, active = $4, rate_limit = $5, disabled_at = $6, disabled_reason = $7,
-		       updated_at = now()
-		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active, w.RateLimit, w.DisabledAt, w.DisabledReason))
+		       enabled_at = CASE WHEN $4 AND NOT active THEN $8 ELSE enabled_at END, updated_at = now()
+		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active, w.RateLimit, w.DisabledAt, w.DisabledReason, now))
 }
 
 // cancelPending stops the deliveries a deactivated webhook has not

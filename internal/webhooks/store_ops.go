@@ -17,17 +17,17 @@ import (
 
 // failingSince returns, of the active webhooks ids, those whose attempts
 // have all failed since a time at or before cutoff, with that time: the
-// first attempt after their last success (both found through the log's
-// indexes, however long the log).
+// latest of their last success and the time they were created or last
+// switched on (enabled_at), so a webhook switched on again is judged on
+// its attempts since then. The last success is found through the partial
+// index on successful attempts, however long the log.
 func (store) failingSince(ctx context.Context, db postgres.DB, ids []uuid.UUID, cutoff time.Time) (map[uuid.UUID]time.Time, error) {
 	rows, err := db.Query(ctx, `
 		SELECT w.id, f.at
 		FROM webhooks w
 		CROSS JOIN LATERAL (
 			SELECT max(a.created_at) AS at FROM webhook_attempts a WHERE a.webhook_id = w.id AND a.success) ok
-		CROSS JOIN LATERAL (
-			SELECT min(a.created_at) AS at FROM webhook_attempts a
-			WHERE a.webhook_id = w.id AND a.created_at > COALESCE(ok.at, '-infinity')) f
+		CROSS JOIN LATERAL (SELECT greatest(ok.at, w.enabled_at) AS at) f
 		WHERE w.id = ANY ($1) AND w.active AND f.at <= $2`, ids, cutoff)
 	if err != nil {
 		return nil, err
