@@ -84,7 +84,8 @@ func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.U
 }
 
 // releaseHeld queues again the deliveries kept while the webhook was
-// switched off automatically, all due now, their due times a microsecond
+// switched off (those pending when the service switched it off, and those
+// a recovery queued meanwhile), all due now, their due times a microsecond
 // apart in the order of their events (the claim takes the earliest first).
 func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `
@@ -97,14 +98,24 @@ func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUI
 	return err
 }
 
+// lockWebhookForDelete takes the webhook's row lock that waits for the
+// writers of its state (an admin's change, the switch-off, a recovery's
+// batch) but not for attempts logging against it (their foreign key
+// check takes a key share lock).
+func (store) lockWebhookForDelete(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `SELECT 1 FROM webhooks WHERE team_id = $1 AND id = $2 FOR NO KEY UPDATE`, teamID, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return errWebhookNotFound
+	}
+	return err
+}
+
 // lockPendingDeliveries takes the row locks of the webhook's unfinished
 // deliveries, waiting for attempts that are completing them.
-func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `
-		SELECT 1 FROM webhook_deliveries d
-		WHERE d.webhook_id = $2 AND d.status = 'pending'
-		  AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = $2 AND w.team_id = $1)
-		ORDER BY d.id FOR UPDATE OF d`, teamID, id)
+		SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.status = 'pending'
+		ORDER BY d.id FOR UPDATE OF d`, id)
 	return err
 }
 
