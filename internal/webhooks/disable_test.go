@@ -1,12 +1,15 @@
 package webhooks_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
@@ -110,5 +113,104 @@ func TestWebhookSwitchedOffAfterFailingAndOnAgain(t *testing.T) {
 	}
 	if env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE webhook_id::text = $1 AND status = 'succeeded'`, hookID) != 5 {
 		t.Error("the kept deliveries did not succeed")
+	}
+}
+
+// failingSinceOf is when the audit log says the webhook's failures began,
+// each time the service switched it off, oldest first.
+func failingSinceOf(t *testing.T, env *apptest.Env, hookID string) []string {
+	t.Helper()
+	rows, err := env.App.Pool.Query(context.Background(), `
+		SELECT details->>'failing_since' FROM audit_log
+		WHERE action = 'webhook.disabled' AND target_id = $1 ORDER BY details->>'failing_since'`, hookID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWebhookSwitchOffCountsFromItsCreation: a webhook that never
+// succeeded has failed since it was created, however late its first
+// attempt.
+func TestWebhookSwitchOffCountsFromItsCreation(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{DisableAfter: time.Hour})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	rc := newReceiver(t, switchable(new(atomic.Bool), http.StatusServiceUnavailable))
+	created := env.Clock.Now()
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	env.Clock.Advance(2 * time.Hour) // nothing to send meanwhile
+	appendEvents(t, env, owner.TeamID, 1, env.Clock.Now())
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
+	}
+	if env.QueryInt(`SELECT count(*) FROM webhooks WHERE id::text = $1 AND active`, hookID) != 0 {
+		t.Fatal("a webhook created two hours ago that never succeeded is still on after a failed attempt")
+	}
+	if got := failingSinceOf(t, env, hookID); fmt.Sprint(got) != fmt.Sprint([]string{created.Format(time.RFC3339)}) {
+		t.Errorf("failing since %v, want its creation, %s", got, created.Format(time.RFC3339))
+	}
+}
+
+// TestWebhookSwitchOffCountsFromLastSuccessOrSwitchOn: the failures count
+// from the last success, quiet time included; a webhook switched on
+// again counts from then, however old its last success, so its next
+// failure does not switch it off at once.
+func TestWebhookSwitchOffCountsFromLastSuccessOrSwitchOn(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{DisableAfter: time.Hour})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	var up atomic.Bool
+	up.Store(true)
+	rc := newReceiver(t, switchable(&up, http.StatusServiceUnavailable))
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	active := func() bool {
+		return env.QueryInt(`SELECT count(*) FROM webhooks WHERE id::text = $1 AND active`, hookID) == 1
+	}
+	send := func() {
+		t.Helper()
+		appendEvents(t, env, owner.TeamID, 1, env.Clock.Now())
+		run(t, eng)
+	}
+
+	succeeded := env.Clock.Now()
+	send()
+	up.Store(false)
+	env.Clock.Advance(2 * time.Hour)
+	send()
+	if active() {
+		t.Fatal("still on after a failed attempt two hours after the last success")
+	}
+
+	env.Clock.Advance(time.Minute)
+	switchedOn := env.Clock.Now()
+	owner.Patch(base, map[string]any{"active": true}).Expect(http.StatusOK)
+	run(t, eng) // the kept delivery fails again
+	send()
+	if !active() {
+		t.Fatal("switched off again at its first failure after being switched on")
+	}
+	env.Clock.Advance(59 * time.Minute)
+	send()
+	if !active() {
+		t.Fatal("switched off again within the hour after being switched on")
+	}
+	env.Clock.Advance(2 * time.Minute)
+	send()
+	if active() {
+		t.Fatal("still on after failing for an hour since it was switched on")
+	}
+	want := []string{succeeded.Format(time.RFC3339), switchedOn.Format(time.RFC3339)}
+	if got := failingSinceOf(t, env, hookID); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("failing since %v, want the last success then the switch-on: %v", got, want)
 	}
 }

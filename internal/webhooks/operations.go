@@ -73,7 +73,9 @@ func (s *Service) Retry(ctx context.Context, actor *auth.Actor, teamID, id, deli
 // latest attempt failed, oldest first, and returns how many. The work is
 // a job (RecoveryArgs) queued in the same transaction: it survives a
 // restart, one instance works it, and a rerun after a crash skips what
-// it had queued already.
+// it had queued already. A switched-off webhook is recovered too: its
+// deliveries are then kept like its other pending ones, and go out when
+// it is switched on.
 func (s *Service) Recover(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, since time.Time) (int, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return 0, err
@@ -87,14 +89,11 @@ func (s *Service) Recover(ctx context.Context, actor *auth.Actor, teamID, id uui
 	}
 	var queued int
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		w, err := s.st.webhook(ctx, tx, teamID, id)
-		if err != nil {
+		if _, err := s.st.webhook(ctx, tx, teamID, id); err != nil {
 			return err
 		}
-		if !w.Active {
-			return apperr.New(apperr.Conflict, "The webhook is switched off; switch it on before recovering its events.")
-		}
-		if queued, err = s.st.countRecoverable(ctx, tx, id, since, now); err != nil || queued == 0 {
+		var err error
+		if queued, err = s.st.countRecoverable(ctx, tx, id, since, now, now); err != nil || queued == 0 {
 			return err
 		}
 		if s.recoveries == nil {
@@ -136,7 +135,7 @@ type recoveryWorker struct {
 	s *Service
 }
 
-// Work queues the recovery in batches, each its own statement: what a
+// Work queues the recovery in batches, each its own transaction: what a
 // batch queued stays queued if the instance dies, and is marked with the
 // recovery's id so the rerun does not queue it again (once more at most).
 // The engine is woken after each batch, so sending starts with the first.
@@ -145,7 +144,7 @@ type recoveryWorker struct {
 func (w *recoveryWorker) Work(ctx context.Context, job *river.Job[RecoveryArgs]) error {
 	base, total := w.s.now(), 0
 	for {
-		n, err := w.s.st.recoverBatch(ctx, w.s.db, job.Args, base, total, recoveryBatch)
+		n, err := w.s.recoverBatch(ctx, job.Args, base, total)
 		if err != nil {
 			return err
 		}
@@ -158,4 +157,26 @@ func (w *recoveryWorker) Work(ctx context.Context, job *river.Job[RecoveryArgs])
 	w.s.log.Info("webhooks: recovery queued", "webhook_id", job.Args.WebhookID, "recovery_id", job.Args.RecoveryID,
 		"deliveries", total, "since", job.Args.Since)
 	return nil
+}
+
+// recoverBatch queues one batch of the recovery, held when the webhook is
+// switched off. The webhook's row stays locked until the batch commits:
+// switching it on releases the held deliveries, and switching it off
+// holds or cancels the pending ones, so either comes wholly before the
+// batch or sees all it queued. A webhook deleted meanwhile ends it.
+func (s *Service) recoverBatch(ctx context.Context, args RecoveryArgs, base time.Time, offset int) (int, error) {
+	var n int
+	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		active, found, err := s.st.webhookActiveShared(ctx, tx, args.WebhookID)
+		if err != nil || !found {
+			return err
+		}
+		status := statusHeld
+		if active {
+			status = statusPending
+		}
+		n, err = s.st.recoverBatch(ctx, tx, args, status, base, s.now(), offset, recoveryBatch)
+		return err
+	})
+	return n, err
 }

@@ -233,3 +233,217 @@ func TestWebhookRecoveryRerunSendsEachOnceMore(t *testing.T) {
 		t.Errorf("receiver got %d requests, want 16", rc.count())
 	}
 }
+
+// requestsPerDelivery counts the receiver's requests by X-Service-Delivery.
+func requestsPerDelivery(rc *receiver) map[string]int {
+	n := map[string]int{}
+	for _, d := range rc.deliveries() {
+		n[d.Header.Get("X-Service-Delivery")]++
+	}
+	return n
+}
+
+// TestWebhookRecoveryTakesOverWaitingRetries: a delivery waiting for its
+// automatic retry has a failed latest attempt too. The recovery sends it
+// now, once, in place of the retry. One an engine holds (its attempt
+// under way or about to be) is left to that engine, and one never
+// attempted has not failed.
+func TestWebhookRecoveryTakesOverWaitingRetries(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{Workers: 1})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	var up atomic.Bool
+	rc := newReceiver(t, switchable(&up, http.StatusServiceUnavailable)) // 503: retried 10 s later
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	t0 := env.Clock.Now()
+	appendEvents(t, env, owner.TeamID, 4, t0)
+	if n := run(t, eng); n != 4 {
+		t.Fatalf("%d attempts, want 4", n)
+	}
+	// Another instance's engine has claimed one of the four retries.
+	env.QueryInt(`UPDATE webhook_deliveries SET lease_owner = 'elsewhere', lease_until = $2
+		WHERE id = (SELECT id FROM webhook_deliveries WHERE webhook_id::text = $1 ORDER BY id LIMIT 1) RETURNING 0`,
+		hookID, t0.Add(time.Minute))
+	appendEvents(t, env, owner.TeamID, 1, t0) // fanned out, not attempted yet
+	drain(t, eng)
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE webhook_id::text = $1 AND status = 'pending'`, hookID); n != 5 {
+		t.Fatalf("%d deliveries pending, want 5", n)
+	}
+
+	up.Store(true)
+	since := t0.Add(-time.Minute).Format(time.RFC3339)
+	if q := owner.Post(base+"/recover", map[string]any{"since": since}).Expect(http.StatusAccepted).Int("data.queued"); q != 3 {
+		t.Fatalf("queued %d, want the 3 retries no engine holds", q)
+	}
+	env.WaitJobs()
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE recovery_id IS NOT NULL AND manual AND status = 'pending'`); n != 3 {
+		t.Fatalf("%d deliveries queued by the recovery, want 3", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE recovery_id IS NULL AND NOT manual
+		AND (lease_owner = 'elsewhere' AND attempts = 1 OR lease_owner IS NULL AND attempts = 0)`); n != 2 {
+		t.Fatalf("the recovery touched the claimed or the unattempted delivery (%d left as they were, want 2)", n)
+	}
+	env.Clock.Advance(time.Second)
+	if n := run(t, eng); n != 4 {
+		t.Fatalf("%d attempts, want the 3 recovered and the first of the new event", n)
+	}
+	// The retries the recovery replaced are not made as well; the claimed
+	// one goes when its engine's lease has run out, as it would have.
+	env.Clock.Advance(time.Hour)
+	if n := run(t, eng); n != 1 {
+		t.Fatalf("%d attempts an hour later, want only the claimed retry", n)
+	}
+	counts := map[int]int{}
+	for _, n := range requestsPerDelivery(rc) {
+		counts[n]++
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(map[int]int{1: 1, 2: 4}) {
+		t.Errorf("requests per delivery (requests: deliveries) %v, want the new event once and the 4 others twice", counts)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_attempts WHERE manual AND success`); n != 3 {
+		t.Errorf("%d manual attempts logged, want 3", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'`); n != 5 {
+		t.Errorf("%d deliveries succeeded, want 5", n)
+	}
+}
+
+// TestWebhookRecoveryRacingEnginesSendsEachOnce: a recovery runs while two
+// engines claim the same retries, now due: each delivery gets one more
+// request, from its retry or from the recovery, never both.
+func TestWebhookRecoveryRacingEnginesSendsEachOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	// The engines' clock runs a second ahead of the service's, so that what
+	// the recovery queues (due a microsecond apart from now on) is due too.
+	ahead := func() time.Time { return env.Clock.Now().Add(time.Second) }
+	engines := []*webhooks.Engine{engine(env, webhooks.EngineConfig{Workers: 4, Now: ahead}), engine(env, webhooks.EngineConfig{Workers: 4, Now: ahead})}
+	owner := env.Signup("ann")
+	drain(t, engines[0])
+	var up atomic.Bool
+	rc := newReceiver(t, switchable(&up, http.StatusServiceUnavailable))
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	t0 := env.Clock.Now()
+	const total = 300
+	appendEvents(t, env, owner.TeamID, total, t0)
+	if n := run(t, engines[0]); n != total {
+		t.Fatalf("%d attempts, want %d", n, total)
+	}
+	up.Store(true)
+	env.Clock.Advance(10 * time.Second) // every retry is due
+	owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/recover", owner.TeamID, hookID),
+		map[string]any{"since": t0.Add(-time.Minute).Format(time.RFC3339)}).Expect(http.StatusAccepted)
+	var raw []byte
+	if err := env.App.Pool.QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var args webhooks.RecoveryArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := context.Background()
+	var recovered atomic.Bool
+	errs := make(chan error, len(engines)+1)
+	go func() {
+		errs <- webhooks.RunRecovery(ctx, env.App.Webhooks, args)
+		recovered.Store(true)
+	}()
+	for _, eng := range engines {
+		go func() {
+			for {
+				done := recovered.Load()
+				n, err := eng.DeliverDue(ctx)
+				if err != nil || done && n == 0 {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range len(engines) + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, n := range requestsPerDelivery(rc) {
+		if n != 2 {
+			t.Errorf("delivery %s got %d requests, want 2 (its failed attempt and one more)", id, n)
+		}
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'`); n != total {
+		t.Errorf("%d deliveries succeeded, want %d", n, total)
+	}
+}
+
+// TestWebhookRecoveryWhileSwitchedOff: a recovery of a switched-off
+// webhook is accepted; what it queues is kept like the webhook's other
+// pending deliveries and goes out, once, when it is switched on. That
+// holds for a webhook an admin switched off and for one the service did.
+func TestWebhookRecoveryWhileSwitchedOff(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	eng := engine(env, webhooks.EngineConfig{Workers: 1, DisableAfter: time.Hour})
+	owner := env.Signup("ann")
+	drain(t, eng)
+	var up atomic.Bool
+	rc := newReceiver(t, switchable(&up, http.StatusServiceUnavailable))
+	hookID, _ := createWebhook(t, owner, rc.URL, events.ContactCreated)
+	base := fmt.Sprintf("/api/teams/%s/webhooks/%s", owner.TeamID, hookID)
+	t0 := env.Clock.Now()
+	status := func(s string) int {
+		return env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE webhook_id::text = $1 AND status = $2`, hookID, s)
+	}
+	recoverSince := func(since time.Time) int {
+		t.Helper()
+		q := owner.Post(base+"/recover", map[string]any{"since": since.Format(time.RFC3339)}).Expect(http.StatusAccepted).Int("data.queued")
+		env.WaitJobs()
+		return q
+	}
+
+	// Switched off by an admin: the retries are canceled.
+	appendEvents(t, env, owner.TeamID, 3, t0)
+	run(t, eng)
+	owner.Patch(base, map[string]any{"active": false}).Expect(http.StatusOK)
+	up.Store(true)
+	if q := recoverSince(t0.Add(-time.Minute)); q != 3 {
+		t.Fatalf("queued %d, want 3", q)
+	}
+	if status("held") != 3 {
+		t.Fatalf("%d deliveries held, want the 3 recovered", status("held"))
+	}
+	env.Clock.Advance(time.Hour)
+	if n := run(t, eng); n != 0 || rc.count() != 3 {
+		t.Fatalf("the switched-off webhook got %d attempts", n)
+	}
+	owner.Patch(base, map[string]any{"active": true}).Expect(http.StatusOK)
+	if n := run(t, eng); n != 3 || status("succeeded") != 3 {
+		t.Fatalf("switching on sent %d deliveries (%d succeeded), want the 3 recovered", n, status("succeeded"))
+	}
+
+	// Switched off by the service, its retry held: recovered as well.
+	up.Store(false)
+	t1 := env.Clock.Now()
+	appendEvents(t, env, owner.TeamID, 1, t1)
+	run(t, eng)
+	env.Clock.Advance(time.Hour + time.Minute)
+	run(t, eng) // the retry fails an hour after the last success
+	if status("held") != 1 || env.QueryInt(`SELECT count(*) FROM webhooks WHERE active`) != 0 {
+		t.Fatalf("not switched off by the service with its retry held (%d held)", status("held"))
+	}
+	if q := recoverSince(t1); q != 1 {
+		t.Fatalf("queued %d, want the held retry", q)
+	}
+	before := rc.count()
+	owner.Patch(base, map[string]any{"active": true}).Expect(http.StatusOK)
+	up.Store(true)
+	if n := run(t, eng); n != 1 || rc.count() != before+1 || status("succeeded") != 4 {
+		t.Fatalf("switching on made %d attempts, want 1", n)
+	}
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_attempts WHERE manual AND success`); n != 4 {
+		t.Errorf("%d manual attempts logged, want the 4 recovered", n)
+	}
+}

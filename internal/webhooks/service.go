@@ -78,7 +78,7 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	var w Webhook
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret); err != nil {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret, s.now()); err != nil {
 			return err
 		}
 		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
@@ -105,10 +105,12 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 // flag. Turning a webhook off cancels its pending deliveries (and those
 // kept while it was switched off automatically): an inactive webhook gets
 // nothing, and turning it on again does not replay what it missed.
-// Turning on a webhook the service switched off clears the reason and
-// sends what was kept, in the order of its events. Retries still pending
-// go to the new URL when the URL changes. A URL sent back as shown, with
-// the masked password, keeps the stored password.
+// Turning a webhook on clears the reason the service switched it off for,
+// if any, and sends what was kept while it was off (the deliveries pending
+// when the service switched it off, those a recovery queued meanwhile), in
+// the order of their events. Retries still pending go to the new URL when
+// the URL changes. A URL sent back as shown, with the masked password,
+// keeps the stored password.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return Webhook{}, err
@@ -149,7 +151,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			// An admin's switch, either way, replaces the service's.
 			w.DisabledAt, w.DisabledReason = nil, nil
 		}
-		if out, err = s.st.updateWebhook(ctx, tx, w); err != nil {
+		if out, err = s.st.updateWebhook(ctx, tx, w, s.now()); err != nil {
 			return err
 		}
 		out = out.redacted()
@@ -159,7 +161,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 		switch {
 		case p.Active.Set && !w.Active && (wasActive || wasDisabled):
 			return s.st.cancelPending(ctx, tx, w.ID)
-		case w.Active && wasDisabled:
+		case w.Active && !wasActive:
 			if err := s.st.releaseHeld(ctx, tx, w.ID, s.now()); err != nil {
 				return err
 			}
@@ -175,11 +177,18 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	if err := admin(ctx, actor, teamID); err != nil {
 		return err
 	}
-	// A completing attempt locks its delivery row, then (its log row's
-	// foreign key, checked at the end of its statement) the webhook row.
-	// The delete takes them in the same order, or the two deadlock.
+	// The locks come in the order the other writers take them, or the
+	// delete and one of them deadlock. The webhook's row first, as Update,
+	// the switch-off and a recovery's batch lock it before its deliveries;
+	// that lock still lets attempts log meanwhile. Then the pending
+	// deliveries, before the row is deleted: a completing attempt locks its
+	// delivery row, then (its log row's foreign key, checked at the end of
+	// its statement) the webhook row, which the delete itself holds.
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.st.lockPendingDeliveries(ctx, tx, teamID, id); err != nil {
+		if err := s.st.lockWebhookForDelete(ctx, tx, teamID, id); err != nil {
+			return err
+		}
+		if err := s.st.lockPendingDeliveries(ctx, tx, id); err != nil {
 			return err
 		}
 		if err := s.st.deleteWebhook(ctx, tx, teamID, id); err != nil {

@@ -32,11 +32,14 @@ func oneWebhook(row pgx.Row) (Webhook, error) {
 	return w, err
 }
 
-func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string) (Webhook, error) {
+// insertWebhook stores a new subscription; now starts the time its
+// failures are counted from (enabled_at), on the service's clock like the
+// attempts it is compared with.
+func (store) insertWebhook(ctx context.Context, db postgres.DB, w Webhook, secret string, now time.Time) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
-		INSERT INTO webhooks (team_id, url, events, secret, active, rate_limit, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+webhookColumns,
-		w.TeamID, w.URL, w.Events, secret, w.Active, w.RateLimit, w.CreatedBy))
+		INSERT INTO webhooks (team_id, url, events, secret, active, rate_limit, created_by, enabled_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+webhookColumns,
+		w.TeamID, w.URL, w.Events, secret, w.Active, w.RateLimit, w.CreatedBy, now))
 }
 
 func (store) webhooks(ctx context.Context, db postgres.DB, teamID uuid.UUID) ([]Webhook, error) {
@@ -59,11 +62,13 @@ func (store) webhookForUpdate(ctx context.Context, db postgres.DB, teamID, id uu
 
 // updateWebhook writes w's settings; its disabled fields are written as
 // they are, so a webhook switched on or off by an admin has them cleared.
-func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook) (Webhook, error) {
+// A webhook switched on gets enabled_at = now: its failures are counted
+// afresh from then (failingSince), not from failures before it was off.
+func (store) updateWebhook(ctx context.Context, db postgres.DB, w Webhook, now time.Time) (Webhook, error) {
 	return oneWebhook(db.QueryRow(ctx, `
 		UPDATE webhooks SET url = $2, events = $3, active = $4, rate_limit = $5, disabled_at = $6, disabled_reason = $7,
-		       updated_at = now()
-		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active, w.RateLimit, w.DisabledAt, w.DisabledReason))
+		       enabled_at = CASE WHEN $4 AND NOT active THEN $8 ELSE enabled_at END, updated_at = now()
+		WHERE id = $1 RETURNING `+webhookColumns, w.ID, w.URL, w.Events, w.Active, w.RateLimit, w.DisabledAt, w.DisabledReason, now))
 }
 
 // cancelPending stops the deliveries a deactivated webhook has not
@@ -79,7 +84,8 @@ func (store) cancelPending(ctx context.Context, db postgres.DB, webhookID uuid.U
 }
 
 // releaseHeld queues again the deliveries kept while the webhook was
-// switched off automatically, all due now, their due times a microsecond
+// switched off (those pending when the service switched it off, and those
+// a recovery queued meanwhile), all due now, their due times a microsecond
 // apart in the order of their events (the claim takes the earliest first).
 func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `
@@ -92,14 +98,24 @@ func (store) releaseHeld(ctx context.Context, db postgres.DB, webhookID uuid.UUI
 	return err
 }
 
+// lockWebhookForDelete takes the webhook's row lock that waits for the
+// writers of its state (an admin's change, the switch-off, a recovery's
+// batch) but not for attempts logging against it (their foreign key
+// check takes a key share lock).
+func (store) lockWebhookForDelete(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+	tag, err := db.Exec(ctx, `SELECT 1 FROM webhooks WHERE team_id = $1 AND id = $2 FOR NO KEY UPDATE`, teamID, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return errWebhookNotFound
+	}
+	return err
+}
+
 // lockPendingDeliveries takes the row locks of the webhook's unfinished
 // deliveries, waiting for attempts that are completing them.
-func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, teamID, id uuid.UUID) error {
+func (store) lockPendingDeliveries(ctx context.Context, db postgres.DB, id uuid.UUID) error {
 	_, err := db.Exec(ctx, `
-		SELECT 1 FROM webhook_deliveries d
-		WHERE d.webhook_id = $2 AND d.status = 'pending'
-		  AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = $2 AND w.team_id = $1)
-		ORDER BY d.id FOR UPDATE OF d`, teamID, id)
+		SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.status = 'pending'
+		ORDER BY d.id FOR UPDATE OF d`, id)
 	return err
 }
 

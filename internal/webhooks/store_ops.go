@@ -17,17 +17,17 @@ import (
 
 // failingSince returns, of the active webhooks ids, those whose attempts
 // have all failed since a time at or before cutoff, with that time: the
-// first attempt after their last success (both found through the log's
-// indexes, however long the log).
+// latest of their last success and the time they were created or last
+// switched on (enabled_at), so a webhook switched on again is judged on
+// its attempts since then. The last success is found through the partial
+// index on successful attempts, however long the log.
 func (store) failingSince(ctx context.Context, db postgres.DB, ids []uuid.UUID, cutoff time.Time) (map[uuid.UUID]time.Time, error) {
 	rows, err := db.Query(ctx, `
 		SELECT w.id, f.at
 		FROM webhooks w
 		CROSS JOIN LATERAL (
 			SELECT max(a.created_at) AS at FROM webhook_attempts a WHERE a.webhook_id = w.id AND a.success) ok
-		CROSS JOIN LATERAL (
-			SELECT min(a.created_at) AS at FROM webhook_attempts a
-			WHERE a.webhook_id = w.id AND a.created_at > COALESCE(ok.at, '-infinity')) f
+		CROSS JOIN LATERAL (SELECT greatest(ok.at, w.enabled_at) AS at) f
 		WHERE w.id = ANY ($1) AND w.active AND f.at <= $2`, ids, cutoff)
 	if err != nil {
 		return nil, err
@@ -106,30 +106,54 @@ func (store) insertManual(ctx context.Context, db postgres.DB, webhookID, eventI
 }
 
 // recoverable is the condition of a delivery a recovery sends again: its
-// latest attempt failed (it failed for good, or was canceled after a
-// failed attempt) and its event happened in [since, until].
+// event happened in [since, until] and its latest attempt failed. It
+// failed for good, or was canceled after a failed attempt, or waits: for
+// its automatic retry (pending) or for the webhook to be switched on
+// again (held). A waiting one already queued for an admin's send (manual)
+// goes out once anyway and is left as it is; so is one an engine holds
+// (a live lease): its attempt is under way or about to be, and queueing
+// it again would send it twice, or at once on two instances.
 const recoverable = `
-	d.webhook_id = @webhook AND d.status IN ('failed', 'canceled') AND d.attempts > 0
+	d.webhook_id = @webhook AND d.attempts > 0
+	AND (d.status IN ('failed', 'canceled')
+	     OR d.status IN ('pending', 'held') AND NOT d.manual AND (d.lease_until IS NULL OR d.lease_until < @now))
 	AND e.occurred_at >= @since AND e.occurred_at <= @until`
 
 // countRecoverable counts what a recovery would send.
-func (store) countRecoverable(ctx context.Context, db postgres.DB, webhookID uuid.UUID, since, until time.Time) (int, error) {
+func (store) countRecoverable(ctx context.Context, db postgres.DB, webhookID uuid.UUID, since, until, now time.Time) (int, error) {
 	var n int
 	err := db.QueryRow(ctx, `
 		SELECT count(*) FROM webhook_deliveries d JOIN event_records e ON e.id = d.event_id WHERE `+recoverable,
-		pgx.StrictNamedArgs{"webhook": webhookID, "since": since, "until": until}).Scan(&n)
+		pgx.StrictNamedArgs{"webhook": webhookID, "since": since, "until": until, "now": now}).Scan(&n)
 	return n, err
 }
 
+// webhookActiveShared reads whether the webhook is switched on, holding
+// its row until the transaction ends so that it cannot be switched on or
+// off meanwhile; found is false when it was deleted.
+func (store) webhookActiveShared(ctx context.Context, db postgres.DB, id uuid.UUID) (active, found bool, err error) {
+	err = db.QueryRow(ctx, `SELECT active FROM webhooks WHERE id = $1 FOR SHARE`, id).Scan(&active)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	return active, err == nil, err
+}
+
 // recoverBatch queues up to limit recoverable deliveries not yet queued
-// by this recovery, oldest event first, for one attempt each. Their due
-// times follow the order of their events from base + offset microseconds,
-// so the engine sends them oldest first and after any earlier batch. It
+// by this recovery, oldest event first, for one attempt each, with status
+// (pending, or held while the webhook is switched off). Their due times
+// follow the order of their events from base + offset microseconds, so
+// the engine sends them oldest first and after any earlier batch. It
 // returns how many it queued; zero means the recovery is done.
-func (store) recoverBatch(ctx context.Context, db postgres.DB, r RecoveryArgs, base time.Time, offset, limit int) (int, error) {
+//
+// A delivery waiting for its automatic retry is queued in its place: the
+// row is the same, so the retry is not made as well. Rows are locked
+// (FOR UPDATE) rather than skipped: a claim that holds one commits at
+// once, and the row is then checked again, found leased and left out.
+func (store) recoverBatch(ctx context.Context, db postgres.DB, r RecoveryArgs, status string, base, now time.Time, offset, limit int) (int, error) {
 	tag, err := db.Exec(ctx, `
 		UPDATE webhook_deliveries d
-		SET status = 'pending', manual = true, slotted = false, recovery_id = @recovery, updated_at = now(),
+		SET status = @status, manual = true, slotted = false, recovery_id = @recovery, updated_at = now(),
 		    lease_owner = NULL, lease_until = NULL,
 		    next_attempt_at = @base::timestamptz + (@offset + p.n) * interval '1 microsecond'
 		FROM (
@@ -143,6 +167,6 @@ func (store) recoverBatch(ctx context.Context, db postgres.DB, r RecoveryArgs, b
 		) p
 		WHERE d.id = p.id`,
 		pgx.StrictNamedArgs{"webhook": r.WebhookID, "since": r.Since, "until": r.Until, "recovery": r.RecoveryID,
-			"base": base, "offset": offset, "limit": limit})
+			"status": status, "base": base, "now": now, "offset": offset, "limit": limit})
 	return int(tag.RowsAffected()), err
 }

@@ -2547,7 +2547,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed events
-         * @description Every event of this webhook since `since` (the time of the event) whose latest attempt failed is sent once more, oldest first. The sending is queued as a background job that survives a restart and runs on one instance; each event is sent once more at most. Attempts are logged manual and not retried. The webhook must be switched on (409 CONFLICT otherwise). Role: admin.
+         * @description Every event of this webhook since `since` (the time of the event) whose latest attempt failed is sent once more, oldest first. The sending is queued as a background job that survives a restart and runs on one instance; each event is sent once more at most. An event still waiting for its automatic retry is sent now instead, once. Attempts are logged manual and not retried. On a switched-off webhook the events are queued and kept, like its other pending deliveries, and sent when it is switched on again. Role: admin.
          */
         post: operations["recoverWebhook"];
         delete?: never;
@@ -4810,7 +4810,7 @@ export interface components {
             url: string;
             /** @description Subscribed event types. */
             events: components["schemas"]["EventType"][];
-            /** @description Whether events are delivered. The service switches a webhook off by itself after its attempts have all failed for WEBHOOK_DISABLE_AFTER (default 120 h): disabled_at and disabled_reason then say when and why. */
+            /** @description Whether events are delivered. The service switches a webhook off by itself after its attempts have all failed for WEBHOOK_DISABLE_AFTER (default 120 h) since its last success, its creation or the last time it was switched on, whichever is latest: disabled_at and disabled_reason then say when and why. */
             active: boolean;
             /** @description Most deliveries a second this webhook gets, across every instance of the service; null for no limit. Deliveries beyond it wait their turn; they do not fail. */
             rate_limit: number | null;
@@ -15400,7 +15400,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             500: components["responses"]["ServerError"];
         };
     };

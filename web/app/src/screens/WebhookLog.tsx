@@ -171,13 +171,21 @@ export function DeliveryLog({ teamId, webhook, reloads }: { teamId: string; webh
           onClose={() => setRecovering(false)}
           onQueued={(queued) => {
             setRecovering(false);
-            setNotice(queued ? `${queued.toLocaleString('en')} failed ${queued === 1 ? 'event is' : 'events are'} being sent again, oldest first.` : 'No event failed since then: nothing to send again.');
+            setNotice(recoveredNotice(queued, webhook.active));
             setTimeout(log.reload, 1000);
           }}
         />
       )}
     </section>
   );
+}
+
+/** recoveredNotice says what a recovery queued; a switched-off webhook gets it once enabled. */
+function recoveredNotice(queued: number, active: boolean): string {
+  if (!queued) return 'No event failed since then: nothing to send again.';
+  const one = queued === 1;
+  const events = `${queued.toLocaleString('en')} failed ${one ? 'event is' : 'events are'}`;
+  return active ? `${events} being sent again, oldest first.` : `${events} queued: ${one ? 'it is' : 'they are'} sent once the webhook is enabled.`;
 }
 
 function RecoverDialog({ teamId, webhook, onClose, onQueued }: { teamId: string; webhook: Webhook; onClose: () => void; onQueued: (queued: number) => void }) {
@@ -200,6 +208,7 @@ function RecoverDialog({ teamId, webhook, onClose, onQueued }: { teamId: string;
       onClose={onClose}
     >
       <p>Every event since this time whose latest attempt failed is sent once more, oldest first, in the background.</p>
+      {!webhook.active && <p>The webhook is disabled: these events are kept and sent once it is enabled.</p>}
       <Field label="Since" type="datetime-local" required hint="Within the last 30 days, in your time zone." {...form.bind('since')} />
     </FormDialog>
   );

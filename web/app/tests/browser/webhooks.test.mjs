@@ -2,7 +2,8 @@
 // the delivery log of real deliveries to a local receiver, filtered by
 // outcome, with payload and response; a test send, a retry and a recovery;
 // the rate limit in the form; a webhook the service switched off, enabled
-// again; edit, disable, delete; what others see.
+// again; edit, disable (a disabled webhook's failed events recovered and
+// kept), delete; what others see.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -223,6 +224,19 @@ export default () =>
       await page.getByRole('button', { name: `Disable ${url}` }).click();
       await page.getByRole('button', { name: `Enable ${url}` }).waitFor();
       assert.equal(hooks(), `${url} contact.created,contact.deleted false`);
+
+      // A disabled webhook's failed events are recovered too, and kept until it is enabled.
+      const failed = received.find((r) => JSON.parse(r.body).data?.first_name === 'Fail');
+      await page.getByRole('button', { name: `Delivery log of ${url}` }).click();
+      await page.getByRole('button', { name: 'Recover failed events' }).click();
+      const r = page.getByRole('dialog', { name: `Recover the failed events of ${url}` });
+      await r.getByText('The webhook is disabled: these events are kept and sent once it is enabled.').waitFor();
+      await r.getByRole('button', { name: 'Recover' }).click();
+      await page.getByText('1 failed event is queued: it is sent once the webhook is enabled.').waitFor();
+      for (let i = 0; env.db(`SELECT status FROM webhook_deliveries WHERE id = '${failed.delivery}'`) !== 'held'; i++) {
+        assert.ok(i < 200, 'the recovered event is kept');
+        await new Promise((res) => setTimeout(res, 50));
+      }
       await page.getByRole('button', { name: `Delete ${url}` }).click();
       await page.getByRole('dialog', { name: `Delete the webhook to ${url}?` }).getByRole('button', { name: 'Delete webhook' }).click();
       await page.getByText('No webhook yet.').waitFor();
