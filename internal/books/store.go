@@ -286,3 +286,27 @@ func CreateLabels(ctx context.Context, db postgres.DB, bookID uuid.UUID, names [
 		return l, r.Scan(&l.ID, &l.Name, &l.Color)
 	})
 }
+
+// CreateFields defines custom fields of the given keys and types (index
+// for index) that the book lacks, each named by its key, in one statement
+// (an import creates the fields its rows name at once). A key the book
+// has, or that another writer defines meanwhile, is left as it is: the
+// unique constraint on book and key decides, so concurrent imports and
+// instances create each field once. It returns the id and type of every
+// key given, as the book has them after the statement.
+func CreateFields(ctx context.Context, db postgres.DB, bookID uuid.UUID, keys, types []string) ([]Field, error) {
+	// Inserted in key order, so that two imports creating the same keys
+	// wait on each other in the same order and never deadlock.
+	_, err := db.Exec(ctx, `
+		INSERT INTO field_definitions (book_id, key, name, type)
+		SELECT $1, k.key, k.key, k.type FROM unnest($2::text[], $3::text[]) AS k(key, type) ORDER BY k.key
+		ON CONFLICT ON CONSTRAINT field_definitions_book_key_key DO NOTHING`, bookID, keys, types)
+	if err != nil {
+		return nil, err
+	}
+	// A statement of its own: it sees the definitions that another
+	// writer committed while the insert waited on them, which the
+	// insert's snapshot does not.
+	rows, _ := db.Query(ctx, `SELECT `+fieldColumns+` FROM field_definitions WHERE book_id = $1 AND key = ANY($2)`, bookID, keys)
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Field, error) { return scanField(r) })
+}

@@ -17,6 +17,10 @@ type BatchRow struct {
 	Contact Contact
 	Labels  []string
 	Custom  map[string]string
+	// FieldTypes is, by key, the type a custom field the book lacks is
+	// created with when the batch creates fields (text for a key it does
+	// not name): a file that carries the types restores them.
+	FieldTypes map[string]string
 	// Refused fails the row before anything else is looked at: the caller
 	// could not take one of its values (a malformed date) and says why
 	// itself, so its failure names neither field nor message.
@@ -41,6 +45,10 @@ const (
 type BatchOptions struct {
 	Duplicates   Duplicates
 	CreateLabels bool
+	// CreateFields defines the custom fields the rows name that the book
+	// lacks (a dry run checks the rows as if it had); without it such a
+	// row fails.
+	CreateFields bool
 	DryRun       bool
 	CreatedBy    *uuid.UUID
 }
@@ -66,15 +74,20 @@ type BatchFailure struct {
 type BatchSeen map[string]struct{}
 
 // ImportBatch writes (or, dry, evaluates) a batch of imported rows into the
-// book inside tx, set-based: one COPY for the new contacts, one UPDATE for
-// the patched ones, one insert each for their labels and custom values,
-// and their contact.created / contact.updated events through the outbox
-// like every other write. seen is only read and filled in a dry run.
-// The batch takes the rows: the contacts it creates are written into
-// them, so the caller reads or reuses them only once it returns.
+// book inside tx, set-based: one insert (and one read) for the custom
+// fields the rows name that the book lacks, when asked, one COPY for the
+// new contacts, one UPDATE for the patched ones, one insert each for their
+// labels and custom values, and their contact.created / contact.updated
+// events through the outbox like every other write. seen is only read and
+// filled in a dry run. The batch takes the rows: the contacts it creates
+// are written into them, so the caller reads or reuses them only once it
+// returns.
 func (s *Service) ImportBatch(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, rows []BatchRow, opt BatchOptions, seen BatchSeen) (BatchResult, error) {
 	b, err := s.startBatch(ctx, tx, bookID, rows, opt, seen)
 	if err != nil {
+		return BatchResult{}, err
+	}
+	if err := b.createFields(ctx, tx, rows); err != nil {
 		return BatchResult{}, err
 	}
 	b.planRows(rows)
@@ -124,7 +137,10 @@ type batch struct {
 	patchOrder []uuid.UUID
 	pending    map[*Contact][]importPatch
 	updated    []*Contact
-	newLabels  map[string]string // lower name -> name, to create
+	newLabels  map[string]bool // lower names of the labels to create
+	// labelNames are the labels to create, in the order the rows name
+	// them first, so that the book lists them in the file's order.
+	labelNames []string
 	toLabel    []pendingLabels
 	custom     map[*Contact]map[string]string
 }
@@ -150,7 +166,7 @@ func (s *Service) startBatch(ctx context.Context, tx *postgres.Tx, bookID uuid.U
 		bookID: bookID, opt: opt, seen: seen, now: s.now().UTC().Truncate(time.Microsecond),
 		facts: facts, owners: owners,
 		createdIdx: map[string]int{}, patched: map[uuid.UUID]*Contact{},
-		pending: map[*Contact][]importPatch{}, newLabels: map[string]string{},
+		pending: map[*Contact][]importPatch{}, newLabels: map[string]bool{},
 		custom: map[*Contact]map[string]string{},
 	}, nil
 }

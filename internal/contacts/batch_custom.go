@@ -2,12 +2,75 @@ package contacts
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/validate"
 )
+
+// createFields gives the book the custom fields the rows name that it
+// lacks, when the batch creates fields, before the rows are checked: the
+// values are then checked against the fields as the book has them (one
+// that another import defined meanwhile keeps its type). A dry run
+// creates nothing and checks the rows as if the fields existed.
+func (b *batch) createFields(ctx context.Context, db postgres.DB, rows []BatchRow) error {
+	if !b.opt.CreateFields {
+		return nil
+	}
+	var keys []string
+	types := map[string]string{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Refused {
+			continue
+		}
+		for k, v := range r.Custom {
+			if _, ok := b.facts.fields[k]; ok || v == "" || !validate.FieldKey(k) {
+				continue
+			}
+			if _, ok := types[k]; !ok {
+				keys = append(keys, k)
+				types[k] = fieldType(r.FieldTypes[k])
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	typeList := make([]string, len(keys))
+	for i, k := range keys {
+		typeList[i] = types[k]
+	}
+	if b.opt.DryRun {
+		for i, k := range keys {
+			b.facts.fields[k] = fieldDef{typ: typeList[i]}
+		}
+		return nil
+	}
+	made, err := books.CreateFields(ctx, db, b.bookID, keys, typeList)
+	if err != nil {
+		return err
+	}
+	for _, f := range made {
+		b.facts.fields[f.Key] = fieldDef{id: f.ID, typ: string(f.Type)}
+	}
+	return nil
+}
+
+// fieldType is the type a field is created with: the one asked for when
+// it is a field type, else text.
+func fieldType(t string) string {
+	if v, ok := enum.Parse(books.FieldTypes, t); ok {
+		return string(v)
+	}
+	return string(books.FieldText)
+}
 
 // setCustom writes the batch's custom values in one statement.
 func (b *batch) setCustom(ctx context.Context, st store, db postgres.DB) error {

@@ -14,10 +14,10 @@ import (
 // createLabels creates the labels the rows named that the book lacks;
 // after it every label of the batch is known.
 func (b *batch) createLabels(ctx context.Context, st store, db postgres.DB) error {
-	if len(b.newLabels) == 0 {
+	if len(b.labelNames) == 0 {
 		return nil
 	}
-	made, err := st.createLabels(ctx, db, b.bookID, b.newLabels, b.now)
+	made, err := st.createLabels(ctx, db, b.bookID, b.labelNames, b.now)
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,10 @@ func hasLabel(ls []LabelRef, id uuid.UUID) bool {
 	return false
 }
 
-// createLabels adds the named labels to the book, after its others.
-func (store) createLabels(ctx context.Context, db postgres.DB, bookID uuid.UUID, names map[string]string, now time.Time) ([]LabelRef, error) {
-	list := make([]string, 0, len(names))
-	for _, n := range names {
-		list = append(list, n)
-	}
-	made, err := books.CreateLabels(ctx, db, bookID, list, now)
+// createLabels adds the named labels to the book, after its others, in
+// the order given.
+func (store) createLabels(ctx context.Context, db postgres.DB, bookID uuid.UUID, names []string, now time.Time) ([]LabelRef, error) {
+	made, err := books.CreateLabels(ctx, db, bookID, names, now)
 	out := make([]LabelRef, len(made))
 	for i, l := range made {
 		out[i] = LabelRef{ID: l.ID, Name: l.Name, Color: l.Color}

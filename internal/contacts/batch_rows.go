@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 )
 
 // planRows checks and normalises each row, matches it against the
@@ -40,13 +41,27 @@ func (b *batch) planRows(rows []BatchRow) {
 }
 
 // checkCustom fails the row when one of its custom values names no field
-// of the book or does not fit the field's type.
+// of the book or does not fit the field's type. An empty value sets
+// nothing and is not looked at. A value of a number, date or URL field
+// loses the spaces around it, which it cannot hold; a text value is kept
+// as written.
 func (b *batch) checkCustom(i int, r BatchRow) bool {
 	for key, v := range r.Custom {
+		if v == "" {
+			continue
+		}
 		f, ok := b.facts.fields[key]
 		if !ok {
-			b.fail(i, "custom."+key, fmt.Sprintf("No custom field with the key %q in this book.", key))
+			msg := fmt.Sprintf("No custom field with the key %q in this book; create it first or import with create_labels=true.", key)
+			if b.opt.CreateFields {
+				msg = fmt.Sprintf("%q cannot be the key of a custom field: a key is a lower-case letter, then up to 63 lower-case letters, digits and _.", key)
+			}
+			b.fail(i, "custom."+key, msg)
 			return false
+		}
+		if f.typ != string(books.FieldText) && strings.TrimSpace(v) != v {
+			v = strings.TrimSpace(v)
+			r.Custom[key] = v
 		}
 		if err := checkFieldValue(f.typ, v); err != nil {
 			b.fail(i, "custom."+key, strings.Replace(errMessage(err), "`value`", "The value", 1))
@@ -66,8 +81,9 @@ func (b *batch) labelsOf(r BatchRow) ([]string, string) {
 			if !b.opt.CreateLabels {
 				return nil, fmt.Sprintf("The label %q does not exist in this book; create it first or import with create_labels=true.", name)
 			}
-			if _, ok := b.newLabels[key]; !ok {
-				b.newLabels[key] = name
+			if !b.newLabels[key] {
+				b.newLabels[key] = true
+				b.labelNames = append(b.labelNames, name)
 			}
 		}
 		out = append(out, key)

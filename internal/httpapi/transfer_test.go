@@ -138,7 +138,7 @@ func TestImportBadInput(t *testing.T) {
 		{"neither UTF-8 nor Windows-1252", []byte("first_name\r\nA\x81b\r\n"), nil, 400, "neither UTF-8 nor Windows-1252"},
 		{"unknown mapping target", []byte("Name\r\nAda\r\n"), map[string]string{"mapping": `{"Name":"nickname"}`}, 400, "not a field"},
 		{"mapping names a missing column", []byte("Name\r\nAda\r\n"), map[string]string{"mapping": `{"Nom":"first_name"}`}, 400, "does not have"},
-		{"unknown custom key", []byte("first_name,custom.tier\r\nAda,gold\r\n"), nil, 400, "custom field"},
+		{"unknown custom key, not to be created", []byte("first_name,custom.tier\r\nAda,gold\r\n"), map[string]string{"create_labels": "false"}, 400, "custom field"},
 		{"bad mode", []byte("first_name\r\nAda\r\n"), map[string]string{"mode": "merge"}, 400, "mode"},
 		{"vcard without END", []byte("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Ada\r\n"), nil, 400, "END:VCARD"},
 	}

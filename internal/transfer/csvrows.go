@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ const (
 )
 
 // primarySuffix marks the primary email or phone in a cell of this
-// service's own CSV export.
+// service's earlier CSV export (a column per label), which still imports.
 const primarySuffix = " (primary)"
 
 // csvFile reads the records of a CSV file (already UTF-8).
@@ -36,15 +37,13 @@ type csvFile struct {
 	header []string
 	cols   []target
 	record int // the number of the last record read, the header being 1
-	// zones remembers the time zone names checked: loading a zone reads
-	// the zone database.
-	zones map[string]bool
+	zones  zoneNames
 }
 
 // openCSV reads the header and resolves its columns. The file is read
 // as a stream: only the header line is looked at twice (for the
 // delimiter).
-func openCSV(text io.Reader, mapping map[string]string, customKeys map[string]bool) (*csvFile, error) {
+func openCSV(text io.Reader, mapping map[string]string, keys fieldKeys) (*csvFile, error) {
 	comma, text, err := sniffDelimiter(text)
 	if err != nil {
 		return nil, err
@@ -62,7 +61,7 @@ func openCSV(text io.Reader, mapping map[string]string, customKeys map[string]bo
 		return nil, err
 	}
 	f.header = header
-	if f.cols, err = mapColumns(header, mapping, customKeys); err != nil {
+	if f.cols, err = mapColumns(header, mapping, keys); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -136,18 +135,27 @@ func (f *csvFile) row(rec []string) ImportRow {
 	c := &out.Contact
 	var full string
 	var addrs []addressCell
+	var entries []entry
 	problem := func(i int, format string, args ...any) {
 		if out.Problem == nil {
 			out.Problem = &RowError{Row: f.record, Column: columnName(f.header, i), Message: fmt.Sprintf(format, args...)}
 		}
 	}
-	for i, v := range rec {
+	for i, cell := range rec {
 		if i >= len(f.cols) {
 			break
 		}
 		t := f.cols[i]
-		v = strings.TrimSpace(v)
+		// Cells are read without the spaces around them (a blank cell is
+		// empty), except notes and custom values, which are kept as
+		// written: their spaces and line breaks are the value's (the
+		// batch trims the value of a number, date or URL field).
+		v := strings.TrimSpace(cell)
 		if v == "" {
+			continue
+		}
+		if t.num > 0 {
+			entries = entryCell(entries, t, i, v, problem)
 			continue
 		}
 		label := t.label
@@ -167,11 +175,11 @@ func (f *csvFile) row(rec []string) ImportRow {
 		case "job_title":
 			c.JobTitle = v
 		case "notes":
-			c.Notes = v
+			c.Notes = cell
 		case "website":
 			c.Website = v
 		case "time_zone":
-			if v != "" && !f.timeZone(v) {
+			if v != "" && !f.zones.valid(v) {
 				problem(i, "%q is not an IANA time zone name such as Europe/Berlin.", v)
 			} else if v != "" {
 				c.TimeZone = &v
@@ -240,11 +248,14 @@ func (f *csvFile) row(rec []string) ImportRow {
 			if out.Custom == nil {
 				out.Custom = map[string]string{}
 			}
-			out.Custom[t.label] = v
+			out.Custom[t.label] = cell
 		}
 	}
 	for _, a := range addrs {
 		c.Addresses = append(c.Addresses, a.Address)
+	}
+	if entries != nil {
+		addEntries(c, entries)
 	}
 	if full != "" && c.FirstName == "" && c.LastName == "" {
 		if i := strings.LastIndexByte(full, ' '); i > 0 {
@@ -256,16 +267,117 @@ func (f *csvFile) row(rec []string) ImportRow {
 	return out
 }
 
-// timeZone is validate.TimeZone, remembered per name.
-func (f *csvFile) timeZone(name string) bool {
-	ok, seen := f.zones[name]
+// entry is a numbered entry of a record: the columns emails.2.address,
+// emails.2.label and emails.2.primary fill the second email.
+type entry struct {
+	kind    string
+	num     int
+	label   string
+	value   string // the address, number, profile or date
+	primary bool
+	address contacts.Address
+}
+
+// entryCell reads cell i of a numbered entry (t) into the record's
+// entries.
+func entryCell(entries []entry, t target, i int, v string, problem func(int, string, ...any)) []entry {
+	k := -1
+	for j := range entries {
+		if entries[j].kind == t.kind && entries[j].num == t.num {
+			k = j
+			break
+		}
+	}
+	if k < 0 {
+		entries = append(entries, entry{kind: t.kind, num: t.num})
+		k = len(entries) - 1
+	}
+	e := &entries[k]
+	switch t.part {
+	case "label":
+		e.label = v
+	case "primary":
+		b, ok := parseBool(v)
+		if !ok {
+			problem(i, "%q is not true or false.", v)
+		}
+		e.primary = b
+	case "street":
+		e.address.Street = v
+	case "city":
+		e.address.City = v
+	case "state":
+		e.address.State = v
+	case "zip":
+		e.address.Zip = v
+	case "country":
+		e.address.Country = v
+	case "value":
+		if t.kind == "dates" {
+			d, ok := parseDate(v)
+			if !ok || d == "" {
+				problem(i, "%q is not a date; write it as YYYY-MM-DD.", v)
+				return entries
+			}
+			v = d
+		}
+		e.value = v
+	default: // address, number
+		e.value = v
+	}
+	return entries
+}
+
+// addEntries gives the contact the record's numbered entries, in the
+// order of their numbers and before the entries of label columns; an
+// entry with a label but no value is nothing.
+func addEntries(c *contacts.Contact, entries []entry) {
+	slices.SortStableFunc(entries, func(a, b entry) int { return a.num - b.num })
+	var (
+		emails    []contacts.Email
+		phones    []contacts.Phone
+		addresses []contacts.Address
+		socials   []contacts.Social
+		dates     []contacts.Date
+	)
+	for _, e := range entries {
+		label := entryLabel(e.kind, e.label)
+		switch {
+		case e.kind == "addresses" && e.address != (contacts.Address{}):
+			e.address.Label = contacts.AddressLabel(label)
+			addresses = append(addresses, e.address)
+		case e.value == "":
+		case e.kind == "emails":
+			emails = append(emails, contacts.Email{Address: e.value, Label: contacts.EmailLabel(label), Primary: e.primary})
+		case e.kind == "phones":
+			phones = append(phones, contacts.Phone{Number: e.value, Label: contacts.PhoneLabel(label), Primary: e.primary})
+		case e.kind == "socials":
+			socials = append(socials, contacts.Social{Label: contacts.SocialLabel(label), Value: e.value})
+		case e.kind == "dates":
+			dates = append(dates, contacts.Date{Label: label, Value: e.value})
+		}
+	}
+	c.Emails = append(emails, c.Emails...)
+	c.Phones = append(phones, c.Phones...)
+	c.Addresses = append(addresses, c.Addresses...)
+	c.Socials = append(socials, c.Socials...)
+	c.Dates = append(dates, c.Dates...)
+}
+
+// zoneNames remembers the time zone names a file's rows were checked
+// for: loading a zone reads the zone database.
+type zoneNames map[string]bool
+
+// valid is validate.TimeZone, remembered per name.
+func (z *zoneNames) valid(name string) bool {
+	ok, seen := (*z)[name]
 	if !seen {
-		if f.zones == nil {
-			f.zones = map[string]bool{}
+		if *z == nil {
+			*z = zoneNames{}
 		}
 		ok = validate.TimeZone(name)
-		if len(f.zones) < 1000 { // a file of made-up names is not remembered whole
-			f.zones[name] = ok
+		if len(*z) < 1000 { // a file of made-up names is not remembered whole
+			(*z)[name] = ok
 		}
 	}
 	return ok
@@ -291,6 +403,9 @@ func (f *csvFile) column(rec []string, field string) string {
 			continue
 		}
 		t := f.cols[i]
+		if t.num > 0 && (t.part == "label" || t.part == "primary") {
+			continue // the entry's value names it
+		}
 		var fields []string
 		switch t.kind {
 		case "first_name", "last_name", "company", "job_title", "notes", "website", "time_zone", "birthday",

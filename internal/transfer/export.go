@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -55,34 +54,24 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 	}); err != nil {
 		return err
 	}
-	var (
-		keys, dateLabels []string
-	)
-	if format == FormatCSV {
-		km, err := s.contacts.CustomFieldKeys(ctx, b.ID)
-		if err != nil {
-			return err
-		}
-		for k := range km {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if dateLabels, err = s.contacts.DateLabels(ctx, b.ID); err != nil {
-			return err
-		}
-	}
 	name := "contacts-" + b.Slug
 	if format == FormatCSV {
-		out := bufio.NewWriterSize(open(Download{ContentType: "text/csv; charset=utf-8", Filename: name + ".csv"}), 64<<10)
-		cw := csvsafe.NewWriter(out)
-		header := exportHeader(keys, dateLabels)
-		if err := cw.Write(header); err != nil {
-			return err
-		}
+		var (
+			out    *bufio.Writer
+			cw     *csvsafe.Writer
+			layout contacts.Extent
+			rec    []string
+		)
 		n := 0
-		rec := make([]string, len(header))
-		err := s.contacts.Each(ctx, sc, f, func(c contacts.Contact) error {
-			csvRecord(rec, c, keys, dateLabels)
+		err := s.contacts.Each(ctx, sc, f, func(e contacts.Extent) error {
+			layout = csvLayout(e)
+			out = bufio.NewWriterSize(open(Download{ContentType: "text/csv; charset=utf-8", Filename: name + ".csv"}), 64<<10)
+			cw = csvsafe.NewWriter(out)
+			header := exportHeader(layout)
+			rec = make([]string, len(header))
+			return cw.Write(header)
+		}, func(c contacts.Contact) error {
+			csvRecord(rec, c, layout)
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -104,11 +93,22 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 		}
 		return out.Flush()
 	}
-	out := bufio.NewWriterSize(open(Download{ContentType: "text/vcard; charset=utf-8", Filename: name + ".vcf"}), 64<<10)
-	enc := vcard.NewEncoder(out)
+	var (
+		out   *bufio.Writer
+		enc   *vcard.Encoder
+		types map[string]string
+	)
 	n := 0
-	err := s.contacts.Each(ctx, sc, f, func(c contacts.Contact) error {
-		if err := enc.Encode(contactCard(c)); err != nil {
+	err := s.contacts.Each(ctx, sc, f, func(e contacts.Extent) error {
+		types = make(map[string]string, len(e.Fields))
+		for _, fd := range e.Fields {
+			types[fd.Key] = fd.Type
+		}
+		out = bufio.NewWriterSize(open(Download{ContentType: "text/vcard; charset=utf-8", Filename: name + ".vcf"}), 64<<10)
+		enc = vcard.NewEncoder(out)
+		return nil
+	}, func(c contacts.Contact) error {
+		if err := enc.Encode(contactCard(c, types)); err != nil {
 			return err
 		}
 		if n++; n%flushEvery == 0 {
@@ -125,121 +125,105 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f c
 	return out.Flush()
 }
 
+// csvLayout is the extent the CSV export writes: as many numbered entries
+// of each kind as the contact with the most needs, and at least one
+// email, phone and address, so that even a file of contacts without any
+// shows where they go.
+func csvLayout(e contacts.Extent) contacts.Extent {
+	e.Emails, e.Phones, e.Addresses = max(e.Emails, 1), max(e.Phones, 1), max(e.Addresses, 1)
+	return e
+}
+
 // exportHeader is the header of this service's CSV: every column is named
-// by its mapping target, so the file imports back without a mapping.
-func exportHeader(keys, dateLabels []string) []string {
+// by its mapping target, so the file imports back without a mapping. A
+// contact's emails, phones, addresses, profiles and dates are numbered
+// entries (emails.1.address, emails.1.label, emails.1.primary), in the
+// contact's order, each with its label: a column per label could hold
+// neither the order across labels nor two addresses of one label.
+func exportHeader(e contacts.Extent) []string {
 	h := []string{"first_name", "last_name", "company", "job_title"}
-	for _, l := range emailLabels {
-		h = append(h, "emails."+l)
-	}
-	for _, l := range phoneLabels {
-		h = append(h, "phones."+l)
-	}
-	for _, l := range addressLabels {
-		for _, p := range addressParts {
-			h = append(h, "addresses."+l+"."+p)
+	entries := func(kind string, n int) {
+		for i := 1; i <= n; i++ {
+			for _, p := range entryParts[kind] {
+				h = append(h, kind+"."+strconv.Itoa(i)+"."+p)
+			}
 		}
 	}
+	entries("emails", e.Emails)
+	entries("phones", e.Phones)
+	entries("addresses", e.Addresses)
 	h = append(h, "website", "time_zone", "birthday", "starred", "notes", "labels")
-	for _, l := range socialLabels {
-		h = append(h, "socials."+l)
-	}
-	for _, l := range dateLabels {
-		h = append(h, "dates."+l)
-	}
-	for _, k := range keys {
-		h = append(h, "custom."+k)
+	entries("socials", e.Socials)
+	entries("dates", e.Dates)
+	for _, fd := range e.Fields {
+		h = append(h, "custom."+fd.Key)
 	}
 	return h
 }
 
-// csvRecord fills rec (laid out as exportHeader) with the contact. A cell
-// holds several emails, phones or profiles of one label separated by "; ",
-// the primary one marked " (primary)".
-func csvRecord(rec []string, c contacts.Contact, keys, dateLabels []string) {
+// csvRecord fills rec (laid out as exportHeader) with the contact; the
+// cells of the entries it does not have stay empty.
+func csvRecord(rec []string, c contacts.Contact, e contacts.Extent) {
 	i := 0
-	put := func(v string) { rec[i] = v; i++ }
-	put(c.FirstName)
-	put(c.LastName)
-	put(c.Company)
-	put(c.JobTitle)
-	for _, l := range emailLabels {
-		var vs []string
-		for _, e := range c.Emails {
-			if string(e.Label) == l {
-				vs = append(vs, e.Address+primaryMark(e.Primary))
-			}
-		}
-		put(strings.Join(vs, "; "))
+	put := func(vs ...string) {
+		i += copy(rec[i:], vs)
 	}
-	for _, l := range phoneLabels {
-		var vs []string
-		for _, p := range c.Phones {
-			if string(p.Label) == l {
-				vs = append(vs, p.Number+primaryMark(p.Primary))
-			}
-		}
-		put(strings.Join(vs, "; "))
+	blank := func(n int) {
+		clear(rec[i : i+n])
+		i += n
 	}
-	for _, l := range addressLabels {
-		var a contacts.Address
-		for _, x := range c.Addresses {
-			if string(x.Label) == l {
-				a = x
-				break
-			}
+	put(c.FirstName, c.LastName, c.Company, c.JobTitle)
+	for n := range e.Emails {
+		if n < len(c.Emails) {
+			x := c.Emails[n]
+			put(x.Address, string(x.Label), strconv.FormatBool(x.Primary))
+		} else {
+			blank(3)
 		}
-		put(a.Street)
-		put(a.City)
-		put(a.State)
-		put(a.Zip)
-		put(a.Country)
 	}
-	put(c.Website)
+	for n := range e.Phones {
+		if n < len(c.Phones) {
+			x := c.Phones[n]
+			put(x.Number, string(x.Label), strconv.FormatBool(x.Primary))
+		} else {
+			blank(3)
+		}
+	}
+	for n := range e.Addresses {
+		if n < len(c.Addresses) {
+			x := c.Addresses[n]
+			put(string(x.Label), x.Street, x.City, x.State, x.Zip, x.Country)
+		} else {
+			blank(6)
+		}
+	}
+	zone, birthday := "", ""
 	if c.TimeZone != nil {
-		put(*c.TimeZone)
-	} else {
-		put("")
+		zone = *c.TimeZone
 	}
 	if c.Birthday != nil {
-		put(*c.Birthday)
-	} else {
-		put("")
+		birthday = *c.Birthday
 	}
-	put(strconv.FormatBool(c.Starred))
-	put(c.Notes)
 	names := make([]string, len(c.Labels))
 	for j, l := range c.Labels {
 		names[j] = l.Name
 	}
-	put(strings.Join(names, "; "))
-	for _, l := range socialLabels {
-		var vs []string
-		for _, s := range c.Socials {
-			if string(s.Label) == l {
-				vs = append(vs, s.Value)
-			}
+	put(c.Website, zone, birthday, strconv.FormatBool(c.Starred), c.Notes, strings.Join(names, "; "))
+	for n := range e.Socials {
+		if n < len(c.Socials) {
+			put(string(c.Socials[n].Label), c.Socials[n].Value)
+		} else {
+			blank(2)
 		}
-		put(strings.Join(vs, "; "))
 	}
-	for _, l := range dateLabels {
-		v := ""
-		for _, d := range c.Dates {
-			if d.Label == l {
-				v = d.Value
-				break
-			}
+	for n := range e.Dates {
+		if n < len(c.Dates) {
+			put(c.Dates[n].Label, c.Dates[n].Value)
+		} else {
+			blank(2)
 		}
-		put(v)
 	}
-	for _, k := range keys {
-		put(c.CustomFields[k])
+	for _, fd := range e.Fields {
+		put(c.CustomFields[fd.Key])
 	}
-}
-
-func primaryMark(p bool) string {
-	if p {
-		return primarySuffix
-	}
-	return ""
 }

@@ -3,18 +3,23 @@ package transfer
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/validate"
 )
 
 // target is where a column's values go.
 type target struct {
 	kind  string // a scalar field, or emails, phones, addresses, socials, dates, labels, custom, ignore, full_name
 	label string // the entry's label (emails.work), the custom key, the date label
-	part  string // the address part: street, city, state, zip, country
+	part  string // the address part: street, city, state, zip, country; of a numbered entry, one of entryParts
+	// num is the number of a numbered entry (emails.2.address: the
+	// second email), whose label is a column of its own; 0 for others.
+	num int
 	// labelColumn, for the numbered columns of Google Contacts ("E-mail 1
 	// - Value"), is the column holding the entry's label ("E-mail 1 -
 	// Label"), or -1.
@@ -32,6 +37,8 @@ var scalarTargets = map[string]bool{
 // String writes t as a mapping target, as a mapping sends it back.
 func (t target) String() string {
 	switch {
+	case t.num > 0:
+		return t.kind + "." + strconv.Itoa(t.num) + "." + t.part
 	case t.kind == "addresses":
 		return t.kind + "." + t.label + "." + t.part
 	case t.label != "":
@@ -47,8 +54,30 @@ var (
 	addressLabels = enum.Strings(contacts.AddressLabels)
 	addressParts  = []string{"street", "city", "state", "zip", "country"}
 	socialLabels  = enum.Strings(contacts.SocialLabels)
-	customKey     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	entryNumber   = regexp.MustCompile(`^[1-9][0-9]?$`)
 )
+
+// entryParts are the columns of a numbered entry of each kind, as this
+// service's export writes them: emails.1.address, emails.1.label,
+// emails.1.primary, addresses.2.city, dates.1.value.
+var entryParts = map[string][]string{
+	"emails":    {"address", "label", "primary"},
+	"phones":    {"number", "label", "primary"},
+	"addresses": {"label", "street", "city", "state", "zip", "country"},
+	"socials":   {"label", "value"},
+	"dates":     {"label", "value"},
+}
+
+// fieldKeys are the custom field keys a file's columns may name: the
+// book's, or any key when the import creates the fields the book lacks.
+type fieldKeys struct {
+	book map[string]bool
+	any  bool
+}
+
+func (k fieldKeys) allow(key string) bool {
+	return k.any || k.book[key]
+}
 
 func oneOf(v string, set []string) bool {
 	for _, s := range set {
@@ -69,6 +98,13 @@ func parseTarget(s string) (target, bool) {
 	}
 	kind, rest, _ := strings.Cut(s, ".")
 	t.kind = kind
+	// A numbered entry: its number, then the part. A date label that is a
+	// number followed by a part ("1.value") reads as such an entry.
+	if num, part, ok := strings.Cut(rest, "."); ok && entryNumber.MatchString(num) && oneOf(part, entryParts[kind]) {
+		t.num, _ = strconv.Atoi(num)
+		t.part = part
+		return t, true
+	}
 	switch kind {
 	case "emails":
 		t.label = rest
@@ -87,7 +123,7 @@ func parseTarget(s string) (target, bool) {
 		return t, t.label != "" && len(t.label) <= 100
 	case "custom":
 		t.label = rest
-		return t, customKey.MatchString(rest)
+		return t, validate.FieldKey(rest)
 	}
 	return t, false
 }
@@ -146,9 +182,9 @@ func normalizeHeader(h string) string {
 // mapColumns resolves every column of the header: by the explicit mapping
 // (header -> target) when one is given, else by name. It answers 400 for
 // a mapping naming a column the file lacks or a target that does not
-// exist, a custom key the book lacks, or a file none of whose columns
-// names a contact field.
-func mapColumns(header []string, mapping map[string]string, customKeys map[string]bool) ([]target, error) {
+// exist, a custom key keys does not allow, or a file none of whose
+// columns names a contact field.
+func mapColumns(header []string, mapping map[string]string, keys fieldKeys) ([]target, error) {
 	out := make([]target, len(header))
 	if len(mapping) > 0 {
 		index := map[string]int{}
@@ -165,10 +201,10 @@ func mapColumns(header []string, mapping map[string]string, customKeys map[strin
 			}
 			t, ok := parseTarget(strings.TrimSpace(to))
 			if !ok {
-				return nil, apperr.Invalidf("The mapping sends %q to %q, which is not a field; use one of first_name, last_name, company, job_title, notes, website, time_zone, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<label>, dates.<label>, labels, custom.<key>, ignore.", col, to)
+				return nil, apperr.Invalidf("The mapping sends %q to %q, which is not a field; use one of first_name, last_name, company, job_title, notes, website, time_zone, birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<label>, dates.<label>, a numbered entry (emails.<n>.<address|label|primary>, phones.<n>.<number|label|primary>, addresses.<n>.<label|street|city|state|zip|country>, socials.<n>.<label|value>, dates.<n>.<label|value>), labels, custom.<key>, ignore.", col, to)
 			}
-			if t.kind == "custom" && !customKeys[t.label] {
-				return nil, apperr.Invalidf("The mapping sends %q to custom.%s, but the book has no custom field with the key %q.", col, t.label, t.label)
+			if t.kind == "custom" && !keys.allow(t.label) {
+				return nil, apperr.Invalidf("The mapping sends %q to custom.%s, but the book has no custom field with the key %q; create it first or import with create_labels=true.", col, t.label, t.label)
 			}
 			out[i] = t
 		}
@@ -179,14 +215,15 @@ func mapColumns(header []string, mapping map[string]string, customKeys map[strin
 		}
 		for i, h := range header {
 			out[i] = autoTarget(h, norm)
-			if out[i].kind == "custom" && !customKeys[out[i].label] {
-				return nil, apperr.Invalidf("The column %q names the custom field %q, which the book does not have; create it first or map the column to ignore.", h, out[i].label)
+			if out[i].kind == "custom" && !keys.allow(out[i].label) {
+				return nil, apperr.Invalidf("The column %q names the custom field %q, which the book does not have; create it first, import with create_labels=true, or map the column to ignore.", h, out[i].label)
 			}
 		}
 	}
 	for _, t := range out {
-		switch t.kind {
-		case "first_name", "last_name", "company", "full_name", "emails":
+		switch {
+		case t.kind == "first_name", t.kind == "last_name", t.kind == "company", t.kind == "full_name",
+			t.kind == "emails" && (t.num == 0 || t.part == "address"):
 			return out, nil
 		}
 	}
@@ -236,11 +273,23 @@ func autoTarget(h string, norm map[string]int) target {
 	return target{kind: "ignore", labelColumn: -1}
 }
 
-// entryLabel turns a label written by another tool ("* Work", "Mobile",
-// "Home") into one of allowed.
+// entryLabel turns the label of an entry written in a column of its own
+// (by this service's export, or another tool's: "* Work", "Mobile",
+// "Home") into one the kind allows. A date's label is free text, kept as
+// written.
 func entryLabel(kind, written string) string {
+	if kind == "dates" {
+		return strings.TrimSpace(written)
+	}
 	w := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(written), "*")))
 	switch kind {
+	case "socials":
+		if w == "twitter" {
+			return "x"
+		}
+		if oneOf(w, socialLabels) {
+			return w
+		}
 	case "emails":
 		switch {
 		case strings.Contains(w, "work"):

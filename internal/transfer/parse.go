@@ -21,7 +21,7 @@ type parsed struct {
 // check reads the whole file once, so that a file the import cannot read
 // is refused before anything is queued: its encoding, its records, the
 // mapping, the row limit. It returns the UTF-8 text and the record count.
-func check(raw []byte, format string, mapping map[string]string, customKeys map[string]bool) (parsed, error) {
+func check(raw []byte, format string, mapping map[string]string, keys fieldKeys) (parsed, error) {
 	text, err := decodeText(raw)
 	if err != nil {
 		return parsed{}, err
@@ -29,7 +29,7 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 	total := 0
 	// Records only: the rows are built (and their values checked) by
 	// the job.
-	err = eachRecord(bytes.NewReader(text), format, mapping, customKeys, func() error {
+	err = eachRecord(bytes.NewReader(text), format, mapping, keys, func() error {
 		if total++; total > MaxRows {
 			return apperr.Invalidf("The file has more than %d rows; split it into several imports.", MaxRows)
 		}
@@ -49,18 +49,18 @@ func check(raw []byte, format string, mapping map[string]string, customKeys map[
 
 // eachRecord calls fn for every record of the file, reading them without
 // building their rows.
-func eachRecord(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, fn func() error) error {
-	return walk(text, format, mapping, customKeys, 0, nil, fn)
+func eachRecord(text io.Reader, format string, mapping map[string]string, keys fieldKeys, fn func() error) error {
+	return walk(text, format, mapping, keys, 0, nil, fn)
 }
 
 // eachRow calls fn with every record of the file after the first skip.
-func eachRow(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, skip int, fn func(ImportRow) error) error {
-	return walk(text, format, mapping, customKeys, skip, fn, nil)
+func eachRow(text io.Reader, format string, mapping map[string]string, keys fieldKeys, skip int, fn func(ImportRow) error) error {
+	return walk(text, format, mapping, keys, skip, fn, nil)
 }
 
 // walk reads the records after the first skip, handing each to row as an
 // import row, or, when row is nil, announcing it to record.
-func walk(text io.Reader, format string, mapping map[string]string, customKeys map[string]bool, skip int,
+func walk(text io.Reader, format string, mapping map[string]string, keys fieldKeys, skip int,
 	row func(ImportRow) error, record func() error) error {
 	fn := func(build func() ImportRow) error {
 		if row == nil {
@@ -75,7 +75,7 @@ func walk(text io.Reader, format string, mapping map[string]string, customKeys m
 		f := openVCard(text)
 		return readRecords(f.next, f.row, skip, fn)
 	}
-	f, err := openCSV(text, mapping, customKeys)
+	f, err := openCSV(text, mapping, keys)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type ImportRow struct {
 	Contact contacts.Contact
 	Labels  []string
 	Custom  map[string]string
+	// FieldTypes is the type of a custom field the file says (a vCard's
+	// VALUE), by key: a field the import creates gets it.
+	FieldTypes map[string]string
 	// Columns maps a contact field ("emails", "first_name", "custom.tier",
 	// "labels") to the vCard property it was read from; a CSV row leaves
 	// it nil and names the column from its record (column).
@@ -51,7 +54,7 @@ type rowSource struct {
 // split parts the row into what the batch writer takes and what its
 // errors are named from.
 func (r ImportRow) split() (contacts.BatchRow, rowSource) {
-	return contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, Refused: r.Problem != nil},
+	return contacts.BatchRow{Contact: r.Contact, Labels: r.Labels, Custom: r.Custom, FieldTypes: r.FieldTypes, Refused: r.Problem != nil},
 		rowSource{row: r.Row, problem: r.Problem, columns: r.Columns, csv: r.csv, record: r.record}
 }
 
@@ -81,7 +84,8 @@ type RowError struct {
 // batchOptions are the import's choices as the contacts batch writer
 // takes them.
 func (in Import) batchOptions() contacts.BatchOptions {
-	return contacts.BatchOptions{Duplicates: duplicates(in.Mode), CreateLabels: in.createLabels, DryRun: in.DryRun, CreatedBy: in.CreatedBy}
+	return contacts.BatchOptions{Duplicates: duplicates(in.Mode), CreateLabels: in.createLabels, CreateFields: in.createLabels,
+		DryRun: in.DryRun, CreatedBy: in.CreatedBy}
 }
 
 // duplicates is what a mode asks of the batch writer.

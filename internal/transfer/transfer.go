@@ -302,12 +302,12 @@ func (ImportArgs) InsertOpts() river.InsertOpts {
 
 // upload is an import's file as read and checked before anything is
 // queued: its format (detected when not given), the mapping sent, the
-// book's custom field keys the mapping may name, and every record read.
+// custom field keys its columns may name, and every record read.
 type upload struct {
 	parsed
 	format  string
 	mapping map[string]string
-	keys    map[string]bool
+	keys    fieldKeys
 }
 
 // readUpload makes the checks of an import's request that Start and
@@ -335,11 +335,22 @@ func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request)
 		}
 	}
 	var err error
-	if u.keys, err = s.contacts.CustomFieldKeys(ctx, bookID); err != nil {
+	if u.keys, err = s.fieldKeys(ctx, bookID, req.CreateLabels); err != nil {
 		return u, err
 	}
 	u.parsed, err = check(req.File, u.format, u.mapping, u.keys)
 	return u, err
+}
+
+// fieldKeys are the custom field keys an import's columns may name: any
+// when the import creates the fields the book lacks (create_labels, which
+// covers labels and custom fields alike), else the book's.
+func (s *Service) fieldKeys(ctx context.Context, bookID uuid.UUID, create bool) (fieldKeys, error) {
+	if create {
+		return fieldKeys{any: true}, nil
+	}
+	keys, err := s.contacts.CustomFieldKeys(ctx, bookID)
+	return fieldKeys{book: keys}, err
 }
 
 // PreviewRows is how many records a preview shows.

@@ -3,7 +3,9 @@ package transfer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/emersion/go-vcard"
@@ -23,10 +25,33 @@ const (
 	paramLabel  = "LABEL"
 )
 
+// customValueTypes are the vCard value types (VALUE) a custom field's
+// value is written with, by field type; text, the default, is not
+// written. An import creating the field gives it the type back.
+var customValueTypes = map[string]string{"url": "uri", "number": "float", "date": "date"}
+
+// fieldTypeOf is the custom field type a vCard value type stands for.
+func fieldTypeOf(valueType string) string {
+	switch strings.ToLower(valueType) {
+	case "uri":
+		return "url"
+	case "float", "integer":
+		return "number"
+	case "date":
+		return "date"
+	}
+	return "text"
+}
+
+// utcOffset is a TZ value of vCard 3.0's default type, an offset from
+// UTC ("-05:00"), which names no zone.
+var utcOffset = regexp.MustCompile(`^[+-]\d{2}(:?\d{2})?$`)
+
 // vcardFile reads the cards of a vCard file one at a time.
 type vcardFile struct {
 	dec    *vcard.Decoder
 	record int
+	zones  zoneNames
 }
 
 func openVCard(text io.Reader) *vcardFile {
@@ -54,7 +79,7 @@ func (f *vcardFile) row(card vcard.Card) ImportRow {
 	out := ImportRow{Row: f.record, Columns: map[string]string{}, Custom: map[string]string{}}
 	c := &out.Contact
 	for field, prop := range map[string]string{"first_name": "N", "last_name": "N", "company": "ORG", "job_title": "TITLE",
-		"notes": "NOTE", "website": "URL", "birthday": "BDAY", "emails": "EMAIL", "phones": "TEL", "addresses": "ADR",
+		"notes": "NOTE", "website": "URL", "time_zone": "TZ", "birthday": "BDAY", "emails": "EMAIL", "phones": "TEL", "addresses": "ADR",
 		"socials": propSocial, "dates": propDate, "labels": "CATEGORIES"} {
 		out.Columns[field] = prop
 	}
@@ -81,13 +106,30 @@ func (f *vcardFile) row(card vcard.Card) ImportRow {
 	// go.
 	c.Company = strings.TrimSpace(strings.ReplaceAll(strings.TrimRight(card.Value(vcard.FieldOrganization), ";"), `\;`, ";"))
 	c.JobTitle = strings.TrimSpace(card.Value(vcard.FieldTitle))
-	c.Notes = strings.TrimSpace(card.Value(vcard.FieldNote))
+	// The note is kept as written: its spaces and line breaks are the
+	// note's. A blank one is none.
+	if n := card.Value(vcard.FieldNote); strings.TrimSpace(n) != "" {
+		c.Notes = n
+	}
 	c.Website = strings.TrimSpace(card.Value(vcard.FieldURL))
 	if b := strings.TrimSpace(card.Value(vcard.FieldBirthday)); b != "" {
 		if d, ok := parseDate(b); ok && d != "" {
 			c.Birthday = &d
 		} else {
 			out.Problem = &RowError{Row: f.record, Column: "BDAY", Message: "The birthday " + b + " is not a full date (YYYY-MM-DD)."}
+		}
+	}
+	// TZ as text, the IANA name this service writes; an offset from UTC
+	// (vCard 3.0's default type) or a URI names no zone and is left out.
+	if tz := card.Get(vcard.FieldTimezone); tz != nil {
+		v := strings.TrimSpace(tz.Value)
+		vt := strings.ToLower(tz.Params.Get(vcard.ParamValue))
+		switch {
+		case v == "" || (vt != "" && vt != "text") || utcOffset.MatchString(v):
+		case f.zones.valid(v):
+			c.TimeZone = &v
+		case out.Problem == nil:
+			out.Problem = &RowError{Row: f.record, Column: "TZ", Message: fmt.Sprintf("%q is not an IANA time zone name such as Europe/Berlin.", v)}
 		}
 	}
 	for _, e := range card[vcard.FieldEmail] {
@@ -134,6 +176,12 @@ func (f *vcardFile) row(card vcard.Card) ImportRow {
 		if k := x.Params.Get(paramKey); k != "" {
 			out.Custom[k] = x.Value
 			out.Columns["custom."+k] = propCustom
+			if vt := x.Params.Get(vcard.ParamValue); vt != "" {
+				if out.FieldTypes == nil {
+					out.FieldTypes = map[string]string{}
+				}
+				out.FieldTypes[k] = fieldTypeOf(vt)
+			}
 		}
 	}
 	if card.Value(vcard.FieldCategories) != "" {
@@ -184,8 +232,9 @@ func typeLabel(f *vcard.Field, kind string) string {
 // vcardTypes is the TYPE this service writes for a label.
 var vcardTypes = map[string]string{"work": "work", "personal": "home", "home": "home", "mobile": "cell"}
 
-// contactCard is a contact as a vCard 4.0.
-func contactCard(c contacts.Contact) vcard.Card {
+// contactCard is a contact as a vCard 4.0; types are the book's custom
+// field types, by key.
+func contactCard(c contacts.Contact, types map[string]string) vcard.Card {
 	card := vcard.Card{}
 	card.SetValue(vcard.FieldVersion, "4.0")
 	card.SetValue(vcard.FieldFormattedName, c.DisplayName())
@@ -204,6 +253,9 @@ func contactCard(c contacts.Contact) vcard.Card {
 	set(vcard.FieldURL, c.Website)
 	if c.Birthday != nil {
 		set(vcard.FieldBirthday, *c.Birthday)
+	}
+	if c.TimeZone != nil {
+		set(vcard.FieldTimezone, *c.TimeZone)
 	}
 	entry := func(value, label string, primary bool) *vcard.Field {
 		f := &vcard.Field{Value: value, Params: vcard.Params{}}
@@ -236,7 +288,11 @@ func contactCard(c contacts.Contact) vcard.Card {
 		card.SetValue(propStarred, "true")
 	}
 	for k, v := range c.CustomFields {
-		card.Add(propCustom, &vcard.Field{Value: v, Params: vcard.Params{paramKey: {k}}})
+		params := vcard.Params{paramKey: {k}}
+		if vt, ok := customValueTypes[types[k]]; ok {
+			params[vcard.ParamValue] = []string{vt}
+		}
+		card.Add(propCustom, &vcard.Field{Value: v, Params: params})
 	}
 	if len(c.Labels) > 0 {
 		names := make([]string, len(c.Labels))

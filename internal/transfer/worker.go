@@ -132,7 +132,7 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 	if err != nil {
 		return false, err
 	}
-	keys, err := s.contacts.CustomFieldKeys(ctx, in.BookID)
+	keys, err := s.fieldKeys(ctx, in.BookID, in.createLabels)
 	if err != nil {
 		return false, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) Run(ctx context.Context, id uuid.UUID, turn time.Duration) (do
 // stop ends the parse early (the consumer gave up) and waits for it. The
 // consumer hands each chunk it is done with to recycle, and the parse
 // fills it again: two or three chunks serve the whole file.
-func parseAhead(ctx context.Context, text io.Reader, in Import, keys map[string]bool, skip int) (chunks <-chan chunk, parsed <-chan error, recycle func(chunk), stop func()) {
+func parseAhead(ctx context.Context, text io.Reader, in Import, keys fieldKeys, skip int) (chunks <-chan chunk, parsed <-chan error, recycle func(chunk), stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan chunk)
 	free := make(chan chunk, 3)

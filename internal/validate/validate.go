@@ -86,6 +86,12 @@ func Date(s string) bool {
 	return err == nil && t.Year() >= 1
 }
 
+// FieldKey reports whether s may be the key of a custom field: a lower-case
+// letter, then up to 63 lower-case letters, digits and underscores.
+func FieldKey(s string) bool {
+	return fieldKey.MatchString(s)
+}
+
 // TimeZone reports whether name is an IANA time zone name ("UTC"
 // included; "" and "Local", which name no zone, are not).
 func TimeZone(name string) bool {

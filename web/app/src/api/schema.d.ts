@@ -2053,7 +2053,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
+         * @description Streams the contacts of the book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportBook"];
         put?: never;
@@ -2161,7 +2161,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -2181,7 +2181,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets, or as vCard 4.0; the file imports back into a book as it is. Oldest contact first. Authenticated with a team API key.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Authenticated with a team API key.
          */
         get: operations["exportContacts"];
         put?: never;
@@ -5372,7 +5372,7 @@ export interface components {
              * @enum {string}
              */
             format?: "csv" | "vcard";
-            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, time_zone (an IANA name), birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
+            /** @description A JSON object of CSV column header to target: first_name, last_name, company, job_title, notes, website, time_zone (an IANA name), birthday, starred, emails.<work|personal|other>, phones.<mobile|work|other>, addresses.<home|work|other>.<street|city|state|zip|country>, socials.<linkedin|x|instagram|facebook|github|youtube|other>, dates.<label>, the numbered entries of this service's export (emails.<n>.<address|label|primary>, phones.<n>.<number|label|primary>, addresses.<n>.<label|street|city|state|zip|country>, socials.<n>.<label|value>, dates.<n>.<label|value>), labels, custom.<key>, ignore. Columns left out are ignored. Without a mapping, columns are mapped by name (this service's export, Google Contacts, Outlook, Mailchimp). */
             mapping?: string;
             /**
              * @description What a row does when one of its addresses belongs to a contact of the book: skip it, update that contact with the row's non-empty values, or create a contact anyway (failing in a book that enforces unique emails).
@@ -5386,7 +5386,7 @@ export interface components {
              */
             dry_run: boolean;
             /**
-             * @description Create labels the file names that the book lacks; when false, rows naming one fail.
+             * @description Create the labels and the custom fields (type text, named by their key; a vCard of this service gives the type) that the file names and the book lacks. When false, rows naming a missing label fail, and a CSV column or mapping naming a missing custom key is refused with 400.
              * @default true
              */
             create_labels: boolean;

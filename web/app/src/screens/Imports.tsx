@@ -225,7 +225,7 @@ function ImportWizard({ bookId, customFields, onStarted }: { bookId: string; cus
               <option value={m}>{modes[m]}</option>
             ))}
           </Field>
-          <Field label="Create the labels the file names that the book lacks" type="checkbox" checked={createLabels} onChange={(e) => setCreateLabels((e.target as HTMLInputElement).checked)} />
+          <Field label="Create the labels and custom fields the file names that the book lacks" type="checkbox" checked={createLabels} onChange={(e) => setCreateLabels((e.target as HTMLInputElement).checked)} />
           <Field label="Dry run: write nothing, report what would happen" type="checkbox" checked={dryRun} onChange={(e) => setDryRun((e.target as HTMLInputElement).checked)} />
           <button
             type="button"
