@@ -164,39 +164,17 @@ func exportHeader(e contacts.Extent) []string {
 // csvRecord fills rec (laid out as exportHeader) with the contact; the
 // cells of the entries it does not have stay empty.
 func csvRecord(rec []string, c contacts.Contact, e contacts.Extent) {
-	i := 0
-	put := func(vs ...string) {
-		i += copy(rec[i:], vs)
-	}
-	blank := func(n int) {
-		clear(rec[i : i+n])
-		i += n
-	}
-	put(c.FirstName, c.LastName, c.Company, c.JobTitle)
-	for n := range e.Emails {
-		if n < len(c.Emails) {
-			x := c.Emails[n]
-			put(x.Address, string(x.Label), strconv.FormatBool(x.Primary))
-		} else {
-			blank(3)
-		}
-	}
-	for n := range e.Phones {
-		if n < len(c.Phones) {
-			x := c.Phones[n]
-			put(x.Number, string(x.Label), strconv.FormatBool(x.Primary))
-		} else {
-			blank(3)
-		}
-	}
-	for n := range e.Addresses {
-		if n < len(c.Addresses) {
-			x := c.Addresses[n]
-			put(string(x.Label), x.Street, x.City, x.State, x.Zip, x.Country)
-		} else {
-			blank(6)
-		}
-	}
+	w := &cells{rec: rec}
+	w.put(c.FirstName, c.LastName, c.Company, c.JobTitle)
+	putEntries(w, e.Emails, c.Emails, 3, func(x contacts.Email) []string {
+		return []string{x.Address, string(x.Label), strconv.FormatBool(x.Primary)}
+	})
+	putEntries(w, e.Phones, c.Phones, 3, func(x contacts.Phone) []string {
+		return []string{x.Number, string(x.Label), strconv.FormatBool(x.Primary)}
+	})
+	putEntries(w, e.Addresses, c.Addresses, 6, func(x contacts.Address) []string {
+		return []string{string(x.Label), x.Street, x.City, x.State, x.Zip, x.Country}
+	})
 	zone, birthday := "", ""
 	if c.TimeZone != nil {
 		zone = *c.TimeZone
@@ -208,22 +186,36 @@ func csvRecord(rec []string, c contacts.Contact, e contacts.Extent) {
 	for j, l := range c.Labels {
 		names[j] = l.Name
 	}
-	put(c.Website, zone, birthday, strconv.FormatBool(c.Starred), c.Notes, strings.Join(names, "; "))
-	for n := range e.Socials {
-		if n < len(c.Socials) {
-			put(string(c.Socials[n].Label), c.Socials[n].Value)
-		} else {
-			blank(2)
-		}
-	}
-	for n := range e.Dates {
-		if n < len(c.Dates) {
-			put(c.Dates[n].Label, c.Dates[n].Value)
-		} else {
-			blank(2)
-		}
-	}
+	w.put(c.Website, zone, birthday, strconv.FormatBool(c.Starred), c.Notes, strings.Join(names, "; "))
+	putEntries(w, e.Socials, c.Socials, 2, func(x contacts.Social) []string { return []string{string(x.Label), x.Value} })
+	putEntries(w, e.Dates, c.Dates, 2, func(x contacts.Date) []string { return []string{x.Label, x.Value} })
 	for _, fd := range e.Fields {
-		put(c.CustomFields[fd.Key])
+		w.put(c.CustomFields[fd.Key])
+	}
+}
+
+// cells writes a record's cells in order.
+type cells struct {
+	rec []string
+	i   int
+}
+
+func (w *cells) put(vs ...string) { w.i += copy(w.rec[w.i:], vs) }
+
+func (w *cells) blank(n int) {
+	clear(w.rec[w.i : w.i+n])
+	w.i += n
+}
+
+// putEntries writes the header's slots of one kind of entry: each of the
+// contact's entries as width cells, blanks for the slots it has no entry
+// for (the widest contact of the export set how many there are).
+func putEntries[T any](w *cells, slots int, have []T, width int, cellsOf func(T) []string) {
+	for n := range slots {
+		if n < len(have) {
+			w.put(cellsOf(have[n])...)
+		} else {
+			w.blank(width)
+		}
 	}
 }
