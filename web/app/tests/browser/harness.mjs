@@ -300,7 +300,7 @@ async function launch() {
       return JSON.parse(text);
     },
     /** mailTo waits for a message to the address (case-insensitive) and returns it. */
-    async mailTo(to, waitMs = 15000) {
+    async mailTo(to, waitMs = 30000) {
       for (const end = Date.now() + waitMs; Date.now() < end; ) {
         const m = sendgrid.messages.find((m) => m.to === to.toLowerCase() && m.customArgs && Object.keys(m.customArgs).length);
         if (m) return m;
@@ -350,9 +350,11 @@ async function launch() {
      * link waits for an email to `to` (case-insensitive) that the fake
      * SendGrid received and not handed out before, holding a link to the
      * app's `path`; it returns that link, checked to be in both the text
-     * and the HTML part. It gives up after waitMs.
+     * and the HTML part. It gives up after waitMs: the email is a
+     * background job, which waits for a free worker when the machine is
+     * busy (CI runs the Go tests beside these), as mailTo does.
      */
-    async link(to, path, waitMs = 10000) {
+    async link(to, path, waitMs = 30000) {
       const pattern = new RegExp(`${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${path}\\?token=[A-Za-z0-9_%-]+`);
       for (const end = Date.now() + waitMs; Date.now() < end; ) {
         const m = sendgrid.messages.find((m) => !m.taken && m.to === to.toLowerCase() && pattern.test(m.text));
