@@ -32,8 +32,8 @@ type Service struct {
 // after a write changes them (package suppression holds the list and the
 // rule: a contact is suppressed once every address it holds is).
 type SuppressionMarks interface {
-	Remark(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) error
-	QueueRemark(b *pgx.Batch, bookID uuid.UUID, ids []uuid.UUID)
+	Remark(ctx context.Context, db postgres.DB, bookID, contactID uuid.UUID) error
+	QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID)
 }
 
 // NewService wires the service; books counts a book's contacts, outbox takes
@@ -195,7 +195,7 @@ func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (C
 	batch := &pgx.Batch{}
 	s.st.insert(batch, c)
 	if len(c.Emails) > 0 {
-		s.marks.QueueRemark(batch, c.BookID, []uuid.UUID{c.ID})
+		s.marks.QueueRemark(batch, c.BookID, c.ID)
 	}
 	committed, err := s.outbox.Queue(batch, c.CreatedAt, contactEvent(events.ContactCreated, teamID, c))
 	if err != nil {
@@ -262,7 +262,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, id uuid.UUID, p
 			return err
 		}
 		if p.Emails.Set {
-			if err := s.marks.Remark(ctx, tx, c.BookID, []uuid.UUID{c.ID}); err != nil {
+			if err := s.marks.Remark(ctx, tx, c.BookID, c.ID); err != nil {
 				return err
 			}
 		}

@@ -178,37 +178,40 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 	return err
 }
 
-// remarkSQL sets or clears the suppressed mark of the contacts $1 of the
-// book $2 by the rule, at time $3: marked when they hold at least one
-// address and every one is suppressed, clear otherwise. Only marks that
-// change are written.
+// remarkSQL sets or clears the suppressed mark of the contact $1 of the
+// book $2 by the rule, at time $3: marked when it holds at least one
+// address and every one is suppressed, clear otherwise. Only a mark that
+// disagrees with the rule is written, and then it flips. In a book
+// without a suppression in force (most books) no contact is marked, and
+// the first test, evaluated once, ends the statement. One contact by its
+// key, not an array of them: PostgreSQL then settles on the cached
+// generic plan, where an array kept it planning every call.
 var remarkSQL = `
-	UPDATE contacts ct SET suppressed_at = CASE WHEN m.suppressed THEN $3::timestamptz END
-	FROM (
-		SELECT c.id, EXISTS (SELECT 1 FROM contact_emails ce WHERE ce.contact_id = c.id)
-			AND NOT EXISTS (
-				SELECT 1 FROM contact_emails ce
-				WHERE ce.contact_id = c.id AND NOT EXISTS (
-					SELECT 1 FROM suppressions s
-					WHERE s.book_id = $2 AND s.email_hash = ` + HashSQL("ce.address_lower") + ` AND s.lifted_at IS NULL)) AS suppressed
-		FROM contacts c WHERE c.id = ANY ($1::uuid[]) AND c.book_id = $2
-	) m
-	WHERE ct.id = m.id AND (ct.suppressed_at IS NOT NULL) <> m.suppressed`
+	UPDATE contacts ct SET suppressed_at = CASE WHEN ct.suppressed_at IS NULL THEN $3::timestamptz END
+	WHERE EXISTS (SELECT 1 FROM suppressions WHERE book_id = $2 AND lifted_at IS NULL)
+	  AND ct.id = $1 AND ct.book_id = $2
+	  AND (ct.suppressed_at IS NOT NULL) <> (
+		EXISTS (SELECT 1 FROM contact_emails ce WHERE ce.contact_id = ct.id)
+		AND NOT EXISTS (
+			SELECT 1 FROM contact_emails ce
+			WHERE ce.contact_id = ct.id AND NOT EXISTS (
+				SELECT 1 FROM suppressions s
+				WHERE s.book_id = $2 AND s.email_hash = ` + HashSQL("ce.address_lower") + ` AND s.lifted_at IS NULL)))`
 
-// Remark makes the suppressed mark of the book's contacts ids true to
-// their addresses after a write changed those: a contact created with a
+// Remark makes the suppressed mark of the book's contact true to its
+// addresses after a write changed those: a contact created with a
 // suppressed address is as unreachable as one whose address was
 // suppressed later, and one given an address that is not suppressed is
 // reachable again. It runs in the caller's transaction.
-func (sp Suppressor) Remark(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) error {
-	_, err := db.Exec(ctx, remarkSQL, ids, bookID, sp.now())
+func (sp Suppressor) Remark(ctx context.Context, db postgres.DB, bookID, contactID uuid.UUID) error {
+	_, err := db.Exec(ctx, remarkSQL, contactID, bookID, sp.now())
 	return err
 }
 
 // QueueRemark is Remark as a statement of the caller's batch, after the
 // write it follows.
-func (sp Suppressor) QueueRemark(b *pgx.Batch, bookID uuid.UUID, ids []uuid.UUID) {
-	b.Queue(remarkSQL, ids, bookID, sp.now())
+func (sp Suppressor) QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID) {
+	b.Queue(remarkSQL, contactID, bookID, sp.now())
 }
 
 // AnyInForce reports whether the book has a suppression in force: most
