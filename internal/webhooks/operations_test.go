@@ -205,14 +205,7 @@ func TestWebhookRecoveryRerunSendsEachOnceMore(t *testing.T) {
 	run(t, eng)
 	owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/recover", owner.TeamID, hookID),
 		map[string]any{"since": env.Clock.Now().Add(-time.Hour).Format(time.RFC3339)}).Expect(http.StatusAccepted)
-	var raw []byte
-	if err := env.App.Pool.QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var args webhooks.RecoveryArgs
-	if err := json.Unmarshal(raw, &args); err != nil {
-		t.Fatal(err)
-	}
+	args := queuedRecovery(t, env)
 	ctx := context.Background()
 	if err := webhooks.RunRecovery(ctx, env.App.Webhooks, args); err != nil {
 		t.Fatal(err)
@@ -336,14 +329,7 @@ func TestWebhookRecoveryRacingEnginesSendsEachOnce(t *testing.T) {
 	env.Clock.Advance(10 * time.Second) // every retry is due
 	owner.Post(fmt.Sprintf("/api/teams/%s/webhooks/%s/recover", owner.TeamID, hookID),
 		map[string]any{"since": t0.Add(-time.Minute).Format(time.RFC3339)}).Expect(http.StatusAccepted)
-	var raw []byte
-	if err := env.App.Pool.QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&raw); err != nil {
-		t.Fatal(err)
-	}
-	var args webhooks.RecoveryArgs
-	if err := json.Unmarshal(raw, &args); err != nil {
-		t.Fatal(err)
-	}
+	args := queuedRecovery(t, env)
 
 	ctx := context.Background()
 	var recovered atomic.Bool
@@ -446,4 +432,19 @@ func TestWebhookRecoveryWhileSwitchedOff(t *testing.T) {
 	if n := env.QueryInt(`SELECT count(*) FROM webhook_attempts WHERE manual AND success`); n != 4 {
 		t.Errorf("%d manual attempts logged, want the 4 recovered", n)
 	}
+}
+
+// queuedRecovery returns the arguments of the recovery job a recover
+// request queued (the only one of the test's service).
+func queuedRecovery(t *testing.T, env *apptest.Env) webhooks.RecoveryArgs {
+	t.Helper()
+	var raw []byte
+	if err := env.App.Pool.QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'webhook_recovery'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var args webhooks.RecoveryArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		t.Fatal(err)
+	}
+	return args
 }
