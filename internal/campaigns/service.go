@@ -338,12 +338,13 @@ func (s *Service) EnrollLabel(ctx context.Context, sc books.Scope, campaignID uu
 	var n int64
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		// A label the team does not have is not found, as everywhere; one
-		// of another of its books is the wrong input.
-		bookID, teamID, err := s.st.labelOwner(ctx, tx, *in.LabelID)
+		// of another of its books is the wrong input. The label is held
+		// until the enrollment commits.
+		bookID, teamID, found, err := books.LabelOwner(ctx, tx, *in.LabelID)
 		if err != nil {
 			return err
 		}
-		if teamID != ref.teamID {
+		if !found || teamID != ref.teamID {
 			return apperr.NotFoundf("No label with this id.")
 		}
 		if bookID != ref.campaign.BookID {

@@ -321,17 +321,6 @@ func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID
 	return tag.RowsAffected(), err
 }
 
-// labelOwner returns the book and team of the label; uuid.Nil for both
-// when there is no such label.
-func (store) labelOwner(ctx context.Context, db postgres.DB, id uuid.UUID) (bookID, teamID uuid.UUID, err error) {
-	err = db.QueryRow(ctx, `SELECT l.book_id, b.team_id FROM label_refs l JOIN book_teams b ON b.book_id = l.book_id WHERE l.id = $1`, id).
-		Scan(&bookID, &teamID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, uuid.Nil, nil
-	}
-	return bookID, teamID, err
-}
-
 const participantColumns = `p.id, p.campaign_id, p.contact_id, p.status, p.enrolled_at, p.enrolled_by, p.completed_at, ` +
 	contactNameSQL + `, ` + contactEmailSQL
 

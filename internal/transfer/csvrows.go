@@ -192,11 +192,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 				c.Birthday = &d
 			}
 		case "starred":
-			b, ok := parseBool(v)
-			if !ok {
-				problem(i, "%q is not true or false.", v)
-			}
-			c.Starred = b
+			c.Starred = boolCell(i, v, problem)
 		case "emails":
 			for _, part := range splitList(v, ";") {
 				addr, primary := strings.CutSuffix(part, primarySuffix)
@@ -297,11 +293,7 @@ func entryCell(entries []entry, t target, i int, v string, problem func(int, str
 	case "label":
 		e.label = v
 	case "primary":
-		b, ok := parseBool(v)
-		if !ok {
-			problem(i, "%q is not true or false.", v)
-		}
-		e.primary = b
+		e.primary = boolCell(i, v, problem)
 	case "street":
 		e.address.Street = v
 	case "city":
@@ -472,6 +464,16 @@ func parseDate(v string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// boolCell reads cell i as a yes or no, and reports the row's problem
+// when it is neither.
+func boolCell(i int, v string, problem func(int, string, ...any)) bool {
+	b, ok := parseBool(v)
+	if !ok {
+		problem(i, "%q is not true or false.", v)
+	}
+	return b
 }
 
 func parseBool(v string) (bool, bool) {
