@@ -31,7 +31,7 @@ commands:
   help                                    print this text
 
 "contactbook COMMAND --help" describes a command. Settings come from
-environment variables (DATABASE_URL, HTTP_ADDR, ...), listed in README.md.`
+environment variables (DATABASE_URL, HTTP_ADDR, ...), listed in docs/configuration.md.`
 
 // errHelpShown reports that a command printed its usage because it was
 // asked to (-h, --help): the command line ends there, successfully.

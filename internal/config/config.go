@@ -1,5 +1,5 @@
 // Package config loads the service's settings from environment variables
-// (the README's configuration table lists them). Load takes a getenv
+// (docs/configuration.md lists them). Load takes a getenv
 // function so tests and the CLI can supply their own environment without
 // touching the process's.
 package config
@@ -108,8 +108,8 @@ type Config struct {
 	// METRICS_ADDR and on the public port; without it the public port has
 	// no /metrics at all.
 	MetricsToken string
-	// TrustProxy makes the client IP come from X-Forwarded-For/X-Real-IP
-	// (rate limits); only safe behind a proxy that sets those headers.
+	// TrustProxy makes the client IP come from the right-most X-Forwarded-For
+	// entry (rate limits, throttles); only safe behind one proxy that sets it.
 	TrustProxy bool
 }
 
