@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Create a book
-         * @description Creates a book in a team; the slug is derived from the name and unique in the team. Defaults: colour #4F46E5, icon book. Emits book.created. Role: member.
+         * @description Creates a book in a team; the slug is derived from the name and unique in the team. Defaults: colour #4F46E5, icon book. Emits book.created. Role: member. Slugs fold accents to ASCII (Café -> cafe), join words with -, and get -2, -3, ... when taken in the team; a renamed book keeps its slug.
          */
         post: operations["createBook"];
         delete?: never;
@@ -263,7 +263,7 @@ export interface paths {
         head?: never;
         /**
          * Update a label
-         * @description Changes a label's name, colour or position. Role: member.
+         * @description Changes a label's name, colour or position. Role: member. sort_order is 0..1,000,000; a new label gets the largest sort_order plus one (at most 1,000,000, where labels then sort by name).
          */
         patch: operations["updateLabel"];
         trace?: never;
@@ -302,7 +302,7 @@ export interface paths {
         get: operations["getCampaignSettings"];
         /**
          * Save email settings
-         * @description Creates or replaces the X-Book-ID book's email settings; the provider key is stored encrypted and answered masked. Role: owner. Requires the Campaigns add-on (trial or paid).
+         * @description Creates or replaces the X-Book-ID book's email settings; the provider key is stored encrypted and answered masked. Role: owner. Requires the Campaigns add-on (trial or paid). The provider key is kept when absent or sent back as the masked value shown, and removed when sent as an empty string; keys of 4 characters or fewer show as ****. Sending counts as not configured without settings, a key, or a sender address (a step's own sender counts).
          */
         put: operations["putCampaignSettings"];
         post?: never;
@@ -453,7 +453,7 @@ export interface paths {
         };
         /**
          * List campaigns
-         * @description The X-Book-ID book's campaigns with step_count and participant_count. Role: viewer. Requires the Campaigns add-on (trial or paid).
+         * @description The X-Book-ID book's campaigns with step_count and participant_count. Role: viewer. Requires the Campaigns add-on (trial or paid). Newest first.
          */
         get: operations["listCampaignsInternal"];
         put?: never;
@@ -511,7 +511,7 @@ export interface paths {
         put?: never;
         /**
          * Enroll contacts
-         * @description Enrolls contacts of the campaign's book; already enrolled and suppressed (unsubscribed) contacts are skipped and not counted. Archived campaign: 400 INVALID_STATUS. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Enrolls contacts of the campaign's book; already enrolled and suppressed (unsubscribed) contacts are skipped and not counted. Archived campaign: 400 INVALID_STATUS. Role: member. Requires the Campaigns add-on (trial or paid). Any existing participant, whatever its status (removed included), counts as already enrolled and is not counted again; suppressed contacts and contacts of other books are skipped. Each participant is emailed at its contact's primary address, else the first; an address the provider would refuse fails that participant (contact email address is not valid), not the batch.
          */
         post: operations["enrollParticipantsInternal"];
         delete?: never;
@@ -552,7 +552,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a participant
-         * @description Sets the participant's status to removed; they receive no more emails of the campaign. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Sets the participant's status to removed; they receive no more emails of the campaign. Role: member. Requires the Campaigns add-on (trial or paid). Removing a removed participant changes nothing and succeeds.
          */
         delete: operations["removeParticipant"];
         options?: never;
@@ -591,7 +591,7 @@ export interface paths {
         put?: never;
         /**
          * Run a campaign now
-         * @description Starts processing an active campaign in the background (not active: 400 INVALID_STATUS); answers at once, also when a run is already in progress. Role: member. Requires the paid Campaigns add-on (a trial cannot run campaigns).
+         * @description Starts processing an active campaign in the background (not active: 400 INVALID_STATUS); answers at once, also when a run is already in progress. Role: member. Requires the paid Campaigns add-on (a trial cannot run campaigns). A second run while one is queued or running answers 200 (already being processed) and starts nothing new, on any instance.
          */
         post: operations["runCampaign"];
         delete?: never;
@@ -609,7 +609,7 @@ export interface paths {
         };
         /**
          * Campaign statistics
-         * @description Participant counts and per-step success and failure counts. Role: viewer. Requires the Campaigns add-on (trial or paid).
+         * @description Participant counts and per-step success and failure counts. Role: viewer. Requires the Campaigns add-on (trial or paid). total_participants counts removed participants too; total_steps counts inactive steps too. A participant completes once every active step has a completion record (skipped counts); a campaign without active steps completes nobody; steps added later do not reach completed participants. A deleted template or trigger target is recorded as a failed step (email template was deleted; trigger campaign was deleted, or is archived).
          */
         get: operations["campaignStats"];
         put?: never;
@@ -672,14 +672,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a step
-         * @description Deletes a step with its completion records. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Deletes a step with its completion records. Role: member. Requires the Campaigns add-on (trial or paid). The later steps are renumbered from 0.
          */
         delete: operations["deleteStep"];
         options?: never;
         head?: never;
         /**
          * Update a step
-         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid). step_type cannot be changed.
          */
         patch: operations["updateStep"];
         trace?: never;
@@ -719,7 +719,7 @@ export interface paths {
         put?: never;
         /**
          * Label contacts in bulk
-         * @description Adds a label of the book to its contacts among contact_ids; contacts already labelled are skipped. Emits contact.updated per changed contact. Role: member.
+         * @description Adds a label of the book to its contacts among contact_ids; contacts already labelled are skipped. Emits contact.updated per changed contact. Role: member. Label and custom value changes leave the contact's updated_at as it is (its details did not change). A label of another team: 404 NOT_FOUND; of another book of the same team: 400 INVALID_INPUT.
          */
         post: operations["bulkAddLabelInternal"];
         delete?: never;
@@ -759,7 +759,7 @@ export interface paths {
         put?: never;
         /**
          * Unlabel contacts in bulk
-         * @description Removes a label from the book's contacts among contact_ids. Emits contact.updated per changed contact. Role: member.
+         * @description Removes a label from the book's contacts among contact_ids. Emits contact.updated per changed contact. Role: member. Label and custom value changes leave the contact's updated_at as it is (its details did not change).
          */
         post: operations["bulkRemoveLabelInternal"];
         delete?: never;
@@ -779,7 +779,7 @@ export interface paths {
         put?: never;
         /**
          * Set a custom field in bulk
-         * @description Sets (or, with an empty value, removes) a custom field value on the book's contacts among contact_ids. Unknown field definition: 404. Emits contact.updated per changed contact. Role: member.
+         * @description Sets (or, with an empty value, removes) a custom field value on the book's contacts among contact_ids. Unknown field definition: 404. Emits contact.updated per changed contact. Role: member. Label and custom value changes leave the contact's updated_at as it is (its details did not change). The value is checked against the field's type (number, date, url, text); updated counts only the contacts whose value changed, and only those emit events.
          */
         post: operations["bulkUpdateFieldInternal"];
         delete?: never;
@@ -797,7 +797,7 @@ export interface paths {
         };
         /**
          * Check an email address
-         * @description Tells whether another contact of the X-Book-ID book has the address (case-insensitive) and whether the book enforces unique emails. Role: viewer.
+         * @description Tells whether another contact of the X-Book-ID book has the address (case-insensitive) and whether the book enforces unique emails. Role: viewer. The address is trimmed first; contact_id names the oldest contact holding it.
          */
         get: operations["checkContactEmail"];
         put?: never;
@@ -867,7 +867,7 @@ export interface paths {
         put?: never;
         /**
          * Label a contact
-         * @description Adds a label of the contact's own book (a label of another book: 400); adding a label the contact has succeeds silently. Emits contact.updated. Role: member.
+         * @description Adds a label of the contact's own book (a label of another book: 400); adding a label the contact has succeeds silently. Emits contact.updated. Role: member. Label and custom value changes leave the contact's updated_at as it is (its details did not change).
          */
         post: operations["addContactLabelInternal"];
         delete?: never;
@@ -1421,7 +1421,7 @@ export interface paths {
         };
         /**
          * List campaigns
-         * @description The X-Book-ID book's campaigns with step_count and participant_count. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid).
+         * @description The X-Book-ID book's campaigns with step_count and participant_count. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid). Newest first.
          */
         get: operations["listCampaigns"];
         put?: never;
@@ -1475,7 +1475,7 @@ export interface paths {
         put?: never;
         /**
          * Enroll contacts
-         * @description Enrolls contacts of the campaign's book; already enrolled and suppressed (unsubscribed) contacts are skipped and not counted. Archived campaign: 400 INVALID_STATUS. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid).
+         * @description Enrolls contacts of the campaign's book; already enrolled and suppressed (unsubscribed) contacts are skipped and not counted. Archived campaign: 400 INVALID_STATUS. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid). Any existing participant, whatever its status (removed included), counts as already enrolled and is not counted again; suppressed contacts and contacts of other books are skipped. Each participant is emailed at its contact's primary address, else the first; an address the provider would refuse fails that participant (contact email address is not valid), not the batch.
          */
         post: operations["enrollParticipants"];
         delete?: never;
@@ -1539,7 +1539,7 @@ export interface paths {
         put?: never;
         /**
          * Label contacts in bulk
-         * @description Adds a label of the book to its contacts among contact_ids; contacts already labelled are skipped. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team.
+         * @description Adds a label of the book to its contacts among contact_ids; contacts already labelled are skipped. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team. Label and custom value changes leave the contact's updated_at as it is (its details did not change). A label of another team: 404 NOT_FOUND; of another book of the same team: 400 INVALID_INPUT.
          */
         post: operations["bulkAddLabel"];
         delete?: never;
@@ -1579,7 +1579,7 @@ export interface paths {
         put?: never;
         /**
          * Unlabel contacts in bulk
-         * @description Removes a label from the book's contacts among contact_ids. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team.
+         * @description Removes a label from the book's contacts among contact_ids. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team. Label and custom value changes leave the contact's updated_at as it is (its details did not change).
          */
         post: operations["bulkRemoveLabel"];
         delete?: never;
@@ -1599,7 +1599,7 @@ export interface paths {
         put?: never;
         /**
          * Set a custom field in bulk
-         * @description Sets (or, with an empty value, removes) a custom field value on the book's contacts among contact_ids. Unknown field definition: 404. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team.
+         * @description Sets (or, with an empty value, removes) a custom field value on the book's contacts among contact_ids. Unknown field definition: 404. Emits contact.updated per changed contact. Authenticated with a team API key, which acts as a member of its team. Label and custom value changes leave the contact's updated_at as it is (its details did not change). The value is checked against the field's type (number, date, url, text); updated counts only the contacts whose value changed, and only those emit events.
          */
         post: operations["bulkUpdateField"];
         delete?: never;
@@ -1647,7 +1647,7 @@ export interface paths {
         put?: never;
         /**
          * Label a contact
-         * @description Adds a label of the contact's own book (a label of another book: 400); adding a label the contact has succeeds silently. Emits contact.updated. Authenticated with a team API key, which acts as a member of its team.
+         * @description Adds a label of the contact's own book (a label of another book: 400); adding a label the contact has succeeds silently. Emits contact.updated. Authenticated with a team API key, which acts as a member of its team. Label and custom value changes leave the contact's updated_at as it is (its details did not change).
          */
         post: operations["addContactLabel"];
         delete?: never;
@@ -1936,7 +1936,7 @@ export interface paths {
         post?: never;
         /**
          * Lift a suppression
-         * @description Lifts a suppression: the record stays, with who lifted it and when; contacts holding the address are no longer suppressed unless each of their other addresses is. Lifting a lifted suppression changes nothing. Role: admin. Authenticated with a team API key, which acts as a member of its team.
+         * @description Lifts a suppression: the record stays, with who lifted it and when; contacts holding the address are no longer suppressed unless each of their other addresses is. Lifting a lifted suppression changes nothing. Role: admin. Authenticated with a team API key, which acts as a member of its team. Under /api/v1, where only keys come, the team's API key may lift.
          */
         delete: operations["liftSuppression"];
         options?: never;
@@ -5496,7 +5496,7 @@ export interface components {
             rows: string[][];
         };
         /**
-         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book). A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op.
+         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book). A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op. Unknown keys inside a rule are refused (a misspelt key would silently change its meaning). A rule that takes longer than 5 s to evaluate is stopped and answered 400 INVALID_INPUT. A saved rule whose label, campaign or custom field was deleted since still evaluates: that condition tests a value no contact has (has_any of a deleted label matches nobody, has_none everybody); saving the rule again refuses it.
          * @example {
          *       "all": [
          *         {
