@@ -257,7 +257,7 @@ type ConfigParams struct {
 }
 
 // Config is the pgbouncer.ini the tests and the scale-out scenario run:
-// the README's deployment example with trust authentication (the test
+// docs/running.md's PgBouncer example with trust authentication (the test
 // server trusts local connections) and without a Unix socket.
 func Config(p ConfigParams) string {
 	return fmt.Sprintf(`[databases]
