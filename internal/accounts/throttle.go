@@ -10,7 +10,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 )
 
-// Login and reset throttles (docs/design.md, "People"), counted in
+// Login and reset throttles (docs/accounts.md, "Throttling"), counted in
 // auth_throttles so that they hold across instances. A window opens with
 // the first attempt of a key and lasts its full length; the counter is
 // taken before the password is checked (so concurrent guesses cannot slip

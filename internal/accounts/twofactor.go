@@ -14,7 +14,7 @@ import (
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
-// Two-factor sign-in (docs/design.md, "Securing a team"): a TOTP secret
+// Two-factor sign-in (docs/security.md, "Two-factor sign-in"): a TOTP secret
 // per user, ten single-use recovery codes, and a login in two steps whose
 // first step starts no session.
 const (

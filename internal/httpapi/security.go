@@ -14,8 +14,8 @@ import (
 	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
-// Two-factor sign-in, sessions and the audit log (docs/design.md,
-// "Securing a team").
+// Two-factor sign-in, sessions and the audit log (docs/security.md and
+// docs/accounts.md).
 
 func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	setup, err := s.accounts.SetupTwoFactor(r.Context(), sc.Actor)

@@ -12,9 +12,9 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 )
 
-// The dashboard's cookie session (docs/design.md, "Sessions"). The login
-// token travels in sessionCookie, which scripts cannot read (HttpOnly) and
-// no other site's request carries (SameSite=Strict). Writes authenticated
+// The dashboard's cookie session (docs/accounts.md). The login token
+// travels in sessionCookie, which scripts cannot read (HttpOnly) and no
+// other site's request carries (SameSite=Strict). Writes authenticated
 // by the cookie must also echo csrfCookie's value in csrfHeader: a signed
 // double submit, since the value is an HMAC of the session id. Bearer
 // requests need none of this: a browser never adds that header by itself.
