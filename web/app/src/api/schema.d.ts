@@ -6160,7 +6160,7 @@ export interface components {
             end: string;
         };
         /**
-         * @description The step applies only when the provider's feedback on the participant's email of an earlier email step says so; otherwise the step completes with result skipped (detail `condition not met: <if> <step name>`) and the participant moves on.
+         * @description The step applies only when the provider's feedback on the participant's email of an earlier email step says so; otherwise the step completes with result skipped (detail `condition not met: <if> <step name>`) and the participant moves on. A new step whose condition names no earlier email step of the campaign is 400 INVALID_INPUT; a change of a step, a reorder or a delete that would leave a condition naming a later step, the step itself or no step is 409 CONFLICT naming the conditional step.
          * @example {
          *       "if": "not_opened",
          *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4"
