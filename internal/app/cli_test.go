@@ -176,7 +176,11 @@ func TestServe(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("serve after a stop: %v\n%s", r.err, r.stderr)
 	}
-	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "SYSTEM_MAILER_API_KEY is not set", "shutting down"} {
+	// Without PUBLIC_BASE_URL, links and the API reference point at the
+	// address the service listens on.
+	base := "http://" + addr
+	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "SYSTEM_MAILER_API_KEY is not set", "shutting down",
+		"public_base_url=" + base + " ", "api_reference=" + base + "/docs", "PUBLIC_BASE_URL is not set: links in emails, image URLs and the API reference use " + base} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("serve's log lacks %q:\n%s", want, r.stderr)
 		}
