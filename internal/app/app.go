@@ -121,18 +121,24 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	if now == nil {
 		now = time.Now
 	}
+	// Connected first: a transaction pooler where a session is expected
+	// is refused before anything runs through it, migrations included.
+	pool, direct, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.AutoMigrate {
 		applied, err := postgres.Migrate(ctx, cfg.DatabaseDirectURL)
 		if err != nil {
+			pool.Close()
+			if direct != pool {
+				direct.Close()
+			}
 			return nil, err
 		}
 		if len(applied) > 0 {
 			log.Info("applied migrations", "files", applied)
 		}
-	}
-	pool, direct, err := connect(ctx, cfg)
-	if err != nil {
-		return nil, err
 	}
 	tokens := auth.NewTokens(cfg.JWTSecret, cfg.JWTTTL, cfg.JWTIssuer, now)
 	a := &App{Config: cfg, Log: log, Pool: pool, DB: postgres.Wrap(pool), Direct: direct}

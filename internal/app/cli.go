@@ -91,7 +91,7 @@ func serveCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc
 	}
 	return func(cfg config.Config, log *slog.Logger) error {
 		if *addr != "" {
-			cfg.HTTPAddr = *addr
+			cfg.SetHTTPAddr(*addr)
 		}
 		if *noMigrate {
 			cfg.AutoMigrate = false
@@ -101,6 +101,19 @@ func serveCommand(ctx context.Context, args []string, stdout io.Writer) (runFunc
 }
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	// Links derived from a listen address on port 0 need the port the
+	// system picks, so that listener is bound first; otherwise it is bound
+	// once the service is built, so nothing connects to a port that
+	// cannot answer yet.
+	var ln net.Listener
+	if _, port, _ := net.SplitHostPort(cfg.HTTPAddr); port == "0" && cfg.PublicBaseURLDerived {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		}
+		defer ln.Close() // closed by Serve; a no-op then
+		cfg.SetHTTPAddr(ln.Addr().String())
+	}
 	reportSettings(cfg, log)
 	a, err := Build(ctx, cfg, log, Options{})
 	if err != nil {
@@ -135,9 +148,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err := listen("pprof", cfg.PprofAddr, pprofHandler()); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		}
 	}
 	return a.Serve(ctx, ln, side...)
 }
@@ -161,6 +175,10 @@ func reportSettings(cfg config.Config, log *slog.Logger) {
 	}
 	if cfg.SystemMailerAPIKey == "" {
 		log.Warn("SYSTEM_MAILER_API_KEY is not set: invitation and password reset emails are not sent; their links are logged at warn instead")
+	}
+	if cfg.PublicBaseURLDerived {
+		log.Info("PUBLIC_BASE_URL is not set: links in emails, image URLs and the API reference use " + cfg.PublicBaseURL +
+			", the address the service listens on; set PUBLIC_BASE_URL to the address people reach it at")
 	}
 	if cfg.MetricsAddr == "" && cfg.MetricsToken == "" {
 		log.Info("metrics are off: set METRICS_ADDR to serve /metrics on a listener of its own, or METRICS_TOKEN to serve it on the public port to holders of that bearer token")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/app"
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/postgres/pgbouncertest"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -176,9 +177,75 @@ func TestServe(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("serve after a stop: %v\n%s", r.err, r.stderr)
 	}
-	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "SYSTEM_MAILER_API_KEY is not set", "shutting down"} {
+	// Without PUBLIC_BASE_URL, links and the API reference point at the
+	// address the service listens on.
+	base := "http://" + addr
+	for _, want := range []string{"JWT_SECRET is not set", "billing is off", "billing webhook is off", "SYSTEM_MAILER_API_KEY is not set", "shutting down",
+		"public_base_url=" + base + " ", "api_reference=" + base + "/docs", "PUBLIC_BASE_URL is not set: links in emails, image URLs and the API reference use " + base} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("serve's log lacks %q:\n%s", want, r.stderr)
 		}
+	}
+}
+
+// Through PgBouncer in transaction mode with DATABASE_POOL_MODE left at
+// session, serve refuses to start, naming the setting, instead of
+// starting and answering 500s; so does a DATABASE_DIRECT_URL that is the
+// pooler. With both set right it starts.
+func TestServeRefusesATransactionPoolerInSessionMode(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewURL(t)
+	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: 3})
+	pooled := bouncer.URL(dbURL)
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"pool mode left at session", map[string]string{"DATABASE_URL": pooled}, "DATABASE_POOL_MODE=transaction"},
+		{"direct URL left at the pooler", map[string]string{"DATABASE_URL": pooled, "DATABASE_POOL_MODE": "transaction"}, "DATABASE_DIRECT_URL to PostgreSQL itself"},
+	} {
+		addr := apptest.FreeAddr(t)
+		env := map[string]string{"HTTP_ADDR": addr, "IMAGES_DIR": t.TempDir(), "LOG_FORMAT": "text"}
+		for k, v := range c.env {
+			env[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		_, stderr, err := run(t, ctx, env, "serve")
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "transaction pooler") {
+			t.Fatalf("%s: serve returned %v, want a refusal naming %s\n%s", c.name, err, c.want, stderr)
+		}
+		if strings.Contains(stderr, "msg=listening") {
+			t.Fatalf("%s: serve listened before refusing:\n%s", c.name, stderr)
+		}
+	}
+	// Set right, it starts and answers.
+	addr := apptest.FreeAddr(t)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := run(t, ctx, map[string]string{"DATABASE_URL": pooled, "DATABASE_DIRECT_URL": dbURL, "DATABASE_POOL_MODE": "transaction",
+			"HTTP_ADDR": addr, "IMAGES_DIR": t.TempDir()}, "serve")
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("serve through PgBouncer set right did not become ready: %v", <-done)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

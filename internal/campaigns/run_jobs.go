@@ -16,10 +16,15 @@ import (
 )
 
 // RunArgs is the job of a run that a request asked for: one pass over the
-// campaign. At most one is queued or running per campaign, whatever the
-// instance.
+// campaign. At most one is queued per campaign, whatever the instance; a
+// run asked for while one is running is queued behind it (Service.Run).
 type RunArgs struct {
 	CampaignID uuid.UUID `json:"campaign_id"`
+	// Behind is the run job that was running when this one was asked for
+	// (0: none was). It makes the job unique apart from that one, whose
+	// pass may have read the campaign before the change that asked for
+	// this run.
+	Behind int64 `json:"behind,omitempty"`
 }
 
 // Kind names the job in river_job.

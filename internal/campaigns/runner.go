@@ -22,8 +22,9 @@ type Runner struct {
 	schedule string // cron spec of the scheduler's ticks
 
 	mu sync.Mutex
-	// running holds the campaigns this runner is processing.
-	running map[uuid.UUID]bool
+	// running holds the campaigns this runner is processing; each channel
+	// is closed when that pass ends.
+	running map[uuid.UUID]chan struct{}
 	// served orders the scheduler's turns: at[id] is the sequence number
 	// of the last turn a campaign or a team got (0: none yet).
 	served struct {
@@ -50,29 +51,55 @@ func NewRunner(d Deps) *Runner {
 	if d.Observer == nil {
 		d.Observer = noObserver{}
 	}
-	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer, schedule: d.Schedule, running: map[uuid.UUID]bool{}}
+	rn := &Runner{shared: newShared(d), opts: d.Processing.withDefaults(), observer: d.Observer, schedule: d.Schedule, running: map[uuid.UUID]chan struct{}{}}
 	rn.served.at = map[uuid.UUID]uint64{}
 	return rn
 }
 
 // runTurn makes one turn of a run that a request asked for: a pass over
-// the campaign bounded like a scheduler's turn, unless this runner is
-// processing the campaign already. unfinished is true when the turn cut
-// the pass short.
+// the campaign bounded like a scheduler's turn. unfinished is true when
+// the turn cut the pass short. When this runner is processing the
+// campaign already (a scheduler's turn, another run), the turn waits for
+// that pass to end and then makes its own: the pass in progress may have
+// read the campaign before the change that asked for this run, so
+// leaving the work to it would miss that change until the next tick.
 func (rn *Runner) runTurn(ctx context.Context, campaignID uuid.UUID) (unfinished bool, err error) {
-	rn.mu.Lock()
-	busy := rn.running[campaignID]
-	rn.running[campaignID] = true
-	rn.mu.Unlock()
-	if busy {
-		return false, nil
+	if err := rn.claimCampaign(ctx, campaignID); err != nil {
+		return false, err
 	}
-	defer func() {
-		rn.mu.Lock()
-		delete(rn.running, campaignID)
-		rn.mu.Unlock()
-	}()
+	defer rn.releaseCampaign(campaignID)
 	return rn.processLogged(ctx, campaignID, "manual", newTurn(rn.opts.TurnParticipants, rn.opts.TurnTime))
+}
+
+// claimCampaign waits until this runner processes no pass of the
+// campaign, then marks it as processing one (releaseCampaign ends it).
+func (rn *Runner) claimCampaign(ctx context.Context, campaignID uuid.UUID) error {
+	for {
+		rn.mu.Lock()
+		busy, ok := rn.running[campaignID]
+		if !ok {
+			rn.running[campaignID] = make(chan struct{})
+		}
+		rn.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// releaseCampaign ends the pass claimCampaign (or ProcessDue) marked.
+func (rn *Runner) releaseCampaign(campaignID uuid.UUID) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if ch, ok := rn.running[campaignID]; ok {
+		close(ch)
+		delete(rn.running, campaignID)
+	}
 }
 
 // processLogged makes one pass, reports it to the observer and the log,
@@ -126,9 +153,9 @@ func (rn *Runner) ProcessDue(ctx context.Context) error {
 				return ctx.Err()
 			}
 			rn.mu.Lock()
-			busy := rn.running[c.id]
+			_, busy := rn.running[c.id]
 			if !busy {
-				rn.running[c.id] = true
+				rn.running[c.id] = make(chan struct{})
 			}
 			rn.mu.Unlock()
 			if busy {
@@ -139,8 +166,8 @@ func (rn *Runner) ProcessDue(ctx context.Context) error {
 			if unfinished, _ := rn.processLogged(ctx, c.id, "schedule", t); !unfinished {
 				done[c.id] = true
 			}
+			rn.releaseCampaign(c.id)
 			rn.mu.Lock()
-			delete(rn.running, c.id)
 			rn.served.seq++
 			rn.served.at[c.id], rn.served.at[c.teamID] = rn.served.seq, rn.served.seq
 			rn.mu.Unlock()

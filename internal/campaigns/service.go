@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -139,11 +140,38 @@ func (s *Service) Run(ctx context.Context, sc books.Scope, campaignID uuid.UUID)
 	if !addon.Paid() {
 		return false, errPaidRequired
 	}
-	res, err := s.queue.Insert(ctx, RunArgs{CampaignID: campaignID}, nil)
-	if err != nil {
-		return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
+	return s.queueRun(ctx, campaignID)
+}
+
+// maxRunsBehind bounds the runs of one campaign queued behind running
+// ones: each is asked for while all the others run, so there are never
+// more of them than workers.
+const maxRunsBehind = 64
+
+// queueRun queues a run whose pass starts after this call, so it reads
+// whatever the caller changed before asking. A run still queued is such
+// a run already (started false). A running one is not: its pass may
+// have read the steps, or claimed, before the change (a step made due, a
+// participant enrolled), and the queue would take it for the run asked
+// for, leaving the change to the next scheduler tick; so a run is queued
+// behind it. River's uniqueness always counts running jobs, hence a job
+// of its own: RunArgs.Behind names the running one.
+func (s *Service) queueRun(ctx context.Context, campaignID uuid.UUID) (started bool, err error) {
+	args := RunArgs{CampaignID: campaignID}
+	for range maxRunsBehind {
+		res, err := s.queue.Insert(ctx, args, nil)
+		if err != nil {
+			return false, apperr.Wrap(err, apperr.Internal, "queue campaign run")
+		}
+		if !res.UniqueSkippedAsDuplicate {
+			return true, nil
+		}
+		if res.Job == nil || res.Job.State != rivertype.JobStateRunning {
+			return false, nil
+		}
+		args.Behind = res.Job.ID
 	}
-	return !res.UniqueSkippedAsDuplicate, nil
+	return false, apperr.New(apperr.Internal, "queue campaign run: %d runs of the campaign are running", maxRunsBehind)
 }
 
 // --- templates ---

@@ -71,7 +71,7 @@ func serviceOn(env *apptest.Env, db postgres.Pool, sender mailer.Sender) *campai
 
 func deps(env *apptest.Env, db postgres.Pool, sender mailer.Sender, o campaigns.ProcessingOptions) campaigns.Deps {
 	return campaigns.Deps{
-		DB: db, Accounts: env.App.Accounts, Sender: sender, Now: env.Clock.Now,
+		DB: db, Accounts: env.App.Accounts, Segments: env.App.Segments, Sender: sender, Now: env.Clock.Now,
 		Log: slog.New(slog.DiscardHandler), SettingsKey: env.App.Config.SettingsKey, PublicBaseURL: env.App.Config.PublicBaseURL,
 		Processing: o,
 	}

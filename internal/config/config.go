@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,7 +41,11 @@ type Config struct {
 	DatabasePoolMode postgres.PoolMode
 	DBMaxConns       int32
 	HTTPAddr         string
-	PublicBaseURL    string
+	// PublicBaseURL is the absolute base of links in emails, image URLs
+	// and the API reference: PUBLIC_BASE_URL, else the address the
+	// service listens on (PublicBaseURLDerived is then true).
+	PublicBaseURL        string
+	PublicBaseURLDerived bool
 
 	JWTSecret          []byte
 	JWTSecretGenerated bool // true when no JWT_SECRET was given: tokens die with the process
@@ -143,7 +148,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DatabaseURL:          env("DATABASE_URL", DefaultDatabaseURL),
 		DBMaxConns:           int32(intEnv("DB_MAX_CONNS", 20)),
 		HTTPAddr:             env("HTTP_ADDR", ":8080"),
-		PublicBaseURL:        strings.TrimRight(env("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
+		PublicBaseURL:        strings.TrimRight(env("PUBLIC_BASE_URL", ""), "/"),
 		JWTIssuer:            env("JWT_ISSUER", "contactbook"),
 		MailerBaseURL:        strings.TrimRight(env("MAILER_BASE_URL", "https://api.sendgrid.com"), "/"),
 		SystemMailerAPIKey:   env("SYSTEM_MAILER_API_KEY", ""),
@@ -235,6 +240,10 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 
+	if c.PublicBaseURL == "" {
+		c.PublicBaseURLDerived = true
+		c.PublicBaseURL = BaseURLFor(c.HTTPAddr)
+	}
 	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("PUBLIC_BASE_URL: %q is not an absolute http(s) URL", c.PublicBaseURL))
 	}
@@ -260,6 +269,32 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q is not json or text", c.LogFormat))
 	}
 	return c, errors.Join(errs...)
+}
+
+// SetHTTPAddr changes the listen address (the serve command's --addr, or
+// the address a listener on port 0 was given); a public base URL derived
+// from the address follows it.
+func (c *Config) SetHTTPAddr(addr string) {
+	c.HTTPAddr = addr
+	if c.PublicBaseURLDerived {
+		c.PublicBaseURL = BaseURLFor(addr)
+	}
+}
+
+// BaseURLFor is the base URL of a service listening on addr, the public
+// base URL when PUBLIC_BASE_URL is unset: http://host:port, with
+// localhost for an address that names no host or every interface
+// (":8080", "0.0.0.0:8080", "[::]:8080").
+func BaseURLFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		// Not host:port; net.Listen refuses it at start-up.
+		return "http://localhost:8080"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // BillingEnabled reports whether checkout can talk to the payment provider.

@@ -96,3 +96,38 @@ func TestLoadDatabaseBehindAPooler(t *testing.T) {
 		}
 	}
 }
+
+// Without PUBLIC_BASE_URL, links point at the address the service
+// listens on: its host, or localhost for no host or every interface.
+func TestPublicBaseURLFollowsTheListenAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:18080":  "http://127.0.0.1:18080",
+		":18080":           "http://localhost:18080",
+		"0.0.0.0:9000":     "http://localhost:9000",
+		"[::]:9000":        "http://localhost:9000",
+		"[::1]:9000":       "http://[::1]:9000",
+		"cb.internal:8081": "http://cb.internal:8081",
+	} {
+		c, err := Load(env(map[string]string{"HTTP_ADDR": addr}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.PublicBaseURL != want || !c.PublicBaseURLDerived {
+			t.Errorf("HTTP_ADDR=%s: public base URL %q (derived %v), want %q", addr, c.PublicBaseURL, c.PublicBaseURLDerived, want)
+		}
+	}
+	c, _ := Load(env(map[string]string{"HTTP_ADDR": "127.0.0.1:18080"}))
+	c.SetHTTPAddr("127.0.0.1:18081") // serve --addr
+	if c.PublicBaseURL != "http://127.0.0.1:18081" {
+		t.Errorf("after --addr: %q", c.PublicBaseURL)
+	}
+	// A base URL that is set stays as it is, wherever the service listens.
+	c, err := Load(env(map[string]string{"HTTP_ADDR": "127.0.0.1:18080", "PUBLIC_BASE_URL": "https://cb.example.com/"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetHTTPAddr(":9999")
+	if c.PublicBaseURL != "https://cb.example.com" || c.PublicBaseURLDerived {
+		t.Errorf("set: %q (derived %v)", c.PublicBaseURL, c.PublicBaseURLDerived)
+	}
+}

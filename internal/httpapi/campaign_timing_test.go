@@ -173,6 +173,52 @@ func TestStepWindowPerTimeZoneAcrossDST(t *testing.T) {
 	}
 }
 
+// A contact whose zone changes while a window holds it is read in the
+// new zone by the next pass, whether the change comes from the API or an
+// import; the others keep waiting.
+func TestTimeZoneChangeReleasesTheWindowHold(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	c.O.ConfigureEmail()
+	// Friday 2026-03-06 20:00 UTC: 21:00 in Berlin (closed), 15:00 in New
+	// York (open).
+	c.Env.Clock.Set(time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC))
+	in := func(first string) string {
+		return c.Key.Post("/api/v1/contacts", map[string]any{"first_name": first, "time_zone": "Europe/Berlin",
+			"emails": []map[string]any{{"address": strings.ToLower(first) + "@example.com"}}}).Expect(http.StatusCreated).String("data.id")
+	}
+	ben, bea, bo := in("Ben"), in("Bea"), in("Bo")
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := c.Key.NewCampaignIn("C", "active")
+	c.Key.NewEmailStep(cid, tpl, map[string]any{
+		"send_window": map[string]any{"days": []string{"mon", "tue", "wed", "thu", "fri"}, "start": "09:00", "end": "17:00"},
+	})
+	c.Key.Enroll(cid, ben, bea, bo)
+	if r := c.Env.ProcessCampaign(cid); r.Sent != 0 || r.Held != 3 {
+		t.Fatalf("Friday 21:00 Berlin: %+v", r)
+	}
+	// Ben's zone is fixed through the API, Bea's by an import; Bo's
+	// contact changes but not its zone.
+	c.Key.Patch("/api/v1/contacts/"+ben, map[string]any{"time_zone": "America/New_York"}).Expect(http.StatusOK)
+	res := runImport(c.Env, c.Owner, c.Book, []byte("Email,Time zone\r\nbea@example.com,America/Chicago\r\n"), map[string]string{"mode": "update"})
+	if res.Int("data.updated") != 1 {
+		t.Fatalf("import: %s", res.Body)
+	}
+	c.Key.Patch("/api/v1/contacts/"+bo, map[string]any{"company": "Acme", "time_zone": "Europe/Berlin"}).Expect(http.StatusOK)
+	r := c.Env.ProcessCampaign(cid)
+	var sent []string
+	for _, m := range c.Mail.Recipients() {
+		sent = append(sent, m.Email)
+	}
+	slices.Sort(sent)
+	if r.Sent != 2 || fmt.Sprint(sent) != "[bea@example.com ben@example.com]" {
+		t.Fatalf("after the zone changes: %+v, sent to %v; want Ben (15:00 New York) and Bea (14:00 Chicago)", r, sent)
+	}
+	if w := c.O.Get("/api/campaigns/" + cid + "/stats").Expect(http.StatusOK).Int("data.steps.0.waiting_count"); w != 1 {
+		t.Fatalf("waiting_count %d, want 1 (Bo, still in Berlin)", w)
+	}
+}
+
 // A delay step is due delay_days days and delay_hours hours after
 // enrollment.
 func TestStepDelayHours(t *testing.T) {

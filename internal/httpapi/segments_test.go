@@ -162,6 +162,37 @@ func TestSegmentSuppressedFollowsContactWrites(t *testing.T) {
 	}
 }
 
+// A number of days written as a string is refused with the place of the
+// value, on save, preview and change alike, and nothing is saved.
+func TestSegmentValueOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	s := newSegTeam(t, 1, 0)
+	rule := map[string]any{"all": []any{map[string]any{"field": "email.opened", "op": "within_last_days", "value": "30"}}}
+	check := func(r *apptest.Response) {
+		t.Helper()
+		r.ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+		var details []struct{ Field, Message string }
+		r.Decode("error.details", &details)
+		if len(details) != 1 || details[0].Field != "rule.all[0].value" {
+			t.Fatalf("details = %+v, want one naming rule.all[0].value (%s)", details, r.Body)
+		}
+		if msg := r.String("error.message"); !strings.Contains(msg, "`rule.all[0].value`") || !strings.Contains(msg, "integer") {
+			t.Fatalf("message = %q, want it to name the value and say it is an integer", msg)
+		}
+	}
+	check(s.Key.Post("/api/v1/segments", map[string]any{"name": "Openers", "rule": rule}))
+	check(s.Key.Post("/api/v1/segments/preview", map[string]any{"rule": rule}))
+	if n := s.Key.Get("/api/v1/segments").Expect(http.StatusOK).Len("data"); n != 0 {
+		t.Fatalf("%d segments saved, want none", n)
+	}
+	id := s.Key.Post("/api/v1/segments", map[string]any{"name": "Openers", "rule": map[string]any{"all": []any{
+		map[string]any{"field": "email.opened", "op": "within_last_days", "value": 30}}}}).Expect(http.StatusCreated).String("data.id")
+	check(s.Key.Patch("/api/v1/segments/"+id, map[string]any{"rule": rule}))
+	if v := s.Key.Get("/api/v1/segments/" + id).Expect(http.StatusOK).Value("data.rule.all.0.value"); v != float64(30) {
+		t.Fatalf("saved value = %#v, want the number 30 kept", v)
+	}
+}
+
 // Hostile rules: each a 400 naming the place, quickly.
 func TestSegmentHostileRules(t *testing.T) {
 	t.Parallel()

@@ -143,3 +143,32 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A transaction pooler is told from PostgreSQL itself whatever its pool
+// size: with one server connection, a few, or many.
+func TestTransactionPooledDetectsPgBouncer(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.NewURL(t)
+	direct, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if pooled, err := postgres.TransactionPooled(ctx, direct); err != nil || pooled {
+			t.Fatalf("PostgreSQL itself: pooled %v, %v", pooled, err)
+		}
+	}
+	for _, size := range []int{1, 3, 20} {
+		bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: size})
+		cfg, err := pgx.ParseConfig(bouncer.URL(dbURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if pooled, err := postgres.TransactionPooled(ctx, cfg); err != nil || !pooled {
+				t.Fatalf("PgBouncer in transaction mode, pool size %d, try %d: pooled %v, %v", size, i, pooled, err)
+			}
+		}
+		bouncer.Stop()
+	}
+}

@@ -360,3 +360,75 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every op's value has one JSON type: a value of another type is refused
+// at its place, in nested groups too, whatever text it holds ("30" is a
+// string, not a number of days).
+func TestValueOfTheWrongTypeIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	vip, camp := `"`+f.vip.String()+`"`, `"`+f.campA.String()+`"`
+	type op struct {
+		field, op string
+		wrong     []string // values of the wrong type
+	}
+	text := []string{`5`, `true`, `["a"]`, `{"a":1}`}
+	days := []string{`"30"`, `"1"`, `30.5`, `true`, `[30]`, `{"n":30}`, `"thirty"`}
+	date := []string{`20240101`, `true`, `["2024-01-01"]`, `"2024-01-01T00:00:00Z"`, `{"d":"2024-01-01"}`}
+	number := []string{`"30"`, `"4.5"`, `true`, `[1]`, `{"n":1}`}
+	boolean := []string{`"true"`, `1`, `0`, `[true]`, `"yes"`}
+	ids := []string{vip, `[5]`, `[true]`, `[[` + vip + `]]`, `{"id":` + vip + `}`, `["not-a-uuid"]`}
+	campaign := []string{`5`, `true`, `[` + camp + `]`, `{"id":` + camp + `}`}
+	none := []string{`"x"`, `5`, `false`, `[]`, `{}`}
+	var cases []op
+	for _, fl := range []string{"first_name", "company", "email", "phone", "custom.tier", "custom.site"} {
+		for _, o := range []string{"eq", "neq", "contains", "not_contains", "starts_with", "ends_with"} {
+			cases = append(cases, op{fl, o, text})
+		}
+		cases = append(cases, op{fl, "is_set", none}, op{fl, "is_not_set", none})
+	}
+	for _, o := range []string{"eq", "neq", "gt", "gte", "lt", "lte"} {
+		cases = append(cases, op{"custom.score", o, number})
+	}
+	for _, fl := range []string{"created_at", "updated_at", "custom.since"} {
+		cases = append(cases, op{fl, "before", date}, op{fl, "after", date},
+			op{fl, "within_last_days", days}, op{fl, "not_within_last_days", days}, op{fl, "is_set", none})
+	}
+	cases = append(cases, op{"birthday", "before", date}, op{"birthday", "after", date},
+		op{"birthday", "in_month", []string{`"12"`, `"1"`, `12.5`, `true`, `[12]`}}, op{"birthday", "is_not_set", none},
+		op{"starred", "eq", boolean}, op{"suppressed", "eq", boolean})
+	for _, o := range []string{"has_any", "has_all", "has_none"} {
+		cases = append(cases, op{"labels", o, ids})
+	}
+	for _, fl := range []string{"email.sent", "email.delivered", "email.opened", "email.clicked", "email.bounced", "email.complained"} {
+		cases = append(cases, op{fl, "within_last_days", days}, op{fl, "not_within_last_days", days},
+			op{fl, "ever", none}, op{fl, "never", none})
+	}
+	for _, o := range []string{"enrolled", "not_enrolled", "active", "completed", "removed"} {
+		cases = append(cases, op{"campaign", o, campaign})
+	}
+	// Each wrong value stands in three places: alone, in a group, and in
+	// a group nested in others.
+	places := []struct{ wrap, place string }{
+		{`%s`, "rule.value"},
+		{`{"all":[%s]}`, "rule.all[0].value"},
+		{`{"any":[{"field":"company","op":"is_set"},{"not":{"all":[{"field":"starred","op":"eq","value":true},%s]}}]}`, "rule.any[1].not.all[1].value"},
+	}
+	for _, c := range cases {
+		for _, v := range c.wrong {
+			cond := `{"field":"` + c.field + `","op":"` + c.op + `","value":` + v + `}`
+			for _, p := range places {
+				rule := strings.Replace(p.wrap, "%s", cond, 1)
+				_, err := f.members(t, rule)
+				if !apperr.Is(err, apperr.InvalidInput) {
+					t.Errorf("%s: err = %v, want INVALID_INPUT", rule, err)
+					continue
+				}
+				// A label id is named by its own place in the array.
+				if got := field(err); got != p.place && !strings.HasPrefix(got, p.place+"[") {
+					t.Errorf("%s: place = %q, want %q (%v)", rule, got, p.place, err)
+				}
+			}
+		}
+	}
+}

@@ -258,6 +258,7 @@ func ParseStoredRule(b []byte) (Rule, error) {
 	if err != nil {
 		return Rule{}, fmt.Errorf("stored rule: %w", err)
 	}
+	unquoteIntegers(&r)
 	return r, nil
 }
 

@@ -110,3 +110,22 @@ func TestRuleRoundTrip(t *testing.T) {
 		t.Fatalf("stored: %v", err)
 	}
 }
+
+// A rule saved while "30" was still taken for a number of days reads back
+// as the number, so its segment keeps working; a new rule may not say it.
+func TestStoredRuleUnquotesIntegers(t *testing.T) {
+	t.Parallel()
+	stored := `{"all":[{"field":"email.opened","op":"within_last_days","value":"30"},{"not":{"field":"birthday","op":"in_month","value":"12"}},{"field":"company","op":"eq","value":"30"}]}`
+	r, err := ParseStoredRule([]byte(stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"all":[{"field":"email.opened","op":"within_last_days","value":30},{"not":{"field":"birthday","op":"in_month","value":12}},{"field":"company","op":"eq","value":"30"}]}`
+	if string(out) != want {
+		t.Fatalf("stored rule reads as\n%s\nwant\n%s", out, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,19 +60,48 @@ func numberValue(r Rule) (float64, error) {
 	return f, nil
 }
 
-// intValue reads an integer of lo..hi (a JSON number without a fraction).
+// intValue reads an integer of lo..hi: a JSON number without a fraction.
+// The value is decoded as any JSON value and must come out a number: a
+// json.Number target alone would also take the string "30".
 func intValue(r Rule, lo, hi int, what string) (int, error) {
-	var n json.Number
+	var v any
 	dec := json.NewDecoder(bytes.NewReader(r.cond.Value))
 	dec.UseNumber()
-	if isNull(r.cond.Value) || dec.Decode(&n) != nil {
+	if isNull(r.cond.Value) || dec.Decode(&v) != nil {
 		return 0, invalid(valueAt(r), "must be %s, an integer from %d to %d.", what, lo, hi)
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, invalid(valueAt(r), "must be %s, an integer from %d to %d (a JSON number, not a string).", what, lo, hi)
 	}
 	i, err := n.Int64()
 	if err != nil || i < int64(lo) || i > int64(hi) {
 		return 0, invalid(valueAt(r), "must be %s, an integer from %d to %d.", what, lo, hi)
 	}
 	return int(i), nil
+}
+
+// integerOps are the ops whose value is an integer, whatever the field.
+var integerOps = map[Op]bool{OpWithinLastDays: true, OpNotWithinLastDays: true, OpInMonth: true}
+
+// quotedInteger matches an integer written as a JSON string ("30").
+var quotedInteger = regexp.MustCompile(`^"[0-9]{1,9}"$`)
+
+// unquoteIntegers rewrites, in a rule read from storage, an integer value
+// saved as a string ("30") into the number it names. Rules saved before
+// such values were refused keep meaning what they meant; the API answers
+// them with the number.
+func unquoteIntegers(r *Rule) {
+	if r.kind != kindCondition {
+		for i := range r.rules {
+			unquoteIntegers(&r.rules[i])
+		}
+		return
+	}
+	v := bytes.TrimSpace(r.cond.Value)
+	if integerOps[r.cond.Op] && quotedInteger.Match(v) {
+		r.cond.Value = json.RawMessage(bytes.Trim(v, `"`))
+	}
 }
 
 func daysValue(r Rule) (int, error) { return intValue(r, 1, MaxDays, "a number of days") }
