@@ -331,10 +331,16 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 		done AS (
 			DELETE FROM campaign_claims WHERE id = @claim_id
 		),
+		-- The participants are reached through the primary key, the
+		-- recorded ids an array the planner takes for a handful of keys
+		-- whatever the statistics say. Joined to upd instead, a plan made
+		-- after ANALYZE saw every participant completed expected one
+		-- active row: it scanned every active participant and compared
+		-- each with every recorded row (2-9 s a claim of 1,000 at 20,000).
 		fin AS (
 			UPDATE campaign_participants p SET status = 'completed', completed_at = @now
-			FROM upd
-			WHERE upd.result IS NOT NULL AND p.id = upd.participant_id AND p.status = 'active'
+			WHERE p.id = ANY (ARRAY(SELECT u.participant_id FROM upd u WHERE u.result IS NOT NULL))
+			  AND p.status = 'active'
 			  AND (cardinality(@other_steps::uuid[]) = 0 OR NOT EXISTS (
 			      SELECT 1 FROM unnest(@other_steps::uuid[]) AS s(step_id)
 			      WHERE NOT EXISTS (
