@@ -174,7 +174,11 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		SELECT 2, cl.participant_id, cl.id, cl.tries, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 		       NULL, NULL, NULL, cl.has_token, cl.variant_id
 		FROM claimed cl`,
-		withArgs(pgx.StrictNamedArgs{
+		// Planned for each claim's values (see docs/send-path-plans.md):
+		// the generic plan cannot tell this campaign from the others, and
+		// under statistics of a book's first campaign it walked the index
+		// of every campaign's participants by contact.
+		postgres.PlanEachTime, withArgs(pgx.StrictNamedArgs{
 			"campaign_id": p.CampaignID, "step_id": p.StepID, "after": p.After, "cutoff": p.Cutoff,
 			"earlier": p.Earlier, "limit": p.Limit, "claim_id": p.ClaimID, "max_tries": p.MaxTries,
 			"now": p.Now, "lease_until": p.LeaseUntil, "token_hashes": p.TokenHashes, "custom_keys": p.CustomKeys,
@@ -373,7 +377,7 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			WHERE u.result = 'success' AND u.emailed`, "cp.book_id", "(@now::timestamptz AT TIME ZONE 'UTC')::date")+`
 		)
 		SELECT (SELECT count(*) FROM fin)`,
-		pgx.StrictNamedArgs{
+		postgres.PlanEachTime, pgx.StrictNamedArgs{
 			"claim_id": p.ClaimID, "participant_ids": pids, "results": results, "details": details,
 			"now": p.Now, "retry_at": p.RetryAt, "message_ids": msgIDs, "other_steps": otherSteps(p.ActiveSteps, p.StepID),
 			"step_id": p.StepID, "campaign_id": p.CampaignID, "contact_ids": contacts, "addresses": addresses,
@@ -451,7 +455,10 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 		      SELECT 1 FROM unnest($2::uuid[]) AS s(step_id)
 		      WHERE NOT EXISTS (SELECT 1 FROM campaign_step_completions d
 		                        WHERE d.participant_id = p.id AND d.step_id = s.step_id AND d.result IS NOT NULL))`,
-		campaignID, activeSteps, now)
+		// Planned for this campaign: a generic plan cannot tell it from
+		// the others and, with statistics of a book's first campaign,
+		// scanned every campaign's participants.
+		postgres.PlanEachTime, campaignID, activeSteps, now)
 	return tag.RowsAffected(), err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -118,44 +119,71 @@ func (f *sendFixture) sendAll(campaign, step uuid.UUID) {
 
 func (f *sendFixture) analyze() { f.t.Helper(); f.exec(`VACUUM ANALYZE`) }
 
-// claimAndRecord claims the next batch of step on the plan pool of mode
-// and records every claimed row as sent, returning the two plans and the
-// next cursor (uuid.Nil when nobody was due).
-func (f *sendFixture) claimAndRecord(mode pgtest.PlanMode, campaign, step uuid.UUID, after uuid.UUID) (claim, record pgtest.Plan, last uuid.UUID) {
+// run runs fn on the plan pool of mode and returns the plan of its
+// statement containing fragment.
+func (f *sendFixture) run(mode pgtest.PlanMode, fragment string, fn func(db postgres.DB) error) pgtest.Plan {
 	f.t.Helper()
 	pp := f.plans[mode]
-	now := time.Now()
-	var rows []claimedRow
-	claimID := uuid.New()
 	plans := pp.log.Record(f.t, func() {
-		var err error
-		rows, last, _, err = store{}.claimDue(f.ctx, pp.pool, claimParams{
-			CampaignID: campaign, StepID: step, After: after, Limit: planBatch, ClaimID: claimID,
-			MaxTries: 3, Now: now, LeaseUntil: now.Add(time.Minute), TokenHashes: tokenHashes(planBatch),
-		})
-		if err != nil {
-			f.t.Fatalf("claim: %v", err)
+		if err := fn(pp.pool); err != nil {
+			f.t.Fatalf("%s: %v", fragment, err)
 		}
 	})
-	claim = plans.One(f.t, "INSERT INTO campaign_claims")
+	return plans.One(f.t, fragment)
+}
+
+// contactIDs returns up to n of the book's contact ids.
+func (f *sendFixture) contactIDs(n int) []uuid.UUID {
+	f.t.Helper()
+	rows, _ := f.pool.Query(f.ctx, `SELECT id FROM contacts WHERE book_id = $1 ORDER BY id LIMIT $2`, f.book, n)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ids
+}
+
+// claim claims the next batch of step on the plan pool of mode, with the
+// given lease, returning its plan, its rows and the next cursor (uuid.Nil
+// when nobody was due).
+func (f *sendFixture) claim(mode pgtest.PlanMode, campaign, step, claimID, after uuid.UUID, lease time.Time) (pgtest.Plan, []claimedRow, uuid.UUID) {
+	f.t.Helper()
+	var rows []claimedRow
+	var last uuid.UUID
+	plan := f.run(mode, "INSERT INTO campaign_claims", func(db postgres.DB) (err error) {
+		rows, last, _, err = store{}.claimDue(f.ctx, db, claimParams{
+			CampaignID: campaign, StepID: step, After: after, Limit: planBatch, ClaimID: claimID,
+			MaxTries: 3, Now: time.Now(), LeaseUntil: lease, TokenHashes: tokenHashes(planBatch),
+		})
+		return err
+	})
+	return plan, rows, last
+}
+
+// claimAndRecord claims the next batch of step (custom plans: both
+// statements are planned per execution) and records every claimed row as
+// sent, returning the two plans and the next cursor.
+func (f *sendFixture) claimAndRecord(campaign, step, after uuid.UUID) (claim, record pgtest.Plan, last uuid.UUID) {
+	f.t.Helper()
+	now := time.Now()
+	claimID := uuid.New()
+	claim, rows, last := f.claim(pgtest.CustomPlans, campaign, step, claimID, after, now.Add(time.Minute))
 	if len(rows) == 0 {
-		return claim, pgtest.Plan{}, last
+		f.t.Fatal("nobody claimed")
 	}
 	outs := make([]outcome, len(rows))
 	for i, r := range rows {
 		outs[i] = outcome{ParticipantID: r.ParticipantID, Result: ResultSuccess, MessageID: "m", ContactID: r.ContactID,
 			Address: r.Email, Subject: "News"}
 	}
-	plans = pp.log.Record(f.t, func() {
-		_, err := store{}.recordOutcomes(f.ctx, pp.pool, recordParams{
+	record = f.run(pgtest.CustomPlans, "UPDATE campaign_step_completions c", func(db postgres.DB) error {
+		_, err := store{}.recordOutcomes(f.ctx, db, recordParams{
 			ClaimID: claimID, Outcomes: outs, Now: now, RetryAt: now.Add(time.Minute),
 			ActiveSteps: []uuid.UUID{step}, StepID: step, CampaignID: campaign,
 		})
-		if err != nil {
-			f.t.Fatalf("record: %v", err)
-		}
+		return err
 	})
-	return claim, plans.One(f.t, "UPDATE campaign_step_completions c"), last
+	return claim, record, last
 }
 
 func tokenHashes(n int) [][]byte {
@@ -166,15 +194,17 @@ func tokenHashes(n int) [][]byte {
 	return out
 }
 
-func eachMode(t *testing.T, f func(t *testing.T, mode pgtest.PlanMode)) {
+// eachMode runs f as a subtest under custom plans, then generic plans.
+func eachMode(t *testing.T, name string, f func(t *testing.T, mode pgtest.PlanMode)) {
 	for _, m := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
-		t.Run(strings.TrimPrefix(string(m), "force_"), func(t *testing.T) { f(t, m) })
+		t.Run(name+"/"+strings.TrimPrefix(string(m), "force_"), func(t *testing.T) { f(t, m) })
 	}
 }
 
 // After a campaign to every contact of the book, ANALYZE sees every
-// participant completed and none active; a second campaign to the same
-// contacts is then claimed and recorded in batches.
+// participant completed and none active (and one campaign: a book's
+// first); then campaigns the statistics never saw are enrolled, claimed,
+// recorded, reaped, released and swept.
 func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 	t.Parallel()
 	f := newSendFixture(t)
@@ -184,17 +214,108 @@ func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 	f.enrollAll(first)
 	f.sendAll(first, firstStep)
 	f.analyze()
-	eachMode(t, func(t *testing.T, mode pgtest.PlanMode) {
+	second, step := f.campaign("second")
+	ids := f.contactIDs(contacts)
+
+	// Enrollment, 1,000 contacts a statement (planned per execution).
+	for i := 0; i < len(ids); i += 1000 {
+		batch := ids[i:min(i+1000, len(ids))]
+		plan := f.run(pgtest.CustomPlans, "INSERT INTO campaign_participants", func(db postgres.DB) error {
+			_, err := store{}.enrollContacts(f.ctx, db, second, f.book, batch, time.Now(), nil)
+			return err
+		})
+		plan.AssertReadsAtMost(t, "enrolling 1,000 contacts", perBatchRow*1000)
+		plan.AssertTableReadsAtMost(t, "enrolling 1,000 contacts", "campaign_participants", 2*1000)
+	}
+	// A trigger step's enrollment (prepared: both plans).
+	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
+		target, _ := f.campaign("target " + string(mode))
+		plan := f.run(mode, "INSERT INTO campaign_participants", func(db postgres.DB) error {
+			return store{}.enrollTriggered(f.ctx, db, target, ids[:planBatch], time.Now())
+		})
+		plan.AssertReadsAtMost(t, "a trigger's enrollment ("+string(mode)+")", perBatchRow*planBatch)
+	}
+
+	// Claims and records: the participants are read through their
+	// campaign's index and the primary key, never every active one. Then
+	// again once campaigns the statistics have not seen are in flight
+	// too: the walk reads this campaign's participants, not every
+	// campaign's of the contacts it passes.
+	after := uuid.Nil
+	for i := range 5 {
+		if i == 3 {
+			for j := range 3 {
+				c, _ := f.campaign(fmt.Sprintf("other %d", j))
+				f.enrollAll(c)
+			}
+		}
+		claim, record, last := f.claimAndRecord(second, step, after)
+		what := fmt.Sprintf("claim %d", i+1)
+		claim.AssertReadsAtMost(t, what, perBatchRow*planBatch)
+		claim.AssertTableReadsAtMost(t, what, "campaign_participants", 2*planBatch)
+		what = fmt.Sprintf("record %d", i+1)
+		record.AssertReadsAtMost(t, what, perBatchRow*planBatch)
+		record.AssertTableReadsAtMost(t, what, "campaign_participants", 2*planBatch)
+		after = last
+	}
+
+	// A claim whose processor died: reaped (prepared: both plans), and
+	// one given back before its send.
+	eachMode(t, "reap", func(t *testing.T, mode pgtest.PlanMode) {
 		f.t = t
-		second, step := f.campaign("second " + string(mode))
-		f.enrollAll(second)
-		after := uuid.Nil
-		for i := range 3 {
-			claim, record, last := f.claimAndRecord(mode, second, step, after)
-			claim.AssertReadsAtMost(t, fmt.Sprintf("claim %d", i+1), perBatchRow*planBatch)
-			record.AssertReadsAtMost(t, fmt.Sprintf("record %d", i+1), perBatchRow*planBatch)
-			t.Logf("claim %d read %.0f rows, record %.0f", i+1, claim.RowsRead(), record.RowsRead())
-			after = last
+		_, rows, last := f.claim(pgtest.CustomPlans, second, step, uuid.New(), after, time.Now().Add(-time.Second))
+		after = last
+		plan := f.run(mode, "DELETE FROM campaign_claims", func(db postgres.DB) error {
+			failed, _, err := store{}.reapExpired(f.ctx, db, second, time.Now())
+			if err == nil && failed != 0 {
+				err = fmt.Errorf("reaped %d as failed, want none (not sent yet)", failed)
+			}
+			return err
+		})
+		plan.AssertReadsAtMost(t, "reaping a claim", float64(perBatchRow*len(rows)))
+		plan.AssertTableReadsAtMost(t, "reaping a claim", "campaign_step_completions", 2*planBatch)
+		claimID := uuid.New()
+		_, rows, last = f.claim(pgtest.CustomPlans, second, step, claimID, after, time.Now().Add(time.Minute))
+		after = last
+		plan = f.run(mode, "DELETE FROM campaign_claims", func(db postgres.DB) error {
+			return store{}.releaseClaim(f.ctx, db, claimID)
+		})
+		plan.AssertReadsAtMost(t, "giving back a claim", float64(perBatchRow*len(rows)))
+		plan.AssertTableReadsAtMost(t, "giving back a claim", "campaign_step_completions", 2*planBatch)
+	})
+	f.t = t
+
+	// The completion sweep at the end of a pass walks the campaign, not
+	// the table (five campaigns' participants); planned per execution.
+	plan := f.run(pgtest.CustomPlans, "UPDATE campaign_participants p SET status", func(db postgres.DB) error {
+		_, err := store{}.completeParticipants(f.ctx, db, second, []uuid.UUID{step}, time.Now())
+		return err
+	})
+	plan.AssertTableReadsAtMost(t, "the completion sweep", "campaign_participants", 2*contacts)
+
+	// Held by a window: ANALYZE saw nobody held; every participant of the
+	// second campaign is held now, and the releases read those only.
+	f.exec(`UPDATE campaign_participants SET held_until = now() + interval '1 hour', held_step_id = $2
+	        WHERE campaign_id = $1 AND status = 'active'`, second, step)
+	eachMode(t, "holds", func(t *testing.T, mode pgtest.PlanMode) {
+		f.t = t
+		releases := []struct {
+			what string
+			fn   func(db postgres.DB) error
+		}{
+			{"waking the held whose time came", func(db postgres.DB) error { return store{}.wakeHeld(f.ctx, db, second, time.Now()) }},
+			{"releasing a step's holds", func(db postgres.DB) error { return store{}.releaseStepHolds(f.ctx, db, second, step) }},
+			{"releasing a campaign's holds", func(db postgres.DB) error { return store{}.releaseCampaignHolds(f.ctx, db, second) }},
+			{"releasing a book's holds", func(db postgres.DB) error { return store{}.releaseBookHolds(f.ctx, db, f.book) }},
+		}
+		for _, r := range releases {
+			tx, err := f.plans[mode].pool.Begin(f.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := f.run(mode, "SET held_until = NULL", func(postgres.DB) error { return r.fn(tx) })
+			_ = tx.Rollback(f.ctx)
+			plan.AssertTableReadsAtMost(t, r.what, "campaign_participants", 2*contacts)
 		}
 	})
 }

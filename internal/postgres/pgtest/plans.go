@@ -199,6 +199,15 @@ func (p Plan) AssertReadsAtMost(t testing.TB, what string, max float64) {
 	}
 }
 
+// AssertTableReadsAtMost fails the test when the plan read more than max
+// rows of table (RowsOf).
+func (p Plan) AssertTableReadsAtMost(t testing.TB, what, table string, max float64) {
+	t.Helper()
+	if read := p.RowsOf(table); read > max {
+		t.Errorf("%s read %.0f rows of %s, want at most %.0f: its plan does not stay with its batch\n%s", what, read, table, max, p.Summary())
+	}
+}
+
 // Summary is the plan as an indented list of nodes with the rows each
 // read, for a failure message.
 func (p Plan) Summary() string {
