@@ -324,11 +324,17 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			-- then updated by its address. Joined on the key instead, the
 			-- plan read every completion of the step so far whenever
 			-- statistics (taken before the step had any) said it had few:
-			-- each claim's record grew with the campaign.
+			-- each claim's record grew with the campaign. The claim is
+			-- tested in the lookup, not on c: a filter on c that statistics
+			-- call selective (one row of the claim) made c the outer side,
+			-- rescanning every lookup for each of its rows. The address
+			-- pins the row version the lookup saw, so a row changed since
+			-- (reaped) is left alone.
 			FROM r CROSS JOIN LATERAL (
 			         SELECT x.ctid AS at FROM campaign_step_completions x
-			         WHERE x.step_id = @step_id AND x.participant_id = r.participant_id LIMIT 1) k
-			WHERE c.ctid = k.at AND c.claim_id = @claim_id
+			         WHERE x.step_id = @step_id AND x.participant_id = r.participant_id AND x.claim_id = @claim_id
+			         LIMIT 1) k
+			WHERE c.ctid = k.at
 			RETURNING c.participant_id, c.id, c.result, c.token_hash IS NOT NULL AS emailed,
 			          r.contact_id, r.address, r.subject, r.message_id
 		),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/segments"
 )
 
 // The send path's statements are held to plans that drive from their
@@ -318,4 +319,59 @@ func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 			plan.AssertTableReadsAtMost(t, r.what, "campaign_participants", 2*contacts)
 		}
 	})
+}
+
+// ANALYZE saw a book of one contact, in one finished campaign; then the
+// book grows to 30,000 contacts (30,000 times what the statistics say, as
+// telling as 100,000 and faster to build). Its audience is enrolled into a new
+// campaign (the newcomers read once, then enrolled in one statement),
+// into a second one beside it, and claims and records follow.
+func TestSendPlansAfterABookGrew(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t)
+	f.addContacts(1)
+	first, firstStep := f.campaign("first")
+	f.enrollAll(first)
+	f.sendAll(first, firstStep)
+	f.analyze()
+	const contacts = 30_000
+	f.addContacts(contacts - 1)
+
+	everyone := &segments.Predicate{} // the rule that matches every contact
+	var campaign, step uuid.UUID
+	for i := range 2 {
+		campaign, step = f.campaign(fmt.Sprintf("audience %d", i))
+		var ids []uuid.UUID
+		read := f.run(pgtest.CustomPlans, "SELECT ct.id FROM contact_records ct", func(db postgres.DB) (err error) {
+			ids, err = store{}.newcomers(f.ctx, db, campaign, f.book, everyone)
+			return err
+		})
+		if len(ids) != contacts {
+			t.Fatalf("%d newcomers, want %d", len(ids), contacts)
+		}
+		// Per contact of the book: its row and one probe of the
+		// campaign's participants, however many other campaigns have.
+		read.AssertReadsAtMost(t, "reading the audience's newcomers", 4*contacts)
+		read.AssertTableReadsAtMost(t, "reading the audience's newcomers", "campaign_participants", contacts)
+		enroll := f.run(pgtest.CustomPlans, "INSERT INTO campaign_participants", func(db postgres.DB) error {
+			_, err := store{}.enrollContacts(f.ctx, db, campaign, f.book, ids, time.Now(), nil)
+			return err
+		})
+		enroll.AssertReadsAtMost(t, "enrolling the audience", 8*contacts)
+	}
+	after := uuid.Nil
+	for i := range 3 {
+		claim, record, last := f.claimAndRecord(campaign, step, after)
+		// The claim's probe of a step's completions may scan them while
+		// statistics of a one-row table make them look like a page or
+		// two (a bounded cost, gone once the table has a few pages); the
+		// contacts and participants it reads stay with the batch.
+		what := fmt.Sprintf("claim %d", i+1)
+		claim.AssertTableReadsAtMost(t, what, "contacts", 2*planBatch)
+		claim.AssertTableReadsAtMost(t, what, "campaign_participants", 2*planBatch)
+		what = fmt.Sprintf("record %d", i+1)
+		record.AssertTableReadsAtMost(t, what, "campaign_participants", 2*planBatch)
+		record.AssertTableReadsAtMost(t, what, "contacts", 0)
+		after = last
+	}
 }
