@@ -45,6 +45,7 @@ type sendFixture struct {
 	team  uuid.UUID
 	book  uuid.UUID
 	plans map[pgtest.PlanMode]planPool
+	steps map[uuid.UUID][]uuid.UUID // each campaign's steps, in order
 }
 
 type planPool struct {
@@ -60,7 +61,8 @@ func newSendFixture(t *testing.T) *sendFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	f := &sendFixture{t: t, ctx: ctx, url: url, pool: pool, team: uuid.New(), book: uuid.New(), plans: map[pgtest.PlanMode]planPool{}}
+	f := &sendFixture{t: t, ctx: ctx, url: url, pool: pool, team: uuid.New(), book: uuid.New(), plans: map[pgtest.PlanMode]planPool{},
+		steps: map[uuid.UUID][]uuid.UUID{}}
 	for _, m := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
 		p, log := pgtest.NewPlanPool(t, url, m)
 		f.plans[m] = planPool{p, log}
@@ -96,9 +98,28 @@ func (f *sendFixture) campaign(name string) (campaign, step uuid.UUID) {
 	f.t.Helper()
 	campaign, step = uuid.New(), uuid.New()
 	f.exec(`INSERT INTO campaigns (id, book_id, name, status) VALUES ($1, $2, $3, 'active')`, campaign, f.book, name)
+	return campaign, f.addStep(campaign)
+}
+
+// addStep adds an active email step at the end of campaign.
+func (f *sendFixture) addStep(campaign uuid.UUID) uuid.UUID {
+	f.t.Helper()
+	step := uuid.New()
 	f.exec(`INSERT INTO campaign_steps (id, campaign_id, step_type, name, sort_order, schedule_type)
-	        VALUES ($1, $2, 'email', 'Step', 1, 'immediate')`, step, campaign)
-	return campaign, step
+	        VALUES ($1, $2, 'email', 'Step', $3, 'immediate')`, step, campaign, len(f.steps[campaign])+1)
+	f.steps[campaign] = append(f.steps[campaign], step)
+	return step
+}
+
+// earlier is the steps of campaign before step.
+func (f *sendFixture) earlier(campaign, step uuid.UUID) []uuid.UUID {
+	steps := f.steps[campaign]
+	for i, s := range steps {
+		if s == step {
+			return steps[:i]
+		}
+	}
+	return nil
 }
 
 // enrollAll makes every contact of the book a participant of campaign.
@@ -153,7 +174,7 @@ func (f *sendFixture) claim(mode pgtest.PlanMode, campaign, step, claimID, after
 	var last uuid.UUID
 	plan := f.run(mode, "INSERT INTO campaign_claims", func(db postgres.DB) (err error) {
 		rows, last, _, err = store{}.claimDue(f.ctx, db, claimParams{
-			CampaignID: campaign, StepID: step, After: after, Limit: planBatch, ClaimID: claimID,
+			CampaignID: campaign, StepID: step, Earlier: f.earlier(campaign, step), After: after, Limit: planBatch, ClaimID: claimID,
 			MaxTries: 3, Now: time.Now(), LeaseUntil: lease, TokenHashes: tokenHashes(planBatch),
 		})
 		return err
@@ -180,7 +201,7 @@ func (f *sendFixture) claimAndRecord(campaign, step, after uuid.UUID) (claim, re
 	record = f.run(pgtest.CustomPlans, "UPDATE campaign_step_completions c", func(db postgres.DB) error {
 		_, err := store{}.recordOutcomes(f.ctx, db, recordParams{
 			ClaimID: claimID, Outcomes: outs, Now: now, RetryAt: now.Add(time.Minute),
-			ActiveSteps: []uuid.UUID{step}, StepID: step, CampaignID: campaign,
+			ActiveSteps: f.steps[campaign], StepID: step, CampaignID: campaign,
 		})
 		return err
 	})
@@ -260,6 +281,31 @@ func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 		after = last
 	}
 
+	// A campaign of two steps: the second step's claim probes the first's
+	// completions, and each record probes the other step's before it
+	// completes a participant.
+	two, first2 := f.campaign("two steps")
+	second2 := f.addStep(two)
+	f.enrollAll(two)
+	for _, st := range []uuid.UUID{first2, second2} {
+		at := uuid.Nil
+		for i := range 2 {
+			claim, record, last := f.claimAndRecord(two, st, at)
+			what := fmt.Sprintf("two steps: claim %d of step %d", i+1, len(f.earlier(two, st))+1)
+			claim.AssertReadsAtMost(t, what, perBatchRow*planBatch)
+			claim.AssertTableReadsAtMost(t, what, "campaign_participants", 2*planBatch)
+			record.AssertReadsAtMost(t, what+"'s record", perBatchRow*planBatch)
+			at = last
+		}
+	}
+	var completed int
+	if err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM campaign_participants WHERE campaign_id = $1 AND status = 'completed'`, two).Scan(&completed); err != nil {
+		t.Fatal(err)
+	}
+	if completed != 2*planBatch {
+		t.Fatalf("%d participants of the two-step campaign completed, want %d (both steps sent)", completed, 2*planBatch)
+	}
+
 	// A claim whose processor died: reaped (prepared: both plans), and
 	// one given back before its send.
 	eachMode(t, "reap", func(t *testing.T, mode pgtest.PlanMode) {
@@ -293,6 +339,12 @@ func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 		return err
 	})
 	plan.AssertTableReadsAtMost(t, "the completion sweep", "campaign_participants", 2*contacts)
+	// So does the removal of those who left the audience, before a step.
+	plan = f.run(pgtest.CustomPlans, "SET status = 'removed'", func(db postgres.DB) error {
+		_, err := store{}.removeLeavers(f.ctx, db, claimParams{CampaignID: second, StepID: step}, time.Now(), "left", &segments.Predicate{})
+		return err
+	})
+	plan.AssertTableReadsAtMost(t, "removing the audience's leavers", "campaign_participants", 2*contacts)
 
 	// Held by a window: ANALYZE saw nobody held; every participant of the
 	// second campaign is held now, and the releases read those only.

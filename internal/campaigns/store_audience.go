@@ -90,6 +90,9 @@ func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, n
 		SELECT $2, id, $1, 'failed', $6, $5 FROM removed
 		ON CONFLICT (step_id, participant_id) DO UPDATE
 			SET result = 'failed', result_detail = EXCLUDED.result_detail, completed_at = EXCLUDED.completed_at, retry_at = NULL
-			WHERE t.result IS NULL AND t.lease_until IS NULL`, args...)
+			WHERE t.result IS NULL AND t.lease_until IS NULL`,
+		// Planned for this campaign (docs/send-path-plans.md): a generic
+		// plan cannot tell it from the others.
+		append([]any{postgres.PlanEachTime}, args...)...)
 	return tag.RowsAffected(), err
 }
