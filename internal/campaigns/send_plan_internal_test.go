@@ -96,7 +96,7 @@ func (f *sendFixture) addContacts(n int) {
 // campaign creates an active campaign with one active email step.
 func (f *sendFixture) campaign(name string) (campaign, step uuid.UUID) {
 	f.t.Helper()
-	campaign, step = uuid.New(), uuid.New()
+	campaign = uuid.New()
 	f.exec(`INSERT INTO campaigns (id, book_id, name, status) VALUES ($1, $2, $3, 'active')`, campaign, f.book, name)
 	return campaign, f.addStep(campaign)
 }
