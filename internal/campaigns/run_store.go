@@ -327,9 +327,11 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			-- each claim's record grew with the campaign. The claim is
 			-- tested in the lookup, not on c: a filter on c that statistics
 			-- call selective (one row of the claim) made c the outer side,
-			-- rescanning every lookup for each of its rows. The address
-			-- pins the row version the lookup saw, so a row changed since
-			-- (reaped) is left alone.
+			-- rescanning every lookup for each of its rows. Nothing else
+			-- writes a claimed row while its send is in flight but the
+			-- reaper, once the lease is over, which keeps the claim: the
+			-- recorded result then replaces its "outcome unknown", as it
+			-- did when the claim was tested on c.
 			FROM r CROSS JOIN LATERAL (
 			         SELECT x.ctid AS at FROM campaign_step_completions x
 			         WHERE x.step_id = @step_id AND x.participant_id = r.participant_id AND x.claim_id = @claim_id
