@@ -18,9 +18,10 @@ import (
 
 // The send path's statements are held to plans that drive from their
 // batch to the big tables by key whatever the statistics say: each is run
-// for real, under its custom plan and under the generic plan a prepared
-// statement switches to, after ANALYZE has seen the state that misleads
-// the planner most, and the rows its plan read (pgtest.Plan.RowsRead)
+// for real, under the plans it runs with (custom plans for the statements
+// sent with postgres.PlanEachTime, custom and generic for prepared ones),
+// after ANALYZE has seen the state that misleads the planner most, and
+// the rows its plan read (pgtest.Plan.RowsRead)
 // must stay within a multiple of its batch while the tables hold many
 // times more. docs/send-path-plans.md says why each statement has the
 // shape it has.
@@ -32,15 +33,14 @@ const planBatch = 100
 
 // perBatchRow bounds the rows a keyed plan reads per row of its batch:
 // every node of the plan counts (lookups, joins, CTE scans, the rows
-// returned), a dozen or so per row for the claim, which reads the
-// participant, its completions, its contact and its suppression.
+// returned), about 25 per row for the claim, which reads the participant,
+// its completions, its contact and its suppression.
 const perBatchRow = 40
 
 // sendFixture is a book of contacts and what the tests put in it.
 type sendFixture struct {
 	t     *testing.T
 	ctx   context.Context
-	url   string
 	pool  *pgxpool.Pool // plain: seeding and checks
 	team  uuid.UUID
 	book  uuid.UUID
@@ -61,7 +61,7 @@ func newSendFixture(t *testing.T) *sendFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	f := &sendFixture{t: t, ctx: ctx, url: url, pool: pool, team: uuid.New(), book: uuid.New(), plans: map[pgtest.PlanMode]planPool{},
+	f := &sendFixture{t: t, ctx: ctx, pool: pool, team: uuid.New(), book: uuid.New(), plans: map[pgtest.PlanMode]planPool{},
 		steps: map[uuid.UUID][]uuid.UUID{}}
 	for _, m := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
 		p, log := pgtest.NewPlanPool(t, url, m)
