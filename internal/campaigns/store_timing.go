@@ -278,7 +278,8 @@ func (store) startTest(ctx context.Context, db postgres.DB, p claimParams, st St
 			RETURNING 1
 		)
 		SELECT EXISTS (SELECT 1 FROM started) OR EXISTS (SELECT 1 FROM campaign_steps WHERE id = @step_id AND test_started_at IS NOT NULL)`,
-		args).Scan(&started)
+		// Planned for this campaign, as the claims are.
+		postgres.PlanEachTime, args).Scan(&started)
 	return started, err
 }
 

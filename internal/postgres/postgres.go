@@ -60,6 +60,21 @@ func Connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 // not know, such as jit: the database's own settings carry those, see
 // migration 00041).
 func ConnectMode(ctx context.Context, url string, maxConns int32, mode PoolMode) (*pgxpool.Pool, error) {
+	cfg, err := PoolConfig(url, maxConns, mode)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	return pool, nil
+}
+
+// PoolConfig is the configuration ConnectMode opens its pool with, for
+// callers that add to it (a test that records the plans of its
+// connections' statements).
+func PoolConfig(url string, maxConns int32, mode PoolMode) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
@@ -80,11 +95,7 @@ func ConnectMode(ctx context.Context, url string, maxConns int32, mode PoolMode)
 		registerUUID(c.TypeMap())
 		return nil
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open database pool: %w", err)
-	}
-	return pool, nil
+	return cfg, nil
 }
 
 // Beginner starts transactions; *pgxpool.Pool satisfies it.

@@ -5,7 +5,8 @@
 #  - Go benchmarks (real router and PostgreSQL, fakes for outside providers):
 #    contacts on a 100,000-contact book, segments on it with 500,000
 #    delivery events (preview, list, bulk label, audience enrollment), campaign sending to 100,000
-#    participants, provider event intake and the reports it feeds,
+#    participants (a first campaign, ANALYZE, a second to the same contacts:
+#    both rates and the second's share of the first), provider event intake and the reports it feeds,
 #    webhook fan-out throughput and latency, the recovery of 10,000
 #    failed webhook events, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it),
@@ -145,8 +146,9 @@ webrow() { # figure, label, target, unit
 	printf '| %s | <= %s %s | %s | %s |\n' "$2" "$3" "$4" "$shown" "$(met "$v" "$3" 1)"
 }
 getrps=$(wrk_rps get_by_id)
-emails=$(num BenchmarkCampaignSend/first emails/s)
-emails2=$(num BenchmarkCampaignSend/after-analyze emails/s)
+emails=$(num BenchmarkCampaignSend first-emails/s)
+emails2=$(num BenchmarkCampaignSend second-emails/s)
+second_share=$(awk -v v="$(metric BenchmarkCampaignSend second/first-%)" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v }')
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
 signups=$(num BenchmarkFormSubmissions submissions/s)
 events=$(num BenchmarkDelivery/Ingest events/s)
@@ -195,7 +197,7 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | bulk-add-label by a segment of 50,000 members | <= 1.5 s | $(secs 'BenchmarkSegment100k/BulkAddLabelBySegment50k') | $(met "$(secs 'BenchmarkSegment100k/BulkAddLabelBySegment50k')" 1.5 1) |
 | campaign pass enrolling a 100,000-member audience | <= 3 s | $(secs 'BenchmarkSegment100k/AudienceEnroll100k') | $(met "$(secs 'BenchmarkSegment100k/AudienceEnroll100k')" 3 1) |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
-| the same, a second campaign after ANALYZE (statistics of the first) | >= 10,000 emails/s | $emails2 emails/s | $(met "$emails2" 10000 0) |
+| the same, a second campaign to the same contacts after ANALYZE (statistics of the first: every participant completed, none active) | >= 90 % of the first's rate | $emails2 emails/s, $second_share % of the first's | $(met "$second_share" 90 0) |
 | provider event intake, signed batches of 1,000, one after another | >= 20,000 events/s | $events events/s | $(met "$events" 20000 0) |
 | campaign stats, 100,000 participants, 500,000 events | <= 100 ms | ${statsms:-n/a} ms | $(met "${statsms:-}" 100 1) |
 | a pass over a 100,000-participant step whose window holds 90,000: the other 10,000 sent | <= 1 s | ${winheld:-n/a} s, $winrate emails/s (right after the pass that held them, before autovacuum: ${winonce:-n/a} s; that first pass: ${winfirst:-n/a} s) | $(met "${winheld:-}" 1 1) |

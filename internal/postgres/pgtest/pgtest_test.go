@@ -84,3 +84,39 @@ func TestTemplateHoldsTheJobQueue(t *testing.T) {
 		t.Fatalf("template has %d job queue migrations, want %d", n, want)
 	}
 }
+
+// The plan pool reports what a statement read: a lookup by primary key
+// reads a row, a scan of a filtered table reads all of it, in custom and
+// generic plans alike.
+func TestPlanPoolReportsRowsRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := pgtest.NewURL(t)
+	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
+		pool, log := pgtest.NewPlanPool(t, dbURL, mode)
+		if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS plan_probe AS SELECT g AS id, g % 7 AS k FROM generate_series(1, 5000) g;
+			CREATE UNIQUE INDEX IF NOT EXISTS plan_probe_id ON plan_probe (id); ANALYZE plan_probe`); err != nil {
+			t.Fatal(err)
+		}
+		plans := log.Record(t, func() {
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT k FROM plan_probe WHERE id = $1`, 42).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM plan_probe WHERE k = $1`, 3).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+		})
+		lookup := plans.One(t, "WHERE id = $1")
+		if got := lookup.RowsOf("plan_probe"); got != 1 {
+			t.Errorf("%s: the lookup read %.0f rows of the table, want 1\n%s", mode, got, lookup.Summary())
+		}
+		scan := plans.One(t, "WHERE k = $1")
+		if got := scan.RowsOf("plan_probe"); got != 5000 {
+			t.Errorf("%s: the scan read %.0f rows of the table, want 5000 (kept and filtered)\n%s", mode, got, scan.Summary())
+		}
+		if got := scan.RowsRead(); got < 5000 {
+			t.Errorf("%s: the scan's plan read %.0f rows, want at least 5000", mode, got)
+		}
+	}
+}
