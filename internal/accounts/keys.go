@@ -11,7 +11,6 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -25,9 +24,9 @@ func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.
 	if err := validate.Struct(in); err != nil {
 		return NewKey{}, err
 	}
-	scope, ok := auth.ParseKeyScope(in.Scope)
-	if !ok {
-		return NewKey{}, apperr.Invalidf("`scope` must be %s.", enum.Or(auth.KeyScopes))
+	scope, err := auth.ParseKeyScope(in.Scope)
+	if err != nil {
+		return NewKey{}, err
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
 		return NewKey{}, apperr.Invalidf("`expires_at` must be in the future.")

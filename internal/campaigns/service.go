@@ -414,13 +414,14 @@ func (s *Service) StepContacts(ctx context.Context, sc books.Scope, campaignID, 
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	if _, err := ParseStepContactFilter(result); err != nil {
+	filter, err := ParseStepContactFilter(result)
+	if err != nil {
 		return Paged[StepContact]{}, err
 	}
 	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	return s.st.stepContacts(ctx, s.db, stepID, result, pg)
+	return s.st.stepContacts(ctx, s.db, stepID, filter, pg)
 }
 
 // ContactCampaigns lists every campaign the contact is or was enrolled in.

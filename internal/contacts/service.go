@@ -118,8 +118,8 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, err
 	if f.Sort == "" {
 		f.Sort = "-created_at"
 	}
-	if _, ok := enum.Parse(Sorts, f.Sort); !ok {
-		return Page{}, apperr.Invalidf("The query parameter sort must be one of: %s.", enum.Join(Sorts))
+	if _, err := enum.Parse(Sorts, "The query parameter sort", f.Sort); err != nil {
+		return Page{}, err
 	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultPageSize

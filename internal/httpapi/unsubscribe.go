@@ -65,10 +65,10 @@ func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request, _ bo
 		res, err = s.campaigns.Unsubscribe(r.Context(), in.Token, in.Scope, in.CampaignID)
 		if err == nil {
 			if asJSON {
-				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": res.Scope})
+				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": string(res.Scope)})
 			}
 			return html(w, http.StatusOK, func(b io.Writer) error {
-				return web.RenderConfirmed(b, web.ConfirmData{Scope: res.Scope, CampaignName: res.CampaignName})
+				return web.RenderConfirmed(b, web.ConfirmData{Scope: string(res.Scope), CampaignName: res.CampaignName})
 			})
 		}
 	}

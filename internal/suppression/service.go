@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,7 @@ import (
 
 // Valid reports whether r is one of the reasons.
 func (r Reason) Valid() bool {
-	_, ok := enum.Parse(Reasons, string(r))
-	return ok
+	return slices.Contains(Reasons, r)
 }
 
 // Filter narrows a listing: reason, and q (a part of the address).

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -40,10 +39,7 @@ var Reasons = []Reason{ReasonUnsubscribe, ReasonBounce, ReasonComplaint, ReasonD
 
 // ParseReason reads a suppression's `reason`.
 func ParseReason(s string) (Reason, error) {
-	if v, ok := enum.Parse(Reasons, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`reason` must be one of %s.", enum.Join(Reasons))
+	return enum.Parse(Reasons, "`reason`", s)
 }
 
 // Source says where a suppression came from.

@@ -30,28 +30,36 @@ import (
 	"github.com/contactbook/contactbook/internal/suppression"
 )
 
+// Format is how a file of contacts is written.
+type Format string
+
 // Formats of a file.
 const (
-	FormatCSV   = "csv"
-	FormatVCard = "vcard"
+	FormatCSV   Format = "csv"
+	FormatVCard Format = "vcard"
 )
 
 // Formats is every file format.
-var Formats = []string{FormatCSV, FormatVCard}
+var Formats = []Format{FormatCSV, FormatVCard}
 
-// Modes is every import mode (what a row whose address belongs to a
-// contact of the book does).
-var Modes = []string{ModeSkip, ModeUpdate, ModeCreate}
+// ParseFormat reads an import's `format`.
+func ParseFormat(s string) (Format, error) {
+	return enum.Parse(Formats, "`format`", s)
+}
+
+// Mode is what an import does with a row whose address belongs to a
+// contact of the book.
+type Mode string
+
+// Modes is every import mode.
+var Modes = []Mode{ModeSkip, ModeUpdate, ModeCreate}
 
 // ParseMode reads an import's `mode` ("" is skip).
-func ParseMode(s string) (string, error) {
+func ParseMode(s string) (Mode, error) {
 	if s == "" {
 		return ModeSkip, nil
 	}
-	if v, ok := enum.Parse(Modes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`mode` must be %s.", enum.Or(Modes))
+	return enum.Parse(Modes, "`mode`", s)
 }
 
 // Statuses of an import.
@@ -74,8 +82,8 @@ type Import struct {
 	ID            uuid.UUID  `json:"id"`
 	BookID        uuid.UUID  `json:"book_id"`
 	Status        string     `json:"status"`
-	Format        string     `json:"format"`
-	Mode          string     `json:"mode"`
+	Format        Format     `json:"format"`
+	Mode          Mode       `json:"mode"`
 	DryRun        bool       `json:"dry_run"`
 	TotalRows     int        `json:"total_rows"`
 	ProcessedRows int        `json:"processed_rows"`
@@ -141,13 +149,12 @@ func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Impor
 		return Import{}, err
 	}
 	b := sc.Book
-	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []RowError{},
-		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
-	mode, err := ParseMode(in.Mode)
+	mode, err := ParseMode(req.Mode)
 	if err != nil {
 		return Import{}, err
 	}
-	in.Mode = mode
+	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: mode, DryRun: req.DryRun, Errors: []RowError{},
+		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
 	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Import{}, err
@@ -305,7 +312,7 @@ func (ImportArgs) InsertOpts() river.InsertOpts {
 // custom field keys its columns may name, and every record read.
 type upload struct {
 	parsed
-	format  string
+	format  Format
 	mapping map[string]string
 	keys    fieldKeys
 }
@@ -313,7 +320,7 @@ type upload struct {
 // readUpload makes the checks of an import's request that Start and
 // Preview share: the mapping, the format, and every record of the file.
 func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request) (upload, error) {
-	u := upload{format: req.Format}
+	var u upload
 	if strings.TrimSpace(req.Mapping) != "" {
 		if err := json.Unmarshal([]byte(req.Mapping), &u.mapping); err != nil {
 			return u, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
@@ -322,17 +329,18 @@ func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request)
 	if len(req.File) == 0 {
 		return u, apperr.Invalidf("The file is empty.")
 	}
-	switch u.format {
-	case "":
+	if req.Format == "" {
 		text, err := decodeText(req.File)
 		if err != nil {
 			return u, err
 		}
 		u.format = detectFormat(text)
-	default:
-		if _, ok := enum.Parse(Formats, u.format); !ok {
-			return u, apperr.Invalidf("`format` must be %s (or left out to detect it).", enum.Or(Formats))
+	} else {
+		format, err := ParseFormat(req.Format)
+		if err != nil {
+			return u, err
 		}
+		u.format = format
 	}
 	var err error
 	if u.keys, err = s.fieldKeys(ctx, bookID, req.CreateLabels); err != nil {
@@ -361,7 +369,7 @@ const PreviewRows = 5
 // to (detected by name, or from the mapping sent), and the first records
 // (CSV: as written; vCard: name, email, company as read).
 type Preview struct {
-	Format    string          `json:"format"`
+	Format    Format          `json:"format"`
 	TotalRows int             `json:"total_rows"`
 	Columns   []PreviewColumn `json:"columns"`
 	Rows      [][]string      `json:"rows"`
