@@ -129,11 +129,11 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 	}
 	out := storedSettings{Settings: row}
 	if len(sealed) > 0 {
-		key, err := s.keys.open(bookID, sealed)
+		key, err := s.keys.Open(sealed, bookID[:])
 		if err != nil {
 			s.log.ErrorContext(ctx, "mailer api key does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "err", err)
 		} else {
-			out.apiKey = key
+			out.apiKey = string(key)
 		}
 	}
 	out.MailerAPIKey = MaskKey(out.apiKey)
@@ -183,7 +183,8 @@ func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsIn
 		}
 		var sealed []byte
 		if apiKey != "" {
-			if sealed, err = s.keys.seal(sc.Book.ID, apiKey); err != nil {
+			// Bound to the book: a sealed key copied to another book does not open.
+			if sealed, err = s.keys.Seal([]byte(apiKey), sc.Book.ID[:]); err != nil {
 				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
 			}
 		}
