@@ -52,11 +52,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, sc books.Scope) erro
 }
 
 func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	t, err := s.accounts.Team(r.Context(), sc.Actor, teamID)
+	t, err := s.accounts.Team(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -64,15 +60,11 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc books.Scope)
 }
 
 func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	var in accounts.TeamPatch
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t, err := s.accounts.UpdateTeam(r.Context(), sc.Actor, teamID, in)
+	t, err := s.accounts.UpdateTeam(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
@@ -80,11 +72,7 @@ func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request, sc books.Sco
 }
 
 func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	t, err := s.accounts.StartTrial(r.Context(), sc.Actor, teamID)
+	t, err := s.accounts.StartTrial(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -92,11 +80,7 @@ func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, sc books.Sco
 }
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ms, err := s.accounts.Members(r.Context(), sc.Actor, teamID)
+	ms, err := s.accounts.Members(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -104,10 +88,6 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, sc books.Sc
 }
 
 func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
@@ -116,7 +96,7 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Sco
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	m, err := s.accounts.ChangeRole(r.Context(), sc.Actor, teamID, userID, in)
+	m, err := s.accounts.ChangeRole(r.Context(), sc, userID, in)
 	if err != nil {
 		return err
 	}
@@ -124,30 +104,22 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Sco
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RemoveMember(r.Context(), sc.Actor, teamID, userID); err != nil {
+	if err := s.accounts.RemoveMember(r.Context(), sc, userID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	var in accounts.KeyInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	k, err := s.accounts.CreateKey(r.Context(), sc.Actor, teamID, in)
+	k, err := s.accounts.CreateKey(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
@@ -155,11 +127,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc books.Scop
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ks, err := s.accounts.Keys(r.Context(), sc.Actor, teamID)
+	ks, err := s.accounts.Keys(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -167,15 +135,11 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc books.Scope
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	keyID, err := pathUUID(r, "key_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeKey(r.Context(), sc.Actor, teamID, keyID); err != nil {
+	if err := s.accounts.RevokeKey(r.Context(), sc, keyID); err != nil {
 		return err
 	}
 	return noContent(w)

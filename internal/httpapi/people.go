@@ -10,15 +10,11 @@ import (
 )
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	var in accounts.InvitationInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	inv, err := s.accounts.Invite(r.Context(), sc.Actor, teamID, in)
+	inv, err := s.accounts.Invite(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
@@ -26,11 +22,7 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc books.Scope) 
 }
 
 func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	invs, err := s.accounts.Invitations(r.Context(), sc.Actor, teamID)
+	invs, err := s.accounts.Invitations(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -38,15 +30,11 @@ func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, sc book
 }
 
 func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeInvitation(r.Context(), sc.Actor, teamID, id); err != nil {
+	if err := s.accounts.RevokeInvitation(r.Context(), sc, id); err != nil {
 		return err
 	}
 	return noContent(w)

@@ -159,6 +159,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
+		r = r.With(s.inTeam)
 		r.Get("/", s.h(s.getTeam))
 		r.Patch("/", s.h(s.updateTeam))
 		r.Get("/members", s.h(s.listMembers))

@@ -131,6 +131,37 @@ func bookHeader(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
+// inTeam is the middleware of the /teams/{team_id} routes: it proves once
+// that the actor is a member of the path's team (any role; the service
+// checks the role its operation needs) and puts the team's scope in the
+// request's context. An outsider is told the team does not exist, before
+// anything else of the request is read.
+func (s *Server) inTeam(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, err := teamScope(r)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+func teamScope(r *http.Request) (books.Scope, error) {
+	a, err := auth.FromContext(r.Context())
+	if err != nil {
+		return books.Scope{}, err
+	}
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return books.Scope{}, err
+	}
+	if err := a.Require(r.Context(), teamID, auth.RoleViewer, books.ErrTeamNotFound); err != nil {
+		return books.Scope{}, err
+	}
+	return books.InTeam(a, teamID), nil
+}
+
 // bulkOp is one of the contacts service's bulk operations.
 type bulkOp func(ctx context.Context, sc books.Scope, in contacts.BulkInput) (int, error)
 

@@ -123,15 +123,11 @@ type auditPage struct {
 }
 
 func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
-	list, next, err := s.audit.List(r.Context(), sc.Actor, teamID, f)
+	list, next, err := s.audit.List(r.Context(), sc.Actor, sc.Team, f)
 	if err != nil {
 		return err
 	}
@@ -147,17 +143,13 @@ func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc books.S
 var auditHeader = []string{"id", "at", "actor_type", "actor_id", "actor_name", "action", "target_type", "target_id", "ip", "user_agent", "details"}
 
 func (s *Server) exportAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
 	var out *csvsafe.Writer
 	rec := make([]string, len(auditHeader))
-	err = s.audit.Export(r.Context(), sc.Actor, teamID, f, func(v audit.View) error {
+	err = s.audit.Export(r.Context(), sc.Actor, sc.Team, f, func(v audit.View) error {
 		if out == nil {
 			out = csvsafe.NewWriter(download(w, "text/csv; charset=utf-8", "audit-log.csv"))
 			if err := out.Write(auditHeader); err != nil {

@@ -10,22 +10,8 @@ import (
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
-// webhookPath reads the team and webhook ids of a route addressed to one
-// webhook.
-func webhookPath(r *http.Request) (teamID, id uuid.UUID, err error) {
-	if teamID, err = pathUUID(r, "team_id"); err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err = pathUUID(r, "webhook_id")
-	return teamID, id, err
-}
-
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ws, err := s.webhooks.List(r.Context(), sc.Actor, teamID)
+	ws, err := s.webhooks.List(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -33,15 +19,11 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.S
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
 	var in webhooks.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Create(r.Context(), sc.Actor, teamID, in)
+	out, err := s.webhooks.Create(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
@@ -49,7 +31,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -57,7 +39,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Update(r.Context(), sc.Actor, teamID, id, p)
+	out, err := s.webhooks.Update(r.Context(), sc, id, p)
 	if err != nil {
 		return err
 	}
@@ -65,18 +47,18 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Delete(r.Context(), sc.Actor, teamID, id); err != nil {
+	if err := s.webhooks.Delete(r.Context(), sc, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
 func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -93,7 +75,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 		return err
 	}
 	q := r.URL.Query()
-	pg, err := s.webhooks.Deliveries(r.Context(), sc.Actor, teamID, id, webhooks.LogFilter{
+	pg, err := s.webhooks.Deliveries(r.Context(), sc, id, webhooks.LogFilter{
 		Limit: limit, Event: q.Get("event"), Success: success, Since: since, Cursor: q.Get("cursor"),
 	})
 	if err != nil {
@@ -103,11 +85,11 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 }
 
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
-	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id)
+	delivery, err := s.webhooks.SendTest(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
@@ -115,7 +97,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Sc
 }
 
 func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -123,7 +105,7 @@ func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Retry(r.Context(), sc.Actor, teamID, id, delivery); err != nil {
+	if err := s.webhooks.Retry(r.Context(), sc, id, delivery); err != nil {
 		return err
 	}
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
@@ -135,7 +117,7 @@ type recoverInput struct {
 }
 
 func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -143,7 +125,7 @@ func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	queued, err := s.webhooks.Recover(r.Context(), sc.Actor, teamID, id, in.Since)
+	queued, err := s.webhooks.Recover(r.Context(), sc, id, in.Since)
 	if err != nil {
 		return err
 	}

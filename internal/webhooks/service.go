@@ -9,6 +9,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -46,19 +47,13 @@ func NewService(db postgres.Pool, now func() time.Time, insecure bool, queue *jo
 }
 
 var (
-	errTeamNotFound    = apperr.NotFoundf("No team with this id.")
 	errWebhookNotFound = apperr.NotFoundf("No webhook with this id in the team.")
 )
 
-// admin checks the actor administers the team; outsiders get NOT_FOUND.
-func admin(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) error {
-	return actor.Require(ctx, teamID, auth.RoleAdmin, errTeamNotFound)
-}
-
 // Create subscribes a URL to event types and returns the signing secret,
 // which is never shown again.
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in CreateInput) (Created, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Created, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Created{}, err
 	}
 	u, err := normalizeURL(in.URL, s.insecure)
@@ -78,10 +73,10 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	var w Webhook
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret, s.now()); err != nil {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: sc.Team, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: sc.Actor.CreatedBy()}, secret, s.now()); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
+		return recordChange(ctx, tx, sc.Actor, "webhook.created", w.redacted())
 	})
 	if err != nil {
 		return Created{}, err
@@ -90,11 +85,11 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 }
 
 // List returns every webhook of the team, oldest first.
-func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Webhook, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) List(ctx context.Context, sc books.Scope) ([]Webhook, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
-	ws, err := s.st.webhooks(ctx, s.db, teamID)
+	ws, err := s.st.webhooks(ctx, s.db, sc.Team)
 	for i := range ws {
 		ws[i] = ws[i].redacted()
 	}
@@ -111,8 +106,8 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 // the order of their events. Retries still pending go to the new URL when
 // the URL changes. A URL sent back as shown, with the masked password,
 // keeps the stored password.
-func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Patch) (Webhook, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Webhook{}, err
 	}
 	if !p.URL.Set && !p.Events.Set && !p.Active.Set && !p.RateLimit.Set {
@@ -128,7 +123,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	}
 	var out Webhook
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		w, err := s.st.webhookForUpdate(ctx, tx, teamID, id)
+		w, err := s.st.webhookForUpdate(ctx, tx, sc.Team, id)
 		if err != nil {
 			return err
 		}
@@ -155,7 +150,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			return err
 		}
 		out = out.redacted()
-		if err := recordChange(ctx, tx, actor, "webhook.updated", out); err != nil {
+		if err := recordChange(ctx, tx, sc.Actor, "webhook.updated", out); err != nil {
 			return err
 		}
 		switch {
@@ -173,8 +168,8 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 }
 
 // Delete removes a webhook, its pending deliveries and its log.
-func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) error {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Delete(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	// The locks come in the order the other writers take them, or the
@@ -185,16 +180,16 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	// delivery row, then (its log row's foreign key, checked at the end of
 	// its statement) the webhook row, which the delete itself holds.
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.st.lockWebhookForDelete(ctx, tx, teamID, id); err != nil {
+		if err := s.st.lockWebhookForDelete(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
 		if err := s.st.lockPendingDeliveries(ctx, tx, id); err != nil {
 			return err
 		}
-		if err := s.st.deleteWebhook(ctx, tx, teamID, id); err != nil {
+		if err := s.st.deleteWebhook(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, actor, "webhook.deleted", Webhook{ID: id, TeamID: teamID})
+		return recordChange(ctx, tx, sc.Actor, "webhook.deleted", Webhook{ID: id, TeamID: sc.Team})
 	})
 }
 
