@@ -79,20 +79,20 @@ const (
 // Resolve loads the book a request names and proves the actor is a member
 // of its team (any role): the one access check of a book-scoped request.
 // The book's ContactCount is not loaded.
-func (s *Service) Resolve(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, as Addressing) (Scope, error) {
+func (s *Service) Resolve(ctx context.Context, actor *auth.Actor, bookID uuid.UUID, as Addressing) (Book, error) {
 	outsider := ErrBookForbidden
 	if as == AsResource {
 		outsider = errBookNotFound
 	}
 	b, err := s.st.book(ctx, s.db, bookID, false)
 	if apperr.Is(err, apperr.NotFound) {
-		return Scope{}, outsider
+		return Book{}, outsider
 	}
 	if err != nil {
-		return Scope{}, err
+		return Book{}, err
 	}
 	if err := actor.Require(ctx, b.TeamID, auth.RoleViewer, outsider); err != nil {
-		return Scope{}, err
+		return Book{}, err
 	}
-	return InBook(actor, b), nil
+	return b, nil
 }

@@ -99,10 +99,11 @@ func TestSendTestRequestGone(t *testing.T) {
 	tm.O.NewContact("Ann", "ann@example.com")
 	actor := auth.UserActor(uuid.MustParse(tm.Owner.ID), env.App.Accounts)
 	book, tpl := uuid.MustParse(tm.Book), uuid.MustParse(tm.tpl)
-	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
+	resolved, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc := books.InBook(actor, resolved)
 
 	for _, tc := range []struct {
 		name      string

@@ -42,11 +42,11 @@ func newBookEnv(t *testing.T) *bookEnv {
 // book's settings as they were when it was resolved).
 func (b *bookEnv) scope(t *testing.T, bookID string) books.Scope {
 	t.Helper()
-	sc, err := b.tm.Env.App.Books.Resolve(context.Background(), b.owner, uuid.MustParse(bookID), books.AsContext)
+	book, err := b.tm.Env.App.Books.Resolve(context.Background(), b.owner, uuid.MustParse(bookID), books.AsContext)
 	if err != nil {
 		t.Fatalf("resolve book: %v", err)
 	}
-	return sc
+	return books.InBook(b.owner, book)
 }
 
 // strictBook creates a book that enforces unique emails and returns its id.

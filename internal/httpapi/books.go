@@ -50,7 +50,7 @@ func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, sc books.Scop
 }
 
 func (s *Server) getBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	b, err := s.books.Get(r.Context(), sc)
+	b, err := s.books.Get(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, sc books.Sco
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	b, err := s.books.Update(r.Context(), sc, p)
+	b, err := s.books.Update(r.Context(), sc.Actor, sc.Book, p)
 	if err != nil {
 		return err
 	}
@@ -87,14 +87,14 @@ func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, sc books.Sco
 }
 
 func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	if err := s.books.Delete(r.Context(), sc); err != nil {
+	if err := s.books.Delete(r.Context(), sc.Actor, sc.Book); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
 func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	ls, err := s.books.Labels(r.Context(), sc)
+	ls, err := s.books.Labels(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	l, err := s.books.CreateLabel(r.Context(), sc, in)
+	l, err := s.books.CreateLabel(r.Context(), sc.Actor, sc.Book, in)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	l, err := s.books.UpdateLabel(r.Context(), sc, labelID, p)
+	l, err := s.books.UpdateLabel(r.Context(), sc.Actor, sc.Book, labelID, p)
 	if err != nil {
 		return err
 	}
@@ -134,14 +134,14 @@ func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteLabel(r.Context(), sc, labelID); err != nil {
+	if err := s.books.DeleteLabel(r.Context(), sc.Actor, sc.Book, labelID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
 func (s *Server) listFields(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	fs, err := s.books.Fields(r.Context(), sc)
+	fs, err := s.books.Fields(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (s *Server) createField(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	f, err := s.books.CreateField(r.Context(), sc, in)
+	f, err := s.books.CreateField(r.Context(), sc.Actor, sc.Book, in)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteField(r.Context(), sc, fieldID); err != nil {
+	if err := s.books.DeleteField(r.Context(), sc.Actor, sc.Book, fieldID); err != nil {
 		return err
 	}
 	return noContent(w)

@@ -115,7 +115,11 @@ func (s *Server) resolveScope(r *http.Request, src bookSource) (books.Scope, err
 	if err != nil {
 		return books.Scope{}, err
 	}
-	return s.books.Resolve(r.Context(), a, bookID, as)
+	b, err := s.books.Resolve(r.Context(), a, bookID, as)
+	if err != nil {
+		return books.Scope{}, err
+	}
+	return books.InBook(a, b), nil
 }
 
 // bookHeader parses X-Book-ID.
