@@ -109,7 +109,7 @@ type App struct {
 type Options struct {
 	Now func() time.Time
 	// WithoutPeriodicJobs leaves every periodic job out (the scheduler's
-	// ticks, the prune, the sweep, the account email requeue); tests run
+	// ticks, the prunes, the account email requeue); tests run
 	// that work when they mean to.
 	WithoutPeriodicJobs bool
 }
