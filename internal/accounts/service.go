@@ -37,16 +37,30 @@ type Service struct {
 	secrets auth.SecretBox
 }
 
-// NewService wires the service; now is injectable for trial and expiry
-// tests.
-// secretKey (32 bytes, the settings key) seals the users' TOTP secrets.
-func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, mail *accountmail.Composer, secretKey []byte, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB     postgres.Pool
+	Tokens *auth.Tokens
+	Outbox *events.Outbox
+	// Mail queues invitations, reset links and password notices.
+	Mail *accountmail.Composer
+	// SecretKey (32 bytes, the settings key) seals the users' TOTP
+	// secrets.
+	SecretKey []byte
+	// PasswordCost is the bcrypt cost of new password hashes.
+	PasswordCost int
+	Now          func() time.Time // nil: time.Now; injectable for trial and expiry tests
+	Log          *slog.Logger
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	return &Service{
-		db: db, tokens: tokens, outbox: outbox, mail: mail, secrets: auth.NewSecretBox(secretKey),
-		passwordCost: passwordCost, unknownHash: auth.UnknownAccountHash(passwordCost), now: now, log: log,
+		db: d.DB, tokens: d.Tokens, outbox: d.Outbox, mail: d.Mail, secrets: auth.NewSecretBox(d.SecretKey),
+		passwordCost: d.PasswordCost, unknownHash: auth.UnknownAccountHash(d.PasswordCost), now: d.Now, log: d.Log,
 		keys: keyCache{entries: map[string]cachedKey{}},
 	}
 }

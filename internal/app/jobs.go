@@ -39,16 +39,16 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
-	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
+	a.Transfer = transfer.NewService(transfer.Deps{DB: a.DB, Contacts: a.Contacts, Queue: queue, Now: now, Log: a.Log})
 	a.Forms = forms.NewService(forms.Deps{
 		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
 		Mail: d.Sender, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
 	})
 	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)
-	accountMail := accountmail.NewWorker(a.DB, queue, accountmail.Sender{
+	accountMail := accountmail.NewWorker(accountmail.WorkerDeps{DB: a.DB, Queue: queue, Sender: accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
-	}, now, a.Log)
+	}, Now: now, Log: a.Log})
 	return a.Jobs.Add(
 		a.CampaignRunner,
 		a.Transfer,

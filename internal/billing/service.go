@@ -62,18 +62,27 @@ type Service struct {
 	st            store
 }
 
+// Deps are what the service works with.
+type Deps struct {
+	DB     postgres.Pool
+	Teams  Teams
+	Config Config
+	Now    func() time.Time // nil: time.Now
+	Log    *slog.Logger
+}
+
 // NewService wires the service. Without a secret key checkout answers
 // SERVICE_UNAVAILABLE; without a webhook secret so does the webhook.
-func NewService(db postgres.Pool, teams Teams, cfg Config, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	s := &Service{
-		db: db, teams: teams, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
-		publicBaseURL: strings.TrimRight(cfg.PublicBaseURL, "/"), now: now, log: log,
+		db: d.DB, teams: d.Teams, prices: d.Config.Prices, webhookSecret: d.Config.WebhookSecret,
+		publicBaseURL: strings.TrimRight(d.Config.PublicBaseURL, "/"), now: d.Now, log: d.Log,
 	}
-	if cfg.SecretKey != "" {
-		s.api = newStripeClient(cfg.SecretKey, cfg.APIBase, cfg.HTTPClient, log)
+	if d.Config.SecretKey != "" {
+		s.api = newStripeClient(d.Config.SecretKey, d.Config.APIBase, d.Config.HTTPClient, d.Log)
 	}
 	return s
 }

@@ -36,13 +36,23 @@ type SuppressionMarks interface {
 	QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID)
 }
 
-// NewService wires the service; books counts a book's contacts, outbox takes
-// the contact.* events.
-func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, marks SuppressionMarks, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB postgres.Pool
+	// Books counts a book's contacts.
+	Books *books.Service
+	// Outbox takes the contact.* events.
+	Outbox *events.Outbox
+	Marks  SuppressionMarks
+	Now    func() time.Time // nil: time.Now
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	return &Service{db: db, books: bks, outbox: outbox, marks: marks, now: now}
+	return &Service{db: d.DB, books: d.Books, outbox: d.Outbox, marks: d.Marks, now: d.Now}
 }
 
 // Limits of the API.

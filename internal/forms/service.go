@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
-	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -22,6 +24,12 @@ import (
 // campaigns.Service both do).
 type SenderSource interface {
 	BookSender(ctx context.Context, bookID uuid.UUID) (campaigns.BookSender, bool, error)
+}
+
+// Queue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type Queue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Deps are what the service works with.
@@ -35,7 +43,7 @@ type Deps struct {
 	Mail mailer.Sender
 	// Queue takes the confirmation email jobs, in the submission's
 	// transaction.
-	Queue *jobs.Client
+	Queue Queue
 	// PublicBaseURL makes the confirmation link absolute.
 	PublicBaseURL string
 	Now           func() time.Time

@@ -42,16 +42,26 @@ type Service struct {
 	st        store
 }
 
-// NewService wires the service. timeout bounds each statement that
-// evaluates a rule (zero: DefaultStatementTimeout).
-func NewService(db postgres.Pool, bks Books, cps Campaigns, now func() time.Time, timeout time.Duration) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB        postgres.Pool
+	Books     Books
+	Campaigns Campaigns
+	Now       func() time.Time // nil: time.Now
+	// Timeout bounds each statement that evaluates a rule (zero:
+	// DefaultStatementTimeout).
+	Timeout time.Duration
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if timeout <= 0 {
-		timeout = DefaultStatementTimeout
+	if d.Timeout <= 0 {
+		d.Timeout = DefaultStatementTimeout
 	}
-	return &Service{db: db, books: bks, campaigns: cps, now: now, timeout: timeout}
+	return &Service{db: d.DB, books: d.Books, campaigns: d.Campaigns, now: d.Now, timeout: d.Timeout}
 }
 
 // List returns the book's segments sorted by name (viewer).

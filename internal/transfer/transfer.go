@@ -117,29 +117,39 @@ type Request struct {
 type Service struct {
 	db       postgres.Pool
 	contacts *contacts.Service
-	queue    txQueue
+	queue    Queue
 	now      func() time.Time
 	log      *slog.Logger
 	// suppressor marks imported contacts whose addresses are suppressed.
 	suppressor suppression.Suppressor
 }
 
-// txQueue enqueues a job in the caller's transaction (the River client,
+// Queue enqueues a job in the caller's transaction (the River client,
 // jobs.Client).
-type txQueue interface {
+type Queue interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
-// NewService wires the service; queue takes the import jobs, which the
-// service's own worker works (Jobs).
-func NewService(db postgres.Pool, cs *contacts.Service, queue txQueue, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB       postgres.Pool
+	Contacts *contacts.Service
+	// Queue takes the import jobs, which the service's own worker works
+	// (Jobs).
+	Queue Queue
+	Now   func() time.Time // nil: time.Now
+	Log   *slog.Logger     // nil: discarded
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
+	return &Service{db: d.DB, contacts: d.Contacts, queue: d.Queue, now: d.Now, log: d.Log, suppressor: suppression.New(d.Now)}
 }
 
 // Start checks the file and queues its import (member): the import row,

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
-	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -25,25 +27,43 @@ type Service struct {
 	// (Engine.WakeDeliveries), after a commit that queued some.
 	wake func()
 	// recoveries queues recovery jobs.
-	recoveries *jobs.Client
+	recoveries Queue
 	log        *slog.Logger
 }
 
-// NewService wires the service. insecure (WEBHOOK_ALLOW_INSECURE) accepts
-// http:// and local URLs, for development and tests; recoveries are queued
-// on queue; wake is called after a commit that queued deliveries and must
-// not block.
-func NewService(db postgres.Pool, now func() time.Time, insecure bool, queue *jobs.Client, wake func(), log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Queue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type Queue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Deps are what the service works with.
+type Deps struct {
+	DB  postgres.Pool
+	Now func() time.Time // nil: time.Now
+	// AllowInsecure (WEBHOOK_ALLOW_INSECURE) accepts http:// and local
+	// URLs, for development and tests.
+	AllowInsecure bool
+	// Queue takes the recovery jobs, in the transaction that counts them.
+	Queue Queue
+	// Wake is called after a commit that queued deliveries and must not
+	// block (nil: nothing is woken).
+	Wake func()
+	Log  *slog.Logger // nil: discarded
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if wake == nil {
-		wake = func() {}
+	if d.Wake == nil {
+		d.Wake = func() {}
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, now: now, insecure: insecure, recoveries: queue, wake: wake, log: log}
+	return &Service{db: d.DB, now: d.Now, insecure: d.AllowInsecure, recoveries: d.Queue, wake: d.Wake, log: d.Log}
 }
 
 var (
