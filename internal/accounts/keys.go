@@ -9,16 +9,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
 // CreateKey creates a team API key (admin); the secret is returned once,
 // and never recorded anywhere else (the audit entry names the key only).
-func (s *Service) CreateKey(ctx context.Context, sc books.Scope, in KeyInput) (NewKey, error) {
+func (s *Service) CreateKey(ctx context.Context, sc access.Scope, in KeyInput) (NewKey, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return NewKey{}, err
 	}
@@ -51,7 +51,7 @@ func (s *Service) CreateKey(ctx context.Context, sc books.Scope, in KeyInput) (N
 }
 
 // Keys lists the team's keys without secrets (admin).
-func (s *Service) Keys(ctx context.Context, sc books.Scope) ([]APIKey, error) {
+func (s *Service) Keys(ctx context.Context, sc access.Scope) ([]APIKey, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *Service) Keys(ctx context.Context, sc books.Scope) ([]APIKey, error) {
 
 // RevokeKey deletes a key (admin). This instance forgets it at once;
 // other instances within the cache lifetime (one second).
-func (s *Service) RevokeKey(ctx context.Context, sc books.Scope, keyID uuid.UUID) error {
+func (s *Service) RevokeKey(ctx context.Context, sc access.Scope, keyID uuid.UUID) error {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -75,7 +75,7 @@ var errInvitationGone = apperr.NotFoundf("This invitation link is unknown, used,
 // Invite invites an address to the team (admin; owner to invite an owner)
 // and emails the link. A pending invitation of the same address is
 // replaced, so its link stops working.
-func (s *Service) Invite(ctx context.Context, sc books.Scope, in InvitationInput) (Invitation, error) {
+func (s *Service) Invite(ctx context.Context, sc access.Scope, in InvitationInput) (Invitation, error) {
 	in.Email = strings.TrimSpace(in.Email)
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Invitation{}, err
@@ -127,7 +127,7 @@ func (s *Service) Invite(ctx context.Context, sc books.Scope, in InvitationInput
 }
 
 // Invitations lists the team's pending invitations (admin).
-func (s *Service) Invitations(ctx context.Context, sc books.Scope) ([]Invitation, error) {
+func (s *Service) Invitations(ctx context.Context, sc access.Scope) ([]Invitation, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Service) Invitations(ctx context.Context, sc books.Scope) ([]Invitation
 
 // RevokeInvitation deletes a pending invitation (admin): its link stops
 // working.
-func (s *Service) RevokeInvitation(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+func (s *Service) RevokeInvitation(ctx context.Context, sc access.Scope, id uuid.UUID) error {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}

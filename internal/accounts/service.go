@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -225,7 +225,7 @@ func (s *Service) RequestTeam(ctx context.Context, actor *auth.Actor, given uuid
 }
 
 // Team returns a team the actor belongs to.
-func (s *Service) Team(ctx context.Context, sc books.Scope) (Team, error) {
+func (s *Service) Team(ctx context.Context, sc access.Scope) (Team, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Team{}, err
 	}
@@ -237,7 +237,7 @@ func (s *Service) Team(ctx context.Context, sc books.Scope) (Team, error) {
 // UpdateTeam changes the team's name (admin) and whether it requires
 // two-factor sign-in (owner; an owner must have it on to require it, so the
 // team keeps someone who can change it back).
-func (s *Service) UpdateTeam(ctx context.Context, sc books.Scope, in TeamPatch) (Team, error) {
+func (s *Service) UpdateTeam(ctx context.Context, sc access.Scope, in TeamPatch) (Team, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Team{}, err
 	}
@@ -284,7 +284,7 @@ func (s *Service) Addon(ctx context.Context, teamID uuid.UUID) (Addon, error) {
 }
 
 // StartTrial starts the team's one 14-day Campaigns trial (admin).
-func (s *Service) StartTrial(ctx context.Context, sc books.Scope) (Team, error) {
+func (s *Service) StartTrial(ctx context.Context, sc access.Scope) (Team, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Team{}, err
 	}
@@ -321,7 +321,7 @@ func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonSta
 }
 
 // Members lists the team's members.
-func (s *Service) Members(ctx context.Context, sc books.Scope) ([]Member, error) {
+func (s *Service) Members(ctx context.Context, sc access.Scope) ([]Member, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func (s *Service) Members(ctx context.Context, sc books.Scope) ([]Member, error)
 
 // requireGrant checks an admin may touch a membership: only owners grant,
 // change or take away the owner role.
-func requireGrant(ctx context.Context, sc books.Scope, roles ...string) error {
+func requireGrant(ctx context.Context, sc access.Scope, roles ...string) error {
 	for _, r := range roles {
 		if r == auth.RoleOwner.String() {
 			return sc.Require(ctx, auth.RoleOwner)
@@ -340,7 +340,7 @@ func requireGrant(ctx context.Context, sc books.Scope, roles ...string) error {
 }
 
 // ChangeRole changes a member's role (admin); the last owner stays owner.
-func (s *Service) ChangeRole(ctx context.Context, sc books.Scope, userID uuid.UUID, in RoleInput) (Member, error) {
+func (s *Service) ChangeRole(ctx context.Context, sc access.Scope, userID uuid.UUID, in RoleInput) (Member, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Member{}, err
 	}
@@ -378,7 +378,7 @@ func (s *Service) ChangeRole(ctx context.Context, sc books.Scope, userID uuid.UU
 }
 
 // RemoveMember removes a member (admin); never the last owner.
-func (s *Service) RemoveMember(ctx context.Context, sc books.Scope, userID uuid.UUID) error {
+func (s *Service) RemoveMember(ctx context.Context, sc access.Scope, userID uuid.UUID) error {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/stripe/stripe-go/v76/client"
 	"github.com/stripe/stripe-go/v76/webhook"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -90,7 +90,7 @@ func NewService(d Deps) *Service {
 // CheckoutTeam picks the team a checkout bills: the team of the scope's
 // book when the request names one (its membership already proven), else
 // the request's team (accounts' rule). The admin rule is CreateCheckout's.
-func (s *Service) CheckoutTeam(ctx context.Context, sc books.Scope, given uuid.UUID) (uuid.UUID, error) {
+func (s *Service) CheckoutTeam(ctx context.Context, sc access.Scope, given uuid.UUID) (uuid.UUID, error) {
 	if !sc.InBook() {
 		return s.teams.RequestTeam(ctx, sc.Actor, given)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -103,7 +104,7 @@ func TestSendTestRequestGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := books.InBook(actor, resolved)
+	sc := access.InBook(actor, resolved)
 
 	for _, tc := range []struct {
 		name      string

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -142,7 +142,7 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 }
 
 // GetSettings returns the book's email settings (member).
-func (s *Service) GetSettings(ctx context.Context, sc books.Scope) (SettingsView, error) {
+func (s *Service) GetSettings(ctx context.Context, sc access.Scope) (SettingsView, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return SettingsView{}, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) GetSettings(ctx context.Context, sc books.Scope) (SettingsView
 }
 
 // PutSettings creates or replaces the book's email settings (owner).
-func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsInput) (Settings, error) {
+func (s *Service) PutSettings(ctx context.Context, sc access.Scope, in SettingsInput) (Settings, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleOwner); err != nil {
 		return Settings{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -104,7 +105,7 @@ type Page struct {
 // List returns a page of the book's contacts and how many match in all.
 // Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
-func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope, f Filter) (Page, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Page{}, err
 	}
@@ -187,7 +188,7 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 
 // Create adds a contact to the scope's book (member); emits
 // contact.created.
-func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Contact, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in CreateInput) (Contact, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Contact{}, err
 	}
@@ -399,7 +400,7 @@ type EmailCheck struct {
 
 // CheckEmail tells whether a contact of the book other than exclude has
 // the address, compared case-insensitively (viewer).
-func (s *Service) CheckEmail(ctx context.Context, sc books.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
+func (s *Service) CheckEmail(ctx context.Context, sc access.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return EmailCheck{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -68,7 +69,7 @@ func NewService(d Deps) *Service {
 }
 
 // List returns the scope's book's forms sorted by name (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Form, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Form, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *Service) owned(ctx context.Context, actor *auth.Actor, id uuid.UUID, mi
 }
 
 // Create adds a form to the scope's book (member).
-func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Form, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in Input) (Form, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Form{}, err
 	}

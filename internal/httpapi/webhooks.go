@@ -6,11 +6,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	ws, err := s.webhooks.List(r.Context(), sc)
 	if err != nil {
 		return err
@@ -18,7 +18,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.S
 	return data(w, http.StatusOK, nonNil(ws))
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in webhooks.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -30,7 +30,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusCreated, out)
 }
 
-func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.
 	return noContent(w)
 }
 
-func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
 }
 
-func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Sc
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
 }
 
-func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ type recoverInput struct {
 	Since time.Time `json:"since"`
 }
 
-func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err

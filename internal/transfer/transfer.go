@@ -19,10 +19,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/jobs"
@@ -154,7 +154,7 @@ func NewService(d Deps) *Service {
 
 // Start checks the file and queues its import (member): the import row,
 // the file and the job are written in one transaction.
-func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Import, error) {
+func (s *Service) Start(ctx context.Context, sc access.Scope, req Request) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
@@ -236,7 +236,7 @@ func scanImport(row pgx.Row) (Import, error) {
 }
 
 // List returns the book's imports, newest first (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Import, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
 }
 
 // Get returns an import of the book (viewer).
-func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+func (s *Service) Get(ctx context.Context, sc access.Scope, id uuid.UUID) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Import{}, err
 	}
@@ -276,7 +276,7 @@ func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID
 // Cancel stops a queued or running import (member): the chunk in flight,
 // if any, finishes (its rows are written and counted), then the job stops
 // at its next chunk. An import already over is returned as it is.
-func (s *Service) Cancel(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+func (s *Service) Cancel(ctx context.Context, sc access.Scope, id uuid.UUID) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
@@ -393,7 +393,7 @@ type PreviewColumn struct {
 
 // Preview reads a file as Start would, without queueing anything
 // (member): the same checks, the same column detection.
-func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Preview, error) {
+func (s *Service) Preview(ctx context.Context, sc access.Scope, req Request) (Preview, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Preview{}, err
 	}

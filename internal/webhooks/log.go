@@ -10,9 +10,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -78,7 +78,7 @@ func decodeLogCursor(raw string) (*logPosition, error) {
 
 // Deliveries returns a page of the webhook's delivery log, newest attempt
 // first.
-func (s *Service) Deliveries(ctx context.Context, sc books.Scope, id uuid.UUID, f LogFilter) (LogPage, error) {
+func (s *Service) Deliveries(ctx context.Context, sc access.Scope, id uuid.UUID, f LogFilter) (LogPage, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return LogPage{}, err
 	}

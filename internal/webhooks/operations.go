@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
@@ -28,7 +28,7 @@ const recoveryBatch = 5000
 // SendTest queues a webhook.test event (data: {webhook_id}) to the webhook,
 // due now, and returns its delivery id. It goes out whether or not the
 // webhook is switched on: it is how a receiver is checked before.
-func (s *Service) SendTest(ctx context.Context, sc books.Scope, id uuid.UUID) (uuid.UUID, error) {
+func (s *Service) SendTest(ctx context.Context, sc access.Scope, id uuid.UUID) (uuid.UUID, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return uuid.Nil, err
 	}
@@ -54,7 +54,7 @@ func (s *Service) SendTest(ctx context.Context, sc books.Scope, id uuid.UUID) (u
 // Retry sends one delivery of the webhook again now, byte for byte and
 // with the same delivery id, whatever became of it. An attempt of it that
 // is under way is a CONFLICT.
-func (s *Service) Retry(ctx context.Context, sc books.Scope, id, deliveryID uuid.UUID) error {
+func (s *Service) Retry(ctx context.Context, sc access.Scope, id, deliveryID uuid.UUID) error {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Service) Retry(ctx context.Context, sc books.Scope, id, deliveryID uuid
 // it had queued already. A switched-off webhook is recovered too: its
 // deliveries are then kept like its other pending ones, and go out when
 // it is switched on.
-func (s *Service) Recover(ctx context.Context, sc books.Scope, id uuid.UUID, since time.Time) (int, error) {
+func (s *Service) Recover(ctx context.Context, sc access.Scope, id uuid.UUID, since time.Time) (int, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return 0, err
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -72,7 +72,7 @@ var (
 
 // Create subscribes a URL to event types and returns the signing secret,
 // which is never shown again.
-func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Created, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in CreateInput) (Created, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Created{}, err
 	}
@@ -105,7 +105,7 @@ func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (C
 }
 
 // List returns every webhook of the team, oldest first.
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Webhook, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Webhook, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope) ([]Webhook, error) {
 // the order of their events. Retries still pending go to the new URL when
 // the URL changes. A URL sent back as shown, with the masked password,
 // keeps the stored password.
-func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Patch) (Webhook, error) {
+func (s *Service) Update(ctx context.Context, sc access.Scope, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Webhook{}, err
 	}
@@ -188,7 +188,7 @@ func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Pa
 }
 
 // Delete removes a webhook, its pending deliveries and its log.
-func (s *Service) Delete(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, sc access.Scope, id uuid.UUID) error {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
