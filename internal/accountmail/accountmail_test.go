@@ -54,8 +54,8 @@ func newInstance(t *testing.T, pool *pgxpool.Pool, mail *mailertest.Server, log 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := NewWorker(postgres.Wrap(pool), q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "accounts@cb.example.com", FromName: "CB"},
-		nil, slog.New(slog.NewTextHandler(log, nil)))
+	w := NewWorker(WorkerDeps{DB: postgres.Wrap(pool), Queue: q.Client(), Sender: Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "accounts@cb.example.com", FromName: "CB"},
+		Log: slog.New(slog.NewTextHandler(log, nil))})
 	if err := q.Add(w); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
 	}
 	producer := newInstance(t, pool, mail, &log, false)
 	queueReset(t, pool, producer.comp, "new@example.com")
-	w := NewWorker(postgres.Wrap(pool), producer.queue.Client(), Sender{}, nil, nil)
+	w := NewWorker(WorkerDeps{DB: postgres.Wrap(pool), Queue: producer.queue.Client()})
 	for range 2 {
 		if err := w.requeue(context.Background()); err != nil {
 			t.Fatal(err)
@@ -339,7 +339,7 @@ func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Add(NewWorker(postgres.Wrap(pool), q.Client(), Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "a@cb.example.com"}, nil, nil)); err != nil {
+	if err := q.Add(NewWorker(WorkerDeps{DB: postgres.Wrap(pool), Queue: q.Client(), Sender: Sender{Client: mailer.NewSender(mail.URL, nil), APIKey: "SG.k", FromEmail: "a@cb.example.com"}})); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)

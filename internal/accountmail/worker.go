@@ -72,8 +72,8 @@ func backoff(attempts int) time.Duration {
 	return min(d, retryMax)
 }
 
-// manyQueue enqueues jobs on their own (the River client, jobs.Client).
-type manyQueue interface {
+// ManyQueue enqueues jobs on their own (the River client, jobs.Client).
+type ManyQueue interface {
 	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
@@ -82,21 +82,31 @@ type manyQueue interface {
 type Worker struct {
 	river.WorkerDefaults[SendArgs]
 	db     postgres.Pool
-	queue  manyQueue
+	queue  ManyQueue
 	sender Sender
 	now    func() time.Time
 	log    *slog.Logger
 }
 
-// NewWorker returns the worker over db; the requeue's jobs go to queue.
-func NewWorker(db postgres.Pool, queue manyQueue, sender Sender, now func() time.Time, log *slog.Logger) *Worker {
-	if now == nil {
-		now = time.Now
+// WorkerDeps are what the worker works with.
+type WorkerDeps struct {
+	DB postgres.Pool
+	// Queue takes the requeue's jobs.
+	Queue  ManyQueue
+	Sender Sender
+	Now    func() time.Time // nil: time.Now
+	Log    *slog.Logger     // nil: discarded
+}
+
+// NewWorker returns the worker.
+func NewWorker(d WorkerDeps) *Worker {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{db: db, queue: queue, sender: sender, now: now, log: log}
+	return &Worker{db: d.DB, queue: d.Queue, sender: d.Sender, now: d.Now, log: d.Log}
 }
 
 // Jobs registers the send and requeue workers; the requeue runs every

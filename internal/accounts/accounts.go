@@ -45,10 +45,7 @@ var AddonStates = []AddonState{AddonNone, AddonTrial, AddonActive, AddonCanceled
 
 // ParseAddonState reads an add-on state (operators name it on the command line).
 func ParseAddonState(s string) (AddonState, error) {
-	if v, ok := enum.Parse(AddonStates, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("The add-on status must be one of %s.", enum.Join(AddonStates))
+	return enum.Parse(AddonStates, "The add-on status", s)
 }
 
 // TrialLength is how long the one free trial lasts.

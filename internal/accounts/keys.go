@@ -9,25 +9,25 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
 
 // CreateKey creates a team API key (admin); the secret is returned once,
 // and never recorded anywhere else (the audit entry names the key only).
-func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in KeyInput) (NewKey, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) CreateKey(ctx context.Context, sc access.Scope, in KeyInput) (NewKey, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return NewKey{}, err
 	}
 	if err := validate.Struct(in); err != nil {
 		return NewKey{}, err
 	}
-	scope, ok := auth.ParseKeyScope(in.Scope)
-	if !ok {
-		return NewKey{}, apperr.Invalidf("`scope` must be %s.", enum.Or(auth.KeyScopes))
+	scope, err := auth.ParseKeyScope(in.Scope)
+	if err != nil {
+		return NewKey{}, err
 	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
 		return NewKey{}, apperr.Invalidf("`expires_at` must be in the future.")
@@ -38,10 +38,10 @@ func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.
 	}
 	var k APIKey
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if k, err = s.st.insertKey(ctx, tx, teamID, newKeyRow{name: in.Name, prefix: prefix, hash: hash, by: actor.CreatedBy(), scope: scope, expiresAt: in.ExpiresAt}); err != nil {
+		if k, err = s.st.insertKey(ctx, tx, sc.Team, newKeyRow{name: in.Name, prefix: prefix, hash: hash, by: sc.Actor.CreatedBy(), scope: scope, expiresAt: in.ExpiresAt}); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, teamID, "api_key.created", "api_key", k.ID.String(),
+		return s.record(ctx, tx, sc.Actor, sc.Team, "api_key.created", "api_key", k.ID.String(),
 			map[string]any{"name": k.Name, "prefix": k.Prefix, "scope": k.Scope, "expires_at": k.ExpiresAt})
 	})
 	if err != nil {
@@ -51,25 +51,25 @@ func (s *Service) CreateKey(ctx context.Context, actor *auth.Actor, teamID uuid.
 }
 
 // Keys lists the team's keys without secrets (admin).
-func (s *Service) Keys(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]APIKey, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) Keys(ctx context.Context, sc access.Scope) ([]APIKey, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
-	return s.st.keys(ctx, s.db, teamID)
+	return s.st.keys(ctx, s.db, sc.Team)
 }
 
 // RevokeKey deletes a key (admin). This instance forgets it at once;
 // other instances within the cache lifetime (one second).
-func (s *Service) RevokeKey(ctx context.Context, actor *auth.Actor, teamID, keyID uuid.UUID) error {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) RevokeKey(ctx context.Context, sc access.Scope, keyID uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		k, err := s.st.deleteKey(ctx, tx, teamID, keyID)
+		k, err := s.st.deleteKey(ctx, tx, sc.Team, keyID)
 		if err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, teamID, "api_key.deleted", "api_key", keyID.String(),
+		return s.record(ctx, tx, sc.Actor, sc.Team, "api_key.deleted", "api_key", keyID.String(),
 			map[string]any{"name": k.Name, "prefix": k.Prefix})
 	})
 	if err != nil {

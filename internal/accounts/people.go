@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -74,16 +75,16 @@ var errInvitationGone = apperr.NotFoundf("This invitation link is unknown, used,
 // Invite invites an address to the team (admin; owner to invite an owner)
 // and emails the link. A pending invitation of the same address is
 // replaced, so its link stops working.
-func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in InvitationInput) (Invitation, error) {
+func (s *Service) Invite(ctx context.Context, sc access.Scope, in InvitationInput) (Invitation, error) {
 	in.Email = strings.TrimSpace(in.Email)
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Invitation{}, err
 	}
 	if err := validate.Struct(in); err != nil {
 		return Invitation{}, err
 	}
 	role := string(in.Role)
-	if err := requireGrant(ctx, actor, teamID, role); err != nil {
+	if err := requireGrant(ctx, sc, role); err != nil {
 		return Invitation{}, err
 	}
 	token, hash, err := auth.NewLinkToken()
@@ -93,7 +94,7 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	now := s.now()
 	var inv Invitation
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		member, err := s.st.isMemberByEmail(ctx, tx, teamID, in.Email)
+		member, err := s.st.isMemberByEmail(ctx, tx, sc.Team, in.Email)
 		if err != nil {
 			return err
 		}
@@ -101,20 +102,20 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 			return apperr.New(apperr.Conflict, "%s is already a member of the team; change their role instead.", in.Email)
 		}
 		inv, err = s.st.replaceInvitation(ctx, tx, Invitation{
-			TeamID: teamID, Email: in.Email, Role: role, InvitedBy: actor.CreatedBy(), CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime),
+			TeamID: sc.Team, Email: in.Email, Role: role, InvitedBy: sc.Actor.CreatedBy(), CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime),
 		}, hash)
 		if err != nil {
 			return err
 		}
-		team, err := s.st.team(ctx, tx, teamID)
+		team, err := s.st.team(ctx, tx, sc.Team)
 		if err != nil {
 			return err
 		}
-		inviter, err := s.st.user(ctx, tx, actor.UserID)
+		inviter, err := s.st.user(ctx, tx, sc.Actor.UserID)
 		if err != nil {
 			return err
 		}
-		if err := s.record(ctx, tx, actor, teamID, "member.invited", "invitation", inv.ID.String(),
+		if err := s.record(ctx, tx, sc.Actor, sc.Team, "member.invited", "invitation", inv.ID.String(),
 			map[string]any{"email": inv.Email, "role": inv.Role}); err != nil {
 			return err
 		}
@@ -126,25 +127,25 @@ func (s *Service) Invite(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 }
 
 // Invitations lists the team's pending invitations (admin).
-func (s *Service) Invitations(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Invitation, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) Invitations(ctx context.Context, sc access.Scope) ([]Invitation, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
-	return s.st.pendingInvitations(ctx, s.db, teamID, s.now())
+	return s.st.pendingInvitations(ctx, s.db, sc.Team, s.now())
 }
 
 // RevokeInvitation deletes a pending invitation (admin): its link stops
 // working.
-func (s *Service) RevokeInvitation(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) error {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) RevokeInvitation(ctx context.Context, sc access.Scope, id uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		email, err := s.st.deleteInvitation(ctx, tx, teamID, id)
+		email, err := s.st.deleteInvitation(ctx, tx, sc.Team, id)
 		if err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, teamID, "invitation.revoked", "invitation", id.String(), map[string]any{"email": email})
+		return s.record(ctx, tx, sc.Actor, sc.Team, "invitation.revoked", "invitation", id.String(), map[string]any{"email": email})
 	})
 }
 

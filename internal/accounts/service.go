@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -36,16 +37,30 @@ type Service struct {
 	secrets auth.SecretBox
 }
 
-// NewService wires the service; now is injectable for trial and expiry
-// tests.
-// secretKey (32 bytes, the settings key) seals the users' TOTP secrets.
-func NewService(db postgres.Pool, tokens *auth.Tokens, outbox *events.Outbox, mail *accountmail.Composer, secretKey []byte, passwordCost int, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB     postgres.Pool
+	Tokens *auth.Tokens
+	Outbox *events.Outbox
+	// Mail queues invitations, reset links and password notices.
+	Mail *accountmail.Composer
+	// SecretKey (32 bytes, the settings key) seals the users' TOTP
+	// secrets.
+	SecretKey []byte
+	// PasswordCost is the bcrypt cost of new password hashes.
+	PasswordCost int
+	Now          func() time.Time // nil: time.Now; injectable for trial and expiry tests
+	Log          *slog.Logger
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	return &Service{
-		db: db, tokens: tokens, outbox: outbox, mail: mail, secrets: auth.NewSecretBox(secretKey),
-		passwordCost: passwordCost, unknownHash: auth.UnknownAccountHash(passwordCost), now: now, log: log,
+		db: d.DB, tokens: d.Tokens, outbox: d.Outbox, mail: d.Mail, secrets: auth.NewSecretBox(d.SecretKey),
+		passwordCost: d.PasswordCost, unknownHash: auth.UnknownAccountHash(d.PasswordCost), now: d.Now, log: d.Log,
 		keys: keyCache{entries: map[string]cachedKey{}},
 	}
 }
@@ -210,11 +225,11 @@ func (s *Service) RequestTeam(ctx context.Context, actor *auth.Actor, given uuid
 }
 
 // Team returns a team the actor belongs to.
-func (s *Service) Team(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) (Team, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleViewer, teamNotFound); err != nil {
+func (s *Service) Team(ctx context.Context, sc access.Scope) (Team, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Team{}, err
 	}
-	t, err := s.st.team(ctx, s.db, teamID)
+	t, err := s.st.team(ctx, s.db, sc.Team)
 	t.CampaignAddon = effectiveAddon(t.CampaignAddon, t.TrialEndsAt, s.now())
 	return t, err
 }
@@ -222,35 +237,35 @@ func (s *Service) Team(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 // UpdateTeam changes the team's name (admin) and whether it requires
 // two-factor sign-in (owner; an owner must have it on to require it, so the
 // team keeps someone who can change it back).
-func (s *Service) UpdateTeam(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in TeamPatch) (Team, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) UpdateTeam(ctx context.Context, sc access.Scope, in TeamPatch) (Team, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Team{}, err
 	}
 	if err := in.check(); err != nil {
 		return Team{}, err
 	}
 	if in.RequireTwoFactor != nil {
-		if err := actor.Require(ctx, teamID, auth.RoleOwner, teamNotFound); err != nil {
+		if err := sc.Require(ctx, auth.RoleOwner); err != nil {
 			return Team{}, err
 		}
 	}
 	var t Team
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		before, err := s.st.team(ctx, tx, teamID)
+		before, err := s.st.team(ctx, tx, sc.Team)
 		if err != nil {
 			return err
 		}
-		if t, err = s.st.updateTeam(ctx, tx, teamID, in); err != nil {
+		if t, err = s.st.updateTeam(ctx, tx, sc.Team, in); err != nil {
 			return err
 		}
 		if in.Name != nil && *in.Name != before.Name {
-			if err := s.record(ctx, tx, actor, teamID, "team.updated", "team", teamID.String(),
+			if err := s.record(ctx, tx, sc.Actor, sc.Team, "team.updated", "team", sc.Team.String(),
 				map[string]any{"name": t.Name, "previous_name": before.Name}); err != nil {
 				return err
 			}
 		}
 		if in.RequireTwoFactor != nil && *in.RequireTwoFactor != before.RequireTwoFactor {
-			return s.record(ctx, tx, actor, teamID, "security.2fa_required", "team", teamID.String(),
+			return s.record(ctx, tx, sc.Actor, sc.Team, "security.2fa_required", "team", sc.Team.String(),
 				map[string]any{"required": t.RequireTwoFactor})
 		}
 		return nil
@@ -269,17 +284,17 @@ func (s *Service) Addon(ctx context.Context, teamID uuid.UUID) (Addon, error) {
 }
 
 // StartTrial starts the team's one 14-day Campaigns trial (admin).
-func (s *Service) StartTrial(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) (Team, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) StartTrial(ctx context.Context, sc access.Scope) (Team, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Team{}, err
 	}
 	var t Team
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		var err error
-		if t, err = s.st.startTrial(ctx, tx, teamID, s.now()); err != nil {
+		if t, err = s.st.startTrial(ctx, tx, sc.Team, s.now()); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, actor, teamID, "addon.changed", "team", teamID.String(),
+		return s.record(ctx, tx, sc.Actor, sc.Team, "addon.changed", "team", sc.Team.String(),
 			map[string]any{"addon": "campaigns", "state": AddonTrial, "trial_ends_at": t.TrialEndsAt})
 	})
 	return t, err
@@ -306,27 +321,27 @@ func (s *Service) SetAddon(ctx context.Context, teamID uuid.UUID, state AddonSta
 }
 
 // Members lists the team's members.
-func (s *Service) Members(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Member, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleViewer, teamNotFound); err != nil {
+func (s *Service) Members(ctx context.Context, sc access.Scope) ([]Member, error) {
+	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.members(ctx, s.db, teamID)
+	return s.st.members(ctx, s.db, sc.Team)
 }
 
 // requireGrant checks an admin may touch a membership: only owners grant,
 // change or take away the owner role.
-func requireGrant(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, roles ...string) error {
+func requireGrant(ctx context.Context, sc access.Scope, roles ...string) error {
 	for _, r := range roles {
 		if r == auth.RoleOwner.String() {
-			return actor.Require(ctx, teamID, auth.RoleOwner, teamNotFound)
+			return sc.Require(ctx, auth.RoleOwner)
 		}
 	}
 	return nil
 }
 
 // ChangeRole changes a member's role (admin); the last owner stays owner.
-func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, userID uuid.UUID, in RoleInput) (Member, error) {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) ChangeRole(ctx context.Context, sc access.Scope, userID uuid.UUID, in RoleInput) (Member, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Member{}, err
 	}
 	if err := validate.Struct(in); err != nil {
@@ -335,62 +350,62 @@ func (s *Service) ChangeRole(ctx context.Context, actor *auth.Actor, teamID, use
 	role := string(in.Role)
 	var m Member
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.st.lockTeam(ctx, tx, teamID); err != nil {
+		if err := s.st.lockTeam(ctx, tx, sc.Team); err != nil {
 			return err
 		}
-		cur, err := s.st.member(ctx, tx, teamID, userID)
+		cur, err := s.st.member(ctx, tx, sc.Team, userID)
 		if err != nil {
 			return err
 		}
-		if err := requireGrant(ctx, actor, teamID, cur.Role, role); err != nil {
+		if err := requireGrant(ctx, sc, cur.Role, role); err != nil {
 			return err
 		}
 		if cur.Role == auth.RoleOwner.String() && role != cur.Role {
-			if err := s.keepAnOwner(ctx, tx, teamID, "demoted"); err != nil {
+			if err := s.keepAnOwner(ctx, tx, sc.Team, "demoted"); err != nil {
 				return err
 			}
 		}
-		if err := s.st.setRole(ctx, tx, teamID, userID, role); err != nil {
+		if err := s.st.setRole(ctx, tx, sc.Team, userID, role); err != nil {
 			return err
 		}
 		previous := cur.Role
 		cur.Role = role
 		m = cur
-		return s.record(ctx, tx, actor, teamID, "member.role_changed", "user", userID.String(),
+		return s.record(ctx, tx, sc.Actor, sc.Team, "member.role_changed", "user", userID.String(),
 			map[string]any{"email": cur.Email, "role": role, "previous_role": previous})
 	})
 	return m, err
 }
 
 // RemoveMember removes a member (admin); never the last owner.
-func (s *Service) RemoveMember(ctx context.Context, actor *auth.Actor, teamID, userID uuid.UUID) error {
-	if err := actor.Require(ctx, teamID, auth.RoleAdmin, teamNotFound); err != nil {
+func (s *Service) RemoveMember(ctx context.Context, sc access.Scope, userID uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.st.lockTeam(ctx, tx, teamID); err != nil {
+		if err := s.st.lockTeam(ctx, tx, sc.Team); err != nil {
 			return err
 		}
-		cur, err := s.st.member(ctx, tx, teamID, userID)
+		cur, err := s.st.member(ctx, tx, sc.Team, userID)
 		if err != nil {
 			return err
 		}
-		if err := requireGrant(ctx, actor, teamID, cur.Role); err != nil {
+		if err := requireGrant(ctx, sc, cur.Role); err != nil {
 			return err
 		}
 		if cur.Role == auth.RoleOwner.String() {
-			if err := s.keepAnOwner(ctx, tx, teamID, "removed"); err != nil {
+			if err := s.keepAnOwner(ctx, tx, sc.Team, "removed"); err != nil {
 				return err
 			}
 		}
-		if err := s.st.deleteMember(ctx, tx, teamID, userID); err != nil {
+		if err := s.st.deleteMember(ctx, tx, sc.Team, userID); err != nil {
 			return err
 		}
-		if err := s.record(ctx, tx, actor, teamID, "member.removed", "user", userID.String(),
+		if err := s.record(ctx, tx, sc.Actor, sc.Team, "member.removed", "user", userID.String(),
 			map[string]any{"email": cur.Email, "role": cur.Role}); err != nil {
 			return err
 		}
-		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberRemoved, teamID, cur))
+		return s.outbox.Append(ctx, tx, s.now(), memberEvent(events.MemberRemoved, sc.Team, cur))
 	})
 }
 

@@ -239,9 +239,9 @@ func (store) resetUser(ctx context.Context, db postgres.DB, hash []byte, now tim
 	return id, err
 }
 
-// sweep deletes what can no longer be used: ended sessions, used or dead
+// prune deletes what can no longer be used: ended sessions, used or dead
 // links, throttle windows that have passed.
-func (store) sweep(ctx context.Context, db postgres.DB, now time.Time) error {
+func (store) prune(ctx context.Context, db postgres.DB, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		WITH s AS (DELETE FROM sessions WHERE expires_at < $1),
 		     i AS (DELETE FROM invitations WHERE expires_at < $2 OR accepted_at < $2),

@@ -109,7 +109,7 @@ type App struct {
 type Options struct {
 	Now func() time.Time
 	// WithoutPeriodicJobs leaves every periodic job out (the scheduler's
-	// ticks, the prune, the sweep, the account email requeue); tests run
+	// ticks, the prunes, the account email requeue); tests run
 	// that work when they mean to.
 	WithoutPeriodicJobs bool
 }
@@ -171,12 +171,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	}
 	a.Workers = append(a.Workers, a.Jobs)
 	queue := a.Jobs.Client()
-	a.Webhooks = webhooks.NewService(db, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
+	a.Webhooks = webhooks.NewService(webhooks.Deps{
+		DB: db, Now: now, AllowInsecure: cfg.WebhookAllowInsecure, Queue: queue, Wake: a.WebhookEngine.WakeDeliveries, Log: log,
+	})
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
-	a.Accounts = accounts.NewService(db, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
+	a.Accounts = accounts.NewService(accounts.Deps{
+		DB: db, Tokens: tokens, Outbox: a.Outbox, Mail: mail, SecretKey: cfg.SettingsKey, PasswordCost: cfg.PasswordHashCost, Now: now, Log: log,
+	})
 	a.Books = books.NewService(db, a.Outbox, now)
-	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, suppression.New(now), now)
-	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
+	a.Contacts = contacts.NewService(contacts.Deps{DB: db, Books: a.Books, Outbox: a.Outbox, Marks: suppression.New(now), Now: now})
+	a.Segments = segments.NewService(segments.Deps{DB: db, Books: a.Books, Campaigns: campaigns.Catalog{}, Now: now})
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
 	a.Suppressions = suppression.NewService(db, suppression.New(now))

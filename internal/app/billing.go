@@ -13,11 +13,11 @@ import (
 // newBilling builds the billing service; serve says at start-up which of
 // its halves the configuration leaves off (reportSettings).
 func newBilling(cfg config.Config, pool postgres.Pool, acc *accounts.Service, now func() time.Time, log *slog.Logger) *billing.Service {
-	return billing.NewService(pool, acc, billing.Config{
+	return billing.NewService(billing.Deps{DB: pool, Teams: acc, Config: billing.Config{
 		SecretKey:     cfg.StripeSecretKey,
 		WebhookSecret: cfg.StripeWebhookSecret,
 		APIBase:       cfg.StripeAPIBase,
 		Prices:        cfg.StripePrices,
 		PublicBaseURL: cfg.PublicBaseURL,
-	}, now, log)
+	}, Now: now, Log: log})
 }

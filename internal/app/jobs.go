@@ -3,8 +3,6 @@ package app
 import (
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/contactbook/contactbook/internal/accountmail"
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/audit"
@@ -21,8 +19,8 @@ import (
 // runner (sending through the provider at MAILER_BASE_URL, ticked on
 // CAMPAIGN_SCHEDULE), the contact imports, the sign-up forms'
 // confirmation emails and their hourly prune, the webhook history prune
-// and recoveries, the account emails, the accounts sweep and the audit log
-// retention. The services enqueue on the
+// and recoveries, the account emails, the accounts prune and the audit log
+// prune. The services enqueue on the
 // queue's client, passed to their constructors.
 func (a *App) wireJobs(now func() time.Time) error {
 	queue := a.Jobs.Client()
@@ -41,37 +39,24 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
-	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
+	a.Transfer = transfer.NewService(transfer.Deps{DB: a.DB, Contacts: a.Contacts, Queue: queue, Now: now, Log: a.Log})
 	a.Forms = forms.NewService(forms.Deps{
 		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
 		Mail: d.Sender, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
 	})
 	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)
-	accountMail := accountmail.NewWorker(a.DB, queue, accountmail.Sender{
+	accountMail := accountmail.NewWorker(accountmail.WorkerDeps{DB: a.DB, Queue: queue, Sender: accountmail.Sender{
 		Client: mailer.NewSender(a.Config.MailerBaseURL, nil), APIKey: a.Config.SystemMailerAPIKey,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
-	}, now, a.Log)
+	}, Now: now, Log: a.Log})
 	return a.Jobs.Add(
 		a.CampaignRunner,
 		a.Transfer,
 		a.Forms,
-		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},
+		webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log),
 		a.Webhooks,
 		accountMail,
-		accounts.NewSweeper(a.DB, now),
+		accounts.NewPruner(a.DB, now),
 		audit.NewRetention(a.DB, a.Log),
 	)
-}
-
-// webhookRetention hands the webhook history prune to the queue as a
-// jobs.Source: webhooks.Retention registers its worker and returns its one
-// periodic job (nil when retention is off) rather than a list.
-type webhookRetention struct{ r *webhooks.Retention }
-
-func (s webhookRetention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
-	prune, err := s.r.Jobs(w)
-	if err != nil || prune == nil {
-		return nil, err
-	}
-	return []*river.PeriodicJob{prune}, nil
 }

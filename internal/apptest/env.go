@@ -47,7 +47,7 @@ type Options struct {
 	// fresh one.
 	DatabaseURL string
 	// PeriodicJobs enqueues the periodic jobs (the campaign scheduler on
-	// CAMPAIGN_SCHEDULE, the hourly prune, the sweep, the account email
+	// CAMPAIGN_SCHEDULE, the prunes, the account email
 	// requeue) as in production; without it tests run that work when they
 	// mean to.
 	PeriodicJobs bool

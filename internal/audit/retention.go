@@ -30,27 +30,31 @@ func NewRetention(db postgres.DB, log *slog.Logger) *Retention {
 	return &Retention{db: db, log: log}
 }
 
-// RetentionArgs is the job of one prune.
-type RetentionArgs struct{}
+// PruneArgs is the job of one prune.
+type PruneArgs struct{}
 
 // Kind names the job in river_job.
-func (RetentionArgs) Kind() string { return "audit_log_retention" }
+func (PruneArgs) Kind() string { return "audit_log_prune" }
+
+// KindAliases is the name the job had before every pruning job was called
+// a prune, so a job queued under it by an older instance is still worked.
+func (PruneArgs) KindAliases() []string { return []string{"audit_log_retention"} }
 
 // InsertOpts skips a prune while the previous one is still queued or
 // running; a failed prune is not retried, the next day's does its work.
-func (RetentionArgs) InsertOpts() river.InsertOpts {
+func (PruneArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
 // Jobs registers the prune's worker and returns its daily periodic job
 // (a jobs.Source).
 func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
-	if err := river.AddWorkerSafely(w, &retentionWorker{r: r}); err != nil {
+	if err := river.AddWorkerSafely(w, &pruneWorker{r: r}); err != nil {
 		return nil, err
 	}
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(24*time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "audit_log_retention", RunOnStart: true})}, nil
+		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "audit_log_prune", RunOnStart: true})}, nil
 }
 
 // Prune deletes the entries older than Kept and says how many. Entries
@@ -63,15 +67,15 @@ func (r *Retention) Prune(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-type retentionWorker struct {
-	river.WorkerDefaults[RetentionArgs]
+type pruneWorker struct {
+	river.WorkerDefaults[PruneArgs]
 	r *Retention
 }
 
 // Timeout allows a long first prune of a large backlog.
-func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 10 * time.Minute }
+func (w *pruneWorker) Timeout(*river.Job[PruneArgs]) time.Duration { return 10 * time.Minute }
 
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
 	n, err := w.r.Prune(ctx)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ package auth
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -41,23 +42,19 @@ var Roles = []Role{RoleViewer, RoleMember, RoleAdmin, RoleOwner}
 // have this type so the `enum` validation tag accepts only Roles.
 type RoleName string
 
+// RoleNames spells Roles, in their order.
+var RoleNames = []RoleName{"viewer", "member", "admin", "owner"}
+
 // OneOf lists the names of Roles for the `enum` validation tag.
-func (RoleName) OneOf() []string {
-	names := make([]string, len(Roles))
-	for i, r := range Roles {
-		names[i] = r.String()
-	}
-	return names
-}
+func (RoleName) OneOf() []string { return enum.Strings(RoleNames) }
 
 // ParseRole parses a team role name; "none" is not a role one can hold.
-func ParseRole(s string) (Role, bool) {
-	for i, n := range roleNames {
-		if n == s && i > 0 {
-			return Role(i), true
-		}
+func ParseRole(s string) (Role, error) {
+	n, err := enum.Parse(RoleNames, "`role`", s)
+	if err != nil {
+		return RoleNone, err
 	}
-	return RoleNone, false
+	return Roles[slices.Index(RoleNames, n)], nil
 }
 
 // KeyRole is what a team API key may do in its team: read and write the
@@ -78,11 +75,11 @@ const (
 var KeyScopes = []KeyScope{ScopeFull, ScopeRead}
 
 // ParseKeyScope parses a scope name; "" is ScopeFull.
-func ParseKeyScope(s string) (KeyScope, bool) {
+func ParseKeyScope(s string) (KeyScope, error) {
 	if s == "" {
-		return ScopeFull, true
+		return ScopeFull, nil
 	}
-	return enum.Parse(KeyScopes, s)
+	return enum.Parse(KeyScopes, "`scope`", s)
 }
 
 // RoleLookup tells a user's role in a team (RoleNone when not a member).

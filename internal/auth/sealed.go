@@ -9,8 +9,9 @@ import (
 )
 
 // SecretBox seals secrets the service must read back (a user's TOTP
-// secret) with the 32-byte settings key (SETTINGS_ENCRYPTION_KEY), in
-// AES-256-GCM. The caller's additional data binds a sealed value to its
+// secret, a book's mailer API key) with the 32-byte settings key
+// (SETTINGS_ENCRYPTION_KEY), in AES-256-GCM: the random nonce, then the
+// ciphertext and its tag. The caller's additional data binds a sealed value to its
 // row, so one copied to another row does not open.
 type SecretBox struct {
 	key []byte

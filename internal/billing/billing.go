@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
 )
 
@@ -38,18 +37,12 @@ func (Currency) OneOf() []string { return enum.Strings(Currencies) }
 
 // ParsePlan reads a checkout's `plan`.
 func ParsePlan(s string) (Plan, error) {
-	if v, ok := enum.Parse(Plans, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`plan` must be one of: %s.", enum.Join(Plans))
+	return enum.Parse(Plans, "`plan`", s)
 }
 
 // ParseCurrency reads a checkout's `currency`.
 func ParseCurrency(s string) (Currency, error) {
-	if v, ok := enum.Parse(Currencies, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`currency` must be one of: %s.", enum.Join(Currencies))
+	return enum.Parse(Currencies, "`currency`", s)
 }
 
 // CheckoutInput is the body of POST /api/payments/create-campaign-checkout.

@@ -14,10 +14,10 @@ import (
 	"github.com/stripe/stripe-go/v76/client"
 	"github.com/stripe/stripe-go/v76/webhook"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -62,18 +62,27 @@ type Service struct {
 	st            store
 }
 
+// Deps are what the service works with.
+type Deps struct {
+	DB     postgres.Pool
+	Teams  Teams
+	Config Config
+	Now    func() time.Time // nil: time.Now
+	Log    *slog.Logger
+}
+
 // NewService wires the service. Without a secret key checkout answers
 // SERVICE_UNAVAILABLE; without a webhook secret so does the webhook.
-func NewService(db postgres.Pool, teams Teams, cfg Config, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	s := &Service{
-		db: db, teams: teams, prices: cfg.Prices, webhookSecret: cfg.WebhookSecret,
-		publicBaseURL: strings.TrimRight(cfg.PublicBaseURL, "/"), now: now, log: log,
+		db: d.DB, teams: d.Teams, prices: d.Config.Prices, webhookSecret: d.Config.WebhookSecret,
+		publicBaseURL: strings.TrimRight(d.Config.PublicBaseURL, "/"), now: d.Now, log: d.Log,
 	}
-	if cfg.SecretKey != "" {
-		s.api = newStripeClient(cfg.SecretKey, cfg.APIBase, cfg.HTTPClient, log)
+	if d.Config.SecretKey != "" {
+		s.api = newStripeClient(d.Config.SecretKey, d.Config.APIBase, d.Config.HTTPClient, d.Log)
 	}
 	return s
 }
@@ -81,7 +90,7 @@ func NewService(db postgres.Pool, teams Teams, cfg Config, now func() time.Time,
 // CheckoutTeam picks the team a checkout bills: the team of the scope's
 // book when the request names one (its membership already proven), else
 // the request's team (accounts' rule). The admin rule is CreateCheckout's.
-func (s *Service) CheckoutTeam(ctx context.Context, sc books.Scope, given uuid.UUID) (uuid.UUID, error) {
+func (s *Service) CheckoutTeam(ctx context.Context, sc access.Scope, given uuid.UUID) (uuid.UUID, error) {
 	if !sc.InBook() {
 		return s.teams.RequestTeam(ctx, sc.Actor, given)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/optional"
 )
@@ -114,10 +113,7 @@ func (FieldType) OneOf() []string { return enum.Strings(FieldTypes) }
 
 // ParseFieldType reads a custom field's `type`.
 func ParseFieldType(s string) (FieldType, error) {
-	if v, ok := enum.Parse(FieldTypes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`type` must be one of: %s.", enum.Join(FieldTypes))
+	return enum.Parse(FieldTypes, "`type`", s)
 }
 
 // Field is a custom field definition of a book.

@@ -49,9 +49,8 @@ func (s *Service) ContactCount(ctx context.Context, bookID uuid.UUID) (int64, er
 	return s.st.contactCount(ctx, s.db, bookID)
 }
 
-// Get returns the scope's book with its contact count.
-func (s *Service) Get(ctx context.Context, sc Scope) (Book, error) {
-	b := sc.Book
+// Get returns the resolved book with its contact count.
+func (s *Service) Get(ctx context.Context, actor *auth.Actor, b Book) (Book, error) {
 	n, err := s.ContactCount(ctx, b.ID)
 	b.ContactCount = n
 	return b, err
@@ -104,11 +103,10 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, in CreateInput)
 
 // Update changes a book (member). The slug stays as created so links
 // that use it keep working after a rename.
-func (s *Service) Update(ctx context.Context, sc Scope, p Patch) (Book, error) {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) Update(ctx context.Context, actor *auth.Actor, b Book, p Patch) (Book, error) {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return Book{}, err
 	}
-	b := sc.Book
 	if !p.Name.Set && !p.Color.Set && !p.Icon.Set && !p.EnforceUniqueEmails.Set {
 		return Book{}, apperr.Invalidf("Send at least one of name, color, icon, enforce_unique_emails.")
 	}
@@ -127,16 +125,15 @@ func (s *Service) Update(ctx context.Context, sc Scope, p Patch) (Book, error) {
 }
 
 // Delete removes a book and everything in it (admin); emits book.deleted.
-func (s *Service) Delete(ctx context.Context, sc Scope) error {
-	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
+func (s *Service) Delete(ctx context.Context, actor *auth.Actor, b Book) error {
+	if err := require(ctx, actor, b, auth.RoleAdmin); err != nil {
 		return err
 	}
-	b := sc.Book
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.st.deleteBook(ctx, tx, b.ID); err != nil {
 			return err
 		}
-		if err := recordBook(ctx, tx, sc.Actor, "book.deleted", b); err != nil {
+		if err := recordBook(ctx, tx, actor, "book.deleted", b); err != nil {
 			return err
 		}
 		return s.outbox.Append(ctx, tx, s.now(), events.Event{
@@ -187,19 +184,19 @@ func (s *Service) LabelIDs(ctx context.Context, bookID uuid.UUID, ids []uuid.UUI
 }
 
 // Labels lists a book's labels in their order.
-func (s *Service) Labels(ctx context.Context, sc Scope) ([]Label, error) {
-	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
+func (s *Service) Labels(ctx context.Context, actor *auth.Actor, b Book) ([]Label, error) {
+	if err := require(ctx, actor, b, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.labels(ctx, s.db, sc.Book.ID)
+	return s.st.labels(ctx, s.db, b.ID)
 }
 
 // CreateLabel appends a label to the book (member).
-func (s *Service) CreateLabel(ctx context.Context, sc Scope, in LabelInput) (Label, error) {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) CreateLabel(ctx context.Context, actor *auth.Actor, b Book, in LabelInput) (Label, error) {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
-	l := Label{BookID: sc.Book.ID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor, Public: in.Public, Description: strings.TrimSpace(in.Description)}
+	l := Label{BookID: b.ID, Name: strings.TrimSpace(in.Name), Color: DefaultLabelColor, Public: in.Public, Description: strings.TrimSpace(in.Description)}
 	if in.Color != nil {
 		l.Color = *in.Color
 	}
@@ -216,8 +213,8 @@ func (s *Service) CreateLabel(ctx context.Context, sc Scope, in LabelInput) (Lab
 }
 
 // UpdateLabel changes a label (member).
-func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, p LabelPatch) (Label, error) {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) UpdateLabel(ctx context.Context, actor *auth.Actor, b Book, labelID uuid.UUID, p LabelPatch) (Label, error) {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return Label{}, err
 	}
 	if !p.Name.Set && !p.Color.Set && !p.SortOrder.Set && !p.Public.Set && !p.Description.Set {
@@ -226,7 +223,7 @@ func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, 
 	if p.Name.Null || p.Color.Null || p.SortOrder.Null || p.Public.Null || p.Description.Null {
 		return Label{}, apperr.Invalidf("Label fields cannot be null.")
 	}
-	l, err := s.st.label(ctx, s.db, sc.Book.ID, labelID)
+	l, err := s.st.label(ctx, s.db, b.ID, labelID)
 	if err != nil {
 		return Label{}, err
 	}
@@ -244,19 +241,19 @@ func (s *Service) UpdateLabel(ctx context.Context, sc Scope, labelID uuid.UUID, 
 }
 
 // DeleteLabel removes a label from the book and its contacts (member).
-func (s *Service) DeleteLabel(ctx context.Context, sc Scope, labelID uuid.UUID) error {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) DeleteLabel(ctx context.Context, actor *auth.Actor, b Book, labelID uuid.UUID) error {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.deleteLabel(ctx, s.db, sc.Book.ID, labelID)
+	return s.st.deleteLabel(ctx, s.db, b.ID, labelID)
 }
 
 // Fields lists a book's custom field definitions.
-func (s *Service) Fields(ctx context.Context, sc Scope) ([]Field, error) {
-	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
+func (s *Service) Fields(ctx context.Context, actor *auth.Actor, b Book) ([]Field, error) {
+	if err := require(ctx, actor, b, auth.RoleViewer); err != nil {
 		return nil, err
 	}
-	return s.st.fields(ctx, s.db, sc.Book.ID)
+	return s.st.fields(ctx, s.db, b.ID)
 }
 
 // LabelsOf and FieldsOf return the labels and custom field definitions
@@ -279,11 +276,11 @@ type FieldInput struct {
 }
 
 // CreateField defines a custom field in the book (member).
-func (s *Service) CreateField(ctx context.Context, sc Scope, in FieldInput) (Field, error) {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) CreateField(ctx context.Context, actor *auth.Actor, b Book, in FieldInput) (Field, error) {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return Field{}, err
 	}
-	f := Field{BookID: sc.Book.ID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
+	f := Field{BookID: b.ID, Key: in.Key, Name: strings.TrimSpace(in.Name), Type: in.Type}
 	if err := validate.Struct(f); err != nil {
 		return Field{}, err
 	}
@@ -291,11 +288,11 @@ func (s *Service) CreateField(ctx context.Context, sc Scope, in FieldInput) (Fie
 }
 
 // DeleteField removes a definition and every contact's value of it (member).
-func (s *Service) DeleteField(ctx context.Context, sc Scope, fieldID uuid.UUID) error {
-	if err := sc.Require(ctx, auth.RoleMember); err != nil {
+func (s *Service) DeleteField(ctx context.Context, actor *auth.Actor, b Book, fieldID uuid.UUID) error {
+	if err := require(ctx, actor, b, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.deleteField(ctx, s.db, sc.Book.ID, fieldID)
+	return s.st.deleteField(ctx, s.db, b.ID, fieldID)
 }
 
 // recordBook writes the team's audit entry of a change to book b in tx.
@@ -304,4 +301,11 @@ func recordBook(ctx context.Context, tx postgres.DB, actor *auth.Actor, action s
 		TeamID: b.TeamID, Actor: audit.From(actor), Action: action, TargetType: "book", TargetID: b.ID.String(),
 		Details: map[string]any{"name": b.Name, "slug": b.Slug},
 	})
+}
+
+// require checks that the actor holds at least min in the book's team.
+// The actor's membership was proven when the book was resolved, and its
+// role memoised then, so this costs no query.
+func require(ctx context.Context, actor *auth.Actor, b Book, min auth.Role) error {
+	return actor.Require(ctx, b.TeamID, min, errBookNotFound)
 }

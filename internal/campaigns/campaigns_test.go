@@ -12,40 +12,6 @@ import (
 	"github.com/contactbook/contactbook/internal/optional"
 )
 
-func TestSettingsKeySealing(t *testing.T) {
-	t.Parallel()
-	key := bytes.Repeat([]byte{7}, 32)
-	book := uuid.New()
-	box := KeyBox{key: key}
-	a, err := box.seal(book, "SG.secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := box.seal(book, "SG.secret")
-	if bytes.Equal(a, b) || bytes.Contains(a, []byte("SG.secret")) {
-		t.Fatal("sealing must be randomised and hide the key")
-	}
-	if got, err := box.open(book, a); err != nil || got != "SG.secret" {
-		t.Fatalf("open: %q %v", got, err)
-	}
-	if _, err := box.open(uuid.New(), a); err == nil {
-		t.Fatal("a sealed key must not open for another book")
-	}
-	if _, err := (KeyBox{key: bytes.Repeat([]byte{8}, 32)}).open(book, a); err == nil {
-		t.Fatal("a sealed key must not open with another settings key")
-	}
-	a[len(a)-1] ^= 1
-	if _, err := box.open(book, a); err == nil {
-		t.Fatal("a tampered key must not open")
-	}
-	if _, err := box.open(book, []byte{1, 2}); err == nil {
-		t.Fatal("short input")
-	}
-	if _, err := (KeyBox{key: []byte("short")}).seal(book, "x"); err == nil {
-		t.Fatal("the settings key must be 32 bytes")
-	}
-}
-
 func TestSettingsMaskKey(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"": "", "abc": "****", "abcd": "****", "SG.abcdefWXYZ": "****WXYZ", "ключ-ключ": "****ключ"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -99,10 +100,11 @@ func TestSendTestRequestGone(t *testing.T) {
 	tm.O.NewContact("Ann", "ann@example.com")
 	actor := auth.UserActor(uuid.MustParse(tm.Owner.ID), env.App.Accounts)
 	book, tpl := uuid.MustParse(tm.Book), uuid.MustParse(tm.tpl)
-	sc, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
+	resolved, err := env.App.Books.Resolve(context.Background(), actor, book, books.AsContext)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc := access.InBook(actor, resolved)
 
 	for _, tc := range []struct {
 		name      string

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/segments"
@@ -62,7 +63,7 @@ type shared struct {
 	sender   mailer.Sender
 	now      func() time.Time
 	log      *slog.Logger
-	keys     KeyBox
+	keys     auth.SecretBox
 	links    links
 	segments *segments.Service
 }
@@ -76,7 +77,7 @@ func newShared(d Deps) shared {
 	}
 	return shared{
 		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
-		keys: KeyBox{key: d.SettingsKey}, links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
+		keys: auth.NewSecretBox(d.SettingsKey), links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
 		segments: d.Segments,
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
 // MaxImageBytes bounds an uploaded campaign image.
@@ -50,7 +50,7 @@ func SniffImage(head []byte) string {
 // SaveImage stores an uploaded image (member) and returns its absolute
 // public URL. open is called only once the caller may upload, and yields
 // the file's content.
-func (s *Service) SaveImage(ctx context.Context, sc books.Scope, open func() (io.Reader, error)) (string, error) {
+func (s *Service) SaveImage(ctx context.Context, sc access.Scope, open func() (io.Reader, error)) (string, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return "", err
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
@@ -70,7 +70,7 @@ func TestRunUniqueAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
-			ok, err := instances[i%2].Run(context.Background(), books.Scope{Actor: actor}, cid)
+			ok, err := instances[i%2].Run(context.Background(), access.Scope{Actor: actor}, cid)
 			if err != nil {
 				t.Error(err)
 			}

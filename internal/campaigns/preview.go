@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/mailmerge"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -32,7 +32,7 @@ type Preview struct {
 }
 
 // Preview renders in for a contact of the book (viewer).
-func (s *Service) Preview(ctx context.Context, sc books.Scope, in PreviewInput) (Preview, error) {
+func (s *Service) Preview(ctx context.Context, sc access.Scope, in PreviewInput) (Preview, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return Preview{}, err
 	}
@@ -78,7 +78,7 @@ type MergeField = mailmerge.Field
 // MergeFields lists what a template of the book can merge (viewer): the
 // built-in fields, unsubscribe_url, and the book's custom fields as
 // custom.<key>. A field may carry a fallback: {{first_name | default: "there"}}.
-func (s *Service) MergeFields(ctx context.Context, sc books.Scope) ([]MergeField, error) {
+func (s *Service) MergeFields(ctx context.Context, sc access.Scope) ([]MergeField, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}

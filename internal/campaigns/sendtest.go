@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
@@ -30,7 +30,7 @@ type SendTestInput struct {
 // mailmerge.PlaceholderURL, so the author sees where they land. The
 // unsubscribe link of a test email leads to the invalid-link page: no
 // token is issued for it.
-func (s *Service) SendTest(ctx context.Context, sc books.Scope, templateID uuid.UUID, in SendTestInput) error {
+func (s *Service) SendTest(ctx context.Context, sc access.Scope, templateID uuid.UUID, in SendTestInput) error {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return err
 	}

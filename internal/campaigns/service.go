@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -57,7 +58,7 @@ func (s *Service) requireAddon(ctx context.Context, teamID uuid.UUID) error {
 // have the add-on, and the caller must hold min. Membership was proven
 // when the book was resolved; the add-on is checked before the role so a
 // team member learns first what the whole team lacks.
-func (s *Service) bookFor(ctx context.Context, sc books.Scope, min auth.Role) error {
+func (s *Service) bookFor(ctx context.Context, sc access.Scope, min auth.Role) error {
 	// Viewer is what resolving the book proved: this only refuses a scope
 	// without a book, and costs no query.
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
@@ -81,7 +82,7 @@ type scoped struct {
 // rather than that an id it could never have made is unknown. Then
 // NOT_FOUND outside the caller's team or the scope's book, the add-on of
 // the campaign's team, and the role.
-func (s *Service) campaignFor(ctx context.Context, sc books.Scope, id uuid.UUID, min auth.Role) (scoped, error) {
+func (s *Service) campaignFor(ctx context.Context, sc access.Scope, id uuid.UUID, min auth.Role) (scoped, error) {
 	caller := uuid.Nil
 	switch {
 	case sc.InBook():
@@ -124,7 +125,7 @@ func (s *Service) authorize(ctx context.Context, actor *auth.Actor, teamID uuid.
 // Run asks for an active campaign to be processed in the background
 // (member, paid add-on). started is false when a run of the campaign is
 // already queued or running: nothing new is started.
-func (s *Service) Run(ctx context.Context, sc books.Scope, campaignID uuid.UUID) (started bool, err error) {
+func (s *Service) Run(ctx context.Context, sc access.Scope, campaignID uuid.UUID) (started bool, err error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return false, err
@@ -177,7 +178,7 @@ func (s *Service) queueRun(ctx context.Context, campaignID uuid.UUID) (started b
 // --- templates ---
 
 // Templates lists the book's templates sorted by name.
-func (s *Service) Templates(ctx context.Context, sc books.Scope) ([]Template, error) {
+func (s *Service) Templates(ctx context.Context, sc access.Scope) ([]Template, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func (s *Service) Templates(ctx context.Context, sc books.Scope) ([]Template, er
 }
 
 // Template returns one template of the book.
-func (s *Service) Template(ctx context.Context, sc books.Scope, id uuid.UUID) (Template, error) {
+func (s *Service) Template(ctx context.Context, sc access.Scope, id uuid.UUID) (Template, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return Template{}, err
 	}
@@ -193,7 +194,7 @@ func (s *Service) Template(ctx context.Context, sc books.Scope, id uuid.UUID) (T
 }
 
 // CreateTemplate adds a template to the book (member).
-func (s *Service) CreateTemplate(ctx context.Context, sc books.Scope, in TemplateInput) (Template, error) {
+func (s *Service) CreateTemplate(ctx context.Context, sc access.Scope, in TemplateInput) (Template, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Template{}, err
 	}
@@ -205,7 +206,7 @@ func (s *Service) CreateTemplate(ctx context.Context, sc books.Scope, in Templat
 }
 
 // UpdateTemplate changes a template (member).
-func (s *Service) UpdateTemplate(ctx context.Context, sc books.Scope, id uuid.UUID, p TemplatePatch) (Template, error) {
+func (s *Service) UpdateTemplate(ctx context.Context, sc access.Scope, id uuid.UUID, p TemplatePatch) (Template, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Template{}, err
 	}
@@ -230,7 +231,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, sc books.Scope, id uuid.UU
 
 // DeleteTemplate removes a template (member). Email steps that used it stay
 // and record "email template was deleted" until they are given another.
-func (s *Service) DeleteTemplate(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+func (s *Service) DeleteTemplate(ctx context.Context, sc access.Scope, id uuid.UUID) error {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (s *Service) DeleteTemplate(ctx context.Context, sc books.Scope, id uuid.UU
 // --- campaigns ---
 
 // Campaigns lists the book's campaigns with their counts, newest first.
-func (s *Service) Campaigns(ctx context.Context, sc books.Scope) ([]CampaignListItem, error) {
+func (s *Service) Campaigns(ctx context.Context, sc access.Scope) ([]CampaignListItem, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (s *Service) Campaigns(ctx context.Context, sc books.Scope) ([]CampaignList
 }
 
 // Campaign returns a campaign with its steps in order.
-func (s *Service) Campaign(ctx context.Context, sc books.Scope, id uuid.UUID) (CampaignDetail, error) {
+func (s *Service) Campaign(ctx context.Context, sc access.Scope, id uuid.UUID) (CampaignDetail, error) {
 	ref, err := s.campaignFor(ctx, sc, id, auth.RoleViewer)
 	if err != nil {
 		return CampaignDetail{}, err
@@ -264,7 +265,7 @@ func (s *Service) Campaign(ctx context.Context, sc books.Scope, id uuid.UUID) (C
 }
 
 // CreateCampaign adds a draft campaign to the book (member).
-func (s *Service) CreateCampaign(ctx context.Context, sc books.Scope, in CampaignInput) (Campaign, error) {
+func (s *Service) CreateCampaign(ctx context.Context, sc access.Scope, in CampaignInput) (Campaign, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return Campaign{}, err
 	}
@@ -281,7 +282,7 @@ func (s *Service) CreateCampaign(ctx context.Context, sc books.Scope, in Campaig
 
 // UpdateCampaign changes name, description or status (member). Any status
 // may follow any status.
-func (s *Service) UpdateCampaign(ctx context.Context, sc books.Scope, id uuid.UUID, p CampaignPatch) (Campaign, error) {
+func (s *Service) UpdateCampaign(ctx context.Context, sc access.Scope, id uuid.UUID, p CampaignPatch) (Campaign, error) {
 	ref, err := s.campaignFor(ctx, sc, id, auth.RoleMember)
 	if err != nil {
 		return Campaign{}, err
@@ -314,7 +315,7 @@ func (s *Service) UpdateCampaign(ctx context.Context, sc books.Scope, id uuid.UU
 
 // DeleteCampaign removes a campaign with its steps, participants and
 // completion records (member).
-func (s *Service) DeleteCampaign(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+func (s *Service) DeleteCampaign(ctx context.Context, sc access.Scope, id uuid.UUID) error {
 	if _, err := s.campaignFor(ctx, sc, id, auth.RoleMember); err != nil {
 		return err
 	}
@@ -326,7 +327,7 @@ func (s *Service) DeleteCampaign(ctx context.Context, sc books.Scope, id uuid.UU
 // Enroll enrolls contacts of the campaign's book by id (member). Contacts
 // already enrolled (in any participant status), suppressed contacts and
 // contacts of other books are skipped and not counted.
-func (s *Service) Enroll(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in EnrollInput) (int64, error) {
+func (s *Service) Enroll(ctx context.Context, sc access.Scope, campaignID uuid.UUID, in EnrollInput) (int64, error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return 0, err
@@ -355,7 +356,7 @@ func (s *Service) Enroll(ctx context.Context, sc books.Scope, campaignID uuid.UU
 }
 
 // EnrollLabel enrolls every contact of the book carrying the label (member).
-func (s *Service) EnrollLabel(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in EnrollLabelInput) (int64, error) {
+func (s *Service) EnrollLabel(ctx context.Context, sc access.Scope, campaignID uuid.UUID, in EnrollLabelInput) (int64, error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return 0, err
@@ -401,7 +402,7 @@ func (s *Service) lockEnrollable(ctx context.Context, tx *postgres.Tx, campaignI
 }
 
 // Participants lists the campaign's participants, removed ones excluded.
-func (s *Service) Participants(ctx context.Context, sc books.Scope, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
+func (s *Service) Participants(ctx context.Context, sc access.Scope, campaignID uuid.UUID, pg Page) (Paged[Participant], error) {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[Participant]{}, err
 	}
@@ -410,7 +411,7 @@ func (s *Service) Participants(ctx context.Context, sc books.Scope, campaignID u
 
 // RemoveParticipant marks a participant removed: no more campaign emails
 // reach it (member). Removing a removed participant changes nothing.
-func (s *Service) RemoveParticipant(ctx context.Context, sc books.Scope, campaignID, participantID uuid.UUID) error {
+func (s *Service) RemoveParticipant(ctx context.Context, sc access.Scope, campaignID, participantID uuid.UUID) error {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
@@ -418,7 +419,7 @@ func (s *Service) RemoveParticipant(ctx context.Context, sc books.Scope, campaig
 }
 
 // History lists a participant's completion records in step order.
-func (s *Service) History(ctx context.Context, sc books.Scope, campaignID, participantID uuid.UUID) ([]HistoryItem, error) {
+func (s *Service) History(ctx context.Context, sc access.Scope, campaignID, participantID uuid.UUID) ([]HistoryItem, error) {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -429,7 +430,7 @@ func (s *Service) History(ctx context.Context, sc books.Scope, campaignID, parti
 }
 
 // Stats summarises the campaign and each of its steps.
-func (s *Service) Stats(ctx context.Context, sc books.Scope, campaignID uuid.UUID) (Stats, error) {
+func (s *Service) Stats(ctx context.Context, sc access.Scope, campaignID uuid.UUID) (Stats, error) {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Stats{}, err
 	}
@@ -438,17 +439,18 @@ func (s *Service) Stats(ctx context.Context, sc books.Scope, campaignID uuid.UUI
 
 // StepContacts lists the completion records of one step with their
 // contacts; result filters to success or failed ("" for all).
-func (s *Service) StepContacts(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
+func (s *Service) StepContacts(ctx context.Context, sc access.Scope, campaignID, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleViewer); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	if _, err := ParseStepContactFilter(result); err != nil {
+	filter, err := ParseStepContactFilter(result)
+	if err != nil {
 		return Paged[StepContact]{}, err
 	}
 	if _, err := s.st.step(ctx, s.db, campaignID, stepID, false); err != nil {
 		return Paged[StepContact]{}, err
 	}
-	return s.st.stepContacts(ctx, s.db, stepID, result, pg)
+	return s.st.stepContacts(ctx, s.db, stepID, filter, pg)
 }
 
 // ContactCampaigns lists every campaign the contact is or was enrolled in.

@@ -5,9 +5,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -48,7 +48,7 @@ func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid
 }
 
 // CreateStep appends a step to the campaign (member).
-func (s *Service) CreateStep(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in StepInput) (Step, error) {
+func (s *Service) CreateStep(ctx context.Context, sc access.Scope, campaignID uuid.UUID, in StepInput) (Step, error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return Step{}, err
@@ -72,7 +72,7 @@ func (s *Service) CreateStep(ctx context.Context, sc books.Scope, campaignID uui
 
 // UpdateStep changes the supplied fields of a step and validates the whole
 // step again (member).
-func (s *Service) UpdateStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID, p StepPatch) (Step, error) {
+func (s *Service) UpdateStep(ctx context.Context, sc access.Scope, campaignID, stepID uuid.UUID, p StepPatch) (Step, error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
 	if err != nil {
 		return Step{}, err
@@ -99,7 +99,7 @@ func (s *Service) UpdateStep(ctx context.Context, sc books.Scope, campaignID, st
 
 // DeleteStep removes a step and its completion records; the later steps
 // move up so sort_order stays 0, 1, 2, ... (member).
-func (s *Service) DeleteStep(ctx context.Context, sc books.Scope, campaignID, stepID uuid.UUID) error {
+func (s *Service) DeleteStep(ctx context.Context, sc access.Scope, campaignID, stepID uuid.UUID) error {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Service) DeleteStep(ctx context.Context, sc books.Scope, campaignID, st
 
 // ReorderSteps sets the order of all steps (member). step_ids must name
 // every step of the campaign exactly once.
-func (s *Service) ReorderSteps(ctx context.Context, sc books.Scope, campaignID uuid.UUID, in ReorderInput) error {
+func (s *Service) ReorderSteps(ctx context.Context, sc access.Scope, campaignID uuid.UUID, in ReorderInput) error {
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}

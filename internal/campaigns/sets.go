@@ -5,9 +5,6 @@ package campaigns
 // tag reads OneOf) and the dashboard's options are checked against.
 
 import (
-	"slices"
-
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
 )
 
@@ -30,10 +27,7 @@ func (Status) OneOf() []string { return enum.Strings(Statuses) }
 
 // ParseStatus reads a campaign's `status`.
 func ParseStatus(s string) (Status, error) {
-	if v, ok := enum.Parse(Statuses, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`status` must be one of: %s.", enum.Join(Statuses))
+	return enum.Parse(Statuses, "`status`", s)
 }
 
 // StepType is what a step does when it falls due.
@@ -53,10 +47,7 @@ func (StepType) OneOf() []string { return enum.Strings(StepTypes) }
 
 // ParseStepType reads a step's `step_type`.
 func ParseStepType(s string) (StepType, error) {
-	if v, ok := enum.Parse(StepTypes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`step_type` must be one of: %s.", enum.Join(StepTypes))
+	return enum.Parse(StepTypes, "`step_type`", s)
 }
 
 // ScheduleType is how a step's due time is computed.
@@ -77,10 +68,7 @@ func (ScheduleType) OneOf() []string { return enum.Strings(ScheduleTypes) }
 
 // ParseScheduleType reads a step's `schedule_type`.
 func ParseScheduleType(s string) (ScheduleType, error) {
-	if v, ok := enum.Parse(ScheduleTypes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`schedule_type` must be one of: %s.", enum.Join(ScheduleTypes))
+	return enum.Parse(ScheduleTypes, "`schedule_type`", s)
 }
 
 // ParticipantStatus is where a participant stands in its campaign.
@@ -98,10 +86,7 @@ var ParticipantStatuses = []ParticipantStatus{ParticipantActive, ParticipantComp
 
 // ParseParticipantStatus reads a participant status.
 func ParseParticipantStatus(s string) (ParticipantStatus, error) {
-	if v, ok := enum.Parse(ParticipantStatuses, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`status` must be one of: %s.", enum.Join(ParticipantStatuses))
+	return enum.Parse(ParticipantStatuses, "`status`", s)
 }
 
 // Completion results.
@@ -116,16 +101,19 @@ var Results = []string{ResultSuccess, ResultFailed, ResultSkipped}
 
 // StepContactFilters is what a step's contacts can be listed by: a
 // completion result, or what the provider reported of its email since.
-var StepContactFilters = append(slices.Clip(Results), "delivered", "opened", "clicked", "bounced", "complained", "unsubscribed")
+var StepContactFilters = []StepContactFilter{
+	ResultSuccess, ResultFailed, ResultSkipped,
+	"delivered", "opened", "clicked", "bounced", "complained", "unsubscribed",
+}
+
+// StepContactFilter is what a step's contacts are listed by.
+type StepContactFilter string
 
 // ParseStepContactFilter reads the `result` query parameter of a step's
 // contacts ("" lists them all).
-func ParseStepContactFilter(s string) (string, error) {
+func ParseStepContactFilter(s string) (StepContactFilter, error) {
 	if s == "" {
 		return "", nil
 	}
-	if v, ok := enum.Parse(StepContactFilters, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("The query parameter result must be %s.", enum.Or(StepContactFilters))
+	return enum.Parse(StepContactFilters, "The query parameter result", s)
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -129,11 +129,11 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 	}
 	out := storedSettings{Settings: row}
 	if len(sealed) > 0 {
-		key, err := s.keys.open(bookID, sealed)
+		key, err := s.keys.Open(sealed, bookID[:])
 		if err != nil {
 			s.log.ErrorContext(ctx, "mailer api key does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "err", err)
 		} else {
-			out.apiKey = key
+			out.apiKey = string(key)
 		}
 	}
 	out.MailerAPIKey = MaskKey(out.apiKey)
@@ -142,7 +142,7 @@ func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.U
 }
 
 // GetSettings returns the book's email settings (member).
-func (s *Service) GetSettings(ctx context.Context, sc books.Scope) (SettingsView, error) {
+func (s *Service) GetSettings(ctx context.Context, sc access.Scope) (SettingsView, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
 		return SettingsView{}, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) GetSettings(ctx context.Context, sc books.Scope) (SettingsView
 }
 
 // PutSettings creates or replaces the book's email settings (owner).
-func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsInput) (Settings, error) {
+func (s *Service) PutSettings(ctx context.Context, sc access.Scope, in SettingsInput) (Settings, error) {
 	if err := s.bookFor(ctx, sc, auth.RoleOwner); err != nil {
 		return Settings{}, err
 	}
@@ -183,7 +183,8 @@ func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsIn
 		}
 		var sealed []byte
 		if apiKey != "" {
-			if sealed, err = s.keys.seal(sc.Book.ID, apiKey); err != nil {
+			// Bound to the book: a sealed key copied to another book does not open.
+			if sealed, err = s.keys.Seal([]byte(apiKey), sc.Book.ID[:]); err != nil {
 				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
 			}
 		}

@@ -68,13 +68,13 @@ func (store) stats(ctx context.Context, db postgres.DB, campaignID uuid.UUID) (S
 // outcome of the step (success, failed; "" for both) or what the provider
 // reported of its email since (the email_deliveries column that holds
 // it), as the campaign stats count them.
-var stepResults = map[string]string{
+var stepResults = map[StepContactFilter]string{
 	"": "", ResultSuccess: "", ResultFailed: "", ResultSkipped: "",
 	"delivered": "delivered_at", "opened": "opened_at", "clicked": "clicked_at",
 	"bounced": "bounced_at", "complained": "complained_at", "unsubscribed": "unsubscribed_at",
 }
 
-func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID, result string, pg Page) (Paged[StepContact], error) {
+func (store) stepContacts(ctx context.Context, db postgres.DB, stepID uuid.UUID, result StepContactFilter, pg Page) (Paged[StepContact], error) {
 	var out Paged[StepContact]
 	where := `c.step_id = $1 AND c.result IS NOT NULL AND ($2 = '' OR c.result = $2)`
 	if col := stepResults[result]; col != "" {

@@ -78,7 +78,7 @@ func (store) contactAddresses(ctx context.Context, db postgres.DB, contactID uui
 }
 
 // recordUnsubscribe adds the unsubscribe to the contact's interactions.
-func (store) recordUnsubscribe(ctx context.Context, db postgres.DB, t unsubToken, scope string, campaignID *uuid.UUID, now time.Time) error {
+func (store) recordUnsubscribe(ctx context.Context, db postgres.DB, t unsubToken, scope UnsubscribeScope, campaignID *uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		INSERT INTO interactions (contact_id, kind, detail, occurred_at)
 		SELECT id, 'campaign_unsubscribe', jsonb_build_object('scope', $2::text, 'campaign_id', $3::uuid, 'completion_id', $4::uuid), $5

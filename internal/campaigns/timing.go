@@ -1,7 +1,6 @@
 package campaigns
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -20,11 +19,7 @@ var Weekdays = []Weekday{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 
 // ParseWeekday reads a window day.
 func ParseWeekday(s string) (Weekday, error) {
-	d := Weekday(strings.ToLower(strings.TrimSpace(s)))
-	if !slices.Contains(Weekdays, d) {
-		return "", fmt.Errorf("not a day: %q", s)
-	}
-	return d, nil
+	return enum.Parse(Weekdays, "A window day", strings.ToLower(strings.TrimSpace(s)))
 }
 
 // iso is the ISO day number (Monday 1 .. Sunday 7).
@@ -109,10 +104,7 @@ var ConditionIfs = []ConditionIf{IfOpened, IfNotOpened, IfClicked, IfNotClicked,
 
 // ParseConditionIf reads a condition's `if`.
 func ParseConditionIf(s string) (ConditionIf, error) {
-	if c, ok := enum.Parse(ConditionIfs, s); ok {
-		return c, nil
-	}
-	return "", apperr.Invalidf("`condition.if` must be one of: %s.", enum.Join(ConditionIfs))
+	return enum.Parse(ConditionIfs, "`condition.if`", s)
 }
 
 // feedback is the kind of provider feedback the condition reads and
@@ -155,10 +147,7 @@ var Metrics = []Metric{MetricOpens, MetricClicks}
 
 // ParseMetric reads an A/B metric.
 func ParseMetric(s string) (Metric, error) {
-	if m, ok := enum.Parse(Metrics, s); ok {
-		return m, nil
-	}
-	return "", apperr.Invalidf("`ab_test.metric` must be %s.", enum.Or(Metrics))
+	return enum.Parse(Metrics, "`ab_test.metric`", s)
 }
 
 // ABTest is how an A/B step's test runs.

@@ -12,24 +12,24 @@ import (
 	"github.com/contactbook/contactbook/internal/suppression"
 )
 
+// UnsubscribeScope is what a recipient unsubscribes from.
+type UnsubscribeScope string
+
 // Unsubscribe scopes.
 const (
-	ScopeCampaign = "campaign"
-	ScopeAll      = "all"
+	ScopeCampaign UnsubscribeScope = "campaign"
+	ScopeAll      UnsubscribeScope = "all"
 )
 
 // UnsubscribeScopes is every unsubscribe scope.
-var UnsubscribeScopes = []string{ScopeCampaign, ScopeAll}
+var UnsubscribeScopes = []UnsubscribeScope{ScopeCampaign, ScopeAll}
 
 // ParseUnsubscribeScope reads an unsubscribe's `scope` ("" is campaign).
-func ParseUnsubscribeScope(s string) (string, error) {
+func ParseUnsubscribeScope(s string) (UnsubscribeScope, error) {
 	if s == "" {
 		return ScopeCampaign, nil
 	}
-	if v, ok := enum.Parse(UnsubscribeScopes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`scope` must be %s.", enum.Or(UnsubscribeScopes))
+	return enum.Parse(UnsubscribeScopes, "`scope`", s)
 }
 
 // ErrUnknownToken answers an unsubscribe token that was never issued.
@@ -53,7 +53,7 @@ type UnsubscribeInfo struct {
 
 // UnsubscribeResult is what a confirmed unsubscribe did.
 type UnsubscribeResult struct {
-	Scope        string
+	Scope        UnsubscribeScope
 	CampaignName string
 	Message      string
 }
@@ -91,8 +91,8 @@ func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (Unsubscrib
 // every campaign of the book and suppresses it, so later enrollments skip
 // it and no campaign email reaches it again. Repeating it changes nothing
 // and answers the same.
-func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaignID *uuid.UUID) (UnsubscribeResult, error) {
-	scope, err := ParseUnsubscribeScope(scope)
+func (s *Service) Unsubscribe(ctx context.Context, token, asked string, campaignID *uuid.UUID) (UnsubscribeResult, error) {
+	scope, err := ParseUnsubscribeScope(asked)
 	if err != nil {
 		return UnsubscribeResult{}, err
 	}

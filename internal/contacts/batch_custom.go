@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/books"
-	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -66,7 +65,7 @@ func (b *batch) createFields(ctx context.Context, db postgres.DB, rows []BatchRo
 // fieldType is the type a field is created with: the one asked for when
 // it is a field type, else text.
 func fieldType(t string) string {
-	if v, ok := enum.Parse(books.FieldTypes, t); ok {
+	if v, err := books.ParseFieldType(t); err == nil {
 		return string(v)
 	}
 	return string(books.FieldText)

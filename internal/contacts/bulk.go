@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -36,7 +37,7 @@ type BulkInput struct {
 
 // BulkDelete deletes the book's contacts among contact_ids (member); ids
 // outside the book are skipped. Emits contact.deleted per deleted contact.
-func (s *Service) BulkDelete(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+func (s *Service) BulkDelete(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
 	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
@@ -81,13 +82,13 @@ func bulkDeleteDetails(in BulkInput, gone []uuid.UUID) map[string]any {
 
 // BulkAddLabel tags the book's contacts among contact_ids (member); those
 // already tagged are skipped and not counted.
-func (s *Service) BulkAddLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+func (s *Service) BulkAddLabel(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
 	return s.bulkLabel(ctx, sc, in, s.st.addLabels)
 }
 
 // BulkRemoveLabel untags the book's contacts among contact_ids (member);
 // it counts the contacts that had the label.
-func (s *Service) BulkRemoveLabel(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+func (s *Service) BulkRemoveLabel(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
 	return s.bulkLabel(ctx, sc, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
 		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
 	})
@@ -95,7 +96,7 @@ func (s *Service) BulkRemoveLabel(ctx context.Context, sc books.Scope, in BulkIn
 
 type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
 
-func (s *Service) bulkLabel(ctx context.Context, sc books.Scope, in BulkInput, change labelChange) (int, error) {
+func (s *Service) bulkLabel(ctx context.Context, sc access.Scope, in BulkInput, change labelChange) (int, error) {
 	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
@@ -126,7 +127,7 @@ func (s *Service) bulkLabel(ctx context.Context, sc books.Scope, in BulkInput, c
 // BulkUpdateField sets a custom field on the book's contacts among
 // contact_ids (member), creating or overwriting the value; an empty value
 // removes it. It counts the contacts whose value changed.
-func (s *Service) BulkUpdateField(ctx context.Context, sc books.Scope, in BulkInput) (int, error) {
+func (s *Service) BulkUpdateField(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
 	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
@@ -177,7 +178,7 @@ type bulkTargets struct {
 // bulkStart checks the role (member) and reads the contacts of a bulk
 // body: exactly one of contact_ids (1 to MaxBulkIDs) and a segment (no
 // limit).
-func (s *Service) bulkStart(ctx context.Context, sc books.Scope, in BulkInput) (books.Book, bulkTargets, error) {
+func (s *Service) bulkStart(ctx context.Context, sc access.Scope, in BulkInput) (books.Book, bulkTargets, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return books.Book{}, bulkTargets{}, err
 	}

@@ -85,24 +85,18 @@ func (AddressLabel) OneOf() []string { return enum.Strings(AddressLabels) }
 func (SocialLabel) OneOf() []string { return enum.Strings(SocialLabels) }
 
 // ParseEmailLabel reads an email's `label`.
-func ParseEmailLabel(s string) (EmailLabel, error) { return parseLabel(EmailLabels, s) }
+func ParseEmailLabel(s string) (EmailLabel, error) { return enum.Parse(EmailLabels, "`label`", s) }
 
 // ParsePhoneLabel reads a phone's `label`.
-func ParsePhoneLabel(s string) (PhoneLabel, error) { return parseLabel(PhoneLabels, s) }
+func ParsePhoneLabel(s string) (PhoneLabel, error) { return enum.Parse(PhoneLabels, "`label`", s) }
 
 // ParseAddressLabel reads an address's `label`.
-func ParseAddressLabel(s string) (AddressLabel, error) { return parseLabel(AddressLabels, s) }
+func ParseAddressLabel(s string) (AddressLabel, error) {
+	return enum.Parse(AddressLabels, "`label`", s)
+}
 
 // ParseSocialLabel reads a social profile's `label`.
-func ParseSocialLabel(s string) (SocialLabel, error) { return parseLabel(SocialLabels, s) }
-
-// parseLabel reads a label of set; the error is the one validation gives.
-func parseLabel[L ~string](set []L, s string) (L, error) {
-	if v, ok := enum.Parse(set, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`label` must be one of: %s.", enum.Join(set))
-}
+func ParseSocialLabel(s string) (SocialLabel, error) { return enum.Parse(SocialLabels, "`label`", s) }
 
 // Email is one address of a contact.
 type Email struct {

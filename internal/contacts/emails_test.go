@@ -78,7 +78,8 @@ func TestDuplicateEmail(t *testing.T) {
 
 	enforce := func(on bool) error {
 		t.Helper()
-		_, err := b.tm.Env.App.Books.Update(ctx, b.scope(t, b.tm.Book), decode[books.Patch](t, map[string]any{"enforce_unique_emails": on}))
+		sc := b.scope(t, b.tm.Book)
+		_, err := b.tm.Env.App.Books.Update(ctx, sc.Actor, sc.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": on}))
 		return err
 	}
 	// Turning enforcement on with duplicates present is refused.
@@ -223,7 +224,8 @@ func TestCheckEmail(t *testing.T) {
 	if check("ada@example.com", nil).Exists || !check("NEW@example.com", nil).Exists {
 		t.Fatal("after patch")
 	}
-	if _, err := b.tm.Env.App.Books.Update(ctx, b.scope(t, b.tm.Book), decode[books.Patch](t, map[string]any{"enforce_unique_emails": true})); err != nil {
+	now := b.scope(t, b.tm.Book)
+	if _, err := b.tm.Env.App.Books.Update(ctx, now.Actor, now.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": true})); err != nil {
 		t.Fatal(err)
 	}
 	if !check("nobody@example.com", nil).Enforced {

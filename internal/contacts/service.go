@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -36,13 +37,23 @@ type SuppressionMarks interface {
 	QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID)
 }
 
-// NewService wires the service; books counts a book's contacts, outbox takes
-// the contact.* events.
-func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, marks SuppressionMarks, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB postgres.Pool
+	// Books counts a book's contacts.
+	Books *books.Service
+	// Outbox takes the contact.* events.
+	Outbox *events.Outbox
+	Marks  SuppressionMarks
+	Now    func() time.Time // nil: time.Now
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	return &Service{db: db, books: bks, outbox: outbox, marks: marks, now: now}
+	return &Service{db: d.DB, books: d.Books, outbox: d.Outbox, marks: d.Marks, now: d.Now}
 }
 
 // Limits of the API.
@@ -94,7 +105,7 @@ type Page struct {
 // List returns a page of the book's contacts and how many match in all.
 // Without filters the total is the book's maintained contact count, so a
 // 100k-contact book is never counted row by row on a plain listing.
-func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope, f Filter) (Page, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Page{}, err
 	}
@@ -118,8 +129,8 @@ func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) (Page, err
 	if f.Sort == "" {
 		f.Sort = "-created_at"
 	}
-	if _, ok := enum.Parse(Sorts, f.Sort); !ok {
-		return Page{}, apperr.Invalidf("The query parameter sort must be one of: %s.", enum.Join(Sorts))
+	if _, err := enum.Parse(Sorts, "The query parameter sort", f.Sort); err != nil {
+		return Page{}, err
 	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultPageSize
@@ -177,7 +188,7 @@ func (s *Service) Get(ctx context.Context, actor *auth.Actor, id uuid.UUID) (Con
 
 // Create adds a contact to the scope's book (member); emits
 // contact.created.
-func (s *Service) Create(ctx context.Context, sc books.Scope, in CreateInput) (Contact, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in CreateInput) (Contact, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Contact{}, err
 	}
@@ -389,7 +400,7 @@ type EmailCheck struct {
 
 // CheckEmail tells whether a contact of the book other than exclude has
 // the address, compared case-insensitively (viewer).
-func (s *Service) CheckEmail(ctx context.Context, sc books.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
+func (s *Service) CheckEmail(ctx context.Context, sc access.Scope, email string, exclude *uuid.UUID) (EmailCheck, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return EmailCheck{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
@@ -40,13 +41,13 @@ func newBookEnv(t *testing.T) *bookEnv {
 
 // scope is the owner working in the book, resolved now (a scope holds the
 // book's settings as they were when it was resolved).
-func (b *bookEnv) scope(t *testing.T, bookID string) books.Scope {
+func (b *bookEnv) scope(t *testing.T, bookID string) access.Scope {
 	t.Helper()
-	sc, err := b.tm.Env.App.Books.Resolve(context.Background(), b.owner, uuid.MustParse(bookID), books.AsContext)
+	book, err := b.tm.Env.App.Books.Resolve(context.Background(), b.owner, uuid.MustParse(bookID), books.AsContext)
 	if err != nil {
 		t.Fatalf("resolve book: %v", err)
 	}
-	return sc
+	return access.InBook(b.owner, book)
 }
 
 // strictBook creates a book that enforces unique emails and returns its id.

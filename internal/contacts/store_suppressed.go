@@ -36,3 +36,27 @@ func UnmarkSuppressedSQL(from, book string, holds func(address string) string) s
 		WHERE ct.book_id = ` + book + ` AND ct.suppressed_at IS NOT NULL
 		  AND ct.id IN (SELECT contact_id FROM contact_emails ce WHERE ce.book_id = ` + book + ` AND ` + holds("ce.address_lower") + `)`
 }
+
+// RemarkSuppressedSQL is the statement that sets or clears the suppressed
+// mark of one contact by the rule, after a write changed its addresses:
+// marked when it holds at least one address and every one is suppressed,
+// clear otherwise. Only a mark that disagrees with the rule is written,
+// and then it flips. contact, book and now are SQL expressions (the
+// contact's id, its book's id, the time of a mark); anyInForce is the SQL
+// test, evaluated once, that the book has a suppression in force at all
+// (without one no contact is marked and the statement ends there);
+// suppressed gives the SQL test of whether the address (an SQL
+// expression, lower-cased) is suppressed. One contact by its key, not an
+// array of them: PostgreSQL then settles on the cached generic plan, where
+// an array kept it planning every call.
+func RemarkSuppressedSQL(contact, book, now, anyInForce string, suppressed func(address string) string) string {
+	return `
+	UPDATE contacts ct SET suppressed_at = CASE WHEN ct.suppressed_at IS NULL THEN ` + now + ` END
+	WHERE ` + anyInForce + `
+	  AND ct.id = ` + contact + ` AND ct.book_id = ` + book + `
+	  AND (ct.suppressed_at IS NOT NULL) <> (
+		EXISTS (SELECT 1 FROM contact_emails ce WHERE ce.contact_id = ct.id)
+		AND NOT EXISTS (
+			SELECT 1 FROM contact_emails ce
+			WHERE ce.contact_id = ct.id AND NOT ` + suppressed("ce.address_lower") + `))`
+}

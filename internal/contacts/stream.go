@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -31,7 +31,7 @@ type FieldRef struct {
 // The extent and the contacts are read in one snapshot: a contact written
 // meanwhile can neither outgrow the columns the extent gave nor carry a
 // custom field it did not list. The filter's paging and sort are ignored.
-func (s *Service) Each(ctx context.Context, sc books.Scope, f Filter, start func(Extent) error, fn func(Contact) error) error {
+func (s *Service) Each(ctx context.Context, sc access.Scope, f Filter, start func(Extent) error, fn func(Contact) error) error {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return err
 	}

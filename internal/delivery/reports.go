@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
 // Deliverability is a book's campaign email over the last Days days.
@@ -51,7 +51,7 @@ type DayCounts struct {
 // Deliverability reports the book's last days UTC days, today included
 // (viewer). It sums the book's daily counters: at most 365 rows, however
 // many events the book has.
-func (s *Service) Deliverability(ctx context.Context, sc books.Scope, days int) (Deliverability, error) {
+func (s *Service) Deliverability(ctx context.Context, sc access.Scope, days int) (Deliverability, error) {
 	if days < 1 || days > 365 {
 		return Deliverability{}, apperr.Invalidf("The query parameter days must be from 1 to 365.")
 	}

@@ -1,8 +1,11 @@
 package enum
 
 import (
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/contactbook/contactbook/internal/apperr"
 )
 
 type color string
@@ -10,12 +13,18 @@ type color string
 var colors = []color{"red", "green", "blue"}
 
 func TestParse(t *testing.T) {
-	if c, ok := Parse(colors, "green"); !ok || c != "green" {
-		t.Fatalf("Parse(green) = %q, %v", c, ok)
+	if c, err := Parse(colors, "`color`", "green"); err != nil || c != "green" {
+		t.Fatalf("Parse(green) = %q, %v", c, err)
 	}
 	for _, s := range []string{"", "Green", "purple", "red "} {
-		if c, ok := Parse(colors, s); ok || c != "" {
-			t.Errorf("Parse(%q) = %q, %v; want no member", s, c, ok)
+		c, err := Parse(colors, "`color`", s)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.InvalidInput || c != "" {
+			t.Errorf("Parse(%q) = %q, %v; want INVALID_INPUT", s, c, err)
+			continue
+		}
+		if want := "`color` must be one of: red, green, blue."; ae.Message != want {
+			t.Errorf("Parse(%q) says %q, want %q", s, ae.Message, want)
 		}
 	}
 }

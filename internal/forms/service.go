@@ -6,13 +6,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/contacts"
-	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -22,6 +25,12 @@ import (
 // campaigns.Service both do).
 type SenderSource interface {
 	BookSender(ctx context.Context, bookID uuid.UUID) (campaigns.BookSender, bool, error)
+}
+
+// Queue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type Queue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Deps are what the service works with.
@@ -35,7 +44,7 @@ type Deps struct {
 	Mail mailer.Sender
 	// Queue takes the confirmation email jobs, in the submission's
 	// transaction.
-	Queue *jobs.Client
+	Queue Queue
 	// PublicBaseURL makes the confirmation link absolute.
 	PublicBaseURL string
 	Now           func() time.Time
@@ -60,7 +69,7 @@ func NewService(d Deps) *Service {
 }
 
 // List returns the scope's book's forms sorted by name (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Form, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Form, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -88,7 +97,7 @@ func (s *Service) owned(ctx context.Context, actor *auth.Actor, id uuid.UUID, mi
 }
 
 // Create adds a form to the scope's book (member).
-func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Form, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in Input) (Form, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Form{}, err
 	}

@@ -3,11 +3,11 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
-func (s *Server) signup(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) signup(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.SignupInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -20,7 +20,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, _ books.Scope) e
 	return data(w, http.StatusCreated, res)
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) login(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.LoginInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -43,7 +43,7 @@ func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request, res account
 	return data(w, http.StatusOK, res.Session)
 }
 
-func (s *Server) me(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) me(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	u, teams, err := s.accounts.Me(r.Context(), sc.Actor)
 	if err != nil {
 		return err
@@ -51,63 +51,43 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, sc books.Scope) erro
 	return data(w, http.StatusOK, map[string]any{"user": u, "teams": nonNil(teams)})
 }
 
-func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	t, err := s.accounts.Team(r.Context(), sc.Actor, teamID)
+func (s *Server) getTeam(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	t, err := s.accounts.Team(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.TeamPatch
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t, err := s.accounts.UpdateTeam(r.Context(), sc.Actor, teamID, in)
+	t, err := s.accounts.UpdateTeam(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	t, err := s.accounts.StartTrial(r.Context(), sc.Actor, teamID)
+func (s *Server) startTrial(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	t, err := s.accounts.StartTrial(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ms, err := s.accounts.Members(r.Context(), sc.Actor, teamID)
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	ms, err := s.accounts.Members(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ms))
 }
 
-func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
@@ -116,66 +96,50 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, sc books.Sco
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	m, err := s.accounts.ChangeRole(r.Context(), sc.Actor, teamID, userID, in)
+	m, err := s.accounts.ChangeRole(r.Context(), sc, userID, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, m)
 }
 
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	userID, err := pathUUID(r, "user_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RemoveMember(r.Context(), sc.Actor, teamID, userID); err != nil {
+	if err := s.accounts.RemoveMember(r.Context(), sc, userID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.KeyInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	k, err := s.accounts.CreateKey(r.Context(), sc.Actor, teamID, in)
+	k, err := s.accounts.CreateKey(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, k)
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ks, err := s.accounts.Keys(r.Context(), sc.Actor, teamID)
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	ks, err := s.accounts.Keys(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ks))
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	keyID, err := pathUUID(r, "key_id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeKey(r.Context(), sc.Actor, teamID, keyID); err != nil {
+	if err := s.accounts.RevokeKey(r.Context(), sc, keyID); err != nil {
 		return err
 	}
 	return noContent(w)

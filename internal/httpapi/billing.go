@@ -10,9 +10,9 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/billing"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/web"
 )
 
@@ -30,7 +30,7 @@ const maxWebhookBody = 1 << 20
 
 // createCheckout starts a Campaigns add-on checkout for a team named by
 // X-Book-ID's book, by team_id (body or query), or the user's only team.
-func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in billing.CheckoutInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -53,7 +53,7 @@ func (s *Server) createCheckout(w http.ResponseWriter, r *http.Request, sc books
 // paymentWebhook receives the payment provider's events. It is not behind
 // login: the provider authenticates each event by its Stripe-Signature
 // over the exact body bytes, so the body is read raw, never decoded first.
-func (s *Server) paymentWebhook(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) paymentWebhook(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -119,7 +119,7 @@ func clientIPKey(r *http.Request) (string, error) {
 // billingReturnPage is the page a checkout returns to (the success and
 // cancel URLs given to the payment provider).
 func (s *Server) billingReturnPage(success bool) http.HandlerFunc {
-	return s.h(func(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
+	return s.h(func(w http.ResponseWriter, _ *http.Request, _ access.Scope) error {
 		return html(w, http.StatusOK, func(out io.Writer) error { return web.RenderBillingReturn(out, success) })
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 )
@@ -37,7 +38,7 @@ func teamParam(r *http.Request, body uuid.UUID) (uuid.UUID, error) {
 	return *q, nil
 }
 
-func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	teamID, err := s.teamOf(r, sc.Actor, uuid.Nil)
 	if err != nil {
 		return err
@@ -49,15 +50,15 @@ func (s *Server) listBooks(w http.ResponseWriter, r *http.Request, sc books.Scop
 	return data(w, http.StatusOK, nonNil(bs))
 }
 
-func (s *Server) getBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	b, err := s.books.Get(r.Context(), sc)
+func (s *Server) getBook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	b, err := s.books.Get(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, b)
 }
 
-func (s *Server) createBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createBook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in books.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -74,46 +75,46 @@ func (s *Server) createBook(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusCreated, b)
 }
 
-func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateBook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var p books.Patch
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	b, err := s.books.Update(r.Context(), sc, p)
+	b, err := s.books.Update(r.Context(), sc.Actor, sc.Book, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, b)
 }
 
-func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	if err := s.books.Delete(r.Context(), sc); err != nil {
+func (s *Server) deleteBook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	if err := s.books.Delete(r.Context(), sc.Actor, sc.Book); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	ls, err := s.books.Labels(r.Context(), sc)
+func (s *Server) listLabels(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	ls, err := s.books.Labels(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ls))
 }
 
-func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in books.LabelInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	l, err := s.books.CreateLabel(r.Context(), sc, in)
+	l, err := s.books.CreateLabel(r.Context(), sc.Actor, sc.Book, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, l)
 }
 
-func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	labelID, err := pathUUID(r, "lid")
 	if err != nil {
 		return err
@@ -122,50 +123,50 @@ func (s *Server) updateLabel(w http.ResponseWriter, r *http.Request, sc books.Sc
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	l, err := s.books.UpdateLabel(r.Context(), sc, labelID, p)
+	l, err := s.books.UpdateLabel(r.Context(), sc.Actor, sc.Book, labelID, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, l)
 }
 
-func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	labelID, err := pathUUID(r, "lid")
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteLabel(r.Context(), sc, labelID); err != nil {
+	if err := s.books.DeleteLabel(r.Context(), sc.Actor, sc.Book, labelID); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listFields(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	fs, err := s.books.Fields(r.Context(), sc)
+func (s *Server) listFields(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	fs, err := s.books.Fields(r.Context(), sc.Actor, sc.Book)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(fs))
 }
 
-func (s *Server) createField(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createField(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in books.FieldInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	f, err := s.books.CreateField(r.Context(), sc, in)
+	f, err := s.books.CreateField(r.Context(), sc.Actor, sc.Book, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, f)
 }
 
-func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteField(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	fieldID, err := pathUUID(r, "fid")
 	if err != nil {
 		return err
 	}
-	if err := s.books.DeleteField(r.Context(), sc, fieldID); err != nil {
+	if err := s.books.DeleteField(r.Context(), sc.Actor, sc.Book, fieldID); err != nil {
 		return err
 	}
 	return noContent(w)

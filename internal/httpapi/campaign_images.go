@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
@@ -19,7 +19,7 @@ import (
 // for the part headers and other small fields.
 const maxImageRequest = campaigns.MaxImageBytes + 1<<20
 
-func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) uploadCampaignImage(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	url, err := s.campaigns.SaveImage(r.Context(), sc, func() (io.Reader, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxImageRequest)
 		mr, err := r.MultipartReader()
@@ -65,7 +65,7 @@ func imageReadError(err error) error {
 	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
 }
 
-func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) serveCampaignImage(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	img, err := s.campaigns.OpenImage(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
 		return err

@@ -3,13 +3,13 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of a campaign's participants and their history.
 
-func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Server) enrollParticipants(w http.ResponseWriter, r *http.Request, sc b
 	return data(w, http.StatusOK, map[string]int64{"enrolled": n})
 }
 
-func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func (s *Server) enrollLabel(w http.ResponseWriter, r *http.Request, sc books.Sc
 	return data(w, http.StatusOK, map[string]int64{"enrolled": n})
 }
 
-func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Server) listParticipants(w http.ResponseWriter, r *http.Request, sc boo
 	return page(w, nonNil(res.Items), pg, res.Total)
 }
 
-func (s *Server) removeParticipant(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) removeParticipant(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (s *Server) removeParticipant(w http.ResponseWriter, r *http.Request, sc bo
 	return message(w, "The participant was removed from the campaign.")
 }
 
-func (s *Server) participantHistory(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) participantHistory(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

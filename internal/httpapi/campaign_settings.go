@@ -5,14 +5,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
-
-	"github.com/contactbook/contactbook/internal/books"
 )
 
 // Handlers of a book's campaign settings.
 
-func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	v, err := s.campaigns.GetSettings(r.Context(), sc)
 	if err != nil {
 		return err
@@ -23,7 +22,7 @@ func (s *Server) getCampaignSettings(w http.ResponseWriter, r *http.Request, sc 
 	return data(w, http.StatusOK, v.Settings)
 }
 
-func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in campaigns.SettingsInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err

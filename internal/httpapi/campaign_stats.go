@@ -3,13 +3,13 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of campaign figures: stats, a step's contacts, a contact's campaigns.
 
-func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -21,7 +21,7 @@ func (s *Server) campaignStats(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, st)
 }
 
-func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) stepContacts(w http.ResponseWriter, r *http.Request, sc books.S
 	return page(w, nonNil(res.Items), pg, res.Total)
 }
 
-func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) contactCampaigns(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

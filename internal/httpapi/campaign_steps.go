@@ -3,13 +3,13 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of a campaign's steps.
 
-func (s *Server) createStep(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createStep(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Server) createStep(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusOK, st)
 }
 
-func (s *Server) updateStep(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateStep(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func (s *Server) updateStep(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusOK, st)
 }
 
-func (s *Server) deleteStep(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteStep(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (s *Server) deleteStep(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return message(w, "The step was deleted.")
 }
 
-func (s *Server) reorderSteps(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) reorderSteps(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

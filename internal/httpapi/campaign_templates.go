@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of campaign templates and their test sends.
 
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	ts, err := s.campaigns.Templates(r.Context(), sc)
 	if err != nil {
 		return err
@@ -18,7 +18,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, nonNil(ts))
 }
 
-func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request, sc books.Sc
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in campaigns.TemplateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, t)
 }
 
-func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request, sc books
 	return message(w, "The email template was deleted.")
 }
 
-func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (s *Server) sendTestEmail(w http.ResponseWriter, r *http.Request, sc books.
 	return message(w, "The test email was sent to "+strings.TrimSpace(in.Email)+".")
 }
 
-func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in campaigns.PreviewInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *Server) previewTemplate(w http.ResponseWriter, r *http.Request, sc book
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) mergeFields(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) mergeFields(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	out, err := s.campaigns.MergeFields(r.Context(), sc)
 	if err != nil {
 		return err

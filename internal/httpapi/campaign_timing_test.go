@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/apptest"
 )
 
 // A contact's time zone is an IANA name or null; anything else is 400

@@ -3,13 +3,13 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/campaigns"
 )
 
 // Handlers of campaigns: list, create, read, change, delete, run.
 
-func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	cs, err := s.campaigns.Campaigns(r.Context(), sc)
 	if err != nil {
 		return err
@@ -17,7 +17,7 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, nonNil(cs))
 }
 
-func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, sc books.Sc
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in campaigns.CampaignInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -41,7 +41,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Server) updateCampaign(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (s *Server) deleteCampaign(w http.ResponseWriter, r *http.Request, sc books
 	return message(w, "The campaign was deleted with its steps, participants and completion records.")
 }
 
-func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

@@ -5,12 +5,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
-func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	p, err := offsetPaging(r, contacts.DefaultPageSize, contacts.MaxPageSize)
 	if err != nil {
 		return err
@@ -38,7 +38,7 @@ func (s *Server) listContacts(w http.ResponseWriter, r *http.Request, sc books.S
 	return cursorPage(w, nonNil(pg.Items), p, pg.Total, pg.NextCursor)
 }
 
-func (s *Server) createContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createContact(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in contacts.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Server) createContact(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusCreated, c)
 }
 
-func (s *Server) getContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getContact(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func (s *Server) getContact(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *Server) updateContact(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, c)
 }
 
-func (s *Server) deleteContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteContact(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ type labelBody struct {
 	LabelID *string `json:"label_id"`
 }
 
-func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func (s *Server) addContactLabel(w http.ResponseWriter, r *http.Request, sc book
 	return message(w, "Label added to the contact.")
 }
 
-func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (s *Server) removeContactLabel(w http.ResponseWriter, r *http.Request, sc b
 }
 
 // checkEmail answers whether an address is taken in the X-Book-ID book.
-func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) checkEmail(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	exclude, err := queryUUID(r, "exclude")
 	if err != nil {
 		return err

@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	dashboard "github.com/contactbook/contactbook/web/app"
 )
 
@@ -50,7 +50,7 @@ func (s *Server) dashboardFiles() http.HandlerFunc {
 		panic(fmt.Sprintf("httpapi: dashboard assets: %v", err))
 	}
 	index := assets["index.html"]
-	return s.h(func(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+	return s.h(func(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 		name := strings.TrimPrefix(path.Clean("/"+chi.URLParam(r, "*")), "/")
 		a, ok := assets[name]
 		if !ok {

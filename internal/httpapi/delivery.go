@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -15,7 +15,7 @@ import (
 // not behind login: the provider signs each batch over the exact body
 // bytes with the book's key, so the body is read raw. The answer comes
 // after the batch is committed.
-func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	bookID, err := pathUUID(r, "book_id")
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request, _ books.Sc
 	return data(w, http.StatusOK, res)
 }
 
-func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	pg, err := pagePaging(r, 20, 100)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, sc boo
 
 // exportSuppressions streams the book's suppression list (the list's
 // reason and q filters) as a CSV download.
-func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	q := r.URL.Query()
 	return s.streamDownload(w, "suppression export", func(start func(contentType, filename string) io.Writer) error {
 		return s.suppressions.Export(r.Context(), sc, suppression.Filter{Reason: suppression.Reason(q.Get("reason")), Q: q.Get("q")},
@@ -60,7 +60,7 @@ func (s *Server) exportSuppressions(w http.ResponseWriter, r *http.Request, sc b
 	})
 }
 
-func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in suppression.AddInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -75,7 +75,7 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, sc book
 	return noContent(w)
 }
 
-func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	days, err := queryInt(r, "days", 30)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Server) deliverability(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) contactActivity(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

@@ -3,14 +3,14 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/forms"
 )
 
 // The forms API (both APIs) and the person's rights on a contact. The
 // public pages and the submission endpoint are in forms_public.go.
 
-func (s *Server) listForms(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listForms(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	fs, err := s.forms.List(r.Context(), sc)
 	if err != nil {
 		return err
@@ -18,7 +18,7 @@ func (s *Server) listForms(w http.ResponseWriter, r *http.Request, sc books.Scop
 	return data(w, http.StatusOK, nonNil(fs))
 }
 
-func (s *Server) createForm(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createForm(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in forms.Input
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -30,7 +30,7 @@ func (s *Server) createForm(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusCreated, f)
 }
 
-func (s *Server) getForm(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getForm(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) getForm(w http.ResponseWriter, r *http.Request, sc books.Scope)
 	return data(w, http.StatusOK, f)
 }
 
-func (s *Server) updateForm(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateForm(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (s *Server) updateForm(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusOK, f)
 }
 
-func (s *Server) deleteForm(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteForm(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (s *Server) deleteForm(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return noContent(w)
 }
 
-func (s *Server) contactConsents(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) contactConsents(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (s *Server) contactConsents(w http.ResponseWriter, r *http.Request, sc book
 	return data(w, http.StatusOK, nonNil(cs))
 }
 
-func (s *Server) contactDataExport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) contactDataExport(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (s *Server) contactDataExport(w http.ResponseWriter, r *http.Request, sc bo
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) eraseContact(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) eraseContact(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err

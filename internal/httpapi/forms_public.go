@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/forms"
@@ -43,7 +44,7 @@ var invalidConfirmation = web.MessageData{
 }
 
 // hostedForm serves the hosted page of an enabled form.
-func (s *Server) hostedForm(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) hostedForm(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	id, err := uuid.Parse(chi.URLParam(r, "form_id"))
 	if err != nil {
 		return html(w, http.StatusNotFound, func(b io.Writer) error { return web.RenderSignupMissing(b, missingForm) })
@@ -66,7 +67,7 @@ func allowAnyOrigin(w http.ResponseWriter) {
 }
 
 // submissionPreflight answers a browser's CORS preflight of a submission.
-func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
+func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request, _ access.Scope) error {
 	allowAnyOrigin(w)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
@@ -78,7 +79,7 @@ func (s *Server) submissionPreflight(w http.ResponseWriter, _ *http.Request, _ b
 // submitForm takes a post of a form: JSON answers 202 with the message; a
 // browser's form post gets the success page, or a 303 to the form's
 // redirect_url, or the form again with the error at its field.
-func (s *Server) submitForm(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) submitForm(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	allowAnyOrigin(w)
 	asJSON := wantsJSON(r)
 	id, err := uuid.Parse(chi.URLParam(r, "form_id"))
@@ -291,7 +292,7 @@ func hasField(fs []web.SignupField, key string) bool {
 
 // confirmSignupPage shows the confirmation button of a valid link. It
 // changes nothing.
-func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	token := r.URL.Query().Get("token")
 	p, err := s.forms.CheckToken(r.Context(), token)
 	if apperr.Is(err, apperr.NotFound) {
@@ -305,7 +306,7 @@ func (s *Server) confirmSignupPage(w http.ResponseWriter, r *http.Request, _ boo
 }
 
 // confirmSignup confirms a submission: a page, or JSON when asked.
-func (s *Server) confirmSignup(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) confirmSignup(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	asJSON := wantsJSON(r)
 	// The unsubscribe form's reader takes token from a form, JSON or the
 	// query alike; the other fields are not read.
@@ -336,7 +337,7 @@ type preferencesInput struct {
 
 // savePreferences sets the topics of the contact of an unsubscribe token:
 // a page, or JSON when asked, like the unsubscribe confirm.
-func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) savePreferences(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	asJSON := wantsJSON(r)
 	in, err := readPreferences(w, r)
 	if err == nil {

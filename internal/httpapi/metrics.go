@@ -8,8 +8,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
 // MetricsHandler serves metrics at /metrics on a listener of their own
@@ -19,8 +19,8 @@ func MetricsHandler(log *slog.Logger, metrics http.Handler, token string) http.H
 	s := &Server{log: log}
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead)
-	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error { return errNoEndpoint }))
-	r.Get("/metrics", s.h(func(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, access.Scope) error { return errNoEndpoint }))
+	r.Get("/metrics", s.h(func(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 		return serveMetrics(w, r, metrics, token)
 	}))
 	return r

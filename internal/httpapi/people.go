@@ -5,54 +5,42 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
-func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.InvitationInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	inv, err := s.accounts.Invite(r.Context(), sc.Actor, teamID, in)
+	inv, err := s.accounts.Invite(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, inv)
 }
 
-func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	invs, err := s.accounts.Invitations(r.Context(), sc.Actor, teamID)
+func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	invs, err := s.accounts.Invitations(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(invs))
 }
 
-func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.accounts.RevokeInvitation(r.Context(), sc.Actor, teamID, id); err != nil {
+	if err := s.accounts.RevokeInvitation(r.Context(), sc, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	v, err := s.accounts.LookupInvitation(r.Context(), chi.URLParam(r, "token"))
 	if err != nil {
 		return err
@@ -60,7 +48,7 @@ func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ book
 	return data(w, http.StatusOK, v)
 }
 
-func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.AcceptInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -76,7 +64,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request, _ book
 // resetRequested is the one answer to a reset request, whatever happened.
 const resetRequested = "If an account uses this email, a link to choose a new password is on its way. It works once, within an hour."
 
-func (s *Server) requestReset(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) requestReset(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.ResetRequest
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -87,7 +75,7 @@ func (s *Server) requestReset(w http.ResponseWriter, r *http.Request, _ books.Sc
 	return data(w, http.StatusAccepted, map[string]string{"message": resetRequested})
 }
 
-func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.ResetConfirm
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -99,7 +87,7 @@ func (s *Server) confirmReset(w http.ResponseWriter, r *http.Request, _ books.Sc
 	return s.answerLogin(w, r, res)
 }
 
-func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.PasswordChange
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -112,7 +100,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, sess)
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	if err := s.accounts.Logout(r.Context(), sc.Actor); err != nil {
 		return err
 	}

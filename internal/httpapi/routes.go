@@ -7,8 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 )
 
 // routes is the service's route table: every path it serves, its method
@@ -20,8 +20,8 @@ func (s *Server) routes() http.Handler {
 	// GetHead answers HEAD on every GET route as that GET, without the
 	// body (net/http drops a HEAD answer's body).
 	r.Use(withRequestID, s.securityHeaders, withAccessLog(s.log, s.observe), s.withOrigin, withTextCheck(s.log), middleware.GetHead)
-	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error { return errNoEndpoint }))
-	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request, books.Scope) error {
+	r.NotFound(s.h(func(http.ResponseWriter, *http.Request, access.Scope) error { return errNoEndpoint }))
+	r.MethodNotAllowed(s.h(func(http.ResponseWriter, *http.Request, access.Scope) error {
 		return apperr.New(apperr.MethodNotAllowed, "This endpoint does not take this method.")
 	}))
 
@@ -159,6 +159,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
+		r = r.With(s.inTeam)
 		r.Get("/", s.h(s.getTeam))
 		r.Patch("/", s.h(s.updateTeam))
 		r.Get("/members", s.h(s.listMembers))
@@ -226,7 +227,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 }
 
 // healthz answers that the process is up.
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ access.Scope) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
 }
@@ -234,7 +235,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ books.Scope) 
 // readyz answers whether the instance takes traffic: the database is
 // reachable and no stop signal has arrived (an error from ready that is
 // already classified says which).
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	if err := s.ready(r.Context()); err != nil {
 		var classified *apperr.Error
 		if errors.As(err, &classified) {
@@ -248,7 +249,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ books.Scope) e
 
 // metricsOnPublicPort serves the metrics on the public port only when a
 // token guards them; otherwise the path does not exist there.
-func (s *Server) metricsOnPublicPort(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) metricsOnPublicPort(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	if s.metrics == nil || s.metricsToken == "" {
 		return errNoEndpoint
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -15,17 +16,17 @@ import (
 )
 
 // handler is the one shape of every endpoint: it gets the request's scope
-// (books.Scope: the actor and, on a book-scoped route, the book with the
+// (access.Scope: the actor and, on a book-scoped route, the book with the
 // actor's membership proven) and returns its error instead of writing it.
 // Unauthenticated routes get a zero scope.
-type handler func(w http.ResponseWriter, r *http.Request, sc books.Scope) error
+type handler func(w http.ResponseWriter, r *http.Request, sc access.Scope) error
 
 // h serves a handler: it hands over the scope the middleware built (or
 // just the actor on a route that works in no book) and writes any error
 // once, the same way.
 func (s *Server) h(fn handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sc, ok := r.Context().Value(scopeKey{}).(books.Scope)
+		sc, ok := r.Context().Value(scopeKey{}).(access.Scope)
 		if !ok {
 			sc.Actor, _ = auth.FromContext(r.Context()) // nil on an unauthenticated route
 		}
@@ -89,10 +90,10 @@ func (s *Server) scoped(src bookSource) func(http.Handler) http.Handler {
 	}
 }
 
-func (s *Server) resolveScope(r *http.Request, src bookSource) (books.Scope, error) {
+func (s *Server) resolveScope(r *http.Request, src bookSource) (access.Scope, error) {
 	a, err := auth.FromContext(r.Context())
 	if err != nil {
-		return books.Scope{}, err
+		return access.Scope{}, err
 	}
 	var (
 		bookID uuid.UUID
@@ -106,16 +107,20 @@ func (s *Server) resolveScope(r *http.Request, src bookSource) (books.Scope, err
 		as = books.AsResource
 	case bookIfSent:
 		if strings.TrimSpace(r.Header.Get("X-Book-ID")) == "" {
-			return books.Scope{Actor: a}, nil
+			return access.Scope{Actor: a}, nil
 		}
 		bookID, err = bookHeader(r)
 	default:
 		bookID, err = bookHeader(r)
 	}
 	if err != nil {
-		return books.Scope{}, err
+		return access.Scope{}, err
 	}
-	return s.books.Resolve(r.Context(), a, bookID, as)
+	b, err := s.books.Resolve(r.Context(), a, bookID, as)
+	if err != nil {
+		return access.Scope{}, err
+	}
+	return access.InBook(a, b), nil
 }
 
 // bookHeader parses X-Book-ID.
@@ -131,13 +136,44 @@ func bookHeader(r *http.Request) (uuid.UUID, error) {
 	return id, nil
 }
 
+// inTeam is the middleware of the /teams/{team_id} routes: it proves once
+// that the actor is a member of the path's team (any role; the service
+// checks the role its operation needs) and puts the team's scope in the
+// request's context. An outsider is told the team does not exist, before
+// anything else of the request is read.
+func (s *Server) inTeam(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, err := teamScope(r)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+func teamScope(r *http.Request) (access.Scope, error) {
+	a, err := auth.FromContext(r.Context())
+	if err != nil {
+		return access.Scope{}, err
+	}
+	teamID, err := pathUUID(r, "team_id")
+	if err != nil {
+		return access.Scope{}, err
+	}
+	if err := a.Require(r.Context(), teamID, auth.RoleViewer, access.ErrTeamNotFound); err != nil {
+		return access.Scope{}, err
+	}
+	return access.InTeam(a, teamID), nil
+}
+
 // bulkOp is one of the contacts service's bulk operations.
-type bulkOp func(ctx context.Context, sc books.Scope, in contacts.BulkInput) (int, error)
+type bulkOp func(ctx context.Context, sc access.Scope, in contacts.BulkInput) (int, error)
 
 // bulk is the handler of a bulk operation on the X-Book-ID book; it
 // answers {data: {<count>: n}}.
 func (s *Server) bulk(count string, op bulkOp) handler {
-	return func(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	return func(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 		var in contacts.BulkInput
 		if err := decodeJSON(w, r, &in); err != nil {
 			return err

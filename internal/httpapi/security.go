@@ -7,17 +7,17 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 )
 
 // Two-factor sign-in, sessions and the audit log (docs/security.md and
 // docs/accounts.md).
 
-func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	setup, err := s.accounts.SetupTwoFactor(r.Context(), sc.Actor)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Server) setupTwoFactor(w http.ResponseWriter, r *http.Request, sc books
 	return data(w, http.StatusOK, setup)
 }
 
-func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.CodeInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -39,7 +39,7 @@ func (s *Server) enableTwoFactor(w http.ResponseWriter, r *http.Request, sc book
 	return data(w, http.StatusOK, codes)
 }
 
-func (s *Server) disableTwoFactor(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) disableTwoFactor(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in accounts.DisableInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Server) disableTwoFactor(w http.ResponseWriter, r *http.Request, sc boo
 	return noContent(w)
 }
 
-func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	var in accounts.SecondStepInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (s *Server) loginSecondStep(w http.ResponseWriter, r *http.Request, _ books
 	return data(w, http.StatusOK, sess)
 }
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	list, err := s.accounts.Sessions(r.Context(), sc.Actor)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, sc books.S
 	return data(w, http.StatusOK, nonNil(list))
 }
 
-func (s *Server) endSessionByID(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) endSessionByID(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -122,16 +122,12 @@ type auditPage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
-	list, next, err := s.audit.List(r.Context(), sc.Actor, teamID, f)
+	list, next, err := s.audit.List(r.Context(), sc.Actor, sc.Team, f)
 	if err != nil {
 		return err
 	}
@@ -146,18 +142,14 @@ func (s *Server) listAuditLog(w http.ResponseWriter, r *http.Request, sc books.S
 // auditHeader is the audit log CSV's header.
 var auditHeader = []string{"id", "at", "actor_type", "actor_id", "actor_name", "action", "target_type", "target_id", "ip", "user_agent", "details"}
 
-func (s *Server) exportAuditLog(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) exportAuditLog(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	f, err := auditFilter(r)
 	if err != nil {
 		return err
 	}
 	var out *csvsafe.Writer
 	rec := make([]string, len(auditHeader))
-	err = s.audit.Export(r.Context(), sc.Actor, teamID, f, func(v audit.View) error {
+	err = s.audit.Export(r.Context(), sc.Actor, sc.Team, f, func(v audit.View) error {
 		if out == nil {
 			out = csvsafe.NewWriter(download(w, "text/csv; charset=utf-8", "audit-log.csv"))
 			if err := out.Write(auditHeader); err != nil {

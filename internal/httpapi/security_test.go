@@ -154,7 +154,7 @@ func TestAuditRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The daily job's run, as its periodic schedule enqueues it.
-	if _, err := env.App.Jobs.Client().Insert(ctx, audit.RetentionArgs{}, nil); err != nil {
+	if _, err := env.App.Jobs.Client().Insert(ctx, audit.PruneArgs{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	env.WaitJobs()

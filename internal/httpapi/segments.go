@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/segments"
 )
@@ -18,7 +18,7 @@ import (
 // Handlers of segments: list, create, read (with the count), change,
 // delete, and the preview of a rule.
 
-func (s *Server) listSegments(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listSegments(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	segs, err := s.segments.List(r.Context(), sc)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Server) listSegments(w http.ResponseWriter, r *http.Request, sc books.S
 	return data(w, http.StatusOK, nonNil(segs))
 }
 
-func (s *Server) createSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) createSegment(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	in, err := decodeSegmentBody(w, r)
 	if err != nil {
 		return err
@@ -38,7 +38,7 @@ func (s *Server) createSegment(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusCreated, seg)
 }
 
-func (s *Server) getSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getSegment(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Server) getSegment(w http.ResponseWriter, r *http.Request, sc books.Sco
 	return data(w, http.StatusOK, seg)
 }
 
-func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (s *Server) updateSegment(w http.ResponseWriter, r *http.Request, sc books.
 	return data(w, http.StatusOK, seg)
 }
 
-func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "id")
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ type segmentPreview struct {
 	Contacts []contacts.Contact `json:"contacts"`
 }
 
-func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) previewSegment(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	in, err := decodeSegmentBody(w, r)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func decodeSegmentBody(w http.ResponseWriter, r *http.Request) (segments.Input, 
 // segmentParam resolves the segment_id query parameter of a contacts
 // list or export into its compiled rule (nil when absent): a segment of
 // another book is not found.
-func (s *Server) segmentParam(r *http.Request, sc books.Scope) (contacts.Condition, error) {
+func (s *Server) segmentParam(r *http.Request, sc access.Scope) (contacts.Condition, error) {
 	id, err := queryUUID(r, "segment_id")
 	if err != nil || id == nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (s *Server) segmentParam(r *http.Request, sc books.Scope) (contacts.Conditi
 
 // bulkSegment resolves the segment_id of a bulk body into its compiled
 // rule, in place of contact_ids.
-func (s *Server) bulkSegment(r *http.Request, sc books.Scope, in *contacts.BulkInput) error {
+func (s *Server) bulkSegment(r *http.Request, sc access.Scope, in *contacts.BulkInput) error {
 	if in.SegmentID == nil {
 		return nil
 	}

@@ -26,7 +26,10 @@ func BenchmarkAuthenticate(b *testing.B) {
 	pool := pgtest.NewPool(b)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tokens := auth.NewTokens([]byte("bench-secret-0123456789"), time.Hour, "contactbook", nil)
-	acc := accounts.NewService(postgres.Wrap(pool), tokens, events.NewOutbox(nil), accountmail.NewComposer("http://localhost", nil), make([]byte, 32), 4, nil, log)
+	acc := accounts.NewService(accounts.Deps{
+		DB: postgres.Wrap(pool), Tokens: tokens, Outbox: events.NewOutbox(nil), Mail: accountmail.NewComposer("http://localhost", nil),
+		SecretKey: make([]byte, 32), PasswordCost: 4, Log: log,
+	})
 	res, err := acc.Signup(context.Background(), accounts.SignupInput{Email: "bench@example.com", Password: "long enough", Name: "B", TeamName: "T"})
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +59,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		}
 		for b.Loop() {
 			// A fresh service has an empty cache: every check queries.
-			fresh := accounts.NewService(postgres.Wrap(pool), tokens, nil, nil, make([]byte, 32), 4, nil, log)
+			fresh := accounts.NewService(accounts.Deps{DB: postgres.Wrap(pool), Tokens: tokens, SecretKey: make([]byte, 32), PasswordCost: 4, Log: log})
 			if err := fresh.CheckSession(context.Background(), claims); err != nil {
 				b.Fatal(err)
 			}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/transfer"
 )
@@ -23,7 +23,7 @@ const maxImportField = 64 << 10
 
 var errImportTooLarge = apperr.New(apperr.PayloadTooLarge, "The file is larger than %d MB; split it into several imports.", transfer.MaxFileBytes>>20)
 
-func (s *Server) startImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) startImport(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	req, err := importForm(w, r)
 	if err != nil {
 		return err
@@ -37,7 +37,7 @@ func (s *Server) startImport(w http.ResponseWriter, r *http.Request, sc books.Sc
 
 // previewImport answers what an import of the file would read: the same
 // form as an import, nothing queued.
-func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) previewImport(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	req, err := importForm(w, r)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func importReadError(err error) error {
 	return apperr.Wrap(err, apperr.InvalidInput, "The multipart body could not be read.")
 }
 
-func (s *Server) listImports(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) listImports(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	list, err := s.transfer.List(r.Context(), sc)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func (s *Server) listImports(w http.ResponseWriter, r *http.Request, sc books.Sc
 	return data(w, http.StatusOK, list)
 }
 
-func (s *Server) getImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) getImport(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "import_id")
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func (s *Server) getImport(w http.ResponseWriter, r *http.Request, sc books.Scop
 	return data(w, http.StatusOK, in)
 }
 
-func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "import_id")
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (s *Server) cancelImport(w http.ResponseWriter, r *http.Request, sc books.S
 // exportContacts streams the book's contacts (or those the contacts list's
 // filters select) as a CSV or vCard attachment. An error before the first
 // byte is answered as JSON; one after it can only cut the stream short.
-func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	labelID, err := queryUUID(r, "label_id")
 	if err != nil {
 		return err

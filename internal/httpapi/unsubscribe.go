@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/web"
 )
@@ -20,7 +20,7 @@ const maxUnsubscribeBody = 64 << 10
 // unsubscribePage shows the contact's active campaigns with a form per
 // campaign and one for all. It changes nothing: mail scanners and link
 // previews fetch GETs without anyone clicking.
-func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	token := r.URL.Query().Get("token")
 	info, err := s.campaigns.UnsubscribeInfo(r.Context(), token)
 	if apperr.Is(err, apperr.NotFound) {
@@ -57,7 +57,7 @@ func (s *Server) unsubscribePage(w http.ResponseWriter, r *http.Request, _ books
 // in the query, body "List-Unsubscribe=One-Click"), or by an API client.
 // It answers a page, or JSON when the client asks for it; never a
 // redirect, which one-click clients do not follow.
-func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	asJSON := wantsJSON(r)
 	in, err := readUnsubscribeForm(w, r)
 	if err == nil {
@@ -65,10 +65,10 @@ func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request, _ bo
 		res, err = s.campaigns.Unsubscribe(r.Context(), in.Token, in.Scope, in.CampaignID)
 		if err == nil {
 			if asJSON {
-				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": res.Scope})
+				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": string(res.Scope)})
 			}
 			return html(w, http.StatusOK, func(b io.Writer) error {
-				return web.RenderConfirmed(b, web.ConfirmData{Scope: res.Scope, CampaignName: res.CampaignName})
+				return web.RenderConfirmed(b, web.ConfirmData{Scope: string(res.Scope), CampaignName: res.CampaignName})
 			})
 		}
 	}

@@ -6,50 +6,32 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
-// webhookPath reads the team and webhook ids of a route addressed to one
-// webhook.
-func webhookPath(r *http.Request) (teamID, id uuid.UUID, err error) {
-	if teamID, err = pathUUID(r, "team_id"); err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err = pathUUID(r, "webhook_id")
-	return teamID, id, err
-}
-
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
-	ws, err := s.webhooks.List(r.Context(), sc.Actor, teamID)
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	ws, err := s.webhooks.List(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, nonNil(ws))
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, err := pathUUID(r, "team_id")
-	if err != nil {
-		return err
-	}
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	var in webhooks.CreateInput
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Create(r.Context(), sc.Actor, teamID, in)
+	out, err := s.webhooks.Create(r.Context(), sc, in)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusCreated, out)
 }
 
-func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -57,26 +39,26 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, sc books.
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
 	}
-	out, err := s.webhooks.Update(r.Context(), sc.Actor, teamID, id, p)
+	out, err := s.webhooks.Update(r.Context(), sc, id, p)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusOK, out)
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Delete(r.Context(), sc.Actor, teamID, id); err != nil {
+	if err := s.webhooks.Delete(r.Context(), sc, id); err != nil {
 		return err
 	}
 	return noContent(w)
 }
 
-func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -93,7 +75,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 		return err
 	}
 	q := r.URL.Query()
-	pg, err := s.webhooks.Deliveries(r.Context(), sc.Actor, teamID, id, webhooks.LogFilter{
+	pg, err := s.webhooks.Deliveries(r.Context(), sc, id, webhooks.LogFilter{
 		Limit: limit, Event: q.Get("event"), Success: success, Since: since, Cursor: q.Get("cursor"),
 	})
 	if err != nil {
@@ -102,20 +84,20 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
 }
 
-func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
-	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id)
+	delivery, err := s.webhooks.SendTest(r.Context(), sc, id)
 	if err != nil {
 		return err
 	}
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
 }
 
-func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -123,7 +105,7 @@ func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request, sc
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.Retry(r.Context(), sc.Actor, teamID, id, delivery); err != nil {
+	if err := s.webhooks.Retry(r.Context(), sc, id, delivery); err != nil {
 		return err
 	}
 	return data(w, http.StatusAccepted, map[string]uuid.UUID{"delivery_id": delivery})
@@ -134,8 +116,8 @@ type recoverInput struct {
 	Since time.Time `json:"since"`
 }
 
-func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
-	teamID, id, err := webhookPath(r)
+func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
@@ -143,7 +125,7 @@ func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request, sc books
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	queued, err := s.webhooks.Recover(r.Context(), sc.Actor, teamID, id, in.Since)
+	queued, err := s.webhooks.Recover(r.Context(), sc, id, in.Since)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // PoolMode says how the service's connections reach PostgreSQL, which
@@ -29,12 +31,11 @@ const (
 
 // ParsePoolMode reads DATABASE_POOL_MODE.
 func ParsePoolMode(s string) (PoolMode, error) {
-	switch m := PoolMode(s); m {
-	case PoolSession, PoolTransaction:
-		return m, nil
-	}
-	return "", fmt.Errorf("%q is not session or transaction", s)
+	return enum.Parse(PoolModes, "The pool mode", s)
 }
+
+// PoolModes is every pool mode.
+var PoolModes = []PoolMode{PoolSession, PoolTransaction}
 
 // queryExecMode is how pgx sends statements in this mode. Through a
 // transaction pooler it is cache_describe: the first execution of a

@@ -53,7 +53,7 @@ func newFixture(t *testing.T) *fixture {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	f := &fixture{pool: pool, now: time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)}
-	f.svc = NewService(postgres.Wrap(pool), books.NewService(postgres.Wrap(pool), nil, nil), testCampaigns{}, func() time.Time { return f.now }, 0)
+	f.svc = NewService(Deps{DB: postgres.Wrap(pool), Books: books.NewService(postgres.Wrap(pool), nil, nil), Campaigns: testCampaigns{}, Now: func() time.Time { return f.now }})
 	ids := map[string]uuid.UUID{}
 	q := func(sql string, args ...any) {
 		t.Helper()

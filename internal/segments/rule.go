@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/enum"
 )
 
 // Rule is a group ({"all":[...]}, {"any":[...]}, {"not": rule}) or a
@@ -142,15 +143,15 @@ func (f Field) CustomKey() string {
 
 // ParseField reads a field name: one of the built-in fields or
 // custom.<key> with a key of the form field definitions have.
-func ParseField(s string) (Field, bool) {
+func ParseField(s string) (Field, error) {
 	f := Field(s)
 	if _, ok := builtinFields[f]; ok {
-		return f, true
+		return f, nil
 	}
 	if k := f.CustomKey(); k != "" && customKey.MatchString(k) {
-		return f, true
+		return f, nil
 	}
-	return "", false
+	return "", apperr.Invalidf("`field` must be a contact field (first_name, company, email, ...), custom.<key>, labels, starred, suppressed, email.sent, email.opened, ... or campaign.")
 }
 
 // Op is what a condition asks of its field.
@@ -217,15 +218,8 @@ var negation = map[Op]Op{
 }
 
 // ParseOp reads an op name.
-func ParseOp(s string) (Op, bool) {
-	for _, ops := range familyOps {
-		for _, o := range ops {
-			if string(o) == s {
-				return o, true
-			}
-		}
-	}
-	return "", false
+func ParseOp(s string) (Op, error) {
+	return enum.Parse(Ops, "`op`", s)
 }
 
 func opList(ops []Op) string {
@@ -407,16 +401,16 @@ func (p *parser) condition(r *Rule, field, op *string) error {
 	if field == nil {
 		return invalid(r.path+".field", "is required in a condition.")
 	}
-	f, ok := ParseField(*field)
-	if !ok {
+	f, err := ParseField(*field)
+	if err != nil {
 		return invalid(r.path+".field", "is not a field a rule can test: use a contact field (first_name, company, email, ...), custom.<key>, labels, starred, suppressed, email.sent, email.opened, ... or campaign.")
 	}
 	r.cond.Field = f
 	if op == nil {
 		return invalid(r.path+".op", "is required in a condition.")
 	}
-	o, ok := ParseOp(*op)
-	if !ok {
+	o, err := ParseOp(*op)
+	if err != nil {
 		return invalid(r.path+".op", "is not an op of the rule language.")
 	}
 	r.cond.Op = o

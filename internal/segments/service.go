@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
@@ -17,7 +18,7 @@ import (
 
 // Books is what the service needs of books: the labels and custom fields
 // a rule may name (books.Service). Access to a book comes with the
-// request's scope (books.Scope).
+// request's scope (access.Scope).
 type Books interface {
 	LabelsOf(ctx context.Context, bookID uuid.UUID) ([]books.Label, error)
 	FieldsOf(ctx context.Context, bookID uuid.UUID) ([]books.Field, error)
@@ -42,20 +43,30 @@ type Service struct {
 	st        store
 }
 
-// NewService wires the service. timeout bounds each statement that
-// evaluates a rule (zero: DefaultStatementTimeout).
-func NewService(db postgres.Pool, bks Books, cps Campaigns, now func() time.Time, timeout time.Duration) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB        postgres.Pool
+	Books     Books
+	Campaigns Campaigns
+	Now       func() time.Time // nil: time.Now
+	// Timeout bounds each statement that evaluates a rule (zero:
+	// DefaultStatementTimeout).
+	Timeout time.Duration
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if timeout <= 0 {
-		timeout = DefaultStatementTimeout
+	if d.Timeout <= 0 {
+		d.Timeout = DefaultStatementTimeout
 	}
-	return &Service{db: db, books: bks, campaigns: cps, now: now, timeout: timeout}
+	return &Service{db: d.DB, books: d.Books, campaigns: d.Campaigns, now: d.Now, timeout: d.Timeout}
 }
 
 // List returns the book's segments sorted by name (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Segment, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Segment, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -64,7 +75,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope) ([]Segment, error) {
 
 // Get returns a segment with how many contacts match it now (viewer). The
 // scope's book (X-Book-ID, when sent) must be the segment's book.
-func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Segment, error) {
+func (s *Service) Get(ctx context.Context, sc access.Scope, id uuid.UUID) (Segment, error) {
 	seg, err := s.segmentFor(ctx, s.db, sc, id, auth.RoleViewer, false)
 	if err != nil {
 		return Segment{}, err
@@ -84,7 +95,7 @@ func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Segmen
 }
 
 // Create saves a segment in the book (member).
-func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Segment, error) {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in Input) (Segment, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Segment{}, err
 	}
@@ -106,7 +117,7 @@ func (s *Service) Create(ctx context.Context, sc books.Scope, in Input) (Segment
 }
 
 // Update changes the name, description or rule of a segment (member).
-func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Patch) (Segment, error) {
+func (s *Service) Update(ctx context.Context, sc access.Scope, id uuid.UUID, p Patch) (Segment, error) {
 	if p.Name == nil && p.Description == nil && p.Rule == nil {
 		return Segment{}, apperr.Invalidf("Send at least one field to change: name, description, rule.")
 	}
@@ -133,7 +144,7 @@ func (s *Service) Update(ctx context.Context, sc books.Scope, id uuid.UUID, p Pa
 
 // Delete removes a segment (member); one that a campaign's audience names
 // is a conflict naming the campaign.
-func (s *Service) Delete(ctx context.Context, sc books.Scope, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, sc access.Scope, id uuid.UUID) error {
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if _, err := s.segmentFor(ctx, tx, sc, id, auth.RoleMember, true); err != nil {
 			return err
@@ -153,7 +164,7 @@ func (s *Service) Delete(ctx context.Context, sc books.Scope, id uuid.UUID) erro
 
 // Compile checks a rule against the book (viewer) and compiles it; it is
 // what a preview evaluates.
-func (s *Service) Compile(ctx context.Context, sc books.Scope, r Rule) (*Predicate, error) {
+func (s *Service) Compile(ctx context.Context, sc access.Scope, r Rule) (*Predicate, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -163,7 +174,7 @@ func (s *Service) Compile(ctx context.Context, sc books.Scope, r Rule) (*Predica
 // Members compiles the rule of a segment of the book (viewer), for the
 // statements that act on its members: a segment of another book is not
 // found.
-func (s *Service) Members(ctx context.Context, sc books.Scope, segmentID uuid.UUID) (*Predicate, error) {
+func (s *Service) Members(ctx context.Context, sc access.Scope, segmentID uuid.UUID) (*Predicate, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -213,7 +224,7 @@ func errNotInBook(err error) error {
 // segmentFor loads a segment addressed by id: NOT_FOUND outside the
 // caller's team or outside the scope's book (X-Book-ID, when sent), then
 // the role.
-func (s *Service) segmentFor(ctx context.Context, db postgres.DB, sc books.Scope, id uuid.UUID, min auth.Role, lock bool) (Segment, error) {
+func (s *Service) segmentFor(ctx context.Context, db postgres.DB, sc access.Scope, id uuid.UUID, min auth.Role, lock bool) (Segment, error) {
 	seg, teamID, err := s.st.byID(ctx, db, id, lock)
 	if err != nil {
 		return Segment{}, err

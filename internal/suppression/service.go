@@ -5,16 +5,17 @@ import (
 	"errors"
 	"io"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -22,8 +23,7 @@ import (
 
 // Valid reports whether r is one of the reasons.
 func (r Reason) Valid() bool {
-	_, ok := enum.Parse(Reasons, string(r))
-	return ok
+	return slices.Contains(Reasons, r)
 }
 
 // Filter narrows a listing: reason, and q (a part of the address).
@@ -54,7 +54,7 @@ func NewService(db postgres.Pool, sp Suppressor) *Service {
 var errNotFound = apperr.NotFoundf("Suppression not found.")
 
 // List pages the suppressions in force in the book, newest first (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope, f Filter) ([]Suppression, int64, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope, f Filter) ([]Suppression, int64, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, 0, err
 	}
@@ -74,7 +74,7 @@ const ExportBatch = 5000
 // still becomes an error answer; it returns where to write. Rows are read
 // ExportBatch at a time after the last one written (keyset), so a list of
 // any length streams in constant memory (viewer).
-func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open func() io.Writer) error {
+func (s *Service) Export(ctx context.Context, sc access.Scope, f Filter, open func() io.Writer) error {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Service) Export(ctx context.Context, sc books.Scope, f Filter, open fun
 
 // Add suppresses one address by hand (member). created is false when a
 // suppression was already in force: the existing record is returned.
-func (s *Service) Add(ctx context.Context, sc books.Scope, in AddInput) (out Suppression, created bool, err error) {
+func (s *Service) Add(ctx context.Context, sc access.Scope, in AddInput) (out Suppression, created bool, err error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Suppression{}, false, err
 	}

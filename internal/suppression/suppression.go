@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -40,10 +39,7 @@ var Reasons = []Reason{ReasonUnsubscribe, ReasonBounce, ReasonComplaint, ReasonD
 
 // ParseReason reads a suppression's `reason`.
 func ParseReason(s string) (Reason, error) {
-	if v, ok := enum.Parse(Reasons, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`reason` must be one of %s.", enum.Join(Reasons))
+	return enum.Parse(Reasons, "`reason`", s)
 }
 
 // Source says where a suppression came from.
@@ -179,24 +175,16 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 }
 
 // remarkSQL sets or clears the suppressed mark of the contact $1 of the
-// book $2 by the rule, at time $3: marked when it holds at least one
-// address and every one is suppressed, clear otherwise. Only a mark that
-// disagrees with the rule is written, and then it flips. In a book
-// without a suppression in force (most books) no contact is marked, and
-// the first test, evaluated once, ends the statement. One contact by its
-// key, not an array of them: PostgreSQL then settles on the cached
-// generic plan, where an array kept it planning every call.
-var remarkSQL = `
-	UPDATE contacts ct SET suppressed_at = CASE WHEN ct.suppressed_at IS NULL THEN $3::timestamptz END
-	WHERE EXISTS (SELECT 1 FROM suppressions WHERE book_id = $2 AND lifted_at IS NULL)
-	  AND ct.id = $1 AND ct.book_id = $2
-	  AND (ct.suppressed_at IS NOT NULL) <> (
-		EXISTS (SELECT 1 FROM contact_emails ce WHERE ce.contact_id = ct.id)
-		AND NOT EXISTS (
-			SELECT 1 FROM contact_emails ce
-			WHERE ce.contact_id = ct.id AND NOT EXISTS (
+// book $2 by the rule, at time $3. In a book without a suppression in
+// force (most books) no contact is marked, and the first test, evaluated
+// once, ends the statement.
+var remarkSQL = contacts.RemarkSuppressedSQL("$1", "$2", "$3::timestamptz",
+	`EXISTS (SELECT 1 FROM suppressions WHERE book_id = $2 AND lifted_at IS NULL)`,
+	func(address string) string {
+		return `EXISTS (
 				SELECT 1 FROM suppressions s
-				WHERE s.book_id = $2 AND s.email_hash = ` + HashSQL("ce.address_lower") + ` AND s.lifted_at IS NULL)))`
+				WHERE s.book_id = $2 AND s.email_hash = ` + HashSQL(address) + ` AND s.lifted_at IS NULL)`
+	})
 
 // Remark makes the suppressed mark of the book's contact true to its
 // addresses after a write changed those: a contact created with a

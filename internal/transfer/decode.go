@@ -56,7 +56,7 @@ func controlByte(b []byte) int {
 }
 
 // detectFormat tells a vCard file from a CSV one by its first line.
-func detectFormat(text []byte) string {
+func detectFormat(text []byte) Format {
 	t := bytes.TrimLeft(text, " \t\r\n")
 	if len(t) >= 11 && bytes.EqualFold(t[:11], []byte("BEGIN:VCARD")) {
 		return FormatVCard

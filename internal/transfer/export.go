@@ -9,10 +9,9 @@ import (
 
 	"github.com/emersion/go-vcard"
 
-	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/enum"
@@ -34,17 +33,18 @@ type Download struct {
 // request is known to be good; flush pushes what was written so far to
 // the client. Memory stays flat: contacts are read through one cursor and
 // written as they come.
-func (s *Service) Export(ctx context.Context, sc books.Scope, format string, f contacts.Filter,
+func (s *Service) Export(ctx context.Context, sc access.Scope, asked string, f contacts.Filter,
 	open func(Download) io.Writer, flush func()) error {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return err
 	}
 	b := sc.Book
-	if format == "" {
-		format = FormatCSV
-	}
-	if _, ok := enum.Parse(Formats, format); !ok {
-		return apperr.Invalidf("The query parameter format must be %s.", enum.Or(Formats))
+	format := FormatCSV
+	if asked != "" {
+		var err error
+		if format, err = enum.Parse(Formats, "The query parameter format", asked); err != nil {
+			return err
+		}
 	}
 	// An export changes nothing, so its entry is written before the file
 	// is: a download that is cut short was still asked for.

@@ -21,7 +21,7 @@ type parsed struct {
 // check reads the whole file once, so that a file the import cannot read
 // is refused before anything is queued: its encoding, its records, the
 // mapping, the row limit. It returns the UTF-8 text and the record count.
-func check(raw []byte, format string, mapping map[string]string, keys fieldKeys) (parsed, error) {
+func check(raw []byte, format Format, mapping map[string]string, keys fieldKeys) (parsed, error) {
 	text, err := decodeText(raw)
 	if err != nil {
 		return parsed{}, err
@@ -49,18 +49,18 @@ func check(raw []byte, format string, mapping map[string]string, keys fieldKeys)
 
 // eachRecord calls fn for every record of the file, reading them without
 // building their rows.
-func eachRecord(text io.Reader, format string, mapping map[string]string, keys fieldKeys, fn func() error) error {
+func eachRecord(text io.Reader, format Format, mapping map[string]string, keys fieldKeys, fn func() error) error {
 	return walk(text, format, mapping, keys, 0, nil, fn)
 }
 
 // eachRow calls fn with every record of the file after the first skip.
-func eachRow(text io.Reader, format string, mapping map[string]string, keys fieldKeys, skip int, fn func(ImportRow) error) error {
+func eachRow(text io.Reader, format Format, mapping map[string]string, keys fieldKeys, skip int, fn func(ImportRow) error) error {
 	return walk(text, format, mapping, keys, skip, fn, nil)
 }
 
 // walk reads the records after the first skip, handing each to row as an
 // import row, or, when row is nil, announcing it to record.
-func walk(text io.Reader, format string, mapping map[string]string, keys fieldKeys, skip int,
+func walk(text io.Reader, format Format, mapping map[string]string, keys fieldKeys, skip int,
 	row func(ImportRow) error, record func() error) error {
 	fn := func(build func() ImportRow) error {
 		if row == nil {

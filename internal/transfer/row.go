@@ -12,9 +12,9 @@ import (
 // Import modes: what a row whose address belongs to a contact of the book
 // does.
 const (
-	ModeSkip   = "skip"
-	ModeUpdate = "update"
-	ModeCreate = "create"
+	ModeSkip   Mode = "skip"
+	ModeUpdate Mode = "update"
+	ModeCreate Mode = "create"
 )
 
 // ImportRow is one record of an imported file: the contact it describes
@@ -89,7 +89,7 @@ func (in Import) batchOptions() contacts.BatchOptions {
 }
 
 // duplicates is what a mode asks of the batch writer.
-func duplicates(mode string) contacts.Duplicates {
+func duplicates(mode Mode) contacts.Duplicates {
 	switch mode {
 	case ModeSkip:
 		return contacts.SkipDuplicates

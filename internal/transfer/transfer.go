@@ -19,10 +19,10 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
 	"github.com/contactbook/contactbook/internal/jobs"
@@ -30,28 +30,36 @@ import (
 	"github.com/contactbook/contactbook/internal/suppression"
 )
 
+// Format is how a file of contacts is written.
+type Format string
+
 // Formats of a file.
 const (
-	FormatCSV   = "csv"
-	FormatVCard = "vcard"
+	FormatCSV   Format = "csv"
+	FormatVCard Format = "vcard"
 )
 
 // Formats is every file format.
-var Formats = []string{FormatCSV, FormatVCard}
+var Formats = []Format{FormatCSV, FormatVCard}
 
-// Modes is every import mode (what a row whose address belongs to a
-// contact of the book does).
-var Modes = []string{ModeSkip, ModeUpdate, ModeCreate}
+// ParseFormat reads an import's `format`.
+func ParseFormat(s string) (Format, error) {
+	return enum.Parse(Formats, "`format`", s)
+}
+
+// Mode is what an import does with a row whose address belongs to a
+// contact of the book.
+type Mode string
+
+// Modes is every import mode.
+var Modes = []Mode{ModeSkip, ModeUpdate, ModeCreate}
 
 // ParseMode reads an import's `mode` ("" is skip).
-func ParseMode(s string) (string, error) {
+func ParseMode(s string) (Mode, error) {
 	if s == "" {
 		return ModeSkip, nil
 	}
-	if v, ok := enum.Parse(Modes, s); ok {
-		return v, nil
-	}
-	return "", apperr.Invalidf("`mode` must be %s.", enum.Or(Modes))
+	return enum.Parse(Modes, "`mode`", s)
 }
 
 // Statuses of an import.
@@ -74,8 +82,8 @@ type Import struct {
 	ID            uuid.UUID  `json:"id"`
 	BookID        uuid.UUID  `json:"book_id"`
 	Status        string     `json:"status"`
-	Format        string     `json:"format"`
-	Mode          string     `json:"mode"`
+	Format        Format     `json:"format"`
+	Mode          Mode       `json:"mode"`
 	DryRun        bool       `json:"dry_run"`
 	TotalRows     int        `json:"total_rows"`
 	ProcessedRows int        `json:"processed_rows"`
@@ -109,45 +117,54 @@ type Request struct {
 type Service struct {
 	db       postgres.Pool
 	contacts *contacts.Service
-	queue    txQueue
+	queue    Queue
 	now      func() time.Time
 	log      *slog.Logger
 	// suppressor marks imported contacts whose addresses are suppressed.
 	suppressor suppression.Suppressor
 }
 
-// txQueue enqueues a job in the caller's transaction (the River client,
+// Queue enqueues a job in the caller's transaction (the River client,
 // jobs.Client).
-type txQueue interface {
+type Queue interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
-// NewService wires the service; queue takes the import jobs, which the
-// service's own worker works (Jobs).
-func NewService(db postgres.Pool, cs *contacts.Service, queue txQueue, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service works with.
+type Deps struct {
+	DB       postgres.Pool
+	Contacts *contacts.Service
+	// Queue takes the import jobs, which the service's own worker works
+	// (Jobs).
+	Queue Queue
+	Now   func() time.Time // nil: time.Now
+	Log   *slog.Logger     // nil: discarded
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
+	return &Service{db: d.DB, contacts: d.Contacts, queue: d.Queue, now: d.Now, log: d.Log, suppressor: suppression.New(d.Now)}
 }
 
 // Start checks the file and queues its import (member): the import row,
 // the file and the job are written in one transaction.
-func (s *Service) Start(ctx context.Context, sc books.Scope, req Request) (Import, error) {
+func (s *Service) Start(ctx context.Context, sc access.Scope, req Request) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
 	b := sc.Book
-	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: req.Mode, DryRun: req.DryRun, Errors: []RowError{},
-		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
-	mode, err := ParseMode(in.Mode)
+	mode, err := ParseMode(req.Mode)
 	if err != nil {
 		return Import{}, err
 	}
-	in.Mode = mode
+	in := Import{ID: uuid.New(), BookID: b.ID, Status: StatusQueued, Mode: mode, DryRun: req.DryRun, Errors: []RowError{},
+		CreatedBy: sc.Actor.CreatedBy(), CreatedAt: s.now().UTC().Truncate(time.Microsecond), teamID: b.TeamID, createLabels: req.CreateLabels}
 	u, err := s.readUpload(ctx, b.ID, req)
 	if err != nil {
 		return Import{}, err
@@ -219,7 +236,7 @@ func scanImport(row pgx.Row) (Import, error) {
 }
 
 // List returns the book's imports, newest first (viewer).
-func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Import, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -236,7 +253,7 @@ func (s *Service) List(ctx context.Context, sc books.Scope) ([]Import, error) {
 }
 
 // Get returns an import of the book (viewer).
-func (s *Service) Get(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+func (s *Service) Get(ctx context.Context, sc access.Scope, id uuid.UUID) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleViewer); err != nil {
 		return Import{}, err
 	}
@@ -259,7 +276,7 @@ func (s *Service) byID(ctx context.Context, db postgres.DB, bookID, id uuid.UUID
 // Cancel stops a queued or running import (member): the chunk in flight,
 // if any, finishes (its rows are written and counted), then the job stops
 // at its next chunk. An import already over is returned as it is.
-func (s *Service) Cancel(ctx context.Context, sc books.Scope, id uuid.UUID) (Import, error) {
+func (s *Service) Cancel(ctx context.Context, sc access.Scope, id uuid.UUID) (Import, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Import{}, err
 	}
@@ -305,7 +322,7 @@ func (ImportArgs) InsertOpts() river.InsertOpts {
 // custom field keys its columns may name, and every record read.
 type upload struct {
 	parsed
-	format  string
+	format  Format
 	mapping map[string]string
 	keys    fieldKeys
 }
@@ -313,7 +330,7 @@ type upload struct {
 // readUpload makes the checks of an import's request that Start and
 // Preview share: the mapping, the format, and every record of the file.
 func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request) (upload, error) {
-	u := upload{format: req.Format}
+	var u upload
 	if strings.TrimSpace(req.Mapping) != "" {
 		if err := json.Unmarshal([]byte(req.Mapping), &u.mapping); err != nil {
 			return u, apperr.Invalidf("`mapping` must be a JSON object of column name to field, such as {\"E-mail\": \"emails.work\"}.")
@@ -322,17 +339,18 @@ func (s *Service) readUpload(ctx context.Context, bookID uuid.UUID, req Request)
 	if len(req.File) == 0 {
 		return u, apperr.Invalidf("The file is empty.")
 	}
-	switch u.format {
-	case "":
+	if req.Format == "" {
 		text, err := decodeText(req.File)
 		if err != nil {
 			return u, err
 		}
 		u.format = detectFormat(text)
-	default:
-		if _, ok := enum.Parse(Formats, u.format); !ok {
-			return u, apperr.Invalidf("`format` must be %s (or left out to detect it).", enum.Or(Formats))
+	} else {
+		format, err := ParseFormat(req.Format)
+		if err != nil {
+			return u, err
 		}
+		u.format = format
 	}
 	var err error
 	if u.keys, err = s.fieldKeys(ctx, bookID, req.CreateLabels); err != nil {
@@ -361,7 +379,7 @@ const PreviewRows = 5
 // to (detected by name, or from the mapping sent), and the first records
 // (CSV: as written; vCard: name, email, company as read).
 type Preview struct {
-	Format    string          `json:"format"`
+	Format    Format          `json:"format"`
 	TotalRows int             `json:"total_rows"`
 	Columns   []PreviewColumn `json:"columns"`
 	Rows      [][]string      `json:"rows"`
@@ -375,7 +393,7 @@ type PreviewColumn struct {
 
 // Preview reads a file as Start would, without queueing anything
 // (member): the same checks, the same column detection.
-func (s *Service) Preview(ctx context.Context, sc books.Scope, req Request) (Preview, error) {
+func (s *Service) Preview(ctx context.Context, sc access.Scope, req Request) (Preview, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Preview{}, err
 	}

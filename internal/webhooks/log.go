@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
@@ -77,8 +78,8 @@ func decodeLogCursor(raw string) (*logPosition, error) {
 
 // Deliveries returns a page of the webhook's delivery log, newest attempt
 // first.
-func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, f LogFilter) (LogPage, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Deliveries(ctx context.Context, sc access.Scope, id uuid.UUID, f LogFilter) (LogPage, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return LogPage{}, err
 	}
 	switch {
@@ -96,7 +97,7 @@ func (s *Service) Deliveries(ctx context.Context, actor *auth.Actor, teamID, id 
 	if err != nil {
 		return LogPage{}, err
 	}
-	if _, err := s.st.webhook(ctx, s.db, teamID, id); err != nil {
+	if _, err := s.st.webhook(ctx, s.db, sc.Team, id); err != nil {
 		return LogPage{}, err
 	}
 	items, last, err := s.st.attempts(ctx, s.db, id, f, after)

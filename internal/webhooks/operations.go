@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
@@ -27,17 +28,17 @@ const recoveryBatch = 5000
 // SendTest queues a webhook.test event (data: {webhook_id}) to the webhook,
 // due now, and returns its delivery id. It goes out whether or not the
 // webhook is switched on: it is how a receiver is checked before.
-func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) (uuid.UUID, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) SendTest(ctx context.Context, sc access.Scope, id uuid.UUID) (uuid.UUID, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return uuid.Nil, err
 	}
 	var delivery uuid.UUID
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if _, err := s.st.webhook(ctx, tx, teamID, id); err != nil {
+		if _, err := s.st.webhook(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
 		now := s.now()
-		ev, err := events.Write(ctx, tx, now, events.Event{Type: events.WebhookTest, TeamID: teamID, Data: map[string]uuid.UUID{"webhook_id": id}})
+		ev, err := events.Write(ctx, tx, now, events.Event{Type: events.WebhookTest, TeamID: sc.Team, Data: map[string]uuid.UUID{"webhook_id": id}})
 		if err != nil {
 			return err
 		}
@@ -53,12 +54,12 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, teamID, id uu
 // Retry sends one delivery of the webhook again now, byte for byte and
 // with the same delivery id, whatever became of it. An attempt of it that
 // is under way is a CONFLICT.
-func (s *Service) Retry(ctx context.Context, actor *auth.Actor, teamID, id, deliveryID uuid.UUID) error {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Retry(ctx context.Context, sc access.Scope, id, deliveryID uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if _, err := s.st.webhook(ctx, tx, teamID, id); err != nil {
+		if _, err := s.st.webhook(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
 		if err := s.st.queueManual(ctx, tx, id, deliveryID, s.now()); err != nil {
@@ -76,8 +77,8 @@ func (s *Service) Retry(ctx context.Context, actor *auth.Actor, teamID, id, deli
 // it had queued already. A switched-off webhook is recovered too: its
 // deliveries are then kept like its other pending ones, and go out when
 // it is switched on.
-func (s *Service) Recover(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, since time.Time) (int, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Recover(ctx context.Context, sc access.Scope, id uuid.UUID, since time.Time) (int, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return 0, err
 	}
 	now := s.now()
@@ -89,7 +90,7 @@ func (s *Service) Recover(ctx context.Context, actor *auth.Actor, teamID, id uui
 	}
 	var queued int
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if _, err := s.st.webhook(ctx, tx, teamID, id); err != nil {
+		if _, err := s.st.webhook(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
 		var err error

@@ -54,42 +54,46 @@ func NewRetention(pool *pgxpool.Pool, keep time.Duration, now func() time.Time, 
 	return &Retention{pool: pool, keep: keep, every: time.Hour, now: now, log: log}
 }
 
-// RetentionArgs is the job of one prune.
-type RetentionArgs struct{}
+// PruneArgs is the job of one prune.
+type PruneArgs struct{}
 
 // Kind names the job in river_job.
-func (RetentionArgs) Kind() string { return "webhook_retention" }
+func (PruneArgs) Kind() string { return "webhook_prune" }
+
+// KindAliases is the name the job had before every pruning job was called
+// a prune, so a job queued under it by an older instance is still worked.
+func (PruneArgs) KindAliases() []string { return []string{"webhook_retention"} }
 
 // InsertOpts skips a prune while the previous one is still queued or
 // running; a failed prune is not retried, the next hour's does its work.
-func (RetentionArgs) InsertOpts() river.InsertOpts {
+func (PruneArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
-// Jobs registers the prune's worker and returns its hourly periodic job;
-// nil when everything is kept.
-func (r *Retention) Jobs(w *river.Workers) (*river.PeriodicJob, error) {
+// Jobs registers the prune's worker and returns its hourly periodic job,
+// none when everything is kept (a jobs.Source).
+func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 	if r.keep <= 0 {
 		return nil, nil
 	}
-	if err := river.AddWorkerSafely(w, &retentionWorker{r: r}); err != nil {
+	if err := river.AddWorkerSafely(w, &pruneWorker{r: r}); err != nil {
 		return nil, err
 	}
-	return river.NewPeriodicJob(river.PeriodicInterval(r.every),
-		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "webhook_retention"}), nil
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(r.every),
+		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "webhook_prune"})}, nil
 }
 
-type retentionWorker struct {
-	river.WorkerDefaults[RetentionArgs]
+type pruneWorker struct {
+	river.WorkerDefaults[PruneArgs]
 	r *Retention
 }
 
 // Timeout allows a long first prune of a large backlog; a run whose
 // instance died is discarded after it and the next period's run goes on.
-func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 10 * time.Minute }
+func (w *pruneWorker) Timeout(*river.Job[PruneArgs]) time.Duration { return 10 * time.Minute }
 
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
 	res, err := w.r.Prune(ctx)
 	if err != nil {
 		return err

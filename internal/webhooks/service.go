@@ -6,10 +6,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
-	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -24,41 +27,53 @@ type Service struct {
 	// (Engine.WakeDeliveries), after a commit that queued some.
 	wake func()
 	// recoveries queues recovery jobs.
-	recoveries *jobs.Client
+	recoveries Queue
 	log        *slog.Logger
 }
 
-// NewService wires the service. insecure (WEBHOOK_ALLOW_INSECURE) accepts
-// http:// and local URLs, for development and tests; recoveries are queued
-// on queue; wake is called after a commit that queued deliveries and must
-// not block.
-func NewService(db postgres.Pool, now func() time.Time, insecure bool, queue *jobs.Client, wake func(), log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Queue enqueues a job in the caller's transaction (the River client,
+// jobs.Client).
+type Queue interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Deps are what the service works with.
+type Deps struct {
+	DB  postgres.Pool
+	Now func() time.Time // nil: time.Now
+	// AllowInsecure (WEBHOOK_ALLOW_INSECURE) accepts http:// and local
+	// URLs, for development and tests.
+	AllowInsecure bool
+	// Queue takes the recovery jobs, in the transaction that counts them.
+	Queue Queue
+	// Wake is called after a commit that queued deliveries and must not
+	// block (nil: nothing is woken).
+	Wake func()
+	Log  *slog.Logger // nil: discarded
+}
+
+// NewService wires the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if wake == nil {
-		wake = func() {}
+	if d.Wake == nil {
+		d.Wake = func() {}
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, now: now, insecure: insecure, recoveries: queue, wake: wake, log: log}
+	return &Service{db: d.DB, now: d.Now, insecure: d.AllowInsecure, recoveries: d.Queue, wake: d.Wake, log: d.Log}
 }
 
 var (
-	errTeamNotFound    = apperr.NotFoundf("No team with this id.")
 	errWebhookNotFound = apperr.NotFoundf("No webhook with this id in the team.")
 )
 
-// admin checks the actor administers the team; outsiders get NOT_FOUND.
-func admin(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) error {
-	return actor.Require(ctx, teamID, auth.RoleAdmin, errTeamNotFound)
-}
-
 // Create subscribes a URL to event types and returns the signing secret,
 // which is never shown again.
-func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUID, in CreateInput) (Created, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Create(ctx context.Context, sc access.Scope, in CreateInput) (Created, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Created{}, err
 	}
 	u, err := normalizeURL(in.URL, s.insecure)
@@ -78,10 +93,10 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 	}
 	var w Webhook
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: teamID, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: actor.CreatedBy()}, secret, s.now()); err != nil {
+		if w, err = s.st.insertWebhook(ctx, tx, Webhook{TeamID: sc.Team, URL: u, Events: evs, Active: true, RateLimit: in.RateLimit, CreatedBy: sc.Actor.CreatedBy()}, secret, s.now()); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, actor, "webhook.created", w.redacted())
+		return recordChange(ctx, tx, sc.Actor, "webhook.created", w.redacted())
 	})
 	if err != nil {
 		return Created{}, err
@@ -90,11 +105,11 @@ func (s *Service) Create(ctx context.Context, actor *auth.Actor, teamID uuid.UUI
 }
 
 // List returns every webhook of the team, oldest first.
-func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID) ([]Webhook, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) List(ctx context.Context, sc access.Scope) ([]Webhook, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
-	ws, err := s.st.webhooks(ctx, s.db, teamID)
+	ws, err := s.st.webhooks(ctx, s.db, sc.Team)
 	for i := range ws {
 		ws[i] = ws[i].redacted()
 	}
@@ -111,8 +126,8 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 // the order of their events. Retries still pending go to the new URL when
 // the URL changes. A URL sent back as shown, with the masked password,
 // keeps the stored password.
-func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Update(ctx context.Context, sc access.Scope, id uuid.UUID, p Patch) (Webhook, error) {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Webhook{}, err
 	}
 	if !p.URL.Set && !p.Events.Set && !p.Active.Set && !p.RateLimit.Set {
@@ -128,7 +143,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	}
 	var out Webhook
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		w, err := s.st.webhookForUpdate(ctx, tx, teamID, id)
+		w, err := s.st.webhookForUpdate(ctx, tx, sc.Team, id)
 		if err != nil {
 			return err
 		}
@@ -155,7 +170,7 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			return err
 		}
 		out = out.redacted()
-		if err := recordChange(ctx, tx, actor, "webhook.updated", out); err != nil {
+		if err := recordChange(ctx, tx, sc.Actor, "webhook.updated", out); err != nil {
 			return err
 		}
 		switch {
@@ -173,8 +188,8 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 }
 
 // Delete removes a webhook, its pending deliveries and its log.
-func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) error {
-	if err := admin(ctx, actor, teamID); err != nil {
+func (s *Service) Delete(ctx context.Context, sc access.Scope, id uuid.UUID) error {
+	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return err
 	}
 	// The locks come in the order the other writers take them, or the
@@ -185,16 +200,16 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, teamID, id uuid
 	// delivery row, then (its log row's foreign key, checked at the end of
 	// its statement) the webhook row, which the delete itself holds.
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if err := s.st.lockWebhookForDelete(ctx, tx, teamID, id); err != nil {
+		if err := s.st.lockWebhookForDelete(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
 		if err := s.st.lockPendingDeliveries(ctx, tx, id); err != nil {
 			return err
 		}
-		if err := s.st.deleteWebhook(ctx, tx, teamID, id); err != nil {
+		if err := s.st.deleteWebhook(ctx, tx, sc.Team, id); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, actor, "webhook.deleted", Webhook{ID: id, TeamID: teamID})
+		return recordChange(ctx, tx, sc.Actor, "webhook.deleted", Webhook{ID: id, TeamID: sc.Team})
 	})
 }
 

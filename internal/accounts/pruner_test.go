@@ -37,7 +37,7 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 	if _, err := st.countAttempts(ctx, pool, []string{"fresh"}, now, loginWindow); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.sweep(ctx, pool, now); err != nil {
+	if err := st.prune(ctx, pool, now); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -60,7 +60,7 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 	}
 }
 
-// The sweep is a periodic job: two instances on one database sweep once
+// The prune is a periodic job: two instances on one database prune once
 // when they start (only the elected leader enqueues it), and an expired
 // session is gone.
 func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
@@ -81,7 +81,7 @@ func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Add(NewSweeper(postgres.Wrap(pool), func() time.Time { return now })); err != nil {
+		if err := q.Add(NewPruner(postgres.Wrap(pool), func() time.Time { return now })); err != nil {
 			t.Fatal(err)
 		}
 		runCtx, cancel := context.WithCancel(ctx)
@@ -102,16 +102,16 @@ func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
 		return n
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_sweep' AND state = 'completed'`) < 1 {
+	for count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_prune' AND state = 'completed'`) < 1 {
 		if time.Now().After(deadline) {
-			t.Fatal("no sweep ran")
+			t.Fatal("no prune ran")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Give a second leader, were there one, the time to sweep too.
+	// Give a second leader, were there one, the time to prune too.
 	time.Sleep(time.Second)
-	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_sweep'`); n != 1 {
-		t.Fatalf("%d sweeps, want 1", n)
+	if n := count(`SELECT count(*) FROM river_job WHERE kind = 'accounts_prune'`); n != 1 {
+		t.Fatalf("%d prunes, want 1", n)
 	}
 	if n := count(`SELECT count(*) FROM sessions`); n != 0 {
 		t.Fatalf("%d sessions left, want 0", n)
