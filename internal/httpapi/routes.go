@@ -76,7 +76,7 @@ func (s *Server) routes() http.Handler {
 			s.internalRoutes(r)
 		})
 	})
-	return r
+	return s.withDAV(r, s.dav)
 }
 
 // publicRoutes are the public API's endpoints, served under /api/v1 and
