@@ -118,9 +118,18 @@ func (b *backend) QueryAddressObjects(ctx context.Context, path string, q *cardd
 	if err != nil {
 		return nil, err
 	}
-	out, err := carddav.Filter(q, all)
-	if err != nil {
-		return nil, webdav.NewHTTPError(http.StatusBadRequest, err)
+	var out []carddav.AddressObject
+	for _, ao := range all {
+		ok, err := match(q, ao.Card)
+		if err != nil {
+			return nil, webdav.NewHTTPError(http.StatusBadRequest, err)
+		}
+		if ok {
+			out = append(out, ao)
+		}
+		if q.Limit > 0 && len(out) >= q.Limit {
+			break
+		}
 	}
 	return out, nil
 }

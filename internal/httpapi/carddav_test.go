@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 )
@@ -172,4 +173,173 @@ func TestCardDAVReadWrite(t *testing.T) {
 	if r = dav.Do(http.MethodGet, book+"phone-uid-1.vcf", ""); r.Status != http.StatusNotFound {
 		t.Fatalf("get deleted: %d", r.Status)
 	}
+}
+
+func syncReport(token string) string {
+	return `<?xml version="1.0"?><d:sync-collection xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav"><d:sync-token>` + token +
+		`</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>`
+}
+
+var tokenRe = regexp.MustCompile(`<d:sync-token>([^<]+)</d:sync-token>`)
+
+func syncTokenOf(t *testing.T, r *apptest.Response) string {
+	t.Helper()
+	m := tokenRe.FindStringSubmatch(string(r.Body))
+	if m == nil {
+		t.Fatalf("no sync-token in %d %s", r.Status, r.Body)
+	}
+	return m[1]
+}
+
+func TestCardDAVReports(t *testing.T) {
+	t.Parallel()
+	tm := apptest.Setup(t)
+	dav := tm.Member.DAV()
+	book := dav.BookPath(tm.Book)
+	ids := []string{
+		tm.M.NewContactWith(map[string]any{"first_name": "Ada", "last_name": "Lovelace"}, "ada@example.com"),
+		tm.M.NewContactWith(map[string]any{"first_name": "Alan", "last_name": "Turing", "phones": []map[string]any{{"number": "+44 20 7946 0000"}}}, "alan@example.com"),
+		tm.M.NewContactWith(map[string]any{"company": "Bletchley Park"}, ""),
+	}
+
+	// multiget answers the cards named, in the version asked; an unknown
+	// name is a 404 member.
+	mg := `<?xml version="1.0"?><card:addressbook-multiget xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">` +
+		`<d:prop><d:getetag/><card:address-data content-type="text/vcard" version="4.0"/></d:prop>` +
+		`<d:href>` + book + ids[0] + `.vcf</d:href><d:href>` + book + ids[1] + `.vcf</d:href><d:href>` + book + `missing.vcf</d:href></card:addressbook-multiget>`
+	r := dav.Do("REPORT", book, mg, "Depth", "1")
+	if r.Status != http.StatusMultiStatus {
+		t.Fatalf("multiget: %d %s", r.Status, r.Body)
+	}
+	mustContain(t, r, "FN:Ada Lovelace", "FN:Alan Turing", "VERSION:4.0", "missing.vcf", "404")
+	if strings.Contains(string(r.Body), "Bletchley") {
+		t.Fatalf("multiget answered a card not named: %s", r.Body)
+	}
+
+	// addressbook-query: text matches on FN, EMAIL and TEL.
+	query := func(prop, text string) *apptest.Response {
+		return dav.Do("REPORT", book, `<?xml version="1.0"?><card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">`+
+			`<d:prop><d:getetag/><card:address-data/></d:prop><card:filter><card:prop-filter name="`+prop+`">`+
+			`<card:text-match collation="i;unicode-casemap" match-type="contains">`+text+`</card:text-match></card:prop-filter></card:filter></card:addressbook-query>`, "Depth", "1")
+	}
+	for _, c := range []struct{ prop, text, want, not string }{
+		{"FN", "lovelace", "FN:Ada Lovelace", "Turing"},
+		{"EMAIL", "alan@", "FN:Alan Turing", "Lovelace"},
+		{"TEL", "7946", "FN:Alan Turing", "Lovelace"},
+		{"FN", "bletchley", "ORG:Bletchley Park", "Turing"},
+	} {
+		r := query(c.prop, c.text)
+		mustContain(t, r, c.want)
+		if strings.Contains(string(r.Body), c.not) {
+			t.Fatalf("query %s %q matched %q: %s", c.prop, c.text, c.not, r.Body)
+		}
+	}
+
+	// sync-collection: from nothing, every card and a token; a sync that
+	// finds nothing answers the same token and no member.
+	r = dav.Do("REPORT", book, syncReport(""), "Depth", "0")
+	if r.Status != http.StatusMultiStatus || strings.Count(string(r.Body), "<d:response>") != 3 {
+		t.Fatalf("first sync: %d %s", r.Status, r.Body)
+	}
+	t1 := syncTokenOf(t, r)
+	r = dav.Do("REPORT", book, syncReport(t1), "Depth", "0")
+	if strings.Count(string(r.Body), "<d:response>") != 0 || syncTokenOf(t, r) != t1 {
+		t.Fatalf("a sync with nothing changed: %s", r.Body)
+	}
+	ctag := func() string {
+		r := dav.Do("PROPFIND", book, propfindAll, "Depth", "0")
+		return regexp.MustCompile(`<cs:getctag>([^<]+)</cs:getctag>`).FindStringSubmatch(string(r.Body))[1]
+	}
+	if ctag() != t1 {
+		t.Fatalf("getctag %s, sync token %s", ctag(), t1)
+	}
+
+	// Changes from every path: an API edit, a bulk label, a bulk delete.
+	label := tm.O.Post("/api/books/"+tm.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	tm.M.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": []string{ids[1]}, "label_id": label}).Expect(http.StatusOK)
+	tm.M.Post("/api/contacts/bulk-delete", map[string]any{"contact_ids": []string{ids[2]}}).Expect(http.StatusOK)
+	r = dav.Do("REPORT", book, syncReport(t1), "Depth", "0")
+	body := string(r.Body)
+	if !strings.Contains(body, ids[1]+".vcf") || strings.Contains(body, ids[0]+".vcf") ||
+		!regexp.MustCompile(ids[2]+`\.vcf</d:href><d:status>HTTP/1.1 404 Not Found`).MatchString(body) {
+		t.Fatalf("sync after a label and a delete: %s", body)
+	}
+	t2 := syncTokenOf(t, r)
+	if t2 == t1 || ctag() != t2 {
+		t.Fatalf("tokens %s then %s, getctag %s", t1, t2, ctag())
+	}
+	mustContain(t, dav.Do(http.MethodGet, book+ids[1]+".vcf", ""), "CATEGORIES:VIP")
+	// A renamed label renews its contacts' cards.
+	tm.O.Patch("/api/books/"+tm.Book+"/labels/"+label, map[string]any{"name": "Friends"}).Expect(http.StatusOK)
+	r = dav.Do("REPORT", book, syncReport(t2), "Depth", "0")
+	if !strings.Contains(string(r.Body), ids[1]+".vcf") {
+		t.Fatalf("sync after a label rename: %s", r.Body)
+	}
+	mustContain(t, dav.Do(http.MethodGet, book+ids[1]+".vcf", ""), "CATEGORIES:Friends")
+
+	// Unknown or malformed tokens: 403 valid-sync-token.
+	for _, bad := range []string{"urn:contactbook:sync:999999999", "http://elsewhere/token", "urn:contactbook:sync:x"} {
+		r := dav.Do("REPORT", book, syncReport(bad), "Depth", "0")
+		if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "valid-sync-token") {
+			t.Fatalf("token %s: %d %s", bad, r.Status, r.Body)
+		}
+	}
+	// A token older than the kept deletions has expired.
+	tm.Env.App.DB.Exec(t.Context(), `INSERT INTO contact_sync_horizons (book_id, pruned_through) VALUES ($1, $2)`, tm.Book, strings.TrimPrefix(t2, "urn:contactbook:sync:"))
+	if r := dav.Do("REPORT", book, syncReport(t1), "Depth", "0"); r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "valid-sync-token") {
+		t.Fatalf("an expired token: %d %s", r.Status, r.Body)
+	}
+	// A viewer syncs too.
+	viewer := tm.Viewer.DAV()
+	if r := viewer.Do("REPORT", viewer.BookPath(tm.Book), syncReport(""), "Depth", "0"); r.Status != http.StatusMultiStatus {
+		t.Fatalf("viewer sync: %d", r.Status)
+	}
+}
+
+func TestCardDAVSignIn(t *testing.T) {
+	t.Parallel()
+	tm := apptest.Setup(t)
+	dav := tm.Member.DAV()
+	book := dav.BookPath(tm.Book)
+	if r := dav.Do("PROPFIND", book, propfindAll, "Depth", "0"); r.Status != http.StatusMultiStatus {
+		t.Fatalf("before revoking: %d", r.Status)
+	}
+	ap := tm.Member.Get("/api/auth/app-passwords").Expect(http.StatusOK)
+	if ap.Value("data.0.last_used_at") == nil {
+		t.Fatalf("last_used_at after use: %s", ap.Body)
+	}
+	tm.Member.Delete("/api/auth/app-passwords/" + ap.String("data.0.id")).Expect(http.StatusNoContent)
+	if r := dav.Do("PROPFIND", book, propfindAll, "Depth", "0"); r.Status != http.StatusUnauthorized {
+		t.Fatalf("revoked: %d", r.Status)
+	}
+	// A team requiring two-factor sign-in still lets members with 2FA on
+	// sync with app passwords; a member without it sees no book.
+	turnOn2FA(t, tm.Env, tm.Owner)
+	turnOn2FA(t, tm.Env, tm.Member)
+	tm.Owner.Patch("/api/teams/"+tm.Owner.TeamID, map[string]any{"require_two_factor": true}).Expect(http.StatusOK)
+	member := tm.Member.DAV()
+	r := member.Do("PROPFIND", member.PrincipalPath+"books/", propfindAll, "Depth", "1")
+	mustContain(t, r, "<d:displayname>Customers</d:displayname>")
+	viewer := tm.Viewer.DAV()
+	r = viewer.Do("PROPFIND", viewer.PrincipalPath+"books/", propfindAll, "Depth", "1")
+	if r.Status != http.StatusMultiStatus || strings.Contains(string(r.Body), "Customers") {
+		t.Fatalf("a member without 2FA: %d %s", r.Status, r.Body)
+	}
+	if r := viewer.Do("PROPFIND", viewer.BookPath(tm.Book), propfindAll, "Depth", "0"); r.Status != http.StatusForbidden {
+		t.Fatalf("a member without 2FA, the book: %d %s", r.Status, r.Body)
+	}
+	// Failed Basic sign-ins count in the login throttle.
+	bad := *member
+	bad.Password = "wrong-wrong-wrong-wrong"
+	for i := 0; i < 5; i++ {
+		if r := bad.Do("PROPFIND", book, propfindAll, "Depth", "0"); r.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i+1, r.Status)
+		}
+	}
+	tm.Env.Clock.Advance(2 * time.Second) // past the cache of the right password
+	r = member.Do("PROPFIND", book, propfindAll, "Depth", "0")
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("after 5 failures: %d %v", r.Status, r.Header)
+	}
+	tm.Env.Anonymous().Post("/api/auth/login", map[string]string{"email": tm.Member.Email, "password": password}).ExpectError(http.StatusTooManyRequests, "RATE_LIMITED")
 }
