@@ -20,7 +20,7 @@
 CREATE SEQUENCE contact_sync_seq;
 
 ALTER TABLE contacts
-    ADD COLUMN sync_seq    bigint NOT NULL DEFAULT nextval('contact_sync_seq'),
+    ADD COLUMN sync_seq    bigint NOT NULL DEFAULT nextval('contact_sync_seq'), -- the trigger below takes it
     ADD COLUMN vcard_name  text,
     ADD COLUMN vcard_props jsonb;
 CREATE INDEX contacts_sync_idx ON contacts (book_id, sync_seq);
@@ -41,15 +41,22 @@ CREATE TABLE contact_sync_horizons (
     pruned_through bigint NOT NULL
 );
 
--- Every change of a contact's row takes a new number.
+-- Every write of a contact's row takes a new number. Numbers are taken
+-- in one order but committed in another, so a reader of a book's sync
+-- token must not see number n+1 committed while n is still to come: the
+-- writer holds the book's sync lock (advisory, (7303, hashtext(book id)))
+-- shared from before it takes its number until it commits, and the
+-- reader takes it exclusively for a moment (it waits for the writers in
+-- flight), so every number below the token it reads is committed.
 -- +goose StatementBegin
 CREATE FUNCTION contacts_take_sync_seq() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared(7303, hashtext(NEW.book_id::text));
     NEW.sync_seq := nextval('contact_sync_seq');
     RETURN NEW;
 END $$;
 -- +goose StatementEnd
-CREATE TRIGGER contacts_take_sync_seq BEFORE UPDATE ON contacts
+CREATE TRIGGER contacts_take_sync_seq BEFORE INSERT OR UPDATE ON contacts
     FOR EACH ROW EXECUTE FUNCTION contacts_take_sync_seq();
 
 -- A change of a contact's labels or custom values is a change of the
@@ -100,6 +107,7 @@ CREATE TRIGGER labels_rename_touch_contacts AFTER UPDATE ON labels
 -- +goose StatementBegin
 CREATE FUNCTION contacts_leave_tombstones() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared(7303, hashtext(b::text)) FROM (SELECT DISTINCT book_id FROM old_rows) AS x(b);
     INSERT INTO contact_tombstones (book_id, sync_seq, contact_id, vcard_name)
     SELECT o.book_id, nextval('contact_sync_seq'), o.id, o.vcard_name FROM old_rows o
     WHERE EXISTS (SELECT 1 FROM book_teams b WHERE b.book_id = o.book_id);

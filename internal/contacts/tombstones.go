@@ -57,7 +57,9 @@ func (p *TombstonePrune) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 }
 
 // Timeout allows a long first prune of a large backlog.
-func (p *TombstonePrune) Timeout(*river.Job[TombstonePruneArgs]) time.Duration { return 10 * time.Minute }
+func (p *TombstonePrune) Timeout(*river.Job[TombstonePruneArgs]) time.Duration {
+	return 10 * time.Minute
+}
 
 // Work prunes once.
 func (p *TombstonePrune) Work(ctx context.Context, _ *river.Job[TombstonePruneArgs]) error {
