@@ -2868,6 +2868,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/app-passwords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your app passwords
+         * @description Your account's app passwords (for CardDAV clients), newest first, without the passwords.
+         */
+        get: operations["listAppPasswords"];
+        put?: never;
+        /**
+         * Create an app password
+         * @description Creates a password for one device's address book: HTTP Basic on /dav/ with your account's email and this password (your account password never works there, and no two-factor prompt is asked). The password is in this answer only; it is stored hashed. Four groups of five letters and digits; case, spaces and dashes are forgiven when it is typed. At most 50 per account (409 beyond). A password change or reset revokes them all.
+         */
+        post: operations["createAppPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/app-passwords/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an app password
+         * @description The password is refused on every instance within a second.
+         */
+        delete: operations["revokeAppPassword"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -6248,6 +6292,27 @@ export interface components {
             test_percent?: number;
             /** @description Wait after the last test email before the decision. Default 240. */
             decide_after_minutes?: number;
+        };
+        /**
+         * @description An app password as listed; the password itself is shown only when it is created.
+         * @example {
+         *       "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+         *       "name": "iPhone",
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "last_used_at": "2026-03-02T09:31:00Z"
+         *     }
+         */
+        AppPassword: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last CardDAV sign-in with it, to the minute; null when never used.
+             */
+            last_used_at: string | null;
         };
     };
     responses: {
@@ -16613,6 +16678,125 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listAppPasswords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+                     *           "name": "iPhone",
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "last_used_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AppPassword"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createAppPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "iPhone"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What it is for, e.g. the device. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+                     *         "name": "iPhone",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "password": "k3v9x-2qa7f-mdp4t-e8hjn"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Shown once. */
+                            password: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    revokeAppPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["ServerError"];
         };
     };
