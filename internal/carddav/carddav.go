@@ -162,8 +162,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "REPORT":
 		err = h.report(w, r, s, p)
 	case http.MethodPut:
-		r.Body = http.MaxBytesReader(w, r.Body, MaxCardSize)
-		h.lib.ServeHTTP(&putWriter{ResponseWriter: w, s: s}, r)
+		if _, err = readBody(w, r, MaxCardSize); err == nil {
+			h.lib.ServeHTTP(&putWriter{ResponseWriter: w, s: s}, r)
+		}
 	case "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK":
 		http.Error(w, "Address books are managed in the dashboard.", http.StatusForbidden)
 	default:

@@ -184,7 +184,8 @@ func (s *Service) CardChanges(ctx context.Context, sc books.Scope, token int64) 
 // PutCard creates or replaces the card of a resource name (member). A
 // replaced contact takes every mapped field from the card (what the card
 // leaves out is cleared), its labels become the card's (created when the
-// book lacks them), and its custom values the card's. It behaves as the
+// book lacks them), and its custom values the card's; its relationships,
+// which no card carries, stay. It behaves as the
 // API does: contact.created or contact.updated is emitted in the same
 // transaction, the suppression mark follows the addresses.
 func (s *Service) PutCard(ctx context.Context, sc books.Scope, in CardInput) (CardRef, bool, error) {
@@ -193,7 +194,7 @@ func (s *Service) PutCard(ctx context.Context, sc books.Scope, in CardInput) (Ca
 	}
 	c := in.Contact
 	c.BookID = sc.Book.ID
-	c.Relationships = nil // a card names no contact of the book
+	c.Relationships = nil // a card names no contact of the book (a replace keeps the contact's)
 	c.normalize()
 	if err := c.validate(); err != nil {
 		return CardRef{}, false, err
@@ -230,7 +231,13 @@ func (s *Service) PutCard(ctx context.Context, sc books.Scope, in CardInput) (Ca
 				return s.writeErr(ctx, err, c)
 			}
 		} else {
-			c.ID = cur.ID
+			// Relationships name other contacts and no card carries them:
+			// a replace keeps them.
+			was, _, err := s.st.byID(ctx, tx, cur.ID, false)
+			if err != nil {
+				return err
+			}
+			c.ID, c.Relationships = cur.ID, was.Relationships
 			if _, err := s.st.update(ctx, tx, c, now); err != nil {
 				return s.writeErr(ctx, err, c)
 			}

@@ -343,3 +343,60 @@ func TestCardDAVSignIn(t *testing.T) {
 	}
 	tm.Env.Anonymous().Post("/api/auth/login", map[string]string{"email": tm.Member.Email, "password": password}).ExpectError(http.StatusTooManyRequests, "RATE_LIMITED")
 }
+
+func TestCardDAVVersionsAndLimits(t *testing.T) {
+	t.Parallel()
+	tm := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	dav := tm.Owner.DAV()
+	book := dav.BookPath(tm.Book)
+	// A vCard 4.0 card with an inline photo reads back in 3.0 as
+	// ENCODING=b and in 4.0 as the data URI it was sent as.
+	card := "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:urn:uuid:1b4e28ba-2fa1-11d2-883f-0016d3cca427\r\nFN:Acme\r\nKIND:org\r\nORG:Acme\r\n" +
+		"TEL;VALUE=uri;PREF=1;TYPE=work:tel:+1-555-0100\r\nPHOTO:data:image/png;base64,aGVsbG8=\r\nEND:VCARD\r\n"
+	if r := dav.Do(http.MethodPut, book+"acme.vcf", card, "If-None-Match", "*"); r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	r := dav.Do(http.MethodGet, book+"acme.vcf", "")
+	mustContain(t, r, "VERSION:3.0", "PHOTO;ENCODING=b;TYPE=PNG:aGVsbG8=", "X-ABSHOWAS:COMPANY", "TYPE=pref", "UID:urn:uuid:1b4e28ba-2fa1-11d2-883f-0016d3cca427")
+	r = dav.Do(http.MethodGet, book+"acme.vcf", "", "Accept", "text/vcard;version=4.0")
+	mustContain(t, r, "VERSION:4.0", "PHOTO:data:image/png;base64", "aGVsbG8=", "KIND:org", "PREF=1")
+	c := tm.O.Get("/api/contacts?q=acme").Expect(http.StatusOK)
+	if c.String("data.0.company") != "Acme" || c.String("data.0.first_name") != "" || c.String("data.0.phones.0.number") != "+1-555-0100" || !c.Bool("data.0.phones.0.primary") {
+		t.Fatalf("the company card: %s", c.Body)
+	}
+	// Relationships, which no card carries, survive a replace.
+	id := c.String("data.0.id")
+	other := tm.O.NewContact("Wile", "")
+	tm.O.Patch("/api/contacts/"+id, map[string]any{"relationships": []map[string]any{{"label": "customer", "name": "Wile", "contact_id": other}}}).Expect(http.StatusOK)
+	etag := dav.Do(http.MethodGet, book+"acme.vcf", "").Header.Get("ETag")
+	if r := dav.Do(http.MethodPut, book+"acme.vcf", strings.Replace(card, "ORG:Acme", "ORG:Acme;Rockets", 1), "If-Match", etag); r.Status != http.StatusNoContent {
+		t.Fatalf("replace: %d %s", r.Status, r.Body)
+	}
+	if got := tm.O.Get("/api/contacts/" + id).Expect(http.StatusOK); got.Len("data.relationships") != 1 || got.String("data.company") != "Acme;Rockets" {
+		t.Fatalf("after a replace: %s", got.Body)
+	}
+	// Limits: a card over 1 MB, a body that is no vCard, a bad date.
+	big := "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Big\r\nNOTE:" + strings.Repeat("x", 1<<20) + "\r\nEND:VCARD\r\n"
+	if r := dav.Do(http.MethodPut, book+"big.vcf", big); r.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a card over 1 MB: %d", r.Status)
+	}
+	if r := dav.Do(http.MethodPut, book+"junk.vcf", "BEGIN:VCARD\r\nnot a card"); r.Status != http.StatusBadRequest {
+		t.Fatalf("junk: %d", r.Status)
+	}
+	r = dav.Do(http.MethodPut, book+"date.vcf", "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Dated\r\nBDAY:sometime\r\nEND:VCARD\r\n")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "valid-address-data") {
+		t.Fatalf("a bad date: %d %s", r.Status, r.Body)
+	}
+	if n := tm.Env.QueryInt(`SELECT count(*)::int FROM contacts WHERE book_id = $1`, tm.Book); n != 2 {
+		t.Fatalf("%d contacts after refused cards, want 2", n)
+	}
+	r = dav.Do(http.MethodOptions, book, "")
+	if !strings.Contains(r.Header.Get("DAV"), "addressbook") {
+		t.Fatalf("OPTIONS: %d %v", r.Status, r.Header)
+	}
+	// Errors carry no internal detail.
+	r = dav.Do("REPORT", book, "<not-xml", "Depth", "1")
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("a malformed report: %d %s", r.Status, r.Body)
+	}
+}
