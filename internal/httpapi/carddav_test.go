@@ -24,8 +24,6 @@ func mustContain(t *testing.T, r *apptest.Response, subs ...string) {
 	}
 }
 
-var etagRe = regexp.MustCompile(`<d:getetag>&#34;(\d+)&#34;</d:getetag>`)
-
 func TestCardDAVDiscovery(t *testing.T) {
 	t.Parallel()
 	tm := apptest.Setup(t)
