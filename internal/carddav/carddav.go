@@ -120,7 +120,7 @@ func sessionOf(ctx context.Context) *session {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == WellKnown {
+	if r.URL.Path == WellKnown || r.URL.Path == WellKnown+"/" {
 		http.Redirect(w, r, Root, http.StatusMovedPermanently)
 		return
 	}

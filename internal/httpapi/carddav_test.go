@@ -36,6 +36,9 @@ func TestCardDAVDiscovery(t *testing.T) {
 	if r.Status != http.StatusMovedPermanently || r.Header.Get("Location") != "/dav/" {
 		t.Fatalf("well-known: %d %v", r.Status, r.Header)
 	}
+	if r = anon.Do("PROPFIND", "/.well-known/carddav/", ""); r.Status != http.StatusMovedPermanently || r.Header.Get("Location") != "/dav/" {
+		t.Fatalf("well-known with a slash, PROPFIND: %d %v", r.Status, r.Header)
+	}
 	r = anon.Do("PROPFIND", "/dav/", propfindAll, "Depth", "0")
 	if r.Status != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Basic ") {
 		t.Fatalf("no credentials: %d %v", r.Status, r.Header)

@@ -28,7 +28,7 @@ func (s *Server) withDAV(r chi.Router, dav http.Handler) http.Handler {
 
 func (m davMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	if p == carddav.WellKnown || strings.HasPrefix(p, carddav.Root) || p+"/" == carddav.Root {
+	if p == carddav.WellKnown || p == carddav.WellKnown+"/" || strings.HasPrefix(p, carddav.Root) || p+"/" == carddav.Root {
 		m.dav.ServeHTTP(w, r)
 		return
 	}
