@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -29,7 +30,10 @@ func (s *Server) withDAV(r chi.Router, dav http.Handler) http.Handler {
 func (m davMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == carddav.WellKnown || p == carddav.WellKnown+"/" || strings.HasPrefix(p, carddav.Root) || p+"/" == carddav.Root {
-		m.dav.ServeHTTP(w, r)
+		// The access log and metrics name these requests by one route.
+		rctx := chi.NewRouteContext()
+		rctx.RoutePatterns = []string{carddav.Root + "*"}
+		m.dav.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx)))
 		return
 	}
 	m.Router.ServeHTTP(w, r)
