@@ -81,6 +81,7 @@ test:
 	DATABASE_URL="$$(scripts/devdb.sh contactbook_test)"; \
 	export STRIPE_MOCK_BIN DATABASE_URL; \
 	scripts/pooler-tools.sh; \
+	scripts/dav-tools.sh; \
 	$(LINT_CMDS); \
 	web_log="$$(mktemp)"; \
 	scripts/test-web.sh >"$$web_log" 2>&1 & web_pid=$$!; \

@@ -116,8 +116,8 @@ func (s *Service) ChangePassword(ctx context.Context, actor *auth.Actor, in Pass
 }
 
 // setPassword stores the password hash pw for the user whom (run in the
-// transaction) names, ends all of the user's sessions and pending reset,
-// queues the notice and starts a new session, or with challenge a second
+// transaction) names, ends all of the user's sessions, app passwords and
+// pending reset, queues the notice and starts a new session, or with challenge a second
 // step for a user with two-factor sign-in.
 func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (uuid.UUID, error), pw string, challenge bool) (LoginResult, error) {
 	var res LoginResult
@@ -133,6 +133,11 @@ func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (u
 			return err
 		}
 		if err := s.st.endSessions(ctx, tx, userID); err != nil {
+			return err
+		}
+		// App passwords end too: after a takeover, the new password must
+		// shut out a device the intruder set up.
+		if err := s.st.deleteAppPasswords(ctx, tx, userID); err != nil {
 			return err
 		}
 		if challenge {
@@ -151,5 +156,6 @@ func (s *Service) setPassword(ctx context.Context, whom func(tx *postgres.Tx) (u
 		return LoginResult{}, err
 	}
 	s.sessions.forgetUser(userID)
+	s.appPasswords.forget(func(p cachedAppPassword) bool { return p.userID == userID })
 	return res, nil
 }

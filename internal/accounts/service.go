@@ -25,6 +25,8 @@ type Service struct {
 	log    *slog.Logger
 	st     store
 	keys   keyCache
+	// appPasswords remembers app passwords that just worked (CardDAV).
+	appPasswords appPasswordCache
 	// mail queues invitations, reset links and password notices.
 	mail     *accountmail.Composer
 	sessions sessionCache

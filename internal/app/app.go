@@ -27,6 +27,7 @@ import (
 	"github.com/contactbook/contactbook/internal/billing"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/carddav"
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
@@ -219,6 +220,9 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Rights:       a.Rights,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
+		DAV: carddav.New(carddav.Deps{
+			Accounts: a.Accounts, Books: a.Books, Contacts: a.Contacts, Log: log, ClientIP: httpapi.ClientIP,
+		}),
 	})
 	return a, nil
 }

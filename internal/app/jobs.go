@@ -7,6 +7,7 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -19,8 +20,8 @@ import (
 // runner (sending through the provider at MAILER_BASE_URL, ticked on
 // CAMPAIGN_SCHEDULE), the contact imports, the sign-up forms'
 // confirmation emails and their hourly prune, the webhook history prune
-// and recoveries, the account emails, the accounts prune and the audit log
-// prune. The services enqueue on the
+// and recoveries, the account emails, the accounts prune, the prune of deleted
+// contacts' tombstones and the audit log prune. The services enqueue on the
 // queue's client, passed to their constructors.
 func (a *App) wireJobs(now func() time.Time) error {
 	queue := a.Jobs.Client()
@@ -57,6 +58,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		a.Webhooks,
 		accountMail,
 		accounts.NewPruner(a.DB, now),
+		contacts.NewTombstonePrune(a.DB, a.Config.EventRetention, now),
 		audit.NewRetention(a.DB, a.Log),
 	)
 }

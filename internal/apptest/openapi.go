@@ -64,6 +64,11 @@ func validating(t testing.TB, h http.Handler) http.Handler {
 }
 
 func checkContract(router routers.Router, r *http.Request, reqBody []byte, rec *httptest.ResponseRecorder) error {
+	// The address books (CardDAV) speak WebDAV, not the JSON API the
+	// document describes.
+	if strings.HasPrefix(r.URL.Path, "/dav/") || r.URL.Path == "/dav" || strings.HasPrefix(r.URL.Path, "/.well-known/carddav") {
+		return nil
+	}
 	// Routes the document describes only as "no such endpoint" answers are
 	// the router's own 404/405s; they need no route of their own.
 	probe := r.Clone(context.Background())

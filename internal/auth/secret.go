@@ -102,3 +102,37 @@ func CheckPassword(hash, password string) bool {
 	}
 	return err == nil
 }
+
+// appPasswordAlphabet has 32 letters and digits without the look-alikes
+// 0/o and 1/l, so a password typed into a phone's settings by hand
+// comes out right.
+const appPasswordAlphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+
+// NewAppPassword returns a fresh app password, four groups of five
+// characters ("abcde-fghjk-mnpqr-stuvw", 100 random bits), and the hash that is
+// stored.
+func NewAppPassword() (password string, hash []byte, err error) {
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, apperr.Wrap(err, apperr.Internal, "generate app password")
+	}
+	var sb strings.Builder
+	for i, v := range b {
+		if i > 0 && i%5 == 0 {
+			sb.WriteByte('-')
+		}
+		sb.WriteByte(appPasswordAlphabet[int(v)%32])
+	}
+	password = sb.String()
+	return password, HashAppPassword(password), nil
+}
+
+// HashAppPassword hashes an app password for storage and lookup. It
+// carries 100 random bits, so a fast hash is safe, as for API keys.
+// Case, spaces and dashes are forgiven (phones capitalise, and people
+// retype what they read).
+func HashAppPassword(password string) []byte {
+	p := strings.ToLower(strings.NewReplacer(" ", "", "-", "").Replace(password))
+	sum := sha256.Sum256([]byte(p))
+	return sum[:]
+}

@@ -76,7 +76,7 @@ func (s *Server) routes() http.Handler {
 			s.internalRoutes(r)
 		})
 	})
-	return r
+	return s.withDAV(r, s.dav)
 }
 
 // publicRoutes are the public API's endpoints, served under /api/v1 and
@@ -157,6 +157,9 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Post("/auth/2fa/disable", s.h(s.disableTwoFactor))
 	r.Get("/auth/sessions", s.h(s.listSessions))
 	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
+	r.Get("/auth/app-passwords", s.h(s.listAppPasswords))
+	r.Post("/auth/app-passwords", s.h(s.createAppPassword))
+	r.Delete("/auth/app-passwords/{id}", s.h(s.revokeAppPassword))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {
 		r = r.With(s.inTeam)

@@ -80,6 +80,9 @@ type Deps struct {
 	// Rights the preference page, data export and erasure.
 	Forms  *forms.Service
 	Rights *forms.Rights
+	// DAV serves the address books to CardDAV clients under /dav/ and
+	// /.well-known/carddav; nil serves none.
+	DAV http.Handler
 }
 
 // Server routes requests to handlers.
@@ -112,6 +115,7 @@ type Server struct {
 
 	forms  *forms.Service
 	rights *forms.Rights
+	dav    http.Handler
 }
 
 // New builds the HTTP handler of the whole service.
@@ -123,6 +127,7 @@ func New(d Deps) http.Handler {
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
+	s.dav = d.DAV
 	return s.routes()
 }
 

@@ -9,12 +9,12 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/validate"
+	"github.com/contactbook/contactbook/internal/vcards"
 )
 
 // Limits of an imported file.
@@ -185,7 +185,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 				c.TimeZone = &v
 			}
 		case "birthday":
-			d, ok := parseDate(v)
+			d, ok := vcards.ParseDate(v)
 			if !ok {
 				problem(i, "%q is not a full date; a birthday is stored with its year, as YYYY-MM-DD.", v)
 			} else if d != "" {
@@ -232,7 +232,7 @@ func (f *csvFile) row(rec []string) ImportRow {
 				c.Socials = append(c.Socials, contacts.Social{Label: contacts.SocialLabel(label), Value: part})
 			}
 		case "dates":
-			d, ok := parseDate(v)
+			d, ok := vcards.ParseDate(v)
 			if !ok || d == "" {
 				problem(i, "%q is not a date; write it as YYYY-MM-DD.", v)
 				continue
@@ -306,7 +306,7 @@ func entryCell(entries []entry, t target, i int, v string, problem func(int, str
 		e.address.Country = v
 	case "value":
 		if t.kind == "dates" {
-			d, ok := parseDate(v)
+			d, ok := vcards.ParseDate(v)
 			if !ok || d == "" {
 				problem(i, "%q is not a date; write it as YYYY-MM-DD.", v)
 				return entries
@@ -406,7 +406,7 @@ func (f *csvFile) column(rec []string, field string) string {
 		case "full_name":
 			fields = []string{"first_name", "last_name"}
 		case "dates":
-			if d, ok := parseDate(strings.TrimSpace(v)); ok && d != "" {
+			if d, ok := vcards.ParseDate(strings.TrimSpace(v)); ok && d != "" {
 				fields = []string{t.kind}
 			}
 		case "custom":
@@ -448,40 +448,12 @@ func labelNames(v string) []string {
 	return out
 }
 
-// dateLayouts are the date forms exports write: ISO, then the US form of
-// Outlook and Google.
-var dateLayouts = []string{time.DateOnly, "2006/01/02", "20060102", "1/2/2006", "01/02/2006"}
-
-// parseDate reads a date into YYYY-MM-DD; "" with ok for Outlook's
-// "0/0/00" (no date).
-func parseDate(v string) (string, bool) {
-	if v == "0/0/00" || v == "0/0/0000" {
-		return "", true
-	}
-	for _, l := range dateLayouts {
-		if t, err := time.Parse(l, v); err == nil {
-			return t.Format(time.DateOnly), true
-		}
-	}
-	return "", false
-}
-
 // boolCell reads cell i as a yes or no, and reports the row's problem
 // when it is neither.
 func boolCell(i int, v string, problem func(int, string, ...any)) bool {
-	b, ok := parseBool(v)
+	b, ok := vcards.ParseBool(v)
 	if !ok {
 		problem(i, "%q is not true or false.", v)
 	}
 	return b
-}
-
-func parseBool(v string) (bool, bool) {
-	switch strings.ToLower(v) {
-	case "true", "yes", "y", "1", "x", "starred":
-		return true, true
-	case "false", "no", "n", "0":
-		return false, true
-	}
-	return false, false
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/csvsafe"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/vcards"
 )
 
 // flushEvery is how many contacts an export writes between flushes to the
@@ -108,7 +109,7 @@ func (s *Service) Export(ctx context.Context, sc access.Scope, asked string, f c
 		enc = vcard.NewEncoder(out)
 		return nil
 	}, func(c contacts.Contact) error {
-		if err := enc.Encode(contactCard(c, types)); err != nil {
+		if err := enc.Encode(vcards.Encode(c, types)); err != nil {
 			return err
 		}
 		if n++; n%flushEvery == 0 {

@@ -11,7 +11,8 @@
 #    failed webhook events, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it),
 #    imports of 100,000 CSV rows (new, then update mode) and exports of
-#    100,000 contacts as CSV and vCard, with their peak heap and RSS.
+#    100,000 contacts as CSV and vCard, with their peak heap and RSS, and
+#    a CardDAV client's first and incremental sync of a 10,000-contact book.
 #  - HTTP load against the running binary with wrk (installed from the OS
 #    packages when missing), on a fresh database seeded with 100,000
 #    contacts: GET a contact, list 50 with total at offsets 0, 50,000 and
@@ -56,6 +57,7 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/mailmerge/ 'BenchmarkPersonalize' 1s
 	gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
 	gobench ./internal/transfer/ 'BenchmarkTransfer100k' 1x
+	gobench ./internal/carddav/ 'BenchmarkCardDAVSync' 3x
 fi
 
 # The dashboard's budgets in headless Chromium against the real binary
@@ -211,6 +213,8 @@ $(transferrow ImportCSVNew "import 100,000 CSV rows, new contacts, contact.creat
 $(transferrow ImportCSVUpdate "import 100,000 CSV rows, update mode, contact.updated written" 10)
 $(transferrow ExportCSV "export 100,000 contacts as CSV, streamed" 2)
 $(transferrow ExportVCARD "export 100,000 contacts as vCard, streamed" 3)
+| CardDAV first sync of a 10,000-contact book (discovery, sync-collection, multiget by 500) | <= 10 s | $(secs 'BenchmarkCardDAVSync/FirstSync') | $(met "$(secs 'BenchmarkCardDAVSync/FirstSync')" 10 1) |
+| CardDAV incremental sync after one change | <= 1 s | $(secs 'BenchmarkCardDAVSync/IncrementalSync') (nothing changed: $(ms 'BenchmarkCardDAVSync/NothingChanged')) | $(met "$(secs 'BenchmarkCardDAVSync/IncrementalSync')" 1 1) |
 | mail merge, per recipient | < 10 us | $personalize | $(met "$personalize" 10 1) |
 | mail merge, compile of a 1 MB adversarial template, slowest of 10 shapes | <= 100 ms | $adversarial | $(met "${adversarial%% *}" 100 1) |
 $(webrow first-load-kb "dashboard first load (login screen), compressed JS+CSS transferred" 150 KB)

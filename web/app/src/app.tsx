@@ -40,6 +40,8 @@ const Settings = lazy(() => import('./screens/Settings'));
 const Webhooks = lazy(() => import('./screens/Webhooks'));
 const Billing = lazy(() => import('./screens/Billing'));
 const Security = lazy(() => import('./screens/Security'));
+const AppPasswords = lazy(() => import('./screens/AppPasswords'));
+const PhoneSync = lazy(() => import('./screens/PhoneSync'));
 const AuditLog = lazy(() => import('./screens/AuditLog'));
 const NotFound = lazy(() => import('./screens/NotFound'));
 
@@ -217,6 +219,8 @@ function Shell() {
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/billing" component={Billing} />
           <Route path="/app/security" component={Security} />
+          <Route path="/app/app-passwords" component={AppPasswords} />
+          <Route path="/app/books/:book/sync" component={PhoneSync} />
           <Route path="/app/audit-log" component={AuditLog} />
           <Route default component={NotFound} />
         </Router>
@@ -353,6 +357,9 @@ function UserMenu() {
         </p>
         <a class="button secondary" href="/app/security" onClick={() => setOpen(false)}>
           Security
+        </a>
+        <a class="button secondary" href="/app/app-passwords" onClick={() => setOpen(false)}>
+          App passwords
         </a>
         <button
           type="button"

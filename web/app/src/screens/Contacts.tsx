@@ -129,6 +129,9 @@ export default function Contacts({ book: bookId }: { book: string }) {
           <a class="button secondary" href={`/app/books/${bookId}/labels`}>
             Labels and fields
           </a>
+          <a class="button secondary" href={`/app/books/${bookId}/sync`}>
+            Sync with your phone
+          </a>
           {canWrite && filtered && (
             <button type="button" class="secondary" onClick={() => void saveAsSegment()}>
               Save as segment
