@@ -83,7 +83,7 @@ type Error struct {
 	// BadAddress is set when the provider refused the recipient's
 	// address itself (SMTP 550, 551, 553): the address is suppressed.
 	BadAddress bool
-	cause     error  // the underlying network or context error, if any
+	cause      error // the underlying network or context error, if any
 }
 
 func (e *Error) Error() string {

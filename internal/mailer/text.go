@@ -14,7 +14,7 @@ import (
 func PlainText(body string) string {
 	z := html.NewTokenizer(strings.NewReader(body))
 	var b strings.Builder
-	var skip int     // inside <script>, <style>, <head> or <title>
+	var skip int      // inside <script>, <style>, <head> or <title>
 	var href []string // the open links' addresses
 	for {
 		tt := z.Next()

@@ -64,8 +64,8 @@ func NewCert(t testing.TB, dnsNames ...string) *Cert {
 	roots := x509.NewCertPool()
 	roots.AddCert(caCert)
 	return &Cert{
-		TLS:   tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leafCert},
-		Leaf:  leafCert, Roots: roots, key: key,
+		TLS:  tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leafCert},
+		Leaf: leafCert, Roots: roots, key: key,
 		CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 	}
 }

@@ -73,7 +73,9 @@ func (s *SESServer) Reject(addr, msg string) {
 }
 
 // Throttle answers the next n SendEmail calls with 429 TooManyRequestsException.
-func (s *SESServer) Throttle(n int) { s.FailNext(http.StatusTooManyRequests, "TooManyRequestsException", "Maximum sending rate exceeded.", n) }
+func (s *SESServer) Throttle(n int) {
+	s.FailNext(http.StatusTooManyRequests, "TooManyRequestsException", "Maximum sending rate exceeded.", n)
+}
 
 // FailNext answers the next n SendEmail calls with status and error code.
 func (s *SESServer) FailNext(status int, code, msg string, n int) {
