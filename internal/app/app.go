@@ -34,6 +34,7 @@ import (
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -84,6 +85,8 @@ type App struct {
 	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.
 	CampaignRunner *campaigns.Runner
+	// Mail sends the books' emails through their providers.
+	Mail *mailer.Dispatcher
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/mailer"
 )
 
 // BookSender is what an email sent on a book's behalf outside a campaign
@@ -13,6 +15,9 @@ import (
 // every email of the book carries.
 type BookSender struct {
 	APIKey, FromEmail, FromName, ReplyTo string
+	// Account is the book's provider; a batch that carries it goes out
+	// through it (mailer.Dispatcher).
+	Account *mailer.Account
 	CompanyName                          string
 	// PostalAddress is the address on one line, its parts joined by commas.
 	PostalAddress string
@@ -22,7 +27,7 @@ type BookSender struct {
 // book cannot send (no settings, no provider key or no sender address).
 func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, bool, error) {
 	st, found, err := s.loadSettings(ctx, s.db, bookID)
-	if err != nil || !found || st.apiKey == "" || st.SenderEmail == "" {
+	if err != nil || !found || !st.canSend() || st.SenderEmail == "" {
 		return BookSender{}, false, err
 	}
 	var parts []string
@@ -32,7 +37,7 @@ func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, 
 		}
 	}
 	return BookSender{
-		APIKey: st.apiKey, FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
+		APIKey: st.apiKey, Account: st.account(bookID), FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
 		CompanyName: st.CompanyName, PostalAddress: strings.Join(parts, ", "),
 	}, true, nil
 }

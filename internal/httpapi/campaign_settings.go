@@ -34,3 +34,11 @@ func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, sc 
 	}
 	return data(w, http.StatusOK, st)
 }
+
+func (s *Server) verifyCampaignSettings(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
+	res, err := s.campaigns.VerifySettings(r.Context(), sc)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}

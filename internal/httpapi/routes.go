@@ -222,6 +222,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	inBook.Post("/campaign-templates/{id}/send-test", s.h(s.sendTestEmail))
 	inBook.Get("/campaign-settings", s.h(s.getCampaignSettings))
 	inBook.Put("/campaign-settings", s.h(s.putCampaignSettings))
+	inBook.Post("/campaign-settings/verify", s.h(s.verifyCampaignSettings))
 	inBook.Post("/campaign-images", s.h(s.uploadCampaignImage))
 }
 

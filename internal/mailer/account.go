@@ -2,6 +2,8 @@ package mailer
 
 import (
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -73,4 +75,38 @@ func (a *Account) smtpKey() string {
 type Result struct {
 	MessageID string
 	Err       error
+}
+
+// ParseSMTPURL reads a relay given as a URL: smtp://user:pass@host:587
+// (STARTTLS, port 587 by default) or smtps://user:pass@host:465
+// (implicit TLS, port 465 by default); ?security=none sends unencrypted
+// (refused unless insecure mail is allowed). User and password are
+// percent-decoded.
+func ParseSMTPURL(raw string) (SMTPAccount, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Hostname() == "" {
+		return SMTPAccount{}, fmt.Errorf("not an smtp:// or smtps:// URL")
+	}
+	a := SMTPAccount{Host: u.Hostname(), MaxConnections: 2}
+	switch u.Scheme {
+	case "smtp":
+		a.Security, a.Port = SecurityStartTLS, 587
+	case "smtps":
+		a.Security, a.Port = SecurityTLS, 465
+	default:
+		return SMTPAccount{}, fmt.Errorf("scheme %q is not smtp or smtps", u.Scheme)
+	}
+	if p := u.Port(); p != "" {
+		if a.Port, err = strconv.Atoi(p); err != nil || a.Port < 1 || a.Port > 65535 {
+			return SMTPAccount{}, fmt.Errorf("port %q is not 1 to 65535", p)
+		}
+	}
+	if u.Query().Get("security") == SecurityNone {
+		a.Security = SecurityNone
+	}
+	if u.User != nil {
+		a.Username = u.User.Username()
+		a.Password, _ = u.User.Password()
+	}
+	return a, nil
 }
