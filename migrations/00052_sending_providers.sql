@@ -44,7 +44,7 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 CREATE TRIGGER campaign_steps_delete_messages AFTER DELETE ON campaign_steps
-    REFERENCES OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION campaign_steps_delete_messages();
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION campaign_steps_delete_messages();
 
 CREATE VIEW campaign_email_message_ids AS
 SELECT message_id, book_id, campaign_id, step_id, participant_id FROM campaign_email_messages;

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,8 @@ type App struct {
 	Campaigns *campaigns.Service
 	// Delivery applies the provider's event batches and reports on them.
 	Delivery *delivery.Service
+	// SESFeedback applies Amazon SES feedback delivered through SNS.
+	SESFeedback *delivery.SESFeedback
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.
@@ -176,6 +179,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
+	snsRoots, err := mailRoots(cfg.MailCAFile)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	snsTransport := http.DefaultTransport.(*http.Transport).Clone()
+	snsTransport.TLSClientConfig = &tls.Config{RootCAs: snsRoots, MinVersion: tls.VersionTLS12}
+	a.SESFeedback = delivery.NewSESFeedback(a.Delivery, delivery.SNSConfig{
+		CertHosts: cfg.SNSCertHosts, HTTP: &http.Client{Transport: snsTransport, Timeout: 10 * time.Second},
+	})
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)
@@ -205,6 +218,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Transfer:   a.Transfer,
 
 		Delivery:     a.Delivery,
+		SESFeedback:  a.SESFeedback,
 		Suppressions: a.Suppressions,
 		Audit:        a.Audit,
 		KeyLimits:    a.KeyLimits,

@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 	r.With(s.optionalUser).Post("/api/invitations/accept", s.h(s.acceptInvitation))
 	r.Post("/api/payments/webhook", s.h(s.paymentWebhook))
 	r.Post("/api/mailer/events/{book_id}", s.h(s.mailerEvents))
+	r.Post("/api/mailer/ses/{book_id}", s.h(s.sesNotifications))
 
 	// The public API, for API keys, under /api/v1. Authentication wraps
 	// the routes (a group), not the prefix, so a path that names no route
