@@ -17,8 +17,8 @@ type BookSender struct {
 	APIKey, FromEmail, FromName, ReplyTo string
 	// Account is the book's provider; a batch that carries it goes out
 	// through it (mailer.Dispatcher).
-	Account *mailer.Account
-	CompanyName                          string
+	Account     *mailer.Account
+	CompanyName string
 	// PostalAddress is the address on one line, its parts joined by commas.
 	PostalAddress string
 }

@@ -60,17 +60,17 @@ type ChecklistItem struct {
 // providerRow is the provider part of a book's settings as stored, the
 // secrets decrypted.
 type providerRow struct {
-	Provider           Provider
-	SMTPHost           string
-	SMTPPort           int
-	SMTPSecurity       string
-	SMTPUsername       string
-	SMTPMaxConnections int
-	SESRegion          string
-	SESAccessKeyID     string
+	Provider            Provider
+	SMTPHost            string
+	SMTPPort            int
+	SMTPSecurity        string
+	SMTPUsername        string
+	SMTPMaxConnections  int
+	SESRegion           string
+	SESAccessKeyID      string
 	SESConfigurationSet string
-	MaxSendRate        *int
-	BounceMailbox      *BounceMailbox // without the password
+	MaxSendRate         *int
+	BounceMailbox       *BounceMailbox // without the password
 
 	smtpPassword, sesSecret, imapPassword string
 }

@@ -266,7 +266,7 @@ func (s *Service) PutSettings(ctx context.Context, sc books.Scope, in SettingsIn
 				"sender_email": row.SenderEmail, "sender_name": row.SenderName,
 				"mailer_api_key_changed": apiKey != cur.apiKey,
 				"track_opens":            row.TrackOpens, "track_clicks": row.TrackClicks,
-				"provider":               prov.Provider, "max_send_rate": prov.MaxSendRate,
+				"provider": prov.Provider, "max_send_rate": prov.MaxSendRate,
 				"provider_secret_changed": prov.smtpPassword != cur.prov.smtpPassword || prov.sesSecret != cur.prov.sesSecret ||
 					prov.imapPassword != cur.prov.imapPassword,
 			},

@@ -90,7 +90,7 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 			"country": in.Country, "mailer_api_key_enc": sealed, "now": now,
 			"event_webhook_public_key": in.EventWebhookPublicKey, "track_opens": in.TrackOpens, "track_clicks": in.TrackClicks,
 			"default_time_zone": in.DefaultTimeZone,
-			"provider": p.Provider, "smtp_host": p.SMTPHost, "smtp_port": p.SMTPPort, "smtp_security": p.SMTPSecurity,
+			"provider":          p.Provider, "smtp_host": p.SMTPHost, "smtp_port": p.SMTPPort, "smtp_security": p.SMTPSecurity,
 			"smtp_username": p.SMTPUsername, "smtp_password_enc": sp.smtpPassword, "smtp_max_connections": p.SMTPMaxConnections,
 			"ses_region": p.SESRegion, "ses_access_key_id": p.SESAccessKeyID, "ses_secret_access_key_enc": sp.sesSecret,
 			"ses_configuration_set": p.SESConfigurationSet, "max_send_rate": p.MaxSendRate, "bounce_mailbox": mailbox,
