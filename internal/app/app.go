@@ -84,6 +84,8 @@ type App struct {
 	Delivery *delivery.Service
 	// SESFeedback applies Amazon SES feedback delivered through SNS.
 	SESFeedback *delivery.SESFeedback
+	// BounceReader reads the SMTP books' bounce mailboxes (a periodic job).
+	BounceReader *delivery.BounceReader
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.

@@ -13,6 +13,7 @@ import (
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -79,8 +80,10 @@ func (a *App) wireJobs(now func() time.Time) error {
 		APIKey: a.Config.SystemMailerAPIKey, Account: system,
 		FromEmail: a.Config.SystemSenderEmail, FromName: a.Config.SystemSenderName,
 	}, now, a.Log)
+	a.BounceReader = delivery.NewBounceReader(a.Delivery, a.Campaigns, roots, a.Log)
 	return a.Jobs.Add(
 		a.CampaignRunner,
+		a.BounceReader,
 		a.Transfer,
 		a.Forms,
 		webhookRetention{webhooks.NewRetention(a.Direct, a.Config.EventRetention, now, a.Log)},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/mailer"
 )
 
@@ -58,4 +59,27 @@ func (s *Service) TokenContact(ctx context.Context, token string) (contactID, bo
 // no longer pays for campaigns.
 func (s *Service) CampaignsOfContact(ctx context.Context, contactID uuid.UUID) ([]ContactCampaign, error) {
 	return s.st.contactCampaigns(ctx, s.db, contactID)
+}
+
+// BounceMailboxes lists the bounce mailboxes of the books that send
+// through SMTP, passwords decrypted, for the bounce reader.
+func (s *shared) BounceMailboxes(ctx context.Context) ([]delivery.Mailbox, error) {
+	ids, err := s.st.bounceMailboxBooks(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]delivery.Mailbox, 0, len(ids))
+	for _, id := range ids {
+		st, ok, err := s.loadSettings(ctx, s.db, id)
+		if err != nil {
+			return nil, err
+		}
+		bm := st.prov.BounceMailbox
+		if !ok || st.prov.Provider != ProviderSMTP || bm == nil || st.prov.imapPassword == "" {
+			continue
+		}
+		out = append(out, delivery.Mailbox{BookID: id, Host: bm.IMAPHost, Port: bm.IMAPPort,
+			Username: bm.IMAPUsername, Password: st.prov.imapPassword, Folder: bm.IMAPFolder})
+	}
+	return out, nil
 }

@@ -103,3 +103,13 @@ func (store) upsertSettings(ctx context.Context, db postgres.DB, bookID uuid.UUI
 func (store) lockBook(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
 	return books.Lock(ctx, tx, bookID)
 }
+
+// bounceMailboxBooks lists the books whose SMTP settings name a bounce
+// mailbox.
+func (store) bounceMailboxBooks(ctx context.Context, db postgres.DB) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, `SELECT book_id FROM email_settings WHERE provider = 'smtp' AND bounce_mailbox IS NOT NULL ORDER BY book_id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}

@@ -293,3 +293,53 @@ func TestCampaignThroughSESWithFeedback(t *testing.T) {
 		t.Fatalf("%d suppressions after refused messages", n)
 	}
 }
+
+func TestSMTPBounceMailbox(t *testing.T) {
+	t.Parallel()
+	p := newProviderEnv(t)
+	imapSrv := mailertest.NewIMAPServer(t, "bounces@acme.example", "imap-pass-1234", p.SMTP.Cert)
+	p.O.Put("/api/campaign-settings", p.smtpSettings(map[string]any{"bounce_mailbox": map[string]any{
+		"imap_host": imapSrv.Host, "imap_port": imapSrv.Port, "imap_username": imapSrv.Username, "imap_password": imapSrv.Password,
+	}})).Expect(http.StatusOK)
+	ann, bob := p.contact("Ann", "ann@example.com"), p.contact("Bob", "bob@example.com")
+	tpl := p.Key.NewTemplateWith("T", "Hi", "<p>Hi {{first_name}}</p>")
+	campaignID := p.Key.NewCampaignIn("C", "active")
+	p.Key.NewEmailStep(campaignID, tpl, nil)
+	p.Key.NewEmailStep(campaignID, tpl, map[string]any{"name": "Later", "schedule_type": "delay", "delay_days": 3})
+	p.Key.Enroll(campaignID, ann, bob)
+	if r := p.Env.ProcessCampaign(campaignID); r.Sent != 2 {
+		t.Fatalf("process: %+v", r)
+	}
+	ids := map[string]string{}
+	for _, m := range p.SMTP.Messages() {
+		ids[m.To[0]] = mailer.NormalizeMessageID(m.Header().Get("Message-Id"))
+	}
+	imapSrv.Deliver(mailertest.DSN(ids["bob@example.com"], "bob@example.com", "5.1.1"))
+	imapSrv.Deliver(mailertest.DSN(ids["ann@example.com"], "ann@example.com", "4.2.2"))
+	imapSrv.Deliver([]byte("From: someone@example.com\r\nTo: bounces@acme.example\r\nSubject: hello\r\n\r\nNot a bounce.\r\n"))
+	imapSrv.Deliver(mailertest.DSN("someone-else@relay.example", "x@example.com", "5.1.1"))
+
+	boxes, err := p.Env.App.Campaigns.BounceMailboxes(t.Context())
+	if err != nil || len(boxes) != 1 || boxes[0].Password != "imap-pass-1234" || boxes[0].Folder != "INBOX" {
+		t.Fatalf("mailboxes %+v, %v", boxes, err)
+	}
+	res, err := p.Env.App.BounceReader.Read(t.Context(), boxes[0])
+	if err != nil || res.Applied != 2 || res.Ignored != 1 {
+		t.Fatalf("read: %+v, %v", res, err)
+	}
+	if seen := imapSrv.Seen(); len(seen) != 4 || !seen[0] || !seen[1] || seen[2] || seen[3] {
+		t.Fatalf("seen flags %v", seen)
+	}
+	sup := p.O.Get("/api/suppressions").Expect(http.StatusOK)
+	if sup.Len("data") != 1 || sup.String("data.0.email") != "bob@example.com" || sup.String("data.0.reason") != "bounce" || sup.String("data.0.source") != "provider" {
+		t.Fatalf("suppressions: %s", sup.Body)
+	}
+	stats := p.O.Get("/api/campaigns/" + campaignID + "/stats").Expect(http.StatusOK)
+	if stats.Int("data.summary.bounced_count") != 1 {
+		t.Fatalf("stats: %s", stats.Body)
+	}
+	// Read again: handled messages are not read twice.
+	if res, err := p.Env.App.BounceReader.Read(t.Context(), boxes[0]); err != nil || res.Applied != 0 || res.Received != 1 {
+		t.Fatalf("second read: %+v, %v", res, err)
+	}
+}
