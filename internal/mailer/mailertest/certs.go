@@ -10,9 +10,17 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
-	"testing"
 	"time"
 )
+
+// TB is what the test servers need of a test: *testing.T and
+// *testing.B are one; the mailfakes command has its own, so browser
+// tests run the same servers.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // Cert is a certificate for 127.0.0.1 and localhost, signed by a test
 // certificate authority of its own: servers present TLS, clients trust
@@ -29,7 +37,7 @@ type Cert struct {
 
 // NewCert generates a certificate authority and a server certificate
 // for 127.0.0.1, ::1 and localhost (and the extra DNS names given).
-func NewCert(t testing.TB, dnsNames ...string) *Cert {
+func NewCert(t TB, dnsNames ...string) *Cert {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -23,11 +22,11 @@ type IMAPServer struct {
 	Port               int
 	Username, Password string
 	Cert               *Cert
-	t                  testing.TB
+	t                  TB
 }
 
 // NewIMAPServer starts the server, closed with the test.
-func NewIMAPServer(t testing.TB, username, password string, cert *Cert) *IMAPServer {
+func NewIMAPServer(t TB, username, password string, cert *Cert) *IMAPServer {
 	t.Helper()
 	if cert == nil {
 		cert = NewCert(t)

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,7 +55,7 @@ type sesFailure struct {
 
 // NewSESServer starts a fake SES in region that accepts accessKeyID with
 // secret.
-func NewSESServer(t testing.TB, region, accessKeyID, secret string) *SESServer {
+func NewSESServer(t TB, region, accessKeyID, secret string) *SESServer {
 	t.Helper()
 	s := &SESServer{Region: region, keys: map[string]string{accessKeyID: secret}, reject: map[string]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -68,7 +67,7 @@ type SMTPServer struct {
 }
 
 // NewSMTPServer starts a server on 127.0.0.1, closed with the test.
-func NewSMTPServer(t testing.TB, o SMTPOptions) *SMTPServer {
+func NewSMTPServer(t TB, o SMTPOptions) *SMTPServer {
 	t.Helper()
 	if o.Security == "" {
 		o.Security = "starttls"

@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,7 +43,7 @@ type SNS struct {
 }
 
 // NewSNS starts the certificate and subscription server.
-func NewSNS(t testing.TB) *SNS {
+func NewSNS(t TB) *SNS {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
