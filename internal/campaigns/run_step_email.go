@@ -85,6 +85,11 @@ func (rn *Runner) planTemplate(ctx context.Context, p *pass, st Step, tplID *uui
 	plan.customKeys = plan.tpl.CustomKeys()
 	plan.solo = plan.tpl.Placeholders() > mailer.MaxSubstitutions
 	plan.claimSize = claimSize(rn.opts.ChunkSize, plan.solo, len(plan.shared))
+	if r := plan.account.MaxRate; r > 0 {
+		// A claim the book's send rate lets out well within the send
+		// timeout: half of it.
+		plan.claimSize = max(1, min(plan.claimSize, r*int(rn.opts.SendTimeout/time.Second)/2))
+	}
 	return plan, nil
 }
 
