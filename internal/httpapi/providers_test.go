@@ -343,3 +343,28 @@ func TestSMTPBounceMailbox(t *testing.T) {
 		t.Fatalf("second read: %+v, %v", res, err)
 	}
 }
+
+func TestAccountEmailsThroughSMTP(t *testing.T) {
+	t.Parallel()
+	relay := mailertest.NewSMTPServer(t, mailertest.SMTPOptions{Security: "tls", Username: "sys@x", Password: "p:w"})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, relay.Cert.CAPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm := apptest.Setup(t, apptest.Options{NoTeam: true, Env: map[string]string{
+		"SYSTEM_MAIL_PROVIDER": "smtp", "SYSTEM_SMTP_URL": "smtps://sys%40x:p%3Aw@" + relay.Addr(),
+		"SYSTEM_SENDER_EMAIL": "accounts@cb.example", "SYSTEM_SENDER_NAME": "CB", "MAIL_CA_FILE": ca,
+	}})
+	ann := tm.Env.Signup("ann")
+	tm.Env.Anonymous().Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted)
+	tm.Env.WaitJobs()
+	var got *mailertest.SMTPMessage
+	for _, m := range relay.Messages() {
+		if strings.EqualFold(m.To[0], ann.Email) {
+			got = &m
+		}
+	}
+	if got == nil || got.From != "accounts@cb.example" || !strings.Contains(string(got.Data), "/app/reset-password?token=") || tm.Mail.RequestCount() != 0 {
+		t.Fatalf("reset email through SMTP: %+v (sendgrid requests %d)", got, tm.Mail.RequestCount())
+	}
+}
