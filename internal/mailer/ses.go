@@ -150,7 +150,10 @@ func (d *Dispatcher) sendSES(ctx context.Context, c *sesv2.Client, a *Account, m
 	if a.SES.ConfigurationSet != "" {
 		in.ConfigurationSetName = aws.String(a.SES.ConfigurationSet)
 	}
-	reqCtx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	// A request once started is not cut short by the caller's deadline:
+	// SES may have taken it, and an answer lost to a cancellation would
+	// have it sent again. RequestTimeout bounds it.
+	reqCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RequestTimeout)
 	defer cancel()
 	res, err := c.SendEmail(reqCtx, in)
 	if err != nil {

@@ -269,6 +269,7 @@ func (d *Dispatcher) deliverSMTP(ctx context.Context, a *Account, msgs []Message
 		}
 		return out
 	}
+	d.smtp.sweep(smtpIdle)
 	sched := d.pace.schedule(a)
 	next := make(chan int)
 	go func() {
@@ -323,7 +324,8 @@ func (d *Dispatcher) deliverSMTP(ctx context.Context, a *Account, msgs []Message
 					}
 					e := smtpError(stage, serr)
 					var te *textproto.Error
-					if !errors.As(serr, &te) {
+					if !errors.As(serr, &te) || te.Code == 421 {
+						// 421: the relay is closing the connection.
 						// The connection is gone: never reuse it.
 						_ = conn.c.Close()
 						<-p.slots
