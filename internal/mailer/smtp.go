@@ -189,7 +189,8 @@ func (ps *smtpPools) sweep(d time.Duration) {
 type smtpStage int
 
 const (
-	stageEnvelope smtpStage = iota // MAIL, RCPT, DATA
+	stageEnvelope smtpStage = iota // MAIL, DATA
+	stageRcpt                      // RCPT TO: an answer about the recipient
 	stageData                      // writing the message
 	stageDone                      // the final "." sent, waiting for the answer
 )
@@ -201,7 +202,7 @@ func sendOne(c *smtp.Client, from, to string, raw []byte) (smtpStage, error) {
 	}
 	if err := c.Rcpt(to); err != nil {
 		_ = c.Reset()
-		return stageEnvelope, err
+		return stageRcpt, err
 	}
 	w, err := c.Data()
 	if err != nil {
@@ -216,15 +217,17 @@ func sendOne(c *smtp.Client, from, to string, raw []byte) (smtpStage, error) {
 	return stageDone, nil
 }
 
-// smtpError classifies a failed transaction. 550, 551 and 553 name the
-// recipient: the address is refused for good.
+// smtpError classifies a failed transaction. 550, 551 and 553 in answer
+// to RCPT TO refuse the recipient's address for good (the same codes for
+// MAIL FROM or the message's content say nothing about the address).
 func smtpError(stage smtpStage, err error) *Error {
 	var te *textproto.Error
 	if errors.As(err, &te) {
 		msg := truncate(strings.TrimSpace(fmt.Sprintf("%d %s", te.Code, te.Msg)), maxMessageLen)
 		switch {
 		case te.Code >= 500:
-			return &Error{Permanent: true, Status: te.Code, Message: msg, BadAddress: te.Code == 550 || te.Code == 551 || te.Code == 553}
+			badAddress := stage == stageRcpt && (te.Code == 550 || te.Code == 551 || te.Code == 553)
+			return &Error{Permanent: true, Status: te.Code, Message: msg, BadAddress: badAddress}
 		case te.Code >= 400:
 			return &Error{Status: te.Code, Message: msg}
 		}
@@ -330,7 +333,7 @@ func (d *Dispatcher) deliverSMTP(ctx context.Context, a *Account, msgs []Message
 						_ = conn.c.Close()
 						<-p.slots
 						conn = nil
-						if reused && stage == stageEnvelope && attempt == 0 {
+						if reused && (stage == stageEnvelope || stage == stageRcpt) && attempt == 0 {
 							// An idle connection the relay had closed: one new
 							// connection, as nothing was accepted yet.
 							continue

@@ -297,12 +297,12 @@ export interface paths {
         };
         /**
          * Get email settings
-         * @description The X-Book-ID book's email settings with mailer_api_key masked; a book never configured answers only its book_id. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description The X-Book-ID book's email settings: the chosen provider's fields only, every secret masked (mailer_api_key, smtp_password, ses_secret_access_key, bounce_mailbox.imap_password), ready and the setup checklist; a book never configured answers only its book_id. Role: member. Requires the Campaigns add-on (trial or paid).
          */
         get: operations["getCampaignSettings"];
         /**
          * Save email settings
-         * @description Creates or replaces the X-Book-ID book's email settings; the provider key is stored encrypted and answered masked. Role: owner. Requires the Campaigns add-on (trial or paid).
+         * @description Creates or replaces the X-Book-ID book's email settings, provider included (sendgrid, smtp or ses, with that provider's fields). Secrets are stored encrypted and answered masked; repeating the masked value keeps a secret only while the host (or region) and user (or key id) it was saved for are unchanged, otherwise 400 naming it. Role: owner. Requires the Campaigns add-on (trial or paid).
          */
         put: operations["putCampaignSettings"];
         post?: never;
