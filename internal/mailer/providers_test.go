@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
@@ -217,5 +218,34 @@ func TestSESSendsSignedRawMessages(t *testing.T) {
 	a.SES.SecretAccessKey = "wrong"
 	if ok, detail := d.Verify(context.Background(), a, ""); ok || strings.Contains(detail, "wrong") || ses.Unsigned() != 1 {
 		t.Fatalf("bad key verify: %v %q unsigned=%d", ok, detail, ses.Unsigned())
+	}
+}
+
+func TestSendGridWithASendRateSendsSmallerRequestsOnSchedule(t *testing.T) {
+	sg := mailertest.NewServer(t)
+	d := mailer.NewDispatcher(mailer.DispatcherConfig{SendGrid: mailer.NewSender(sg.URL, nil)})
+	a := &mailer.Account{Key: "book-sg", Provider: mailer.ProviderSendGrid, MaxRate: 20}
+	b := batchOf(a, "a@x.example", "b@x.example", "c@x.example", "d@x.example", "e@x.example", "f@x.example", "g@x.example", "h@x.example")
+	b.APIKey = "SG.k"
+	start := time.Now()
+	res := d.Deliver(context.Background(), b)
+	for i, r := range res {
+		if r.Err != nil || r.MessageID == "" {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	// 20 a second: requests of 2 (a tenth of a second's worth), 8 emails
+	// spread over at least 0.35 s.
+	if n := sg.RequestCount(); n != 4 || sg.RecipientCount() != 8 {
+		t.Fatalf("%d requests, %d recipients", n, sg.RecipientCount())
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("8 emails at 20/s took %v", el)
+	}
+	// Without a rate the batch is one request, as before.
+	a.MaxRate = 0
+	d.Deliver(context.Background(), b)
+	if sg.RequestCount() != 5 {
+		t.Fatalf("%d requests", sg.RequestCount())
 	}
 }
