@@ -219,7 +219,10 @@ func (st *storedSettings) checklist() []ChecklistItem {
 	return append(out, fb)
 }
 
-var awsRegion = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
+var (
+	awsRegion        = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
+	configurationSet = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
+)
 
 // providerInput is the provider part of a PUT.
 type providerInput struct {
@@ -349,7 +352,7 @@ func (in *SettingsInput) resolve(cur storedSettings, allowInsecure bool) (provid
 			return providerRow{}, apperr.Invalidf("`ses_access_key_id` must be an AWS access key id.")
 		}
 		row.SESConfigurationSet = trimmed(in.SESConfigurationSet)
-		if len(row.SESConfigurationSet) > 64 || !regexp.MustCompile(`^[A-Za-z0-9_-]*$`).MatchString(row.SESConfigurationSet) {
+		if len(row.SESConfigurationSet) > 64 || !configurationSet.MatchString(row.SESConfigurationSet) {
 			return providerRow{}, apperr.Invalidf("`ses_configuration_set` must be an SES configuration set name (letters, digits, - and _).")
 		}
 		same := old.Provider == ProviderSES && old.SESRegion == row.SESRegion && old.SESAccessKeyID == row.SESAccessKeyID
