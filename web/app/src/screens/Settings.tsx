@@ -226,7 +226,8 @@ function Editor({ bookId, settings, webhookURL, canWrite, onSaved }: { bookId: s
   return (
     <>
       <Checklist settings={settings} />
-      <Verify bookId={bookId} saved={!!settings} />
+      {/* A new save clears the outcome of verifying the old settings. */}
+      <Verify key={settings?.updated_at ?? ''} bookId={bookId} saved={!!settings} />
       <Notice message={notice} />
       {canWrite ? (
         <Form

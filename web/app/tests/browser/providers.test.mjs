@@ -28,6 +28,15 @@ export default () =>
       await page.getByLabel('Country').fill('USA');
     }
 
+    // save saves the form and waits for the server's answer: the notice of
+    // an earlier save may still be showing.
+    async function save(page) {
+      const saved = page.waitForResponse((r) => r.url().endsWith('/api/campaign-settings') && r.request().method() === 'PUT');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      assert.equal((await saved).status(), 200);
+      await page.getByText('Email settings saved.').waitFor();
+    }
+
     async function verify(page, expect) {
       await page.getByRole('button', { name: 'Verify connection' }).click();
       await page.getByRole('status').filter({ hasText: expect }).waitFor();
@@ -59,8 +68,7 @@ export default () =>
       assert.equal(await page.getByLabel('Security').inputValue(), 'starttls');
       await page.getByLabel('SMTP user').fill(smtp.username);
       await page.getByLabel('SMTP password').fill(smtp.password);
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       const checklist = page.getByRole('region', { name: 'Setup checklist' });
       await checklist.getByText('SMTP relay set: done.').waitFor();
       await checklist.getByText('Bounce mailbox set: to do.').waitFor();
@@ -71,8 +79,7 @@ export default () =>
 
       // The masked password kept; a wrong one is reported as the relay said it.
       await page.getByLabel('SMTP password').fill('not-the-password');
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       await verify(page, 'Connection failed: 535');
       assert.equal(await page.getByText('not-the-password').count(), 0);
 
@@ -82,8 +89,7 @@ export default () =>
       await page.getByLabel('IMAP user').fill('bounces@acme.example');
       await page.getByLabel('IMAP password').fill('imap-secret');
       await page.getByLabel('SMTP password').fill(smtp.password);
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       await checklist.getByText('Bounce mailbox set: done.').waitFor();
       assert.equal(await page.getByLabel('IMAP folder').inputValue(), 'INBOX');
       await page.done();
@@ -108,12 +114,10 @@ export default () =>
       await page.getByLabel('AWS region').fill(ses.region);
       await page.getByLabel('Access key id').fill(ses.access_key_id);
       await page.getByLabel('Secret access key').fill('wrong-secret');
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       await verify(page, 'Connection failed');
       await page.getByLabel('Secret access key').fill(ses.secret_access_key);
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       await page.getByRole('region', { name: 'Setup checklist' }).getByText('Amazon SES credentials saved: done.').waitFor();
       await verify(page, 'Connection works');
       assert.equal(await page.getByText(ses.secret_access_key).count(), 0);
@@ -124,8 +128,7 @@ export default () =>
       await page.getByLabel('Provider').selectOption('sendgrid');
       assert.equal(await page.getByLabel('AWS region').count(), 0);
       await page.getByLabel('SendGrid API key').fill(env.mailerKey);
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.getByText('Email settings saved.').waitFor();
+      await save(page);
       await verify(page, 'Connection works');
       await page.done();
     });
