@@ -22,6 +22,7 @@ var Owners = map[string]string{
 	"auth_throttles":  "accounts",
 	"mfa_challenges":  "accounts",
 	"recovery_codes":  "accounts",
+	"app_passwords":   "accounts",
 	"actor_names":     "accounts", // view
 
 	"account_emails": "accountmail",
@@ -46,19 +47,23 @@ var Owners = map[string]string{
 	"contact_custom_values": "contacts", // view
 	"contact_label_members": "contacts", // view
 	"contact_addresses":     "contacts", // view
+	"contact_tombstones":    "contacts",
+	"contact_sync_horizons": "contacts",
 
-	"campaigns":                 "campaigns",
-	"campaign_steps":            "campaigns",
-	"campaign_participants":     "campaigns",
-	"campaign_step_completions": "campaigns",
-	"campaign_claims":           "campaigns",
-	"campaign_images":           "campaigns",
-	"email_templates":           "campaigns",
-	"email_settings":            "campaigns",
-	"interactions":              "campaigns",
-	"campaign_email_sends":      "campaigns", // view
-	"campaign_participations":   "campaigns", // view
-	"campaign_email_recipients": "campaigns", // view
+	"campaigns":                  "campaigns",
+	"campaign_steps":             "campaigns",
+	"campaign_participants":      "campaigns",
+	"campaign_step_completions":  "campaigns",
+	"campaign_claims":            "campaigns",
+	"campaign_images":            "campaigns",
+	"email_templates":            "campaigns",
+	"email_settings":             "campaigns",
+	"interactions":               "campaigns",
+	"campaign_email_sends":       "campaigns", // view
+	"campaign_participations":    "campaigns", // view
+	"campaign_email_recipients":  "campaigns", // view
+	"campaign_email_messages":    "campaigns",
+	"campaign_email_message_ids": "campaigns", // view
 
 	"delivery_events":        "delivery",
 	"email_deliveries":       "delivery",
@@ -75,6 +80,8 @@ var Owners = map[string]string{
 	"form_counts":      "forms",
 	"form_post_counts": "forms",
 	"consents":         "forms",
+
+	"mailer_send_slots": "mailer",
 
 	"rate_limit_counters": "ratelimit",
 

@@ -18,10 +18,22 @@ import (
 
 // Sender is the provider account emails go out with.
 type Sender struct {
-	Client    mailer.Sender
-	APIKey    string // SYSTEM_MAILER_API_KEY; "" logs links instead of sending
+	Client mailer.Sender
+	APIKey string // SYSTEM_MAILER_API_KEY; "" logs links instead of sending
+	// Account is the service's own SMTP relay or SES account
+	// (SYSTEM_MAIL_PROVIDER); nil sends through SendGrid with APIKey.
+	// Client must then be a mailer.Dispatcher.
+	Account   *mailer.Account
 	FromEmail string
 	FromName  string
+}
+
+// configured reports whether account emails can be sent at all.
+func (s Sender) configured() bool {
+	if s.Account != nil && s.Account.Provider != "" && s.Account.Provider != mailer.ProviderSendGrid {
+		return true
+	}
+	return s.APIKey != ""
 }
 
 // SendArgs is the job of one account email. At most one is queued or
@@ -151,7 +163,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	}
 	log = log.With("kind", m.Kind, "to", m.To)
 	done := context.WithoutCancel(ctx)
-	if w.sender.APIKey == "" {
+	if !w.sender.configured() {
 		log.Warn("account email not sent: SYSTEM_MAILER_API_KEY is not set", "subject", m.Subject, "link", m.Link)
 		w.record(done, log, remove(done, w.db, id))
 		return nil
@@ -159,7 +171,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	s := w.sender
 	// The provider's request timeout (mailer.RequestTimeout) bounds the send.
 	_, err = s.Client.Send(done, mailer.Batch{
-		APIKey: s.APIKey, FromEmail: s.FromEmail, FromName: s.FromName, HTML: m.HTML, Text: m.Text,
+		APIKey: s.APIKey, Account: s.Account, FromEmail: s.FromEmail, FromName: s.FromName, HTML: m.HTML, Text: m.Text,
 		Personalizations: []mailer.Personalization{{To: m.To, ToName: m.ToName, Subject: m.Subject}},
 	})
 	if err == nil {

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ import (
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
 	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/ratelimit"
@@ -81,10 +83,16 @@ type App struct {
 	Campaigns *campaigns.Service
 	// Delivery applies the provider's event batches and reports on them.
 	Delivery *delivery.Service
+	// SESFeedback applies Amazon SES feedback delivered through SNS.
+	SESFeedback *delivery.SESFeedback
+	// BounceReader reads the SMTP books' bounce mailboxes (a periodic job).
+	BounceReader *delivery.BounceReader
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.
 	CampaignRunner *campaigns.Runner
+	// Mail sends the books' emails through their providers.
+	Mail *mailer.Dispatcher
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
@@ -184,6 +192,16 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Segments = segments.NewService(segments.Deps{DB: db, Books: a.Books, Campaigns: campaigns.Catalog{}, Now: now})
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
 	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
+	snsRoots, err := mailRoots(cfg.MailCAFile)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	snsTransport := http.DefaultTransport.(*http.Transport).Clone()
+	snsTransport.TLSClientConfig = &tls.Config{RootCAs: snsRoots, MinVersion: tls.VersionTLS12}
+	a.SESFeedback = delivery.NewSESFeedback(a.Delivery, delivery.SNSConfig{
+		CertHosts: cfg.SNSCertHosts, HTTP: &http.Client{Transport: snsTransport, Timeout: 10 * time.Second},
+	})
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)
@@ -213,6 +231,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Transfer:   a.Transfer,
 
 		Delivery:     a.Delivery,
+		SESFeedback:  a.SESFeedback,
 		Suppressions: a.Suppressions,
 		Audit:        a.Audit,
 		KeyLimits:    a.KeyLimits,

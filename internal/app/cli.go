@@ -173,7 +173,7 @@ func reportSettings(cfg config.Config, log *slog.Logger) {
 	if cfg.StripeWebhookSecret == "" {
 		log.Warn("billing webhook is off: STRIPE_WEBHOOK_SECRET is not set, so payment events are refused with 503 and the add-on is not activated by payments")
 	}
-	if cfg.SystemMailerAPIKey == "" {
+	if cfg.SystemMailProvider == "sendgrid" && cfg.SystemMailerAPIKey == "" {
 		log.Warn("SYSTEM_MAILER_API_KEY is not set: invitation and password reset emails are not sent; their links are logged at warn instead")
 	}
 	if cfg.PublicBaseURLDerived {

@@ -206,3 +206,14 @@ func (e *Env) QueryInt(sql string, args ...any) int {
 	}
 	return n
 }
+
+// QueryString runs a SQL query returning one text value, for assertions
+// on database state.
+func (e *Env) QueryString(sql string, args ...any) string {
+	e.T.Helper()
+	var s string
+	if err := e.App.Pool.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
+		e.T.Fatalf("apptest: %s: %v", sql, err)
+	}
+	return s
+}

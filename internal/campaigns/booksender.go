@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/mailer"
 )
 
 // BookSender is what an email sent on a book's behalf outside a campaign
@@ -13,7 +16,10 @@ import (
 // every email of the book carries.
 type BookSender struct {
 	APIKey, FromEmail, FromName, ReplyTo string
-	CompanyName                          string
+	// Account is the book's provider; a batch that carries it goes out
+	// through it (mailer.Dispatcher).
+	Account     *mailer.Account
+	CompanyName string
 	// PostalAddress is the address on one line, its parts joined by commas.
 	PostalAddress string
 }
@@ -22,7 +28,7 @@ type BookSender struct {
 // book cannot send (no settings, no provider key or no sender address).
 func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, bool, error) {
 	st, found, err := s.loadSettings(ctx, s.db, bookID)
-	if err != nil || !found || st.apiKey == "" || st.SenderEmail == "" {
+	if err != nil || !found || !st.canSend() || st.SenderEmail == "" {
 		return BookSender{}, false, err
 	}
 	var parts []string
@@ -32,7 +38,7 @@ func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, 
 		}
 	}
 	return BookSender{
-		APIKey: st.apiKey, FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
+		APIKey: st.apiKey, Account: st.account(bookID), FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
 		CompanyName: st.CompanyName, PostalAddress: strings.Join(parts, ", "),
 	}, true, nil
 }
@@ -53,4 +59,27 @@ func (s *Service) TokenContact(ctx context.Context, token string) (contactID, bo
 // no longer pays for campaigns.
 func (s *Service) CampaignsOfContact(ctx context.Context, contactID uuid.UUID) ([]ContactCampaign, error) {
 	return s.st.contactCampaigns(ctx, s.db, contactID)
+}
+
+// BounceMailboxes lists the bounce mailboxes of the books that send
+// through SMTP, passwords decrypted, for the bounce reader.
+func (s *shared) BounceMailboxes(ctx context.Context) ([]delivery.Mailbox, error) {
+	ids, err := s.st.bounceMailboxBooks(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]delivery.Mailbox, 0, len(ids))
+	for _, id := range ids {
+		st, ok, err := s.loadSettings(ctx, s.db, id)
+		if err != nil {
+			return nil, err
+		}
+		bm := st.prov.BounceMailbox
+		if !ok || st.prov.Provider != ProviderSMTP || bm == nil || st.prov.imapPassword == "" {
+			continue
+		}
+		out = append(out, delivery.Mailbox{BookID: id, Host: bm.IMAPHost, Port: bm.IMAPPort,
+			Username: bm.IMAPUsername, Password: st.prov.imapPassword, Folder: bm.IMAPFolder})
+	}
+	return out, nil
 }

@@ -27,6 +27,11 @@ type Deps struct {
 	DB       postgres.Pool
 	Accounts AddonSource
 	Sender   mailer.Sender
+	// Mail sends through each book's provider (SendGrid through Sender);
+	// nil builds one on Sender and DB.
+	Mail *mailer.Dispatcher
+	// AllowInsecureMail permits smtp_security none (MAIL_ALLOW_INSECURE).
+	AllowInsecureMail bool
 	// Now is the clock of every rule that depends on time; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -61,11 +66,14 @@ type shared struct {
 	st       store
 	accounts AddonSource
 	sender   mailer.Sender
+	mail     *mailer.Dispatcher
 	now      func() time.Time
 	log      *slog.Logger
 	keys     auth.SecretBox
 	links    links
 	segments *segments.Service
+	// allowInsecure permits saving smtp_security none.
+	allowInsecure bool
 }
 
 func newShared(d Deps) shared {
@@ -75,8 +83,11 @@ func newShared(d Deps) shared {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Mail == nil {
+		d.Mail = mailer.NewDispatcher(mailer.DispatcherConfig{SendGrid: d.Sender, DB: d.DB, AllowInsecure: d.AllowInsecureMail, Now: d.Now})
+	}
 	return shared{
-		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
+		db: d.DB, accounts: d.Accounts, sender: d.Sender, mail: d.Mail, now: d.Now, log: d.Log, allowInsecure: d.AllowInsecureMail,
 		keys: auth.NewSecretBox(d.SettingsKey), links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
 		segments: d.Segments,
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
+	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // emailPlan is what every recipient of an email step shares.
@@ -29,6 +31,7 @@ type emailPlan struct {
 	fromName   string
 	replyTo    string
 	apiKey     string
+	account    *mailer.Account
 	tracking   mailer.Tracking
 	// variants holds the plan of each A/B variant of the step (its
 	// subject, its template); nil for a step without variants.
@@ -67,8 +70,9 @@ func (rn *Runner) planTemplate(ctx context.Context, p *pass, st Step, tplID *uui
 		plan.fromName = st.SenderName
 	}
 	plan.replyTo, plan.apiKey = p.settings.ReplyToEmail, p.settings.apiKey
+	plan.account = p.settings.account(p.campaign.BookID)
 	plan.tracking = mailer.Tracking{Opens: p.settings.TrackOpens, Clicks: p.settings.TrackClicks}
-	if !p.configured || plan.apiKey == "" || plan.fromEmail == "" {
+	if !p.configured || !p.settings.canSend() || plan.fromEmail == "" {
 		plan.failDetail = DetailNotConfigured
 		return plan, nil
 	}
@@ -81,6 +85,11 @@ func (rn *Runner) planTemplate(ctx context.Context, p *pass, st Step, tplID *uui
 	plan.customKeys = plan.tpl.CustomKeys()
 	plan.solo = plan.tpl.Placeholders() > mailer.MaxSubstitutions
 	plan.claimSize = claimSize(rn.opts.ChunkSize, plan.solo, len(plan.shared))
+	if r := plan.account.MaxRate; r > 0 {
+		// A claim the book's send rate lets out well within the send
+		// timeout: half of it.
+		plan.claimSize = max(1, min(plan.claimSize, r*int(rn.opts.SendTimeout/time.Second)/2))
+	}
 	return plan, nil
 }
 
@@ -107,7 +116,7 @@ func (plan *emailPlan) batch(html string) mailer.Batch {
 	tracking := plan.tracking
 	return mailer.Batch{
 		APIKey: plan.apiKey, FromEmail: plan.fromEmail, FromName: plan.fromName, ReplyTo: plan.replyTo, HTML: html,
-		Tracking: &tracking,
+		Tracking: &tracking, Account: plan.account,
 	}
 }
 
@@ -326,32 +335,36 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			return
 		}
 	}
+	var refused []string // addresses the provider refused for good (SMTP 550, 551, 553)
 	for _, u := range units {
 		if len(u.rows) == 0 {
 			continue
 		}
 		sendCtx, cancel := context.WithTimeout(bg, rn.opts.SendTimeout)
-		msgID, err := rn.sender.Send(sendCtx, u.batch)
+		results := rn.mail.Deliver(sendCtx, u.batch)
 		cancel()
-		var perm *mailer.Error
-		switch {
-		case err == nil:
-			for k, i := range u.rows {
-				r := ch.rows[i]
+		logged := false
+		for k, i := range u.rows {
+			r := ch.rows[i]
+			res := results[k]
+			var perm *mailer.Error
+			switch {
+			case res.Err == nil:
 				outcomes = append(outcomes, outcome{
-					ParticipantID: r.ParticipantID, Result: ResultSuccess, MessageID: msgID,
+					ParticipantID: r.ParticipantID, Result: ResultSuccess, MessageID: res.MessageID,
 					ContactID: r.ContactID, Address: r.Email, Subject: u.batch.Personalizations[k].Subject,
 				})
-			}
-		case errors.As(err, &perm) && perm.Permanent:
-			for _, i := range u.rows {
-				outcomes = append(outcomes, outcome{ParticipantID: ch.rows[i].ParticipantID, Result: ResultFailed, Detail: providerDetail(perm)})
-			}
-		default:
-			detail := providerDetail(err)
-			rn.log.Warn("campaign send failed; will retry", "campaign_id", p.campaign.ID, "step_id", st.ID, "recipients", len(u.rows), "err", err)
-			for _, i := range u.rows {
-				r := ch.rows[i]
+			case errors.As(res.Err, &perm) && perm.Permanent:
+				outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: providerDetail(perm)})
+				if perm.BadAddress {
+					refused = append(refused, r.Email)
+				}
+			default:
+				detail := providerDetail(res.Err)
+				if !logged {
+					logged = true
+					rn.log.Warn("campaign send failed; will retry", "campaign_id", p.campaign.ID, "step_id", st.ID, "recipients", len(u.rows), "err", res.Err)
+				}
 				if r.Tries >= rn.opts.MaxTries {
 					outcomes = append(outcomes, outcome{ParticipantID: r.ParticipantID, Result: ResultFailed, Detail: detail})
 				} else {
@@ -360,7 +373,24 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 			}
 		}
 	}
-	rn.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes})
+	rn.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes,
+		PerRecipientIDs: p.settings.prov.Provider != ProviderSendGrid})
+	if len(refused) > 0 {
+		rn.suppressRefused(bg, p, refused)
+	}
+}
+
+// suppressRefused suppresses the addresses the provider refused as
+// unknown or invalid (reason bounce, source provider), so the book's
+// later emails do not go to them.
+func (rn *Runner) suppressRefused(ctx context.Context, p *pass, addresses []string) {
+	err := postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
+		_, err := suppression.New(rn.now).Suppress(ctx, tx, p.campaign.BookID, addresses, suppression.ReasonBounce, suppression.SourceProvider, nil)
+		return err
+	})
+	if err != nil {
+		rn.log.Error("suppress refused addresses", "campaign_id", p.campaign.ID, "addresses", len(addresses), "err", err)
+	}
 }
 
 // sendUnit is one provider request and the chunk rows it carries.

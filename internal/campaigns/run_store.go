@@ -289,6 +289,9 @@ type recordParams struct {
 	ActiveSteps []uuid.UUID
 	StepID      uuid.UUID
 	CampaignID  uuid.UUID
+	// PerRecipientIDs: each email has a message id of its own (SMTP,
+	// SES), recorded where the provider's feedback is matched by it.
+	PerRecipientIDs bool
 }
 
 // recordOutcomes writes the outcomes of one claim in one statement: the
@@ -378,6 +381,7 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			       @now
 			FROM upd u WHERE u.result = 'success' AND u.emailed
 		),
+		`+messagesCTE(p.PerRecipientIDs)+`
 		-- The deliverability report's denominator: emails sent per book
 		-- and UTC day, counted as they are recorded.
 		sent AS (
@@ -392,6 +396,22 @@ func (store) recordOutcomes(ctx context.Context, db postgres.DB, p recordParams)
 			"subjects": subjects,
 		}).Scan(&completed)
 	return completed, err
+}
+
+// messagesCTE records the message ids of emails sent one message per
+// recipient; SendGrid's (one id per request) are not recorded: nothing
+// matches by them.
+func messagesCTE(perRecipient bool) string {
+	if !perRecipient {
+		return ""
+	}
+	return `msgs AS (
+			INSERT INTO campaign_email_messages (message_id, book_id, campaign_id, step_id, participant_id, sent_at)
+			SELECT u.message_id, cp.book_id, @campaign_id, @step_id, u.participant_id, @now
+			FROM upd u JOIN campaigns cp ON cp.id = @campaign_id
+			WHERE u.result = 'success' AND u.emailed AND u.message_id <> ''
+			ON CONFLICT (message_id) DO NOTHING
+		),`
 }
 
 // releaseClaim gives back a claim whose emails were certainly not sent

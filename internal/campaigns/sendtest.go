@@ -46,7 +46,10 @@ func (s *Service) SendTest(ctx context.Context, sc access.Scope, templateID uuid
 	if err != nil {
 		return err
 	}
-	if !ok || settings.apiKey == "" || settings.SenderEmail == "" {
+	if !ok || !settings.canSend() || settings.SenderEmail == "" {
+		if settings.prov.Provider == ProviderSMTP || settings.prov.Provider == ProviderSES {
+			return apperr.Invalidf("Email settings are not configured for this book: save a sender email and the %s provider's settings first.", settings.prov.Provider)
+		}
 		return apperr.Invalidf("Email settings are not configured for this book: save a sender email and a mailer API key in the campaign settings first.")
 	}
 	book, err := s.st.mergeBook(ctx, s.db, sc.Book.ID)
@@ -68,8 +71,8 @@ func (s *Service) SendTest(ctx context.Context, sc access.Scope, templateID uuid
 	if err := ctx.Err(); err != nil {
 		return err // the request is gone: nobody waits for this email
 	}
-	_, err = s.sender.Send(ctx, mailer.Batch{
-		APIKey: settings.apiKey, FromEmail: settings.SenderEmail, FromName: settings.SenderName,
+	_, err = s.mail.Send(ctx, mailer.Batch{
+		Account: settings.account(sc.Book.ID), APIKey: settings.apiKey, FromEmail: settings.SenderEmail, FromName: settings.SenderName,
 		ReplyTo: settings.ReplyToEmail, HTML: html,
 		Personalizations: []mailer.Personalization{{To: to, Subject: TestPrefix + subject}},
 	})

@@ -43,11 +43,32 @@ type Settings struct {
 	// DefaultTimeZone is the IANA zone send windows are read in for
 	// contacts without a time zone of their own.
 	DefaultTimeZone string `json:"default_time_zone"`
-	// EventsReceivedAt is when a signed event batch last reached the
-	// book (to within a minute); nil when none has.
+	// EventsReceivedAt is when a signed event batch (or an SES
+	// notification) last reached the book (to within a minute); nil when
+	// none has.
 	EventsReceivedAt *time.Time `json:"events_received_at"`
 	CreatedAt        time.Time  `json:"created_at"`
 	UpdatedAt        time.Time  `json:"updated_at"`
+
+	// Provider is the service the book sends through; only its own
+	// fields are answered, secrets masked.
+	Provider            Provider       `json:"provider"`
+	SMTPHost            *string        `json:"smtp_host,omitempty"`
+	SMTPPort            *int           `json:"smtp_port,omitempty"`
+	SMTPSecurity        *string        `json:"smtp_security,omitempty"`
+	SMTPUsername        *string        `json:"smtp_username,omitempty"`
+	SMTPPassword        *string        `json:"smtp_password,omitempty"`
+	SMTPMaxConnections  *int           `json:"smtp_max_connections,omitempty"`
+	SESRegion           *string        `json:"ses_region,omitempty"`
+	SESAccessKeyID      *string        `json:"ses_access_key_id,omitempty"`
+	SESSecretAccessKey  *string        `json:"ses_secret_access_key,omitempty"`
+	SESConfigurationSet *string        `json:"ses_configuration_set,omitempty"`
+	MaxSendRate         *int           `json:"max_send_rate"`
+	BounceMailbox       *BounceMailbox `json:"bounce_mailbox"`
+	SESNotificationURL  string         `json:"ses_notification_url"`
+	// Ready says the book can send: every required checklist item done.
+	Ready     bool            `json:"ready"`
+	Checklist []ChecklistItem `json:"checklist"`
 }
 
 // SettingsView is what GET answers: the settings, or only the book id when
@@ -80,6 +101,7 @@ type SettingsInput struct {
 	TrackClicks           bool   `json:"track_clicks"`
 	// DefaultTimeZone: "" or absent is UTC.
 	DefaultTimeZone string `json:"default_time_zone" validate:"omitempty,timezone"`
+	providerInput
 }
 
 func (in *SettingsInput) trim() {
@@ -101,6 +123,7 @@ func (in *SettingsInput) trim() {
 type storedSettings struct {
 	Settings
 	apiKey string
+	prov   providerRow
 }
 
 // MaskKey shows a key as four asterisks and its last four characters.
@@ -120,24 +143,32 @@ func MaskKey(key string) string {
 // book has none. A key that no longer decrypts (the settings key changed)
 // is logged and treated as absent, so the owner can save a new one.
 func (s *shared) loadSettings(ctx context.Context, db postgres.DB, bookID uuid.UUID) (storedSettings, bool, error) {
-	row, sealed, err := s.st.settings(ctx, db, bookID)
+	row, prov, sealed, err := s.st.settings(ctx, db, bookID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return storedSettings{}, false, nil
+		return storedSettings{prov: defaultProviderRow()}, false, nil
 	}
 	if err != nil {
 		return storedSettings{}, false, err
 	}
-	out := storedSettings{Settings: row}
-	if len(sealed) > 0 {
-		key, err := s.keys.Open(sealed, bookID[:])
-		if err != nil {
-			s.log.ErrorContext(ctx, "mailer api key does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "err", err)
-		} else {
-			out.apiKey = string(key)
+	out := storedSettings{Settings: row, prov: prov.row}
+	open := func(name string, sealed []byte, dst *string) {
+		if len(sealed) == 0 {
+			return
 		}
+		plain, err := s.keys.Open(sealed, bookID[:])
+		if err != nil {
+			s.log.ErrorContext(ctx, "a saved provider secret does not decrypt; was SETTINGS_ENCRYPTION_KEY changed?", "book_id", bookID, "secret", name, "err", err)
+			return
+		}
+		*dst = string(plain)
 	}
+	open("mailer_api_key", sealed, &out.apiKey)
+	open("smtp_password", prov.smtpPassword, &out.prov.smtpPassword)
+	open("ses_secret_access_key", prov.sesSecret, &out.prov.sesSecret)
+	open("bounce_mailbox.imap_password", prov.imapPassword, &out.prov.imapPassword)
 	out.MailerAPIKey = MaskKey(out.apiKey)
 	out.EventWebhookURL = s.links.eventWebhookURL(bookID)
+	out.present(s.links, bookID)
 	return out, true, nil
 }
 
@@ -177,18 +208,41 @@ func (s *Service) PutSettings(ctx context.Context, sc access.Scope, in SettingsI
 		if err != nil {
 			return err
 		}
+		prov, err := in.resolve(cur, s.allowInsecure)
+		if err != nil {
+			return err
+		}
 		apiKey := cur.apiKey
 		if in.MailerAPIKey != nil && *in.MailerAPIKey != cur.MailerAPIKey {
 			apiKey = *in.MailerAPIKey
 		}
+		if prov.Provider != ProviderSendGrid {
+			// The SendGrid key belongs to SendGrid: a book that moves away
+			// from it does not keep it.
+			apiKey = ""
+		}
+		seal := func(plain string) ([]byte, error) {
+			if plain == "" {
+				return nil, nil
+			}
+			sealed, err := s.keys.Seal([]byte(plain), sc.Book.ID[:])
+			if err != nil {
+				return nil, apperr.Wrap(err, apperr.Internal, "encrypt provider secret")
+			}
+			return sealed, nil
+		}
 		var sealed []byte
-		if apiKey != "" {
-			// Bound to the book: a sealed key copied to another book does not open.
-			if sealed, err = s.keys.Seal([]byte(apiKey), sc.Book.ID[:]); err != nil {
-				return apperr.Wrap(err, apperr.Internal, "encrypt mailer key")
+		var sp sealedProvider
+		sp.row = prov
+		for _, x := range []struct {
+			plain string
+			dst   *[]byte
+		}{{apiKey, &sealed}, {prov.smtpPassword, &sp.smtpPassword}, {prov.sesSecret, &sp.sesSecret}, {prov.imapPassword, &sp.imapPassword}} {
+			if *x.dst, err = seal(x.plain); err != nil {
+				return err
 			}
 		}
-		row, err := s.st.upsertSettings(ctx, tx, sc.Book.ID, in, sealed, s.now())
+		row, err := s.st.upsertSettings(ctx, tx, sc.Book.ID, in, sealed, sp, s.now())
 		if err != nil {
 			return err
 		}
@@ -201,7 +255,9 @@ func (s *Service) PutSettings(ctx context.Context, sc access.Scope, in SettingsI
 		}
 		row.MailerAPIKey = MaskKey(apiKey)
 		row.EventWebhookURL = s.links.eventWebhookURL(sc.Book.ID)
-		out = row
+		saved := storedSettings{Settings: row, apiKey: apiKey, prov: prov}
+		saved.present(s.links, sc.Book.ID)
+		out = saved.Settings
 		// What changed, never the provider key: only whether it changed.
 		return audit.Record(ctx, tx, audit.Entry{
 			TeamID: sc.Book.TeamID, Actor: audit.From(sc.Actor), Action: "email_settings.updated",
@@ -210,8 +266,41 @@ func (s *Service) PutSettings(ctx context.Context, sc access.Scope, in SettingsI
 				"sender_email": row.SenderEmail, "sender_name": row.SenderName,
 				"mailer_api_key_changed": apiKey != cur.apiKey,
 				"track_opens":            row.TrackOpens, "track_clicks": row.TrackClicks,
+				"provider": prov.Provider, "max_send_rate": prov.MaxSendRate,
+				"provider_secret_changed": prov.smtpPassword != cur.prov.smtpPassword || prov.sesSecret != cur.prov.sesSecret ||
+					prov.imapPassword != cur.prov.imapPassword,
 			},
 		})
 	})
 	return out, err
+}
+
+// VerifyResult is what trying the saved provider found.
+type VerifyResult struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// VerifySettings tries the book's saved provider for real without sending
+// an email (member): SMTP connects, starts TLS as set and authenticates;
+// SES asks GetAccount; SendGrid proves the key. Detail says what failed
+// and never holds a secret.
+func (s *Service) VerifySettings(ctx context.Context, sc access.Scope) (VerifyResult, error) {
+	if err := s.bookFor(ctx, sc, auth.RoleMember); err != nil {
+		return VerifyResult{}, err
+	}
+	st, ok, err := s.loadSettings(ctx, s.db, sc.Book.ID)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	if !ok {
+		return VerifyResult{Detail: "No email settings are saved for this book."}, nil
+	}
+	good, detail := s.mail.Verify(ctx, st.account(sc.Book.ID), st.apiKey)
+	for _, secret := range []string{st.apiKey, st.prov.smtpPassword, st.prov.sesSecret} {
+		if secret != "" {
+			detail = strings.ReplaceAll(detail, secret, MaskKey(secret))
+		}
+	}
+	return VerifyResult{OK: good, Detail: detail}, nil
 }

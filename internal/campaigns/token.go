@@ -31,6 +31,11 @@ func (l links) eventWebhookURL(bookID uuid.UUID) string {
 	return l.base + "/api/mailer/events/" + bookID.String()
 }
 
+// sesNotificationURL is where Amazon SNS posts the book's SES feedback.
+func (l links) sesNotificationURL(bookID uuid.UUID) string {
+	return l.base + "/api/mailer/ses/" + bookID.String()
+}
+
 // Unsubscribe tokens are the step id, the participant id (which name the
 // completion row of the email) and a 256-bit random secret, URL-safe
 // base64 encoded; the database keeps only the SHA-256 of the secret.

@@ -60,6 +60,27 @@ type Config struct {
 	SystemMailerAPIKey string
 	SystemSenderEmail  string
 	SystemSenderName   string
+	// SystemMailProvider is the provider of account emails: sendgrid
+	// (SYSTEM_MAILER_API_KEY), smtp (SYSTEM_SMTP_URL) or ses
+	// (SYSTEM_SES_REGION and keys).
+	SystemMailProvider       string
+	SystemSMTPURL            string
+	SystemSESRegion          string
+	SystemSESAccessKeyID     string
+	SystemSESSecretAccessKey string
+
+	// SESEndpoint replaces the region's Amazon SES API base (tests).
+	SESEndpoint string
+	// SNSCertHosts, when set, replaces the rule for the hosts that SNS
+	// signing certificates and subscription links may come from
+	// (sns.<region>.amazonaws.com): a list of host or host:port (tests).
+	SNSCertHosts []string
+	// MailAllowInsecure permits SMTP and IMAP without encryption
+	// (development only).
+	MailAllowInsecure bool
+	// MailCAFile is a PEM file of extra certificate authorities trusted
+	// for SMTP, IMAP and SNS certificate TLS (a company's own CA).
+	MailCAFile string
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -145,31 +166,39 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 
 	c := Config{
-		DatabaseURL:          env("DATABASE_URL", DefaultDatabaseURL),
-		DBMaxConns:           int32(intEnv("DB_MAX_CONNS", 20)),
-		HTTPAddr:             env("HTTP_ADDR", ":8080"),
-		PublicBaseURL:        strings.TrimRight(env("PUBLIC_BASE_URL", ""), "/"),
-		JWTIssuer:            env("JWT_ISSUER", "contactbook"),
-		MailerBaseURL:        strings.TrimRight(env("MAILER_BASE_URL", "https://api.sendgrid.com"), "/"),
-		SystemMailerAPIKey:   env("SYSTEM_MAILER_API_KEY", ""),
-		SystemSenderEmail:    env("SYSTEM_SENDER_EMAIL", ""),
-		SystemSenderName:     env("SYSTEM_SENDER_NAME", "contactbook"),
-		StripeSecretKey:      env("STRIPE_SECRET_KEY", ""),
-		StripeWebhookSecret:  env("STRIPE_WEBHOOK_SECRET", ""),
-		StripeAPIBase:        strings.TrimRight(env("STRIPE_API_BASE", "https://api.stripe.com"), "/"),
-		WebhookAllowInsecure: boolEnv("WEBHOOK_ALLOW_INSECURE", false),
-		WebhookWorkers:       intEnv("WEBHOOK_WORKERS", 16),
-		ImagesDir:            env("IMAGES_DIR", "./data/images"),
-		CampaignSchedule:     env("CAMPAIGN_SCHEDULE", "*/15 * * * *"),
-		LogLevel:             strings.ToLower(env("LOG_LEVEL", "info")),
-		LogFormat:            strings.ToLower(env("LOG_FORMAT", "")),
-		AutoMigrate:          boolEnv("AUTO_MIGRATE", true),
-		PprofAddr:            env("PPROF_ADDR", ""),
-		MetricsAddr:          env("METRICS_ADDR", ""),
-		MetricsToken:         env("METRICS_TOKEN", ""),
-		TrustProxy:           boolEnv("TRUST_PROXY", false),
-		StripePrices:         map[string]string{},
-		PasswordHashCost:     intEnv("PASSWORD_HASH_COST", bcrypt.DefaultCost),
+		DatabaseURL:              env("DATABASE_URL", DefaultDatabaseURL),
+		DBMaxConns:               int32(intEnv("DB_MAX_CONNS", 20)),
+		HTTPAddr:                 env("HTTP_ADDR", ":8080"),
+		PublicBaseURL:            strings.TrimRight(env("PUBLIC_BASE_URL", ""), "/"),
+		JWTIssuer:                env("JWT_ISSUER", "contactbook"),
+		MailerBaseURL:            strings.TrimRight(env("MAILER_BASE_URL", "https://api.sendgrid.com"), "/"),
+		SystemMailerAPIKey:       env("SYSTEM_MAILER_API_KEY", ""),
+		SystemSenderEmail:        env("SYSTEM_SENDER_EMAIL", ""),
+		SystemSenderName:         env("SYSTEM_SENDER_NAME", "contactbook"),
+		SystemMailProvider:       strings.ToLower(env("SYSTEM_MAIL_PROVIDER", "sendgrid")),
+		SystemSMTPURL:            env("SYSTEM_SMTP_URL", ""),
+		SystemSESRegion:          env("SYSTEM_SES_REGION", ""),
+		SystemSESAccessKeyID:     env("SYSTEM_SES_ACCESS_KEY_ID", ""),
+		SystemSESSecretAccessKey: env("SYSTEM_SES_SECRET_ACCESS_KEY", ""),
+		SESEndpoint:              strings.TrimRight(env("SES_ENDPOINT", ""), "/"),
+		MailAllowInsecure:        boolEnv("MAIL_ALLOW_INSECURE", false),
+		MailCAFile:               env("MAIL_CA_FILE", ""),
+		StripeSecretKey:          env("STRIPE_SECRET_KEY", ""),
+		StripeWebhookSecret:      env("STRIPE_WEBHOOK_SECRET", ""),
+		StripeAPIBase:            strings.TrimRight(env("STRIPE_API_BASE", "https://api.stripe.com"), "/"),
+		WebhookAllowInsecure:     boolEnv("WEBHOOK_ALLOW_INSECURE", false),
+		WebhookWorkers:           intEnv("WEBHOOK_WORKERS", 16),
+		ImagesDir:                env("IMAGES_DIR", "./data/images"),
+		CampaignSchedule:         env("CAMPAIGN_SCHEDULE", "*/15 * * * *"),
+		LogLevel:                 strings.ToLower(env("LOG_LEVEL", "info")),
+		LogFormat:                strings.ToLower(env("LOG_FORMAT", "")),
+		AutoMigrate:              boolEnv("AUTO_MIGRATE", true),
+		PprofAddr:                env("PPROF_ADDR", ""),
+		MetricsAddr:              env("METRICS_ADDR", ""),
+		MetricsToken:             env("METRICS_TOKEN", ""),
+		TrustProxy:               boolEnv("TRUST_PROXY", false),
+		StripePrices:             map[string]string{},
+		PasswordHashCost:         intEnv("PASSWORD_HASH_COST", bcrypt.DefaultCost),
 	}
 	if c.PasswordHashCost < bcrypt.MinCost || c.PasswordHashCost > 15 {
 		errs = append(errs, fmt.Errorf("PASSWORD_HASH_COST: %d is outside %d..15", c.PasswordHashCost, bcrypt.MinCost))
@@ -251,6 +280,32 @@ func Load(getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(v); err != nil || u.Host == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is not an absolute URL", name, v))
 		}
+	}
+	for _, h := range strings.Split(env("SNS_CERT_HOSTS", ""), ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			c.SNSCertHosts = append(c.SNSCertHosts, h)
+		}
+	}
+	if c.SESEndpoint != "" {
+		if u, err := url.Parse(c.SESEndpoint); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			errs = append(errs, fmt.Errorf("SES_ENDPOINT: %q is not an absolute http(s) URL", c.SESEndpoint))
+		}
+	}
+	switch c.SystemMailProvider {
+	case "sendgrid":
+	case "smtp":
+		if u, err := url.Parse(c.SystemSMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
+			errs = append(errs, fmt.Errorf("SYSTEM_SMTP_URL: an smtp://user:pass@host:587 or smtps:// URL is required when SYSTEM_MAIL_PROVIDER is smtp"))
+		}
+	case "ses":
+		if c.SystemSESRegion == "" || c.SystemSESAccessKeyID == "" || c.SystemSESSecretAccessKey == "" {
+			errs = append(errs, fmt.Errorf("SYSTEM_SES_REGION, SYSTEM_SES_ACCESS_KEY_ID and SYSTEM_SES_SECRET_ACCESS_KEY are required when SYSTEM_MAIL_PROVIDER is ses"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("SYSTEM_MAIL_PROVIDER: %q is not one of sendgrid, smtp, ses", c.SystemMailProvider))
+	}
+	if c.SystemMailProvider != "sendgrid" && !strings.Contains(c.SystemSenderEmail, "@") {
+		errs = append(errs, fmt.Errorf("SYSTEM_SENDER_EMAIL: %q is not an email address; account emails need a sender", c.SystemSenderEmail))
 	}
 	if c.SystemMailerAPIKey != "" && !strings.Contains(c.SystemSenderEmail, "@") {
 		errs = append(errs, fmt.Errorf("SYSTEM_SENDER_EMAIL: %q is not an email address; account emails need a sender when SYSTEM_MAILER_API_KEY is set", c.SystemSenderEmail))

@@ -62,6 +62,7 @@ type event struct {
 	at            time.Time
 	email         string             // lower-cased recipient
 	suppress      suppression.Reason // "" when the event suppresses nothing
+	messageID     string             // the provider's message id, when the event names its email by it
 }
 
 // parsed is a batch: the events that may apply (one per sg_event_id) and

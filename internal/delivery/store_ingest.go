@@ -165,3 +165,31 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 	}
 	return out, nil
 }
+
+// emailRef is the campaign email a provider message id names.
+type emailRef struct {
+	campaignID, stepID, participantID uuid.UUID
+}
+
+// emailsByMessageID looks the message ids up among the book's campaign
+// emails sent one message per recipient (campaigns' read model).
+func emailsByMessageID(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []string) (map[string]emailRef, error) {
+	rows, err := db.Query(ctx, `
+		SELECT m.message_id, m.campaign_id, m.step_id, m.participant_id
+		FROM campaign_email_message_ids m
+		WHERE m.message_id = ANY($2::text[]) AND m.book_id = $1`, bookID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]emailRef{}
+	for rows.Next() {
+		var id string
+		var r emailRef
+		if err := rows.Scan(&id, &r.campaignID, &r.stepID, &r.participantID); err != nil {
+			return nil, err
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}

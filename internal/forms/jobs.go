@@ -126,7 +126,7 @@ func (s *Service) SendConfirmation(ctx context.Context, id uuid.UUID) error {
 	// provider's request timeout bounds the send.
 	done := context.WithoutCancel(ctx)
 	_, err = s.d.Mail.Send(done, mailer.Batch{
-		APIKey: sender.APIKey, FromEmail: sender.FromEmail, FromName: sender.FromName, ReplyTo: sender.ReplyTo,
+		APIKey: sender.APIKey, Account: sender.Account, FromEmail: sender.FromEmail, FromName: sender.FromName, ReplyTo: sender.ReplyTo,
 		HTML: html, Text: text, Tracking: &mailer.Tracking{},
 		Personalizations: []mailer.Personalization{{To: h.Email, Subject: headerSafe(subject)}},
 	})

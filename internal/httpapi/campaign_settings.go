@@ -33,3 +33,11 @@ func (s *Server) putCampaignSettings(w http.ResponseWriter, r *http.Request, sc 
 	}
 	return data(w, http.StatusOK, st)
 }
+
+func (s *Server) verifyCampaignSettings(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
+	res, err := s.campaigns.VerifySettings(r.Context(), sc)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}

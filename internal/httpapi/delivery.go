@@ -35,6 +35,32 @@ func (s *Server) mailerEvents(w http.ResponseWriter, r *http.Request, _ access.S
 	return data(w, http.StatusOK, res)
 }
 
+// sesNotifications receives Amazon SNS deliveries of a book's SES
+// feedback. It is not behind login: each message is signed by SNS, and
+// is verified with the certificate it names.
+func (s *Server) sesNotifications(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
+	bookID, err := pathUUID(r, "book_id")
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, delivery.MaxSNSBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apperr.New(apperr.PayloadTooLarge, "The SNS message is larger than %d MB.", delivery.MaxSNSBytes>>20)
+		}
+		return apperr.Wrap(err, apperr.InvalidInput, "The SNS message could not be read.")
+	}
+	if s.sesFeedback == nil {
+		return apperr.New(apperr.Unavailable, "SES feedback is not set up on this service.")
+	}
+	res, err := s.sesFeedback.Receive(r.Context(), bookID, body)
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, res)
+}
+
 func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	pg, err := pagePaging(r, 20, 100)
 	if err != nil {

@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 	r.With(s.optionalUser).Post("/api/invitations/accept", s.h(s.acceptInvitation))
 	r.Post("/api/payments/webhook", s.h(s.paymentWebhook))
 	r.Post("/api/mailer/events/{book_id}", s.h(s.mailerEvents))
+	r.Post("/api/mailer/ses/{book_id}", s.h(s.sesNotifications))
 
 	// The public API, for API keys, under /api/v1. Authentication wraps
 	// the routes (a group), not the prefix, so a path that names no route
@@ -226,6 +227,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	inBook.Post("/campaign-templates/{id}/send-test", s.h(s.sendTestEmail))
 	inBook.Get("/campaign-settings", s.h(s.getCampaignSettings))
 	inBook.Put("/campaign-settings", s.h(s.putCampaignSettings))
+	inBook.Post("/campaign-settings/verify", s.h(s.verifyCampaignSettings))
 	inBook.Post("/campaign-images", s.h(s.uploadCampaignImage))
 }
 

@@ -190,7 +190,7 @@ func TestReadKeyCannotWrite(t *testing.T) {
 	public := map[string]bool{
 		"/api/auth/signup": true, "/api/auth/login": true, "/api/auth/login/2fa": true, "/api/auth/password-reset": true,
 		"/api/auth/password-reset/confirm": true, "/api/invitations/accept": true, "/api/payments/webhook": true,
-		"/api/mailer/events/{book_id}": true, "/api/unsubscribe/confirm": true,
+		"/api/mailer/events/{book_id}": true, "/api/mailer/ses/{book_id}": true, "/api/unsubscribe/confirm": true,
 		"/api/forms/{form_id}/submissions": true, "/api/forms/confirm": true, "/api/preferences": true,
 	}
 	before := env.QueryInt(`SELECT count(*) FROM audit_log`) + env.QueryInt(`SELECT count(*) FROM contacts`)

@@ -70,6 +70,8 @@ type Deps struct {
 	// Delivery takes the provider's event batches and serves the
 	// deliverability and activity reports.
 	Delivery *delivery.Service
+	// SESFeedback takes Amazon SES feedback delivered by Amazon SNS.
+	SESFeedback *delivery.SESFeedback
 	// Suppressions serves the books' suppression lists.
 	Suppressions *suppression.Service
 	// Audit serves the teams' audit logs.
@@ -109,6 +111,7 @@ type Server struct {
 	secureCookies bool
 
 	delivery     *delivery.Service
+	sesFeedback  *delivery.SESFeedback
 	suppressions *suppression.Service
 	audit        *audit.Service
 	keyLimits    *ratelimit.PerKey
@@ -122,7 +125,7 @@ type Server struct {
 func New(d Deps) http.Handler {
 	s := &Server{log: d.Log, tokens: d.Tokens, accounts: d.Accounts, books: d.Books, ready: d.Ready, observe: d.Observe, metrics: d.Metrics, metricsToken: d.MetricsToken, billing: d.Billing, trustProxy: d.TrustProxy, rateCounts: d.RateCounts, webhooks: d.Webhooks, contacts: d.Contacts, campaigns: d.Campaigns}
 	s.secureCookies = d.SecureCookies
-	s.delivery, s.suppressions = d.Delivery, d.Suppressions
+	s.delivery, s.suppressions, s.sesFeedback = d.Delivery, d.Suppressions, d.SESFeedback
 	s.transfer = d.Transfer
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments

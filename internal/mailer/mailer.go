@@ -1,4 +1,9 @@
-// Package mailer sends campaign emails through SendGrid's v3 mail/send API
+// Package mailer sends emails through the provider a book chose:
+// SendGrid, an SMTP relay or Amazon SES. A Dispatcher takes a Batch (one
+// shared body, one personalization per recipient) and reports one Result
+// per recipient, whatever the provider; Send is the one-recipient form.
+//
+// SendGrid goes through its v3 mail/send API
 // (github.com/sendgrid/sendgrid-go) in batches: one request carries one shared
 // HTML body and up to MaxBatch personalizations, each with its own recipient,
 // subject, substitutions, headers and custom args, which is what makes high
@@ -14,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // MaxBatch is the most personalizations SendGrid accepts in one request.
@@ -50,6 +56,9 @@ type Batch struct {
 	// batch (sent explicitly, so the book's choice overrides the provider
 	// account's defaults); nil leaves the account's defaults.
 	Tracking *Tracking
+	// Account is the book's provider when a Dispatcher sends the batch;
+	// nil (or a SendGrid account) sends it to SendGrid with APIKey.
+	Account *Account
 }
 
 // Tracking is SendGrid's tracking_settings: open tracking adds a pixel,
@@ -71,11 +80,17 @@ type Error struct {
 	Permanent bool   // provider 4xx: do not retry; Message is the provider's error text
 	Status    int    // HTTP status, 0 for network errors and requests never sent
 	Message   string // human readable, safe to store as result_detail
-	cause     error  // the underlying network or context error, if any
+	// BadAddress is set when the provider refused the recipient's
+	// address itself (SMTP 550, 551, 553): the address is suppressed.
+	BadAddress bool
+	cause      error // the underlying network or context error, if any
 }
 
 func (e *Error) Error() string {
 	if e.Status == 0 {
+		return "mailer: " + e.Message
+	}
+	if e.Status < 100 || e.Status >= 600 || strings.HasPrefix(e.Message, fmt.Sprint(e.Status)) {
 		return "mailer: " + e.Message
 	}
 	return fmt.Sprintf("mailer: HTTP %d: %s", e.Status, e.Message)

@@ -158,3 +158,36 @@ func header(h map[string][]string, name string) string {
 	}
 	return ""
 }
+
+// Verify proves the key with SendGrid's GET /v3/scopes, which needs no
+// particular permission and sends nothing; a key without mail.send is
+// reported as such.
+func (s *sendGridSender) Verify(ctx context.Context, apiKey string) (bool, string) {
+	request := sendgrid.GetRequest(apiKey, "/v3/scopes", s.baseURL)
+	request.Method = rest.Get
+	reqCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	client := &rest.Client{HTTPClient: s.http}
+	resp, err := client.SendWithContext(reqCtx, request)
+	if err != nil {
+		return false, networkError(ctx, reqCtx, s.timeout, err).Message
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return false, "SendGrid refused the key (" + statusText(resp.StatusCode) + ")"
+	case resp.StatusCode < 200 || resp.StatusCode >= 300:
+		return false, statusError(resp.StatusCode, resp.Body).Message
+	}
+	var doc struct {
+		Scopes []string `json:"scopes"`
+	}
+	if json.Unmarshal([]byte(resp.Body), &doc) == nil && doc.Scopes != nil {
+		for _, sc := range doc.Scopes {
+			if sc == "mail.send" {
+				return true, "SendGrid accepted the key; it may send mail"
+			}
+		}
+		return false, "the SendGrid key lacks the mail.send permission"
+	}
+	return true, "SendGrid accepted the key"
+}

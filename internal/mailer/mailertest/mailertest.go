@@ -284,6 +284,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.URL.Path == "/v3/scopes" && r.Method == http.MethodGet {
+		// What a key may do: the key is checked as for a send; nothing is
+		// recorded.
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || key == "" || (wantKey != "" && key != wantKey) {
+			writeErrors(w, http.StatusUnauthorized, "authorization required")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"scopes":["mail.send","user.profile.read"]}`))
+		return
+	}
 	if r.URL.Path != "/v3/mail/send" {
 		writeErrors(w, http.StatusNotFound, "Not Found")
 		return

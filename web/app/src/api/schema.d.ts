@@ -297,12 +297,12 @@ export interface paths {
         };
         /**
          * Get email settings
-         * @description The X-Book-ID book's email settings with mailer_api_key masked; a book never configured answers only its book_id. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description The X-Book-ID book's email settings: the chosen provider's fields only, every secret masked (mailer_api_key, smtp_password, ses_secret_access_key, bounce_mailbox.imap_password), ready and the setup checklist; a book never configured answers only its book_id. Role: member. Requires the Campaigns add-on (trial or paid).
          */
         get: operations["getCampaignSettings"];
         /**
          * Save email settings
-         * @description Creates or replaces the X-Book-ID book's email settings; the provider key is stored encrypted and answered masked. Role: owner. Requires the Campaigns add-on (trial or paid). The provider key is kept when absent or sent back as the masked value shown, and removed when sent as an empty string; keys of 4 characters or fewer show as ****. Sending counts as not configured without settings, a key, or a sender address (a step's own sender counts).
+         * @description Creates or replaces the X-Book-ID book's email settings, provider included (sendgrid, smtp or ses, with that provider's fields). Secrets are stored encrypted and answered masked; repeating the masked value keeps a secret only while the host (or region) and user (or key id) it was saved for are unchanged, otherwise 400 naming it. Role: owner. Requires the Campaigns add-on (trial or paid). The SendGrid key is kept when absent or sent back as the masked value shown, and removed when sent as an empty string; secrets of 4 characters or fewer show as ****. Sending counts as not configured without settings, the provider's credentials, or a sender address (a step's own sender counts).
          */
         put: operations["putCampaignSettings"];
         post?: never;
@@ -2868,6 +2868,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/app-passwords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your app passwords
+         * @description Your account's app passwords (for CardDAV clients), newest first, without the passwords.
+         */
+        get: operations["listAppPasswords"];
+        put?: never;
+        /**
+         * Create an app password
+         * @description Creates a password for one device's address book: HTTP Basic on /dav/ with your account's email and this password (your account password never works there, and no two-factor prompt is asked). The password is in this answer only; it is stored hashed. Four groups of five letters and digits; case, spaces and dashes are forgiven when it is typed. At most 50 per account (409 beyond). A password change or reset revokes them all.
+         */
+        post: operations["createAppPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/app-passwords/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an app password
+         * @description The password is refused on every instance within a second.
+         */
+        delete: operations["revokeAppPassword"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/campaign-settings/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify the email provider
+         * @description Tries the X-Book-ID book's saved provider for real without sending an email: SMTP connects, starts TLS as set, says EHLO and authenticates when a user is set; SES calls GetAccount with the saved keys; SendGrid asks which scopes the key has. ok is false, with what failed in detail, when the provider refused or could not be reached; no settings saved answers ok false too. Role: member. Requires the Campaigns add-on (trial or paid).
+         */
+        post: operations["verifyCampaignSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mailer/ses/{book_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Amazon SES feedback (Amazon SNS HTTPS deliveries)
+         * @description Receives the Amazon SNS messages of a book's SES feedback. Authorised by signature only: each message's Signature (SignatureVersion 1, SHA1withRSA, or 2, SHA256withRSA, over SNS's canonical string) is verified with the certificate at SigningCertURL, which must be https on a host sns.<region>.amazonaws.com (SNS_CERT_HOSTS replaces that rule, for tests). A SubscriptionConfirmation is confirmed by fetching its SubscribeURL (same rule). Notifications, matched to the campaign email by the SES message id and deduplicated by the SNS MessageId: Bounce with bounceType Permanent suppresses each bounced recipient (bounce) and removes the contact from the book's campaigns; Transient (and Undetermined) sets the delivery state only; Complaint suppresses (complaint); Delivery marks delivered; DeliveryDelay deferred; Open and Click (SES event publishing) count engagement once per email. received counts the message's events (one for a confirmation).
+         */
+        post: operations["sesNotifications"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -4554,7 +4638,7 @@ export interface components {
             contact_email: string;
         };
         /**
-         * @description A book's campaign email settings. The company address fields exist for anti-spam law compliance.
+         * @description A book's campaign email settings. The company address fields exist for anti-spam law compliance. Only the chosen provider's fields are answered (smtp_* for smtp, ses_* for ses); mailer_api_key and event_webhook_public_key belong to sendgrid.
          * @example {
          *       "id": "d0e2f4a6-8b0c-4d2e-a4f6-8b0c2d4e6f8a",
          *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
@@ -4576,7 +4660,42 @@ export interface components {
          *       "track_opens": true,
          *       "track_clicks": false,
          *       "events_received_at": null,
-         *       "default_time_zone": "UTC"
+         *       "default_time_zone": "UTC",
+         *       "provider": "sendgrid",
+         *       "max_send_rate": null,
+         *       "bounce_mailbox": null,
+         *       "ses_notification_url": "https://contactbook.example/api/mailer/ses/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "ready": true,
+         *       "checklist": [
+         *         {
+         *           "key": "provider",
+         *           "required": true,
+         *           "done": true,
+         *           "title": "SendGrid key saved",
+         *           "detail": "Key ****9xQz."
+         *         },
+         *         {
+         *           "key": "sender_email",
+         *           "required": true,
+         *           "done": true,
+         *           "title": "Sender email set",
+         *           "detail": "Email comes from sales@acme.example."
+         *         },
+         *         {
+         *           "key": "company_address",
+         *           "required": false,
+         *           "done": true,
+         *           "title": "Company address present",
+         *           "detail": "Every email ends with it."
+         *         },
+         *         {
+         *           "key": "feedback",
+         *           "required": false,
+         *           "done": false,
+         *           "title": "Delivery events arriving",
+         *           "detail": "Set up the Event Webhook in SendGrid and save its verification key."
+         *         }
+         *       ]
          *     }
          */
         EmailSettings: {
@@ -4597,7 +4716,7 @@ export interface components {
             state: string;
             postal_code: string;
             country: string;
-            /** @description The email delivery provider's API key, masked as four asterisks and its last 4 characters; empty when none is stored. */
+            /** @description sendgrid only: the SendGrid API key, masked as four asterisks and its last 4 characters; empty when none is stored (and for other providers). */
             mailer_api_key: string;
             /** Format: date-time */
             created_at: string;
@@ -4618,6 +4737,35 @@ export interface components {
             events_received_at: string | null;
             /** @description IANA zone that send windows are read in for contacts without a time zone. Default UTC. */
             default_time_zone: string;
+            provider: components["schemas"]["EmailProvider"];
+            /** @description smtp only: the relay's host name or IP address. */
+            smtp_host?: string;
+            /** @description smtp only. Default 587. */
+            smtp_port?: number;
+            smtp_security?: components["schemas"]["SMTPSecurity"];
+            /** @description smtp only: the AUTH user; empty sends without AUTH. */
+            smtp_username?: string;
+            /** @description smtp only: masked (**** and the last 4 characters); empty when none is saved. */
+            smtp_password?: string;
+            /** @description smtp only: the most connections to the relay each instance of the service opens for the book. Default 4. */
+            smtp_max_connections?: number;
+            /** @description ses only: the AWS region, e.g. eu-west-1. */
+            ses_region?: string;
+            /** @description ses only. */
+            ses_access_key_id?: string;
+            /** @description ses only: masked (**** and the last 4 characters). */
+            ses_secret_access_key?: string;
+            /** @description ses only: optional configuration set sent with every email (event publishing of opens and clicks goes through it). */
+            ses_configuration_set?: string;
+            /** @description Emails a second the book sends at most, across every instance (within 10 %); null: no limit. */
+            max_send_rate: number | null;
+            /** @description smtp only; null for other providers or when none is set. */
+            bounce_mailbox: components["schemas"]["BounceMailbox"] | null;
+            /** @description Where to subscribe Amazon SNS (HTTPS) for the book's SES bounces, complaints, deliveries, opens and clicks: {PUBLIC_BASE_URL}/api/mailer/ses/{book_id}. */
+            readonly ses_notification_url: string;
+            /** @description True when every required checklist item is done: the book can send. */
+            readonly ready: boolean;
+            readonly checklist: components["schemas"]["ChecklistItem"][];
         };
         /**
          * @description What GET answers for a book whose settings were never saved.
@@ -4676,6 +4824,38 @@ export interface components {
             track_clicks: boolean;
             /** @description IANA zone; empty or absent: UTC. An unknown name is 400. */
             default_time_zone?: string;
+            /**
+             * @description Default sendgrid. A non-empty field of another provider is 400 INVALID_INPUT naming it; a missing required one (smtp_host, ses_region) too. Moving away from sendgrid drops the saved SendGrid key.
+             * @enum {string}
+             */
+            provider?: "sendgrid" | "smtp" | "ses";
+            /** @description Required for smtp. A host name or IP address, without port or scheme. */
+            smtp_host?: string | null;
+            /** @description Default 587. */
+            smtp_port?: number | null;
+            /**
+             * @description Default starttls; none is refused unless MAIL_ALLOW_INSECURE=true.
+             * @enum {string}
+             */
+            smtp_security?: "starttls" | "tls" | "none";
+            /** @description Empty sends without AUTH. */
+            smtp_username?: string | null;
+            /** @description A new password replaces the saved one; empty removes it; absent or the masked value keeps it only while smtp_host and smtp_username are unchanged (the masked value for another host or user is 400 naming smtp_password). */
+            smtp_password?: string | null;
+            /** @description Default 4, per instance. */
+            smtp_max_connections?: number | null;
+            /** @description Required for ses: an AWS region name. */
+            ses_region?: string | null;
+            /** @description The IAM access key id that signs the SES calls. */
+            ses_access_key_id?: string | null;
+            /** @description As smtp_password, kept only while ses_region and ses_access_key_id are unchanged. */
+            ses_secret_access_key?: string | null;
+            /** @description Optional. */
+            ses_configuration_set?: string | null;
+            /** @description Emails a second, 1..1000; null or absent: no limit. */
+            max_send_rate?: number | null;
+            /** @description smtp only; null or absent: none. imap_port defaults to 993, imap_folder to INBOX. */
+            bounce_mailbox?: components["schemas"]["BounceMailboxInput"] | null;
         };
         /**
          * @example {
@@ -6249,6 +6429,74 @@ export interface components {
             /** @description Wait after the last test email before the decision. Default 240. */
             decide_after_minutes?: number;
         };
+        /**
+         * @description An app password as listed; the password itself is shown only when it is created.
+         * @example {
+         *       "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+         *       "name": "iPhone",
+         *       "created_at": "2026-03-02T09:00:00Z",
+         *       "last_used_at": "2026-03-02T09:31:00Z"
+         *     }
+         */
+        AppPassword: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last CardDAV sign-in with it, to the minute; null when never used.
+             */
+            last_used_at: string | null;
+        };
+        /**
+         * @description The service a book sends its email through.
+         * @enum {string}
+         */
+        EmailProvider: "sendgrid" | "smtp" | "ses";
+        /**
+         * @description starttls: a plain connection upgraded with STARTTLS, which the relay must offer (port 587); tls: implicit TLS from the first byte (port 465); none: unencrypted, refused unless the service runs with MAIL_ALLOW_INSECURE=true (development only).
+         * @enum {string}
+         */
+        SMTPSecurity: "starttls" | "tls" | "none";
+        /** @description The IMAP mailbox an SMTP book's later bounces arrive in. Read every 5 minutes (by one instance at a time) over implicit TLS: new delivery status notifications (RFC 3464 multipart/report) whose Action is failed and that name an email the book sent (by its Message-ID) suppress the address (bounce) for a 5.x.x status, or set a soft state for 4.x.x; handled messages are flagged \Seen, anything else is left alone. */
+        BounceMailbox: {
+            imap_host: string;
+            /** @description Default 993 (implicit TLS). */
+            imap_port: number;
+            imap_username: string;
+            /** @description Masked in answers (**** and the last 4 characters). In a PUT, the masked value (or an empty one) keeps the saved password only while imap_host and imap_username are unchanged; otherwise 400 naming the field. */
+            imap_password: string;
+            /** @description Default INBOX. */
+            imap_folder: string;
+        };
+        ChecklistItem: {
+            /** @description provider, sender_email, company_address or feedback. */
+            key: string;
+            /** @description A required item not done makes ready false. */
+            required: boolean;
+            done: boolean;
+            title: string;
+            /** @description What is in place, or what is still missing. */
+            detail: string;
+        };
+        VerifyResult: {
+            ok: boolean;
+            /** @description What the provider answered, e.g. 535 5.7.8 authentication failed; never a secret. */
+            detail: string;
+        };
+        /** @description The bounce mailbox to read (see BounceMailbox). */
+        BounceMailboxInput: {
+            imap_host: string;
+            /** @description Default 993 (implicit TLS). */
+            imap_port?: number;
+            imap_username: string;
+            /** @description Masked in answers (**** and the last 4 characters). In a PUT, the masked value (or an empty one) keeps the saved password only while imap_host and imap_username are unchanged; otherwise 400 naming the field. */
+            imap_password?: string;
+            /** @description Default INBOX. */
+            imap_folder?: string;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -7458,7 +7706,42 @@ export interface operations {
                      *         "track_opens": false,
                      *         "track_clicks": false,
                      *         "events_received_at": null,
-                     *         "default_time_zone": "UTC"
+                     *         "default_time_zone": "UTC",
+                     *         "provider": "sendgrid",
+                     *         "max_send_rate": null,
+                     *         "bounce_mailbox": null,
+                     *         "ses_notification_url": "https://contactbook.example/api/mailer/ses/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "ready": true,
+                     *         "checklist": [
+                     *           {
+                     *             "key": "provider",
+                     *             "required": true,
+                     *             "done": true,
+                     *             "title": "SendGrid key saved",
+                     *             "detail": "Key ****9xQz."
+                     *           },
+                     *           {
+                     *             "key": "sender_email",
+                     *             "required": true,
+                     *             "done": true,
+                     *             "title": "Sender email set",
+                     *             "detail": "Email comes from sales@acme.example."
+                     *           },
+                     *           {
+                     *             "key": "company_address",
+                     *             "required": false,
+                     *             "done": true,
+                     *             "title": "Company address present",
+                     *             "detail": "Every email ends with it."
+                     *           },
+                     *           {
+                     *             "key": "feedback",
+                     *             "required": false,
+                     *             "done": false,
+                     *             "title": "Delivery events arriving",
+                     *             "detail": "Set up the Event Webhook in SendGrid and save its verification key."
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -7521,7 +7804,42 @@ export interface operations {
                      *         "track_opens": false,
                      *         "track_clicks": false,
                      *         "events_received_at": null,
-                     *         "default_time_zone": "UTC"
+                     *         "default_time_zone": "UTC",
+                     *         "provider": "sendgrid",
+                     *         "max_send_rate": null,
+                     *         "bounce_mailbox": null,
+                     *         "ses_notification_url": "https://contactbook.example/api/mailer/ses/3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "ready": true,
+                     *         "checklist": [
+                     *           {
+                     *             "key": "provider",
+                     *             "required": true,
+                     *             "done": true,
+                     *             "title": "SendGrid key saved",
+                     *             "detail": "Key ****9xQz."
+                     *           },
+                     *           {
+                     *             "key": "sender_email",
+                     *             "required": true,
+                     *             "done": true,
+                     *             "title": "Sender email set",
+                     *             "detail": "Email comes from sales@acme.example."
+                     *           },
+                     *           {
+                     *             "key": "company_address",
+                     *             "required": false,
+                     *             "done": true,
+                     *             "title": "Company address present",
+                     *             "detail": "Every email ends with it."
+                     *           },
+                     *           {
+                     *             "key": "feedback",
+                     *             "required": false,
+                     *             "done": false,
+                     *             "title": "Delivery events arriving",
+                     *             "detail": "Set up the Event Webhook in SendGrid and save its verification key."
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -16614,6 +16932,223 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    listAppPasswords: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+                     *           "name": "iPhone",
+                     *           "created_at": "2026-03-02T09:00:00Z",
+                     *           "last_used_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AppPassword"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createAppPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "iPhone"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What it is for, e.g. the device. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "9b2d7c1e-4f3a-4b6e-8d2c-1a2b3c4d5e6f",
+                     *         "name": "iPhone",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "password": "k3v9x-2qa7f-mdp4t-e8hjn"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Shown once. */
+                            password: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    revokeAppPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    verifyCampaignSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "ok": false,
+                     *         "detail": "535 5.7.8 authentication failed"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["VerifyResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    sesNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Book id.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                book_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The SNS message (SNS posts it as text/plain), at most 1 MB. */
+        requestBody: {
+            content: {
+                "text/plain": string;
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Batch committed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "received": 3,
+                     *         "applied": 2,
+                     *         "duplicates": 1,
+                     *         "ignored": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EventBatchResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description UNAUTHORIZED: the signature is missing or wrong, or the certificate is not from an SNS host; nothing was applied. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhook_contact_created: {

@@ -13,6 +13,7 @@ import { useForm } from '../lib/useForm';
 import { useResource } from '../lib/useResource';
 import { useSegments } from '../lib/useSegments';
 import { useWorkspace } from '../lib/workspace';
+import { SendingSetup } from '../ui/SendingSetup';
 import { CampaignTabs } from '../ui/CampaignTabs';
 import { Confirm } from '../ui/Confirm';
 import { DataTable } from '../ui/DataTable';
@@ -144,6 +145,7 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
         <a href={`/app/books/${bookId}/campaigns`}>Back to the campaigns</a>
       </p>
       <CampaignTabs book={bookId} id={id} current="sequence" />
+      {canWrite && <SendingSetup bookId={bookId} />}
       {c.description && <p>{c.description}</p>}
       <Notice message={notice} />
       <dl class="facts">

@@ -15,6 +15,7 @@ import { Field } from '../ui/Field';
 import { FormDialog } from '../ui/FormDialog';
 import { BookMissing, Page } from '../ui/Page';
 import { AddonMissing } from '../ui/AddonMissing';
+import { SendingSetup } from '../ui/SendingSetup';
 
 type Item = Schemas['CampaignListItem'];
 
@@ -43,6 +44,7 @@ export default function Campaigns({ book: bookId }: { book: string }) {
       }
     >
       {!canWrite && <p class="hint">Creating and changing campaigns: {needs('member')}</p>}
+      {canWrite && !addonMissing && <SendingSetup bookId={bookId} />}
       {addonMissing ? (
         <AddonMissing>{list.error}</AddonMissing>
       ) : (

@@ -49,6 +49,12 @@ async function fakeSendGrid() {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/v3/scopes') {
+        // What verifying the key asks: the key's permissions.
+        const okKey = req.headers.authorization === `Bearer ${mailerKey}`;
+        res.writeHead(okKey ? 200 : 401, { 'Content-Type': 'application/json' }).end(okKey ? '{"scopes":["mail.send"]}' : '{"errors":[{"message":"authorization required"}]}');
+        return;
+      }
       if (req.method !== 'POST' || req.url !== '/v3/mail/send') {
         res.writeHead(404).end();
         return;
@@ -170,6 +176,28 @@ function eventSigner() {
   };
 }
 
+/**
+ * startMailFakes runs the Go test servers of internal/mailer/mailertest
+ * (an SMTP relay with STARTTLS and AUTH, a fake SES checking SigV4) as a
+ * process, and returns where they are; null when MAILFAKES_BIN is unset.
+ */
+async function startMailFakes() {
+  const bin = process.env.MAILFAKES_BIN;
+  if (!bin) return null;
+  const proc = spawn(bin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stdout.on('data', (c) => {
+      buf += c;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl));
+    });
+    proc.once('exit', () => reject(new Error('mailfakes exited')));
+  });
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  return { ...JSON.parse(line), close: () => (proc.stdin.end(), exited) };
+}
+
 let shared = null;
 /**
  * start gives every suite the same service (on its own new database) and
@@ -198,6 +226,7 @@ async function launch() {
   const url = `http://127.0.0.1:${port}`;
   const tmp = mkdtempSync(join(tmpdir(), 'contactbook-web-'));
   const sendgrid = await fakeSendGrid();
+  const mailFakes = await startMailFakes();
   const stripe = await fakeStripe();
   stripe.deliverTo(`${url}/api/payments/webhook`);
   const proc = spawn(bin, ['serve'], {
@@ -220,6 +249,7 @@ async function launch() {
       STRIPE_API_BASE: stripe.url,
       LOG_LEVEL: 'error',
       LOG_FORMAT: 'text',
+      ...(mailFakes ? { MAIL_CA_FILE: mailFakes.ca_file, SES_ENDPOINT: mailFakes.ses.url } : {}),
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -253,6 +283,8 @@ async function launch() {
     db: (sql) => psql(dbURL.href, sql),
     /** checkouts are the checkout sessions the fake payment provider was asked for. */
     checkouts: stripe.sessions,
+    /** mailFakes are the SMTP relay and SES the service trusts: {smtp: {host, port, username, password}, ses: {url, region, access_key_id, secret_access_key}}; null without MAILFAKES_BIN. */
+    mailFakes,
     /** mails are the messages the fake SendGrid received, one per recipient. */
     mails: sendgrid.messages,
     mailerKey,
@@ -264,6 +296,7 @@ async function launch() {
       proc.kill('SIGTERM');
       await exited;
       await sendgrid.close();
+      await mailFakes?.close();
       await stripe.close();
       psql(admin.href, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(tmp, { recursive: true, force: true });
