@@ -109,8 +109,9 @@ type LoginResult struct {
 // Unknown email and wrong password answer the same, and take the same
 // time. Attempts are throttled per email and per clientIP (see
 // throttle.go): over the limit the answer is RATE_LIMITED whether the
-// password is right or not. A right password clears the email's count
-// only once the login is complete: a pending second step keeps it.
+// password is right or not. Only failures count: a right password gives
+// its attempt back, and clears the email's count once the login is
+// complete (a pending second step keeps the failures counted so far).
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (LoginResult, error) {
 	if err := validate.Struct(in); err != nil {
 		return LoginResult{}, err
@@ -137,9 +138,12 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Lo
 	var res LoginResult
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		mfa, err := s.challengeIfTwoFactor(ctx, tx, id)
-		if err != nil || mfa != nil {
-			res.MFA = mfa
+		if err != nil {
 			return err
+		}
+		if mfa != nil {
+			res.MFA = mfa
+			return s.st.giveBack(ctx, tx, emailKey, ipKey)
 		}
 		if err := s.st.loginSucceeded(ctx, tx, emailKey, ipKey); err != nil {
 			return err

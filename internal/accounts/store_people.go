@@ -110,6 +110,13 @@ func (store) loginSucceeded(ctx context.Context, db postgres.DB, emailKey, ipKey
 	return err
 }
 
+// giveBack returns one attempt to each key: a right password is not a
+// failure, so the attempt counted before the check is undone.
+func (store) giveBack(ctx context.Context, db postgres.DB, keys ...string) error {
+	_, err := db.Exec(ctx, `UPDATE auth_throttles SET n = n - 1 WHERE key = ANY($1) AND n > 0`, keys)
+	return err
+}
+
 // Invitations.
 
 const invitationColumns = `id, team_id, email, role, invited_by, created_at, expires_at`
