@@ -110,7 +110,7 @@ func (s *Service) List(ctx context.Context, actor *auth.Actor, teamID uuid.UUID)
 // when the service switched it off, those a recovery queued meanwhile), in
 // the order of their events. Retries still pending go to the new URL when
 // the URL changes. A URL sent back as shown, with the masked password,
-// keeps the stored password.
+// keeps the stored password while its scheme, host, port and user stay.
 func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return Webhook{}, err
@@ -137,7 +137,9 @@ func (s *Service) Update(ctx context.Context, actor *auth.Actor, teamID, id uuid
 			if err != nil {
 				return err
 			}
-			w.URL = keepPassword(next, w.URL)
+			if w.URL, err = keepPassword(next, w.URL); err != nil {
+				return err
+			}
 		}
 		if p.Events.Set {
 			if w.Events, err = normalizeEvents(p.Events.V); err != nil {
