@@ -264,3 +264,13 @@ func (store) touchKey(ctx context.Context, db postgres.DB, id uuid.UUID, now tim
 	_, err := db.Exec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, now)
 	return err
 }
+
+// IsMemberEmail reports whether address (case-insensitive) is the email of
+// a member of the team, whatever their role.
+func IsMemberEmail(ctx context.Context, db postgres.DB, teamID uuid.UUID, address string) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM team_members m JOIN users u ON u.id = m.user_id
+		               WHERE m.team_id = $1 AND lower(u.email) = lower($2))`, teamID, address).Scan(&ok)
+	return ok, err
+}

@@ -666,7 +666,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 			return cl.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****" + apptest.MailerKey[len(apptest.MailerKey)-4:]})
 		}},
 		{"send test", "member", false, func(cl *apptest.Client) *apptest.Response {
-			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"})
+			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email})
 		}},
 		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(t, cl, "image", "a.png", png) }},
 		{"run", "member", true, func(cl *apptest.Client) *apptest.Response { return cl.Post("/api/campaigns/"+cid+"/run", nil) }},

@@ -70,7 +70,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	status := statusOf(code)
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+			"method", r.Method, "path", loggedPath(r), "status", status, "err", err)
 	}
 	var wait interface{ RetryAfter() time.Duration }
 	if errors.As(err, &wait) {

@@ -2,7 +2,10 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 )
@@ -43,4 +46,79 @@ func TestChangePasswordGuessesAreThrottled(t *testing.T) {
 	}
 	checkRetryAfter(t, ann.Post("/api/auth/password", map[string]string{"current_password": password, "new_password": "a new password"}))
 	checkRetryAfter(t, env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": password}))
+}
+
+// Invitation tokens travel in a body; the old GET still answers, and no
+// token of any kind reaches the access log, in the path or the query.
+func TestTokensStayOutOfTheAccessLog(t *testing.T) {
+	t.Parallel()
+	env, mail := newPeopleEnv(t)
+	owner := env.Signup("owner")
+	token := invite(t, mail, owner, "bob@example.com", "member", 1)
+	anon := env.Anonymous()
+	view := anon.Post("/api/invitations/lookup", map[string]string{"token": token}).Expect(http.StatusOK)
+	if view.String("data.team.id") != owner.TeamID || view.String("data.email") != "bob@example.com" || view.String("data.role") != "member" {
+		t.Fatalf("lookup: %s", view.Body)
+	}
+	anon.Post("/api/invitations/lookup", map[string]string{"token": "no-such-token"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	anon.Post("/api/invitations/lookup", map[string]string{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	anon.Get("/api/invitations/" + token).Expect(http.StatusOK)
+
+	// Tokens of every kind in queries: unsubscribe, sign-up confirmation,
+	// a single sign-on return (the dashboard's pages are logged alike).
+	secrets := map[string]string{
+		"/api/unsubscribe?token=":              "unsub-secret-0123456789",
+		"/api/forms/confirm?token=":            "confirm-secret-0123456789",
+		"/api/auth/sso/callback?state=s&code=": "sso-code-secret-0123456789",
+		"/api/auth/sso/callback?code=c&state=": "sso-state-secret-0123456789",
+	}
+	for prefix, secret := range secrets {
+		anon.Do(http.MethodGet, prefix+secret, nil)
+	}
+	logs := env.Logs()
+	if !strings.Contains(logs, "path=/api/invitations/REDACTED") || !strings.Contains(logs, "token=REDACTED") {
+		t.Fatalf("the access log does not show the redacted requests:\n%s", logs)
+	}
+	for _, secret := range secrets {
+		if strings.Contains(logs, secret) {
+			t.Errorf("a token reached the log: %q", secret)
+		}
+	}
+}
+
+// Test emails go only to the team's members and the book's contacts, at
+// most 20 per book and hour.
+func TestTestSendsAreLimitedAndKnownOnly(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "trial")
+	c.O.ConfigureEmail()
+	tpl := c.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	path := "/api/campaign-templates/" + tpl + "/send-test"
+	c.contact("Ann", "ann@example.com")
+	stranger := c.O.Post(path, map[string]any{"email": "stranger@example.org"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if !strings.Contains(string(stranger.Body), `"field":"email"`) {
+		t.Fatalf("the refusal does not name email: %s", stranger.Body)
+	}
+	// A contact of another book of the team is a stranger to this one.
+	other := c.Owner.CreateBook("Other")
+	c.Owner.Client.InBook(other).NewContact("Olga", "olga@example.com")
+	c.O.Post(path, map[string]any{"email": "olga@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if n := len(c.Mail.Recipients()); n != 0 {
+		t.Fatalf("%d emails went to strangers", n)
+	}
+
+	for i := range 20 {
+		to := []string{c.Owner.Email, "ANN@example.com"}[i%2]
+		c.O.Post(path, map[string]any{"email": to}).Expect(http.StatusOK)
+	}
+	over := c.O.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusTooManyRequests, "RATE_LIMITED")
+	if secs, err := strconv.Atoi(over.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 3600 {
+		t.Fatalf("Retry-After %q", over.Header.Get("Retry-After"))
+	}
+	if n := len(c.Mail.Recipients()); n != 20 {
+		t.Fatalf("%d test emails sent, want 20", n)
+	}
+	// An hour later (two windows on), the book may send again.
+	c.Env.Clock.Advance(2 * time.Hour)
+	c.O.Post(path, map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 }

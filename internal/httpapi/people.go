@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/books"
 )
 
@@ -52,8 +53,29 @@ func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc boo
 	return noContent(w)
 }
 
+// lookupInvitation reads an invitation by the token in its path (links of
+// older emails; the access log redacts the token).
 func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
 	v, err := s.accounts.LookupInvitation(r.Context(), chi.URLParam(r, "token"))
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, v)
+}
+
+// lookupInvitationByBody reads an invitation by the token in the body,
+// which no log, proxy or browser history keeps.
+func (s *Server) lookupInvitationByBody(w http.ResponseWriter, r *http.Request, _ books.Scope) error {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Token == "" {
+		return apperr.Invalidf("`token` is required.")
+	}
+	v, err := s.accounts.LookupInvitation(r.Context(), in.Token)
 	if err != nil {
 		return err
 	}

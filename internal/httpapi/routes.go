@@ -54,6 +54,7 @@ func (s *Server) routes() http.Handler {
 	r.Post("/api/auth/password-reset", s.h(s.requestReset))
 	r.Post("/api/auth/password-reset/confirm", s.h(s.confirmReset))
 	r.Get("/api/invitations/{token}", s.h(s.lookupInvitation))
+	r.Post("/api/invitations/lookup", s.h(s.lookupInvitationByBody))
 	r.With(s.optionalUser).Post("/api/invitations/accept", s.h(s.acceptInvitation))
 	r.Post("/api/payments/webhook", s.h(s.paymentWebhook))
 	r.Post("/api/mailer/events/{book_id}", s.h(s.mailerEvents))

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a completed login clears the email's count (a right password whose second step is pending does not). A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
+         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; only failures count (wrong passwords, wrong second-step codes, wrong current passwords at a password change): a right password is not counted, so a right password followed by up to 4 wrong codes never locks the account, and a completed login clears the email's count. A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["login"];
         delete?: never;
@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Change the password
-         * @description Checks the current password (wrong: 403), sets the new one (8 to 72 characters), ends every session of the account, the caller's included, and answers a new token that replaces it. A cookie session gets its new cookies. The account's address receives a notice.
+         * @description Checks the current password (wrong: 403), sets the new one (8 to 72 characters), ends every session of the account, the caller's included, and answers a new token that replaces it. A cookie session gets its new cookies. The account's address receives a notice. Wrong current passwords count in the account's login throttle: after 5 failures in 15 minutes the answer is 429 with Retry-After, right password or not, and logins are refused alike until the window passes.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -925,7 +925,8 @@ export interface paths {
         };
         /**
          * Look up an invitation
-         * @description What the emailed link invites to. Unknown, used, replaced, revoked or expired: 404.
+         * @deprecated
+         * @description What the emailed link invites to. Unknown, used, replaced, revoked or expired: 404. Kept for the links of older emails; prefer POST /api/invitations/lookup, which keeps the token out of URLs. The access log shows this path with the token redacted.
          */
         get: operations["lookupInvitation"];
         put?: never;
@@ -1235,7 +1236,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook
-         * @description Changes the URL, events or active flag. Role: admin.
+         * @description Changes the URL, events or active flag. Role: admin. A URL sent back as answers show it, with the masked password `xxxxx`, keeps the stored password only while its scheme, host, port and user are unchanged; pointed anywhere else it must carry the password itself (400 naming `url`).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -2862,6 +2863,26 @@ export interface paths {
          * @description Gives the contact of an unsubscribe token exactly the book's public labels among label_ids (the full set wanted): public labels are added and removed, others untouched; emits contact.updated. Answers like the unsubscribe confirm: an HTML page, or {data:{message}} for JSON.
          */
         post: operations["savePreferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an invitation by its token
+         * @description What the invitation link's page shows before accepting: the team, the invited address and role, and whether that address has an account. The token travels in the body, so no access log, proxy or browser history keeps it. Unknown, used, revoked or expired: 404 NOT_FOUND.
+         */
+        post: operations["lookupInvitationByToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6579,6 +6600,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16613,6 +16635,59 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    lookupInvitationByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "h3J9x0kq2m5Vn8bWc1LdZr7TyQ4sFgAe6PuYoIiKjHl"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The token of the invitation link (its token query parameter). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team": {
+                     *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *           "name": "Acme Sales"
+                     *         },
+                     *         "email": "bob@example.com",
+                     *         "role": "member",
+                     *         "expires_at": "2026-03-09T09:00:00Z",
+                     *         "account_exists": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["InvitationView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
