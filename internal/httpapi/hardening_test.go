@@ -122,3 +122,33 @@ func TestTestSendsAreLimitedAndKnownOnly(t *testing.T) {
 	c.Env.Clock.Advance(2 * time.Hour)
 	c.O.Post(path, map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 }
+
+// A member's step sends only from the domain of the book's sender; the
+// owner, who sets the book's sender, may pick any.
+func TestStepSenderStaysOnTheBooksDomain(t *testing.T) {
+	t.Parallel()
+	tm := apptest.Setup(t, apptest.Options{Addon: "active"})
+	tpl := tm.Key.NewTemplateWith("T", "Hi", "<p>x</p>")
+	cid := tm.Key.NewCampaign("C")
+	steps := "/api/campaigns/" + cid + "/steps"
+	step := func(sender string) map[string]any {
+		return map[string]any{"step_type": "email", "name": "S", "schedule_type": "immediate", "email_template_id": tpl, "sender_email": sender}
+	}
+	// No book sender yet: a member may not choose one.
+	tm.M.Post(steps, step("ceo@acme.example")).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	tm.O.ConfigureEmail() // news@acme.example
+	for cl, path := range map[*apptest.Client]string{tm.M: steps, tm.A: steps, tm.Key: "/api/v1" + steps[len("/api"):]} {
+		r := cl.Post(path, step("ceo@bank.example")).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+		if !strings.Contains(string(r.Body), `"field":"sender_email"`) {
+			t.Fatalf("the refusal does not name sender_email: %s", r.Body)
+		}
+	}
+	id := tm.M.Post(steps, step("ceo@ACME.example")).Expect(http.StatusOK).String("data.id")
+	tm.M.Patch(steps+"/"+id, map[string]any{"sender_email": "ceo@bank.example"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	// The owner may; a member's later edit of another field keeps it.
+	tm.O.Patch(steps+"/"+id, map[string]any{"sender_email": "ceo@bank.example"}).Expect(http.StatusOK)
+	tm.O.Post(steps, step("ann@elsewhere.example")).Expect(http.StatusOK)
+	if got := tm.M.Patch(steps+"/"+id, map[string]any{"name": "Renamed"}).Expect(http.StatusOK).String("data.sender_email"); got != "ceo@bank.example" {
+		t.Fatalf("sender_email %q after a member's rename", got)
+	}
+}
