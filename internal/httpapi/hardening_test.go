@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -150,5 +152,31 @@ func TestStepSenderStaysOnTheBooksDomain(t *testing.T) {
 	tm.O.Post(steps, step("ann@elsewhere.example")).Expect(http.StatusOK)
 	if got := tm.M.Patch(steps+"/"+id, map[string]any{"name": "Renamed"}).Expect(http.StatusOK).String("data.sender_email"); got != "ceo@bank.example" {
 		t.Fatalf("sender_email %q after a member's rename", got)
+	}
+}
+
+// Form posts are limited per IPv6 /64, as logins are: one host holds a
+// whole /64 and can pick any address in it.
+func TestFormPostsLimitedPerIPv6Prefix(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active", apptest.Options{Env: map[string]string{"TRUST_PROXY": "true"}})
+	c.O.ConfigureEmail()
+	f := &formEnv{unsubEnv: &unsubEnv{campEnv: c}}
+	id := f.form(map[string]any{"name": "Newsletter", "double_opt_in": false})
+	post := func(i int, ip string) *http.Response {
+		b, _ := json.Marshal(map[string]string{"email": fmt.Sprintf("p%d@example.com", i)})
+		res, _ := f.raw(http.MethodPost, "/api/forms/"+id+"/submissions", "application/json", b, "X-Forwarded-For", ip)
+		return res
+	}
+	for i := range 10 {
+		if res := post(i, fmt.Sprintf("2001:db8:1:2:%x::1", i+1)); res.StatusCode != http.StatusAccepted {
+			t.Fatalf("post %d: %d", i, res.StatusCode)
+		}
+	}
+	if res := post(10, "2001:db8:1:2:ffff:ffff:ffff:fffe"); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the 11th post from the same /64: %d, want 429", res.StatusCode)
+	}
+	if res := post(11, "2001:db8:1:3::1"); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("another /64: %d", res.StatusCode)
 	}
 }
