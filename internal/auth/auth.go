@@ -132,9 +132,9 @@ func (a *Actor) CreatedBy() *uuid.UUID {
 // RoleIn is the actor's role in teamID.
 func (a *Actor) RoleIn(ctx context.Context, teamID uuid.UUID) (Role, error) {
 	if a.IsKey() {
-		if teamID == a.KeyTeamID && a.ReadOnly() {
-			return RoleViewer, nil
-		}
+		// A read key has the role of a full key, KeyRole, so it may do
+		// every read a member may (exports included); the key policy
+		// refuses its every write before a service sees it.
 		if teamID == a.KeyTeamID {
 			return KeyRole, nil
 		}
@@ -172,9 +172,6 @@ func (a *Actor) Require(ctx context.Context, teamID uuid.UUID, min Role, outside
 		return outsider
 	}
 	if r < min {
-		if a.ReadOnly() {
-			return apperr.Forbiddenf("This API key may only read; use a key of scope full.")
-		}
 		if a.IsKey() {
 			return apperr.Forbiddenf("API keys cannot do this; sign in as a team %s.", min)
 		}

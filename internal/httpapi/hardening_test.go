@@ -180,3 +180,36 @@ func TestFormPostsLimitedPerIPv6Prefix(t *testing.T) {
 		t.Fatalf("another /64: %d", res.StatusCode)
 	}
 }
+
+// A read key may export (a read); the export's audit entry records the
+// filters used, and a person's data export is audited too.
+func TestExportsAreAuditedAndOpenToReadKeys(t *testing.T) {
+	t.Parallel()
+	tm := apptest.Setup(t)
+	contact := tm.Key.NewContact("Ada", "ada@example.com")
+	label := tm.Owner.Post("/api/books/"+tm.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	segment := tm.Key.Post("/api/v1/segments", map[string]any{"name": "Acme", "rule": map[string]any{"field": "company", "op": "contains", "value": "acme"}}).
+		Expect(http.StatusCreated).String("data.id")
+	read := tm.Env.Client(tm.Owner.Post("/api/teams/"+tm.Owner.TeamID+"/api-keys", map[string]any{"name": "reporting", "scope": "read"}).
+		Expect(http.StatusCreated).String("data.key")).InBook(tm.Book)
+	r := read.Get("/api/v1/contacts/export?format=csv&q=ad&label_id=" + label + "&segment_id=" + segment).Expect(http.StatusOK)
+	if r.Header.Get("Content-Type") != "text/csv; charset=utf-8" {
+		t.Fatalf("export: %s", r.Header.Get("Content-Type"))
+	}
+	read.Get("/api/v1/contacts/export?format=vcard").Expect(http.StatusOK)
+	// Still no writes.
+	read.Post("/api/v1/contacts", map[string]any{"first_name": "X"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
+
+	got := tm.Env.QueryInt(`SELECT count(*) FROM audit_log WHERE action = 'contacts.exported' AND actor_type = 'api_key'
+		AND details->>'q' = 'ad' AND details->>'label_id' = $1 AND details->>'segment_id' = $2`, label, segment)
+	if got != 1 {
+		t.Fatalf("%d export entries with the filters, want 1", got)
+	}
+
+	tm.O.Get("/api/contacts/" + contact + "/data-export").Expect(http.StatusOK)
+	entries := tm.Owner.Get("/api/teams/" + tm.Owner.TeamID + "/audit-log?action=contact.data_exported").Expect(http.StatusOK)
+	if entries.Len("data") != 1 || entries.String("data.0.target.id") != contact || entries.String("data.0.target.type") != "contact" ||
+		entries.String("data.0.actor.id") != tm.Owner.ID {
+		t.Fatalf("data export entry: %s", entries.Body)
+	}
+}

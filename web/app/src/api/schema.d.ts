@@ -435,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test email
-         * @description Sends the template to one address with the subject prefixed [TEST], merge fields filled from the book's first contact. Needs saved email settings (else 400); provider unreachable: 503. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Sends the template to one address with the subject prefixed [TEST], merge fields filled from the book's first contact. Needs saved email settings (else 400); provider unreachable: 503. Role: member. Requires the Campaigns add-on (trial or paid). Only to the address of a member of the team or of a contact of the book (else 400 naming email); at most 20 test emails per book and hour (429 RATE_LIMITED with Retry-After).
          */
         post: operations["sendTestEmail"];
         delete?: never;
@@ -631,7 +631,7 @@ export interface paths {
         put?: never;
         /**
          * Add a step
-         * @description Appends a step to the campaign; sort_order is set automatically. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Appends a step to the campaign; sort_order is set automatically. Role: member. Requires the Campaigns add-on (trial or paid). A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         post: operations["createStepInternal"];
         delete?: never;
@@ -679,7 +679,7 @@ export interface paths {
         head?: never;
         /**
          * Update a step
-         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid). A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         patch: operations["updateStep"];
         trace?: never;
@@ -1496,7 +1496,7 @@ export interface paths {
         put?: never;
         /**
          * Add a step
-         * @description Appends a step to the campaign; sort_order is set automatically. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid).
+         * @description Appends a step to the campaign; sort_order is set automatically. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid). A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         post: operations["createStep"];
         delete?: never;
@@ -2162,7 +2162,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place). A key of scope read may export. Recorded in the audit log as contacts.exported with the format and the filters used (q, label_id, segment_id, starred).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -2182,7 +2182,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Authenticated with a team API key.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Authenticated with a team API key. A key of scope read may export. Recorded in the audit log as contacts.exported with the format and the filters used (q, label_id, segment_id, starred).
          */
         get: operations["exportContacts"];
         put?: never;
@@ -2710,7 +2710,7 @@ export interface paths {
         };
         /**
          * Export a person's data
-         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. A team API key may do it.
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. A team API key may do it. Recorded in the audit log as contact.data_exported (target: the contact).
          */
         get: operations["exportContactData"];
         put?: never;
@@ -2730,7 +2730,7 @@ export interface paths {
         };
         /**
          * Export a person's data
-         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. Role: admin.
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. Role: admin. Recorded in the audit log as contact.data_exported (target: the contact).
          */
         get: operations["exportContactDataInternal"];
         put?: never;
@@ -2812,7 +2812,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a form
-         * @description Takes a sign-up, form-urlencoded or multipart (a browser post: answered with the success page, a 303 to redirect_url, or the form again with the error at its field) or JSON (202 {data:{message}}). The answer is the same whether or not the address is known. Every post counts toward the limit of 10 per client IP and form in 10 minutes (429 RATE_LIMITED with Retry-After). A filled honeypot company_website gets the usual answer and stores nothing. With double opt-in the submission is held and a confirmation email queued (at most 3 per address and form in 24 hours; none to an address suppressed for bounce, complaint, dropped or manual); without, the contact is created or updated at once. Any origin may post (Access-Control-Allow-Origin: *).
+         * @description Takes a sign-up, form-urlencoded or multipart (a browser post: answered with the success page, a 303 to redirect_url, or the form again with the error at its field) or JSON (202 {data:{message}}). The answer is the same whether or not the address is known. Every post counts toward the limit of 10 per client IP (an IPv6 client by its /64) and form in 10 minutes (429 RATE_LIMITED with Retry-After). A filled honeypot company_website gets the usual answer and stores nothing. With double opt-in the submission is held and a confirmation email queued (at most 3 per address and form in 24 hours; none to an address suppressed for bounce, complaint, dropped or manual); without, the contact is created or updated at once. Any origin may post (Access-Control-Allow-Origin: *).
          */
         post: operations["submitForm"];
         delete?: never;
@@ -5831,7 +5831,7 @@ export interface components {
                 /** @description A user's email or a key's name; empty for the system. */
                 name: string;
             };
-            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, ... */
+            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, contact.erased, contact.data_exported, sso.updated, sso.deleted, sso.login (details.role), ... (contacts.exported carries format, q, label_id, segment_id and starred in details; member.joined carries via: sso for a sign-in through single sign-on) */
             action: string;
             target: {
                 type: string;
@@ -8031,6 +8031,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
