@@ -177,12 +177,33 @@ var errTwoFactorRequired = apperr.New(apperr.TwoFactorRequired, "This team requi
 // member without it (TWO_FACTOR_REQUIRED) on all of its resources at once;
 // the routes that do not concern a team (/api/me, /api/auth/*) never ask.
 func (s *Service) MemberRole(ctx context.Context, teamID, userID uuid.UUID) (auth.Role, error) {
+	return s.SessionRole(ctx, teamID, userID, uuid.Nil)
+}
+
+var errSSORequired = apperr.New(apperr.SSORequired, "This team signs in through its identity provider: log out and use \"Sign in with SSO\" (GET /api/auth/sso/start) with your work address.")
+
+// SessionRole implements auth.SessionRoleLookup: MemberRole for a session
+// that ssoTeam's single sign-on started (uuid.Nil: a password login). A
+// team that enforces single sign-on refuses other sessions
+// (SSO_REQUIRED) except its owners', who keep a password login to repair
+// the setting. A session from the team's own single sign-on is not held
+// to its two-factor requirement: the identity provider is responsible
+// for how people sign in. Another team's requirement still applies, since
+// that team did not choose this provider.
+func (s *Service) SessionRole(ctx context.Context, teamID, userID, ssoTeam uuid.UUID) (auth.Role, error) {
 	m, err := s.st.role(ctx, s.db, teamID, userID)
 	if err != nil {
 		return auth.RoleNone, err
 	}
 	r := parseRole(m.role)
-	if r != auth.RoleNone && m.teamRequires2FA && !m.userHas2FA {
+	if r == auth.RoleNone {
+		return r, nil
+	}
+	viaTeamSSO := ssoTeam != uuid.Nil && ssoTeam == teamID
+	if m.ssoEnforced && !viaTeamSSO && r != auth.RoleOwner {
+		return auth.RoleNone, errSSORequired
+	}
+	if m.teamRequires2FA && !m.userHas2FA && !viaTeamSSO {
 		return auth.RoleNone, errTwoFactorRequired
 	}
 	return r, nil

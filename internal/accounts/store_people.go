@@ -247,13 +247,15 @@ func (store) resetUser(ctx context.Context, db postgres.DB, hash []byte, now tim
 }
 
 // sweep deletes what can no longer be used: ended sessions, used or dead
-// links, throttle windows that have passed.
+// links, single sign-ons never completed, throttle windows that have
+// passed.
 func (store) sweep(ctx context.Context, db postgres.DB, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		WITH s AS (DELETE FROM sessions WHERE expires_at < $1),
 		     i AS (DELETE FROM invitations WHERE expires_at < $2 OR accepted_at < $2),
 		     r AS (DELETE FROM password_resets WHERE expires_at < $1),
-		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1)
+		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1),
+		     o AS (DELETE FROM sso_states WHERE expires_at < $1)
 		DELETE FROM auth_throttles WHERE window_start < $3`,
 		now, now.Add(-30*24*time.Hour), now.Add(-max(loginWindow, resetWindow)))
 	return err

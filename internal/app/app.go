@@ -65,6 +65,7 @@ type App struct {
 	Direct   *pgxpool.Pool
 	Handler  http.Handler
 	Accounts *accounts.Service
+	SSO      *accounts.SSO
 	Books    *books.Service
 	Contacts *contacts.Service
 	Segments *segments.Service
@@ -168,6 +169,10 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Webhooks = webhooks.NewService(db, now, cfg.WebhookAllowInsecure, queue, a.WebhookEngine.WakeDeliveries, log)
 	mail := accountmail.NewComposer(cfg.PublicBaseURL, queue)
 	a.Accounts = accounts.NewService(db, tokens, a.Outbox, mail, cfg.SettingsKey, cfg.PasswordHashCost, now, log)
+	a.SSO = accounts.NewSSO(accounts.SSODeps{
+		Accounts: a.Accounts, PublicBaseURL: cfg.PublicBaseURL, AllowInsecure: cfg.WebhookAllowInsecure,
+		HTTPClient: webhooks.OutboundClient(cfg.WebhookAllowInsecure, 15*time.Second), Log: log,
+	})
 	a.Books = books.NewService(db, a.Outbox, now)
 	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, suppression.New(now), now)
 	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
@@ -207,6 +212,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		KeyLimits:    a.KeyLimits,
 		Forms:        a.Forms,
 		Rights:       a.Rights,
+		SSO:          a.SSO,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

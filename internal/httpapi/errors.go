@@ -20,7 +20,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusUnprocessableEntity
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
-	case apperr.Forbidden, apperr.AddonRequired, apperr.TwoFactorRequired:
+	case apperr.Forbidden, apperr.AddonRequired, apperr.TwoFactorRequired, apperr.SSORequired:
 		return http.StatusForbidden
 	case apperr.NotFound:
 		return http.StatusNotFound

@@ -80,6 +80,8 @@ type Deps struct {
 	// Rights the preference page, data export and erasure.
 	Forms  *forms.Service
 	Rights *forms.Rights
+	// SSO serves the teams' single sign-on settings and sign-ins.
+	SSO *accounts.SSO
 }
 
 // Server routes requests to handlers.
@@ -112,6 +114,7 @@ type Server struct {
 
 	forms  *forms.Service
 	rights *forms.Rights
+	sso    *accounts.SSO
 }
 
 // New builds the HTTP handler of the whole service.
@@ -123,6 +126,7 @@ func New(d Deps) http.Handler {
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
+	s.sso = d.SSO
 	return s.routes()
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -110,4 +112,35 @@ func newDialer(insecure bool) func(ctx context.Context, network, addr string) (n
 		d.Control = guardControl
 	}
 	return d.DialContext
+}
+
+// OutboundClient is an HTTP client for other addresses customers choose
+// (a team's identity provider): the same dial guard as deliveries unless
+// insecure (development), never through a proxy, with timeout per request.
+func OutboundClient(insecure bool, timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         newDialer(insecure),
+			ForceAttemptHTTP2:   true,
+			TLSHandshakeTimeout: timeout,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+}
+
+// NonPublicHost says why host (a URL's host name, without port) names an
+// address deliveries may not reach, as far as can be told without DNS
+// ("" when it may be public): localhost, or a literal loopback, private,
+// link-local, ... address. Names are checked again at dial time.
+func NonPublicHost(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "loopback"
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return refusedReason(ip)
+	}
+	return ""
 }
