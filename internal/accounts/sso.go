@@ -442,14 +442,14 @@ func (e *SSOError) Unwrap() error { return e.Cause }
 
 // The codes of SSOError, which the login page knows.
 const (
-	SSOErrState       = "state"          // unknown, used or older than 10 minutes
-	SSOErrProvider    = "provider"       // the provider answered an error (access denied, ...)
-	SSOErrExchange    = "exchange"       // the code could not be exchanged
-	SSOErrToken       = "token"          // the ID token failed verification
+	SSOErrState       = "state"    // unknown, used or older than 10 minutes
+	SSOErrProvider    = "provider" // the provider answered an error (access denied, ...)
+	SSOErrExchange    = "exchange" // the code could not be exchanged
+	SSOErrToken       = "token"    // the ID token failed verification
 	SSOErrUnverified  = "email_unverified"
-	SSOErrDomain      = "domain"         // the email's domain is not allowed
-	SSOErrUnavailable = "unavailable"    // the provider could not be reached, or SSO was turned off meanwhile
-	SSOErrAccount     = "account"        // the account could not be signed in
+	SSOErrDomain      = "domain"      // the email's domain is not allowed
+	SSOErrUnavailable = "unavailable" // the provider could not be reached, or SSO was turned off meanwhile
+	SSOErrAccount     = "account"     // the account could not be signed in
 )
 
 func ssoFail(code string, cause error) error { return &SSOError{Code: code, Cause: cause} }
