@@ -518,12 +518,24 @@ func (s *SSO) Callback(ctx context.Context, in SSOCallback) (SSOLogin, error) {
 	if err != nil {
 		return SSOLogin{}, ssoFail(SSOErrToken, err)
 	}
+	// go-oidc checks that aud holds the client; a token also meant for
+	// others is refused too, as OpenID Connect Core 3.1.3.7 asks of
+	// audiences the client does not trust, and so is one another client
+	// was authorized for (azp).
+	for _, aud := range idt.Audience {
+		if aud != c.ClientID {
+			return SSOLogin{}, ssoFail(SSOErrToken, fmt.Errorf("the ID token is also for %q", aud))
+		}
+	}
 	if idt.Nonce != st.nonce {
 		return SSOLogin{}, ssoFail(SSOErrToken, errors.New("nonce mismatch"))
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
 		return SSOLogin{}, ssoFail(SSOErrToken, err)
+	}
+	if azp, ok := claims["azp"].(string); ok && azp != c.ClientID {
+		return SSOLogin{}, ssoFail(SSOErrToken, fmt.Errorf("the ID token was authorized for %q", azp))
 	}
 	email, _ := claims["email"].(string)
 	email = strings.TrimSpace(email)
