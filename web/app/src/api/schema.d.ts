@@ -2889,6 +2889,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{team_id}/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the team's single sign-on settings
+         * @description Owner only. No settings: 404 NOT_FOUND.
+         */
+        get: operations["getTeamSSO"];
+        /**
+         * Set up single sign-on (OpenID Connect)
+         * @description Owner only. Creates or replaces the settings. The issuer must be https on a public address (http and local addresses only with WEBHOOK_ALLOW_INSECURE=true); its discovery document is fetched and must name the same issuer, else 400 naming issuer. A domain another team already signs in with: 409 naming allowed_domains. The client secret is stored encrypted and answered masked. Recorded in the audit log as sso.updated (without the secret).
+         */
+        put: operations["putTeamSSO"];
+        post?: never;
+        /**
+         * Turn single sign-on off
+         * @description Owner only. Accounts and memberships made by single sign-on stay; people without a password set one with a password reset. Recorded as sso.deleted. No settings: 404.
+         */
+        delete: operations["deleteTeamSSO"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in through the team's identity provider
+         * @description Opened by the browser (Sign in with SSO). Picks the team whose allowed_domains hold the domain of email, or team_id. The state is stored in PostgreSQL (any instance takes the return), works once and for 10 minutes. No such team: 404 NOT_FOUND. The provider cannot be reached: 503.
+         */
+        get: operations["startSSO"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider's return
+         * @description Checks the state (single use, at most 10 minutes old, the one this browser was given), exchanges the code with its PKCE verifier, verifies the ID token (signature by the issuer's JWKS, iss, aud, exp, nonce), requires email_verified true and an allowed domain, then signs the person in: the account is created without a password when there is none, the membership gets default_role or the highest role role_map gives the groups (re-synced at every sign-in with a role_map, never for an owner). Success: the session cookies and a 302 to /app/; such a session is not asked for a second factor and the team's require_two_factor does not apply to it. Any failure: a 302 to /app/login?sso_error=<code> and no session; codes: state, provider, exchange, token, email_unverified, domain, unavailable, account. Audit: sso.login (details.role), member.joined with via: sso for a new member.
+         */
+        get: operations["ssoCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -3058,7 +3126,7 @@ export interface components {
          * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -6269,6 +6337,33 @@ export interface components {
             test_percent?: number;
             /** @description Wait after the last test email before the decision. Default 240. */
             decide_after_minutes?: number;
+        };
+        SSOSettings: {
+            /** Format: uuid */
+            team_id: string;
+            /** @description The identity provider's issuer URL (https; its discovery document lives at {issuer}/.well-known/openid-configuration). */
+            issuer: string;
+            client_id: string;
+            /** @description Masked: **** and the last 4 characters. */
+            client_secret: string;
+            /** @description Email domains that sign in through this provider; one team per domain. */
+            allowed_domains: string[];
+            /** @enum {string} */
+            default_role: "viewer" | "member";
+            /** @description The ID token claim listing the person's groups (e.g. groups); empty: none. */
+            groups_claim: string;
+            /** @description Group -> role. With a role_map the role follows the groups at every sign-in (the highest role given wins, else default_role); an owner's role never changes. */
+            role_map: {
+                [key: string]: "viewer" | "member" | "admin";
+            };
+            /** @description true: the team's resources answer 403 SSO_REQUIRED to sessions that did not come from this team's single sign-on, except owners'. API keys and app passwords are unaffected. */
+            enforce: boolean;
+            /** @description {PUBLIC_BASE_URL}/api/auth/sso/callback: register it with the identity provider. */
+            redirect_uri: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
     };
     responses: {
@@ -16690,6 +16785,236 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    getTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's single sign-on settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *         "issuer": "https://login.example.com/realms/acme",
+                     *         "client_id": "contactbook",
+                     *         "client_secret": "****x9Qz",
+                     *         "allowed_domains": [
+                     *           "acme.example"
+                     *         ],
+                     *         "default_role": "member",
+                     *         "groups_claim": "groups",
+                     *         "role_map": {
+                     *           "crm-admins": "admin",
+                     *           "sales": "member"
+                     *         },
+                     *         "enforce": false,
+                     *         "redirect_uri": "https://contacts.example.com/api/auth/sso/callback",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SSOSettings"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    putTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "issuer": "https://login.example.com/realms/acme",
+                 *       "client_id": "contactbook",
+                 *       "client_secret": "s3cr3t-from-the-provider-x9Qz",
+                 *       "allowed_domains": [
+                 *         "acme.example"
+                 *       ],
+                 *       "default_role": "member",
+                 *       "groups_claim": "groups",
+                 *       "role_map": {
+                 *         "crm-admins": "admin"
+                 *       },
+                 *       "enforce": false
+                 *     }
+                 */
+                "application/json": {
+                    issuer: string;
+                    client_id: string;
+                    /** @description Required the first time; leave it out, or send the masked value back, to keep the stored one. */
+                    client_secret?: string;
+                    allowed_domains: string[];
+                    /**
+                     * @description Default member.
+                     * @enum {string}
+                     */
+                    default_role?: "viewer" | "member";
+                    groups_claim?: string;
+                    role_map?: {
+                        [key: string]: "viewer" | "member" | "admin";
+                    };
+                    /** @description Default false. */
+                    enforce?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The team's single sign-on settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *         "issuer": "https://login.example.com/realms/acme",
+                     *         "client_id": "contactbook",
+                     *         "client_secret": "****x9Qz",
+                     *         "allowed_domains": [
+                     *           "acme.example"
+                     *         ],
+                     *         "default_role": "member",
+                     *         "groups_claim": "groups",
+                     *         "role_map": {
+                     *           "crm-admins": "admin",
+                     *           "sales": "member"
+                     *         },
+                     *         "enforce": false,
+                     *         "redirect_uri": "https://contacts.example.com/api/auth/sso/callback",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SSOSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    startSSO: {
+        parameters: {
+            query?: {
+                /** @description The person's work address. */
+                email?: string;
+                team_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider's authorization endpoint, with response_type=code, client_id, redirect_uri, scope openid email profile, state, nonce, code_challenge (S256) and login_hint. Sets the cb_sso_state cookie (HttpOnly, SameSite=Lax, 10 minutes) that binds the sign-in to this browser. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ssoCallback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To /app/ with the session cookies (cb_session, cb_csrf), or to /app/login?sso_error=<code>. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     webhook_contact_created: {
