@@ -89,7 +89,7 @@ export default () =>
       await page.getByLabel('Send a test to').fill(owner.email);
       await page.getByRole('button', { name: 'Send test email' }).click();
       await page.getByText(`The test email was sent to ${owner.email}.`).waitFor();
-      const mail = env.mails.find((m) => m.to === owner.email);
+      const mail = env.mails.find((m) => m.to.toLowerCase() === owner.email.toLowerCase());
       assert.equal(mail.subject, '[TEST] Hello Ann!');
       assert.match(mail.html, /Hi Ann Oldest, your plan: /);
       // Unsaved changes: the test waits for a save.
