@@ -199,6 +199,7 @@ func TestCampaignBookHint(t *testing.T) {
 func TestStepCreateValidation(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
+	c.O.ConfigureEmail() // a key's step senders are on the book's domain, acme.example
 	tpl := c.Key.NewTemplateWith("T", "s", "b")
 	cid := c.Key.NewCampaignIn("Main", "draft")
 	target := c.Key.NewCampaignIn("Target", "draft")
