@@ -9,6 +9,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -91,7 +93,9 @@ func New(t testing.TB, clientID, secret, redirectURI string) *Provider {
 			return p.Issuer
 		}, nil
 	}
-	p.op, err = op.NewProvider(cfg, st, issuer, op.WithAllowInsecure())
+	// Refused requests are what the tests are about: no log lines.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	p.op, err = op.NewProvider(cfg, st, issuer, op.WithAllowInsecure(), op.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
