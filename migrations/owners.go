@@ -23,6 +23,9 @@ var Owners = map[string]string{
 	"mfa_challenges":  "accounts",
 	"recovery_codes":  "accounts",
 	"app_passwords":   "accounts",
+	"sso_configs":     "accounts",
+	"sso_domains":     "accounts",
+	"sso_states":      "accounts",
 	"actor_names":     "accounts", // view
 
 	"account_emails": "accountmail",

@@ -100,12 +100,32 @@ func (s *Service) ChangePassword(ctx context.Context, actor *auth.Actor, in Pass
 	if err := validate.Struct(in); err != nil {
 		return Session{}, err
 	}
+	u, err := s.st.user(ctx, s.db, actor.UserID)
+	if apperr.Is(err, apperr.NotFound) {
+		return Session{}, apperr.New(apperr.Unauthorized, "The account of this token no longer exists.")
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	// Guesses count in the login throttle of the account, so a stolen
+	// session cannot guess the password the login would refuse to.
+	emailKey := loginEmailKey(u.Email)
+	wait, err := s.take(ctx, loginWindow, throttleKey{emailKey, loginPerEmail})
+	if err != nil {
+		return Session{}, err
+	}
+	if wait > 0 {
+		return Session{}, throttled(wait, "Too many wrong passwords for this account; wait (see Retry-After) and try again.")
+	}
 	current, err := s.st.passwordHash(ctx, s.db, actor.UserID)
 	if err != nil {
 		return Session{}, err
 	}
 	if !auth.CheckPassword(current, in.CurrentPassword) {
 		return Session{}, apperr.Forbiddenf("The current password is wrong.")
+	}
+	if err := s.st.giveBack(ctx, s.db, emailKey); err != nil {
+		return Session{}, err
 	}
 	pw, err := auth.HashPassword(in.NewPassword, s.passwordCost)
 	if err != nil {

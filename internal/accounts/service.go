@@ -126,8 +126,9 @@ type LoginResult struct {
 // Unknown email and wrong password answer the same, and take the same
 // time. Attempts are throttled per email and per clientIP (see
 // throttle.go): over the limit the answer is RATE_LIMITED whether the
-// password is right or not. A right password clears the email's count
-// only once the login is complete: a pending second step keeps it.
+// password is right or not. Only failures count: a right password gives
+// its attempt back, and clears the email's count once the login is
+// complete (a pending second step keeps the failures counted so far).
 func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (LoginResult, error) {
 	if err := validate.Struct(in); err != nil {
 		return LoginResult{}, err
@@ -154,9 +155,12 @@ func (s *Service) Login(ctx context.Context, in LoginInput, clientIP string) (Lo
 	var res LoginResult
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		mfa, err := s.challengeIfTwoFactor(ctx, tx, id)
-		if err != nil || mfa != nil {
-			res.MFA = mfa
+		if err != nil {
 			return err
+		}
+		if mfa != nil {
+			res.MFA = mfa
+			return s.st.giveBack(ctx, tx, emailKey, ipKey)
 		}
 		if err := s.st.loginSucceeded(ctx, tx, emailKey, ipKey); err != nil {
 			return err
@@ -190,12 +194,33 @@ var errTwoFactorRequired = apperr.New(apperr.TwoFactorRequired, "This team requi
 // member without it (TWO_FACTOR_REQUIRED) on all of its resources at once;
 // the routes that do not concern a team (/api/me, /api/auth/*) never ask.
 func (s *Service) MemberRole(ctx context.Context, teamID, userID uuid.UUID) (auth.Role, error) {
+	return s.SessionRole(ctx, teamID, userID, uuid.Nil)
+}
+
+var errSSORequired = apperr.New(apperr.SSORequired, "This team signs in through its identity provider: log out and use \"Sign in with SSO\" (GET /api/auth/sso/start) with your work address.")
+
+// SessionRole implements auth.SessionRoleLookup: MemberRole for a session
+// that ssoTeam's single sign-on started (uuid.Nil: a password login). A
+// team that enforces single sign-on refuses other sessions
+// (SSO_REQUIRED) except its owners', who keep a password login to repair
+// the setting. A session from the team's own single sign-on is not held
+// to its two-factor requirement: the identity provider is responsible
+// for how people sign in. Another team's requirement still applies, since
+// that team did not choose this provider.
+func (s *Service) SessionRole(ctx context.Context, teamID, userID, ssoTeam uuid.UUID) (auth.Role, error) {
 	m, err := s.st.role(ctx, s.db, teamID, userID)
 	if err != nil {
 		return auth.RoleNone, err
 	}
 	r := parseRole(m.role)
-	if r != auth.RoleNone && m.teamRequires2FA && !m.userHas2FA {
+	if r == auth.RoleNone {
+		return r, nil
+	}
+	viaTeamSSO := ssoTeam != uuid.Nil && ssoTeam == teamID
+	if m.ssoEnforced && !viaTeamSSO && r != auth.RoleOwner {
+		return auth.RoleNone, errSSORequired
+	}
+	if m.teamRequires2FA && !m.userHas2FA && !viaTeamSSO {
 		return auth.RoleNone, errTwoFactorRequired
 	}
 	return r, nil

@@ -19,6 +19,12 @@ import (
 // The session keeps the client's address and browser (audit.OriginFrom)
 // for the session list.
 func (s *Service) startSession(ctx context.Context, db postgres.DB, userID uuid.UUID) (Session, error) {
+	return s.startSSOSession(ctx, db, userID, uuid.Nil)
+}
+
+// startSSOSession is startSession for a sign-in through ssoTeam's single
+// sign-on (uuid.Nil: none); its token says so (auth.Claims.SSOTeamID).
+func (s *Service) startSSOSession(ctx context.Context, db postgres.DB, userID, ssoTeam uuid.UUID) (Session, error) {
 	sid, err := uuid.NewRandom()
 	if err != nil {
 		return Session{}, apperr.Wrap(err, apperr.Internal, "session id")
@@ -28,7 +34,7 @@ func (s *Service) startSession(ctx context.Context, db postgres.DB, userID uuid.
 	if err := s.st.insertSession(ctx, db, sid, userID, s.now(), exp, origin.IP, origin.UserAgent); err != nil {
 		return Session{}, err
 	}
-	tok, err := s.tokens.Issue(userID, sid, exp)
+	tok, err := s.tokens.IssueSSO(userID, sid, ssoTeam, exp)
 	return Session{Token: tok, ExpiresAt: exp, SessionID: sid}, err
 }
 

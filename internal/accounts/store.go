@@ -172,6 +172,7 @@ type membership struct {
 	role            string
 	teamRequires2FA bool
 	userHas2FA      bool
+	ssoEnforced     bool // the team admits sessions of its own single sign-on only
 }
 
 // role is the one lookup of every role check: the membership, the team's
@@ -179,9 +180,10 @@ type membership struct {
 func (store) role(ctx context.Context, db postgres.DB, teamID, userID uuid.UUID) (membership, error) {
 	var m membership
 	err := db.QueryRow(ctx, `
-		SELECT m.role, t.require_two_factor, u.totp_enabled_at IS NOT NULL
+		SELECT m.role, t.require_two_factor, u.totp_enabled_at IS NOT NULL,
+		       EXISTS (SELECT 1 FROM sso_configs c WHERE c.team_id = m.team_id AND c.enforce)
 		FROM team_members m JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
-		WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID).Scan(&m.role, &m.teamRequires2FA, &m.userHas2FA)
+		WHERE m.team_id = $1 AND m.user_id = $2`, teamID, userID).Scan(&m.role, &m.teamRequires2FA, &m.userHas2FA, &m.ssoEnforced)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return membership{}, nil
 	}
@@ -263,4 +265,14 @@ func (store) keyByHash(ctx context.Context, db postgres.DB, hash []byte) (keyRow
 func (store) touchKey(ctx context.Context, db postgres.DB, id uuid.UUID, now time.Time) error {
 	_, err := db.Exec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, now)
 	return err
+}
+
+// IsMemberEmail reports whether address (case-insensitive) is the email of
+// a member of the team, whatever their role.
+func IsMemberEmail(ctx context.Context, db postgres.DB, teamID uuid.UUID, address string) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM team_members m JOIN users u ON u.id = m.user_id
+		               WHERE m.team_id = $1 AND lower(u.email) = lower($2))`, teamID, address).Scan(&ok)
+	return ok, err
 }

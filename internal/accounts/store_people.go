@@ -110,6 +110,13 @@ func (store) loginSucceeded(ctx context.Context, db postgres.DB, emailKey, ipKey
 	return err
 }
 
+// giveBack returns one attempt to each key: a right password is not a
+// failure, so the attempt counted before the check is undone.
+func (store) giveBack(ctx context.Context, db postgres.DB, keys ...string) error {
+	_, err := db.Exec(ctx, `UPDATE auth_throttles SET n = n - 1 WHERE key = ANY($1) AND n > 0`, keys)
+	return err
+}
+
 // Invitations.
 
 const invitationColumns = `id, team_id, email, role, invited_by, created_at, expires_at`
@@ -240,13 +247,15 @@ func (store) resetUser(ctx context.Context, db postgres.DB, hash []byte, now tim
 }
 
 // prune deletes what can no longer be used: ended sessions, used or dead
-// links, throttle windows that have passed.
+// links, single sign-ons never completed, throttle windows that have
+// passed.
 func (store) prune(ctx context.Context, db postgres.DB, now time.Time) error {
 	_, err := db.Exec(ctx, `
 		WITH s AS (DELETE FROM sessions WHERE expires_at < $1),
 		     i AS (DELETE FROM invitations WHERE expires_at < $2 OR accepted_at < $2),
 		     r AS (DELETE FROM password_resets WHERE expires_at < $1),
-		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1)
+		     c AS (DELETE FROM mfa_challenges WHERE expires_at < $1),
+		     o AS (DELETE FROM sso_states WHERE expires_at < $1)
 		DELETE FROM auth_throttles WHERE window_start < $3`,
 		now, now.Add(-30*24*time.Hour), now.Add(-max(loginWindow, resetWindow)))
 	return err

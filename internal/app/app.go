@@ -68,6 +68,7 @@ type App struct {
 	Direct   *pgxpool.Pool
 	Handler  http.Handler
 	Accounts *accounts.Service
+	SSO      *accounts.SSO
 	Books    *books.Service
 	Contacts *contacts.Service
 	Segments *segments.Service
@@ -187,6 +188,10 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Accounts = accounts.NewService(accounts.Deps{
 		DB: db, Tokens: tokens, Outbox: a.Outbox, Mail: mail, SecretKey: cfg.SettingsKey, PasswordCost: cfg.PasswordHashCost, Now: now, Log: log,
 	})
+	a.SSO = accounts.NewSSO(accounts.SSODeps{
+		Accounts: a.Accounts, PublicBaseURL: cfg.PublicBaseURL, AllowInsecure: cfg.WebhookAllowInsecure,
+		HTTPClient: webhooks.OutboundClient(webhooks.Outbound{AllowInsecure: cfg.WebhookAllowInsecure, Timeout: 15 * time.Second}), Log: log,
+	})
 	a.Books = books.NewService(db, a.Outbox, now)
 	a.Contacts = contacts.NewService(contacts.Deps{DB: db, Books: a.Books, Outbox: a.Outbox, Marks: suppression.New(now), Now: now})
 	a.Segments = segments.NewService(segments.Deps{DB: db, Books: a.Books, Campaigns: campaigns.Catalog{}, Now: now})
@@ -237,6 +242,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		KeyLimits:    a.KeyLimits,
 		Forms:        a.Forms,
 		Rights:       a.Rights,
+		SSO:          a.SSO,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 		DAV: carddav.New(carddav.Deps{

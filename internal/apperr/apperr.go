@@ -22,6 +22,7 @@ const (
 	Unauthorized         Code = "UNAUTHORIZED"
 	Forbidden            Code = "FORBIDDEN"
 	TwoFactorRequired    Code = "TWO_FACTOR_REQUIRED"
+	SSORequired          Code = "SSO_REQUIRED"
 	AddonRequired        Code = "ADDON_REQUIRED"
 	NotFound             Code = "NOT_FOUND"
 	MethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
@@ -36,7 +37,7 @@ const (
 
 // Codes is every code, in the order the API document lists them.
 var Codes = []Code{
-	MissingBook, InvalidInput, InvalidStatus, Validation, Unauthorized, Forbidden, AddonRequired, TwoFactorRequired,
+	MissingBook, InvalidInput, InvalidStatus, Validation, Unauthorized, Forbidden, AddonRequired, TwoFactorRequired, SSORequired,
 	NotFound, MethodNotAllowed, Conflict, DuplicateEmail, PayloadTooLarge, UnsupportedMediaType, RateLimited,
 	Unavailable, Internal,
 }

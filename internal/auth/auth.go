@@ -87,11 +87,20 @@ type RoleLookup interface {
 	MemberRole(ctx context.Context, teamID, userID uuid.UUID) (Role, error)
 }
 
+// SessionRoleLookup is a RoleLookup that also weighs how the session
+// started: ssoTeam is the team whose single sign-on started it (uuid.Nil
+// for a password login), which a team that enforces single sign-on asks
+// for and which spares the team's two-factor requirement.
+type SessionRoleLookup interface {
+	SessionRole(ctx context.Context, teamID, userID, ssoTeam uuid.UUID) (Role, error)
+}
+
 // Actor is the caller of one request. It memoises role lookups, so asking
 // twice in a request costs one query.
 type Actor struct {
 	UserID    uuid.UUID // set for users (JWT)
 	SessionID uuid.UUID // the login session of a user's token
+	SSOTeamID uuid.UUID // the team whose single sign-on started the session, if any
 	KeyID     uuid.UUID // set for API keys
 	KeyTeamID uuid.UUID // the team an API key belongs to
 	KeyScope  KeyScope  // what an API key may do
@@ -129,9 +138,9 @@ func (a *Actor) CreatedBy() *uuid.UUID {
 // RoleIn is the actor's role in teamID.
 func (a *Actor) RoleIn(ctx context.Context, teamID uuid.UUID) (Role, error) {
 	if a.IsKey() {
-		if teamID == a.KeyTeamID && a.ReadOnly() {
-			return RoleViewer, nil
-		}
+		// A read key has the role of a full key, KeyRole, so it may do
+		// every read a member may (exports included); the key policy
+		// refuses its every write before a service sees it.
 		if teamID == a.KeyTeamID {
 			return KeyRole, nil
 		}
@@ -145,7 +154,13 @@ func (a *Actor) RoleIn(ctx context.Context, teamID uuid.UUID) (Role, error) {
 	if a.lookup == nil {
 		return RoleNone, nil
 	}
-	r, err := a.lookup.MemberRole(ctx, teamID, a.UserID)
+	var r Role
+	var err error
+	if sl, ok := a.lookup.(SessionRoleLookup); ok {
+		r, err = sl.SessionRole(ctx, teamID, a.UserID, a.SSOTeamID)
+	} else {
+		r, err = a.lookup.MemberRole(ctx, teamID, a.UserID)
+	}
 	if err != nil {
 		return RoleNone, err
 	}
@@ -169,9 +184,6 @@ func (a *Actor) Require(ctx context.Context, teamID uuid.UUID, min Role, outside
 		return outsider
 	}
 	if r < min {
-		if a.ReadOnly() {
-			return apperr.Forbiddenf("This API key may only read; use a key of scope full.")
-		}
 		if a.IsKey() {
 			return apperr.Forbiddenf("API keys cannot do this; sign in as a team %s.", min)
 		}

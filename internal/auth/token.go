@@ -34,12 +34,17 @@ func NewTokens(secret []byte, ttl time.Duration, issuer string, now func() time.
 type Claims struct {
 	UserID    uuid.UUID
 	SessionID uuid.UUID
+	// SSOTeamID is the team whose single sign-on started the session
+	// (uuid.Nil for a password login).
+	SSOTeamID uuid.UUID
 }
 
 // claims is the JWT body: the registered claims plus sid, the session id.
 type claims struct {
 	jwt.RegisteredClaims
 	SessionID string `json:"sid"`
+	// SSOTeam is the team whose single sign-on started the session.
+	SSOTeam string `json:"sso,omitempty"`
 }
 
 // Expiry is when a token issued now would expire.
@@ -47,6 +52,13 @@ func (t *Tokens) Expiry() time.Time { return t.now().Add(t.ttl).UTC().Truncate(t
 
 // Issue signs a token of session sid for userID, expiring at exp (Expiry).
 func (t *Tokens) Issue(userID, sid uuid.UUID, exp time.Time) (string, error) {
+	return t.IssueSSO(userID, sid, uuid.Nil, exp)
+}
+
+// IssueSSO is Issue for a session that team ssoTeam's single sign-on
+// started (uuid.Nil: none); the claim is signed, so it cannot be added to
+// a password session's token.
+func (t *Tokens) IssueSSO(userID, sid, ssoTeam uuid.UUID, exp time.Time) (string, error) {
 	c := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   userID.String(),
@@ -55,6 +67,9 @@ func (t *Tokens) Issue(userID, sid uuid.UUID, exp time.Time) (string, error) {
 			ExpiresAt: jwt.NewNumericDate(exp),
 		},
 		SessionID: sid.String(),
+	}
+	if ssoTeam != uuid.Nil {
+		c.SSOTeam = ssoTeam.String()
 	}
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.secret)
 	if err != nil {
@@ -89,7 +104,13 @@ func (t *Tokens) Parse(token string) (Claims, error) {
 	if err != nil {
 		return Claims{}, errors.Join(errBadToken, err)
 	}
-	return Claims{UserID: id, SessionID: sid}, nil
+	out := Claims{UserID: id, SessionID: sid}
+	if c.SSOTeam != "" {
+		if out.SSOTeamID, err = uuid.Parse(c.SSOTeam); err != nil {
+			return Claims{}, errors.Join(errBadToken, err)
+		}
+	}
+	return out, nil
 }
 
 // CSRFToken is the anti-forgery token of a cookie session: an HMAC of the

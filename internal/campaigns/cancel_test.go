@@ -126,7 +126,7 @@ func TestSendTestRequestGone(t *testing.T) {
 			sender := &countingSender{Sender: mailer.NewSender(mail.URL, nil)}
 			svc := serviceOn(env, db, sender)
 
-			err := svc.SendTest(reqCtx, sc, tpl, campaigns.SendTestInput{Email: "me@example.com"})
+			err := svc.SendTest(reqCtx, sc, tpl, campaigns.SendTestInput{Email: "ann@example.com"})
 			if tc.goneAfter != "" && !gone.fired.Load() {
 				t.Fatal("the merge data query was not seen: the test no longer ends the request where it means to")
 			}

@@ -5,19 +5,54 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/access"
+	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
+	"github.com/contactbook/contactbook/internal/ratelimit"
 )
 
 // TestPrefix starts the subject of every test email.
 const TestPrefix = "[TEST] "
+
+// TestSendsPerHour is how many test emails a book may send in an hour:
+// enough to check a template, too few to make a mailing list of it.
+const TestSendsPerHour = 20
+
+// throttledError is a RATE_LIMITED answer that says when to come back.
+type throttledError struct {
+	err   *apperr.Error
+	after time.Duration
+}
+
+func (e *throttledError) Error() string { return e.err.Error() }
+
+// RetryAfter is how long the client should wait (the Retry-After header).
+func (e *throttledError) RetryAfter() time.Duration { return e.after.Round(time.Second) }
+
+func (e *throttledError) Unwrap() error { return e.err }
+
+// testRecipientAllowed refuses a test email to anyone but a member of the
+// book's team or a contact of the book: a test send carries the book's
+// sender and provider key, and must not become a way to mail strangers.
+func (s *Service) testRecipientAllowed(ctx context.Context, sc access.Scope, to string) error {
+	member, err := accounts.IsMemberEmail(ctx, s.db, sc.Book.TeamID, to)
+	if err != nil || member {
+		return err
+	}
+	contact, err := contacts.HasAddress(ctx, s.db, sc.Book.ID, to)
+	if err != nil || contact {
+		return err
+	}
+	return apperr.Invalidf("`email` must be the address of a member of the team or of a contact of the book: test emails go to people you know.")
+}
 
 // SendTestInput names the recipient of a test email.
 type SendTestInput struct {
@@ -36,6 +71,9 @@ func (s *Service) SendTest(ctx context.Context, sc access.Scope, templateID uuid
 	}
 	to := strings.TrimSpace(in.Email)
 	if err := validateEmail("email", to); err != nil {
+		return err
+	}
+	if err := s.testRecipientAllowed(ctx, sc, to); err != nil {
 		return err
 	}
 	t, err := s.st.template(ctx, s.db, sc.Book.ID, templateID)
@@ -70,6 +108,15 @@ func (s *Service) SendTest(ctx context.Context, sc access.Scope, templateID uuid
 	subject, html := tpl.Render(v, footerOf(settings.Settings))
 	if err := ctx.Err(); err != nil {
 		return err // the request is gone: nobody waits for this email
+	}
+	// Counted last, once the email is ready to go: a refused request costs
+	// no test send.
+	wait, err := ratelimit.Take(ctx, s.db, "send-test:book:"+sc.Book.ID.String(), TestSendsPerHour, time.Hour, s.now())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return &throttledError{err: apperr.New(apperr.RateLimited, "At most %d test emails per book and hour; wait (see Retry-After) and try again.", TestSendsPerHour), after: wait}
 	}
 	_, err = s.mail.Send(ctx, mailer.Batch{
 		Account: settings.account(sc.Book.ID), APIKey: settings.apiKey, FromEmail: settings.SenderEmail, FromName: settings.SenderName,

@@ -2,6 +2,7 @@ package campaigns
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -47,6 +48,40 @@ func (s *Service) checkStepRefs(ctx context.Context, db postgres.DB, bookID uuid
 	return nil
 }
 
+// checkStepSender lets only an owner, who sets the book's sender, send a
+// step from an address outside the domain of the book's sender_email: a
+// member could otherwise send the book's campaigns as anyone (the CEO, a
+// bank) through the team's verified provider account. Checked when the
+// step's sender_email changes from was.
+func (s *Service) checkStepSender(ctx context.Context, db postgres.DB, sc access.Scope, bookID uuid.UUID, st Step, was string) error {
+	if st.SenderEmail == "" || strings.EqualFold(st.SenderEmail, was) {
+		return nil
+	}
+	role, err := sc.Actor.RoleIn(ctx, sc.Book.TeamID)
+	if err != nil {
+		return err
+	}
+	if role >= auth.RoleOwner {
+		return nil
+	}
+	settings, ok, err := s.loadSettings(ctx, db, bookID)
+	if err != nil {
+		return err
+	}
+	if !ok || settings.SenderEmail == "" {
+		return apperr.Invalidf("`sender_email` needs the book's sender email first (an owner sets it in the campaign settings); leave it empty to send as the book.")
+	}
+	if !strings.EqualFold(emailDomain(st.SenderEmail), emailDomain(settings.SenderEmail)) {
+		return apperr.Invalidf("`sender_email` must be on %s, the domain of the book's sender; only an owner may send from another domain.", emailDomain(settings.SenderEmail))
+	}
+	return nil
+}
+
+// emailDomain is the part of an address after its last @.
+func emailDomain(address string) string {
+	return address[strings.LastIndexByte(address, '@')+1:]
+}
+
 // CreateStep appends a step to the campaign (member).
 func (s *Service) CreateStep(ctx context.Context, sc access.Scope, campaignID uuid.UUID, in StepInput) (Step, error) {
 	ref, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember)
@@ -60,6 +95,9 @@ func (s *Service) CreateStep(ctx context.Context, sc access.Scope, campaignID uu
 	var out Step
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
+			return err
+		}
+		if err := s.checkStepSender(ctx, tx, sc, ref.campaign.BookID, st, ""); err != nil {
 			return err
 		}
 		if out, err = s.st.insertStep(ctx, tx, st, s.now()); err != nil {
@@ -83,10 +121,14 @@ func (s *Service) UpdateStep(ctx context.Context, sc access.Scope, campaignID, s
 		if err != nil {
 			return err
 		}
+		was := st.SenderEmail
 		if err := applyStepPatch(&st, p); err != nil {
 			return err
 		}
 		if err := s.checkStepRefs(ctx, tx, ref.campaign.BookID, st); err != nil {
+			return err
+		}
+		if err := s.checkStepSender(ctx, tx, sc, ref.campaign.BookID, st, was); err != nil {
 			return err
 		}
 		if out, err = s.st.updateStep(ctx, tx, st, s.now()); err != nil {

@@ -44,3 +44,11 @@ func MergeRecordOf(ctx context.Context, db postgres.DB, bookID uuid.UUID, id *uu
 	}
 	return r, true, nil
 }
+
+// HasAddress reports whether a contact of the book has the address
+// (any of its emails, compared case-insensitively).
+func HasAddress(ctx context.Context, db postgres.DB, bookID uuid.UUID, address string) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contact_emails WHERE book_id = $1 AND address_lower = lower($2))`, bookID, address).Scan(&ok)
+	return ok, err
+}

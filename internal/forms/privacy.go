@@ -64,7 +64,8 @@ type Export struct {
 // exportPage is how many activity items one read of an export takes.
 const exportPage = 100
 
-// DataExport gathers everything held about the contact (admin).
+// DataExport gathers everything held about the contact (admin) and
+// records contact.data_exported in the audit log.
 func (r *Rights) DataExport(ctx context.Context, actor *auth.Actor, contactID uuid.UUID) (Export, error) {
 	c, b, err := r.adminContact(ctx, actor, contactID)
 	if err != nil {
@@ -104,7 +105,14 @@ func (r *Rights) DataExport(ctx context.Context, actor *auth.Actor, contactID uu
 	if out.Suppressions == nil {
 		out.Suppressions = []suppression.Suppression{}
 	}
-	return out, nil
+	// Recorded once everything was gathered, just before it leaves: the
+	// entry names the contact by id, as for an erasure.
+	err = audit.Record(ctx, r.forms.d.DB, audit.Entry{
+		TeamID: b.TeamID, Actor: audit.From(actor), Action: "contact.data_exported",
+		TargetType: "contact", TargetID: contactID.String(),
+		Details: map[string]any{"book_id": b.ID},
+	})
+	return out, err
 }
 
 // Erase deletes the contact with its participations, activity, consents

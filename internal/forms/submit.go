@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/mail"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -145,13 +146,32 @@ func (s *Service) result(f Form) Result {
 	return Result{Message: msg, RedirectURL: f.RedirectURL}
 }
 
+// limitKey is the client a post counts for: an IPv4 address, or the /64
+// of an IPv6 one, which a single host or home network holds whole and can
+// pick any address of (as the login throttle counts them).
+func limitKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return addr.String()
+	}
+	p, err := addr.WithZone("").Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
+}
+
 // countPost counts the post toward the client's limit and refuses it past
 // the limit. The limit slides over two fixed windows: the previous
 // window's count weighs by how much of it the sliding window still covers.
 func (s *Service) countPost(ctx context.Context, formID uuid.UUID, ip string) error {
 	now := s.d.Now().UTC()
 	window := now.Truncate(postWindow)
-	cur, prev, err := s.st.countPost(ctx, s.d.DB, formID, ip, window, window.Add(-postWindow))
+	cur, prev, err := s.st.countPost(ctx, s.d.DB, formID, limitKey(ip), window, window.Add(-postWindow))
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestCampaignMergeCustomFields(t *testing.T) {
 	c.Key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
 
 	undefined := `{{custom.nickname}}|{{ custom.nickname | default: "x" }}]`
-	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 	r := c.Mail.Recipients()[0]
 	if r.Subject != "[TEST] Hi Ann {{custom.nickname}}" || !strings.Contains(r.HTML(), "[Gold|Gold|"+undefined) {
 		t.Fatalf("test email: %q\n%s", r.Subject, r.HTML())
@@ -84,7 +84,7 @@ func TestCampaignHeadersCarryNoLineBreaks(t *testing.T) {
 	if res := c.Env.ProcessCampaign(cid); res.Sent != 1 {
 		t.Fatalf("pass: %+v", res)
 	}
-	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 	rs := c.Mail.Recipients()
 	if len(rs) != 2 {
 		t.Fatalf("%d recipients", len(rs))
@@ -115,7 +115,7 @@ func TestCampaignAdversarialTemplates(t *testing.T) {
 	for name, body := range bodies {
 		tpl := c.Key.NewTemplateWith(name, "S", body)
 		start := time.Now()
-		c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+		c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 		cid := c.Key.NewCampaignIn(name, "active")
 		c.Key.NewEmailStep(cid, tpl, nil)
 		c.Key.Enroll(cid, contacts...)

@@ -65,7 +65,7 @@ func TestSettingsGetPut(t *testing.T) {
 	// The kept key is the real one: the provider receives it.
 	c.Mail.RequireAPIKey("SG.secret-key-ABCD")
 	tpl := c.Key.NewTemplateWith("T", "S", "<p>x</p>")
-	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	c.O.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 	if c.Mail.Requests()[0].APIKey != "SG.secret-key-ABCD" {
 		t.Fatal("stored key changed")
 	}
@@ -127,15 +127,15 @@ func TestTemplateSendTest(t *testing.T) {
 	tpl := c.Key.NewTemplateWith("Welcome", "Hello {{first_name}}", `<p>Hi {{first_name | default: "there"}}, plan {{custom.plan}}, link {{custom.site}}.</p>`)
 	path := "/api/campaign-templates/" + tpl + "/send-test"
 
-	c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.O.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.O.ConfigureEmail()
 	plan := c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "plan", "name": "Plan", "type": "text"}).Expect(http.StatusCreated).String("data.id")
 	c.Owner.Post("/api/books/"+c.Book+"/fields", map[string]any{"key": "site", "name": "Site", "type": "url"}).Expect(http.StatusCreated)
 
 	// An empty book: merge fields empty, fallbacks and placeholders shown.
-	c.O.Post(path, map[string]any{"email": "me@example.com"}).Expect(http.StatusOK)
+	c.O.Post(path, map[string]any{"email": c.Owner.Email}).Expect(http.StatusOK)
 	r := c.Mail.Recipients()[0]
-	if r.Email != "me@example.com" || r.Subject != "[TEST] Hello " || !strings.Contains(r.HTML(), "Hi there, plan https://example.com/placeholder/custom.plan") {
+	if r.Email != c.Owner.Email || r.Subject != "[TEST] Hello " || !strings.Contains(r.HTML(), "Hi there, plan https://example.com/placeholder/custom.plan") {
 		t.Fatalf("empty book: %q %q\n%s", r.Email, r.Subject, r.HTML())
 	}
 	c.Mail.Reset()
@@ -145,7 +145,7 @@ func TestTemplateSendTest(t *testing.T) {
 	c.contact("Bob", "bob@example.com")
 	c.Key.Post("/api/v1/contacts/bulk-update-field", map[string]any{"contact_ids": []string{ann}, "field_definition_id": plan, "value": "Gold"}).Expect(http.StatusOK)
 
-	m := c.O.Post(path, map[string]any{"email": " me@example.com "}).Expect(http.StatusOK)
+	m := c.O.Post(path, map[string]any{"email": " " + c.Owner.Email + " "}).Expect(http.StatusOK)
 	if m.String("data.message") == "" {
 		t.Fatalf("answer: %s", m.Body)
 	}
@@ -167,20 +167,20 @@ func TestTemplateSendTest(t *testing.T) {
 
 	c.O.Post(path, map[string]any{"email": "not-an-address"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	c.O.Post(path, map[string]any{}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
-	c.O.Post("/api/campaign-templates/6f1c1d7e-0000-4000-8000-000000000000/send-test", map[string]any{"email": "me@example.com"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	c.Owner.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
+	c.O.Post("/api/campaign-templates/6f1c1d7e-0000-4000-8000-000000000000/send-test", map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusNotFound, "NOT_FOUND")
+	c.Owner.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusBadRequest, "MISSING_BOOK")
 	viewer := c.Env.Join(c.Owner, "viewer", "viewer").InBook(c.Book)
-	viewer.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusForbidden, "FORBIDDEN")
-	c.Key.Post("/api/v1/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"}).Expect(http.StatusNotFound)
+	viewer.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusForbidden, "FORBIDDEN")
+	c.Key.Post("/api/v1/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email}).Expect(http.StatusNotFound)
 
 	// The provider's refusal is shown; an outage is a 503.
 	c.Mail.FailNext(http.StatusUnauthorized, `{"errors":[{"message":"The provided authorization grant is invalid, expired, or revoked"}]}`, 1)
-	e := c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	e := c.O.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	if !strings.Contains(e.String("error.message"), "authorization grant is invalid") {
 		t.Fatalf("provider message: %s", e.Body)
 	}
 	c.Mail.FailNext(http.StatusBadGateway, "bad gateway", 1)
-	c.O.Post(path, map[string]any{"email": "me@example.com"}).ExpectError(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	c.O.Post(path, map[string]any{"email": c.Owner.Email}).ExpectError(http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 }
 
 // The preview renders an unsaved template for a chosen contact (or the

@@ -199,6 +199,7 @@ func TestCampaignBookHint(t *testing.T) {
 func TestStepCreateValidation(t *testing.T) {
 	t.Parallel()
 	c := newCampEnv(t, "active")
+	c.O.ConfigureEmail() // a key's step senders are on the book's domain, acme.example
 	tpl := c.Key.NewTemplateWith("T", "s", "b")
 	cid := c.Key.NewCampaignIn("Main", "draft")
 	target := c.Key.NewCampaignIn("Target", "draft")
@@ -666,7 +667,7 @@ func TestCampaignAccessMatrix(t *testing.T) {
 			return cl.Put("/api/campaign-settings", map[string]any{"sender_email": "news@acme.example", "mailer_api_key": "****" + apptest.MailerKey[len(apptest.MailerKey)-4:]})
 		}},
 		{"send test", "member", false, func(cl *apptest.Client) *apptest.Response {
-			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": "me@example.com"})
+			return cl.Post("/api/campaign-templates/"+tpl+"/send-test", map[string]any{"email": c.Owner.Email})
 		}},
 		{"upload image", "member", false, func(cl *apptest.Client) *apptest.Response { return uploadImage(t, cl, "image", "a.png", png) }},
 		{"run", "member", true, func(cl *apptest.Client) *apptest.Response { return cl.Post("/api/campaigns/"+cid+"/run", nil) }},

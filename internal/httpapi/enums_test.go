@@ -78,6 +78,7 @@ var closedSets = []closedSet{
 	{`schemas/AuditEntry\.actor\.type`, enum.Strings(audit.ActorTypes)},
 	{`schemas/Consent\.method`, enum.Strings(forms.Methods)},
 	{`schemas/SubmissionForm\.consent`, forms.ConsentTicked},
+	{`(schemas/SSOSettings|PUT /api/teams/\{team_id\}/sso body)\.default_role`, accounts.SSODefaultRoles},
 }
 
 // fixedValues are enums of one value that no set stands behind: a

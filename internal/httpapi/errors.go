@@ -20,7 +20,7 @@ func statusOf(code apperr.Code) int {
 		return http.StatusUnprocessableEntity
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
-	case apperr.Forbidden, apperr.AddonRequired, apperr.TwoFactorRequired:
+	case apperr.Forbidden, apperr.AddonRequired, apperr.TwoFactorRequired, apperr.SSORequired:
 		return http.StatusForbidden
 	case apperr.NotFound:
 		return http.StatusNotFound
@@ -70,7 +70,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	status := statusOf(code)
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "request_id", RequestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+			"method", r.Method, "path", loggedPath(r), "status", status, "err", err)
 	}
 	var wait interface{ RetryAfter() time.Duration }
 	if errors.As(err, &wait) {

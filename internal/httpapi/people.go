@@ -7,6 +7,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/access"
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/apperr"
 )
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
@@ -40,8 +41,29 @@ func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, sc acc
 	return noContent(w)
 }
 
+// lookupInvitation reads an invitation by the token in its path (links of
+// older emails; the access log redacts the token).
 func (s *Server) lookupInvitation(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
 	v, err := s.accounts.LookupInvitation(r.Context(), chi.URLParam(r, "token"))
+	if err != nil {
+		return err
+	}
+	return data(w, http.StatusOK, v)
+}
+
+// lookupInvitationByBody reads an invitation by the token in the body,
+// which no log, proxy or browser history keeps.
+func (s *Server) lookupInvitationByBody(w http.ResponseWriter, r *http.Request, _ access.Scope) error {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Token == "" {
+		return apperr.Invalidf("`token` is required.")
+	}
+	v, err := s.accounts.LookupInvitation(r.Context(), in.Token)
 	if err != nil {
 		return err
 	}

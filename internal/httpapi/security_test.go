@@ -189,7 +189,7 @@ func TestReadKeyCannotWrite(t *testing.T) {
 	// Routes that take no credentials at all: a key there is no identity.
 	public := map[string]bool{
 		"/api/auth/signup": true, "/api/auth/login": true, "/api/auth/login/2fa": true, "/api/auth/password-reset": true,
-		"/api/auth/password-reset/confirm": true, "/api/invitations/accept": true, "/api/payments/webhook": true,
+		"/api/auth/password-reset/confirm": true, "/api/invitations/accept": true, "/api/invitations/lookup": true, "/api/payments/webhook": true,
 		"/api/mailer/events/{book_id}": true, "/api/mailer/ses/{book_id}": true, "/api/unsubscribe/confirm": true,
 		"/api/forms/{form_id}/submissions": true, "/api/forms/confirm": true, "/api/preferences": true,
 	}

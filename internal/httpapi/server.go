@@ -85,6 +85,8 @@ type Deps struct {
 	// DAV serves the address books to CardDAV clients under /dav/ and
 	// /.well-known/carddav; nil serves none.
 	DAV http.Handler
+	// SSO serves the teams' single sign-on settings and sign-ins.
+	SSO *accounts.SSO
 }
 
 // Server routes requests to handlers.
@@ -119,6 +121,7 @@ type Server struct {
 	forms  *forms.Service
 	rights *forms.Rights
 	dav    http.Handler
+	sso    *accounts.SSO
 }
 
 // New builds the HTTP handler of the whole service.
@@ -131,6 +134,7 @@ func New(d Deps) http.Handler {
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
 	s.dav = d.DAV
+	s.sso = d.SSO
 	return s.routes()
 }
 

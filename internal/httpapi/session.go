@@ -70,6 +70,7 @@ func (s *Server) authenticateUser(r *http.Request) (context.Context, error) {
 	}
 	actor := auth.UserActor(claims.UserID, s.accounts)
 	actor.SessionID = claims.SessionID
+	actor.SSOTeamID = claims.SSOTeamID
 	ctx := auth.WithActor(r.Context(), actor)
 	if cookie {
 		ctx = context.WithValue(ctx, cookieAuthKey{}, true)
@@ -153,6 +154,11 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, sess *acco
 	if !wantsCookie(r) {
 		return
 	}
+	s.setSessionCookies(w, sess)
+}
+
+// setSessionCookies puts the session into the cookies and out of sess.
+func (s *Server) setSessionCookies(w http.ResponseWriter, sess *accounts.Session) {
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: sess.Token, Path: "/api", Expires: sess.ExpiresAt,
 		HttpOnly: true, Secure: s.secureCookies, SameSite: http.SameSiteStrictMode,

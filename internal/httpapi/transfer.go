@@ -204,11 +204,12 @@ func (s *Server) exportContacts(w http.ResponseWriter, r *http.Request, sc acces
 	if err != nil {
 		return err
 	}
+	segmentID, _ := queryUUID(r, "segment_id") // read by segmentParam
 	q := r.URL.Query()
 	flusher, _ := w.(http.Flusher)
 	return s.streamDownload(w, "contact export", func(start func(contentType, filename string) io.Writer) error {
 		return s.transfer.Export(r.Context(), sc, strings.ToLower(q.Get("format")),
-			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred, Segment: segment},
+			contacts.Filter{Q: q.Get("q"), LabelID: labelID, Starred: starred, Segment: segment}, segmentID,
 			func(d transfer.Download) io.Writer { return start(d.ContentType, d.Filename) },
 			func() {
 				if flusher != nil {

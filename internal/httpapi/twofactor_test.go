@@ -165,12 +165,12 @@ func TestTOTPGuessesAreThrottled(t *testing.T) {
 	ann := env.Signup("ann")
 	secret, _ := turnOn2FA(t, env, ann)
 	token := mfaToken(t, env, ann.Email)
-	// The right password's attempt still counts while the second step is
-	// pending, so four wrong codes reach the limit of five.
-	for i := range 4 {
-		secondStep(env, token, "code", []string{"111111", "222222", "333333", "444444"}[i]).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
+	// The right password is not a failure: five wrong codes reach the
+	// limit of five.
+	for i := range 5 {
+		secondStep(env, token, "code", []string{"111111", "222222", "333333", "444444", "555555"}[i]).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 	}
-	checkRetryAfter(t, secondStep(env, token, "code", "555555"))
+	checkRetryAfter(t, secondStep(env, token, "code", "666666"))
 	// Right or not, and with a fresh challenge too.
 	checkRetryAfter(t, secondStep(env, token, "code", totp(t, env, secret)))
 	checkRetryAfter(t, env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": password}))

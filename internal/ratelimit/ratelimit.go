@@ -43,7 +43,7 @@ func (c *Counter) IncrementBy(key string, window time.Time, n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	_, err := c.db.Exec(ctx, `
-		WITH expired AS (DELETE FROM rate_limit_counters WHERE window_start < $4)
+		WITH expired AS (DELETE FROM rate_limit_counters WHERE window_start < $4 AND key NOT LIKE '`+spanPrefix+`%')
 		INSERT INTO rate_limit_counters AS r (key, window_start, n) VALUES ($1, $2, $3)
 		ON CONFLICT (key, window_start) DO UPDATE SET n = r.n + EXCLUDED.n`,
 		key, window, n, window.Add(-2*c.window))

@@ -275,6 +275,8 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 		return path, map[string]any{"team_id": target.teamID, "plan": "monthly", "currency": "eur"}
 	case "runCampaign", "startCampaignTrial":
 		return path, map[string]any{}
+	case "putTeamSSO":
+		return path, map[string]any{"issuer": "https://login.example.com", "client_id": "x", "client_secret": "y", "allowed_domains": []string{unique("sweep") + ".example"}}
 	}
 	// A new route must get a valid body here: with an empty one, a refusal
 	// could come from its input checks and say nothing of its authorization.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/emersion/go-vcard"
 
 	"github.com/contactbook/contactbook/internal/access"
@@ -33,8 +35,11 @@ type Download struct {
 // format (csv or vcard) to the writer open returns, called once the
 // request is known to be good; flush pushes what was written so far to
 // the client. Memory stays flat: contacts are read through one cursor and
-// written as they come.
-func (s *Service) Export(ctx context.Context, sc access.Scope, asked string, f contacts.Filter,
+// written as they come. segmentID is the segment f.Segment was compiled
+// from (nil: none), for the audit entry, which records the filters used.
+// A read API key may export: an export is a read, and reporting and sync
+// tools hold such keys (the key acts as a member for reads).
+func (s *Service) Export(ctx context.Context, sc access.Scope, asked string, f contacts.Filter, segmentID *uuid.UUID,
 	open func(Download) io.Writer, flush func()) error {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return err
@@ -51,7 +56,7 @@ func (s *Service) Export(ctx context.Context, sc access.Scope, asked string, f c
 	// is: a download that is cut short was still asked for.
 	if err := audit.Record(ctx, s.db, audit.Entry{
 		TeamID: b.TeamID, Actor: audit.From(sc.Actor), Action: "contacts.exported", TargetType: "book", TargetID: b.ID.String(),
-		Details: map[string]any{"format": format, "q": f.Q, "label_id": f.LabelID, "starred": f.Starred},
+		Details: map[string]any{"format": format, "q": f.Q, "label_id": f.LabelID, "segment_id": segmentID, "starred": f.Starred},
 	}); err != nil {
 		return err
 	}

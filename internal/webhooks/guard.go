@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -110,4 +112,44 @@ func newDialer(insecure bool) func(ctx context.Context, network, addr string) (n
 		d.Control = guardControl
 	}
 	return d.DialContext
+}
+
+// Outbound configures OutboundClient.
+type Outbound struct {
+	// AllowInsecure lifts the dial guard (development, as
+	// WEBHOOK_ALLOW_INSECURE does for deliveries).
+	AllowInsecure bool
+	Timeout       time.Duration // per request
+}
+
+// OutboundClient is an HTTP client for other addresses customers choose
+// (a team's identity provider): the same dial guard as deliveries unless
+// insecure (development), never through a proxy, with a timeout per
+// request.
+func OutboundClient(o Outbound) *http.Client {
+	return &http.Client{
+		Timeout: o.Timeout,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         newDialer(o.AllowInsecure),
+			ForceAttemptHTTP2:   true,
+			TLSHandshakeTimeout: o.Timeout,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+}
+
+// NonPublicHost says why host (a URL's host name, without port) names an
+// address deliveries may not reach, as far as can be told without DNS
+// ("" when it may be public): localhost, or a literal loopback, private,
+// link-local, ... address. Names are checked again at dial time.
+func NonPublicHost(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "loopback"
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return refusedReason(ip)
+	}
+	return ""
 }

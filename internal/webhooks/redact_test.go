@@ -46,6 +46,13 @@ func TestWebhookURLPasswordsStayHidden(t *testing.T) {
 	if env.QueryInt(`SELECT count(*) FROM webhooks WHERE url = $1`, "http://alice:"+secretPw+"@"+host+"/hook2") != 1 {
 		t.Fatal("the masked URL replaced the stored password")
 	}
+	// Pointed elsewhere, the masked password is refused: it would go to
+	// a receiver the owner of the password did not choose.
+	moved := owner.Patch(base+"/"+id, map[string]any{"url": "http://alice:xxxxx@127.0.0.1:1/hook"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if !strings.Contains(string(moved.Body), `"field":"url"`) {
+		t.Fatalf("the refusal does not name url: %s", moved.Body)
+	}
+	owner.Patch(base+"/"+id, map[string]any{"url": "http://bob:xxxxx@" + host + "/hook"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 
 	// A failing webhook whose stored URL no longer parses: its error text
 	// quotes the URL.

@@ -125,7 +125,7 @@ func (s *Service) List(ctx context.Context, sc access.Scope) ([]Webhook, error) 
 // when the service switched it off, those a recovery queued meanwhile), in
 // the order of their events. Retries still pending go to the new URL when
 // the URL changes. A URL sent back as shown, with the masked password,
-// keeps the stored password.
+// keeps the stored password while its scheme, host, port and user stay.
 func (s *Service) Update(ctx context.Context, sc access.Scope, id uuid.UUID, p Patch) (Webhook, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return Webhook{}, err
@@ -152,7 +152,9 @@ func (s *Service) Update(ctx context.Context, sc access.Scope, id uuid.UUID, p P
 			if err != nil {
 				return err
 			}
-			w.URL = keepPassword(next, w.URL)
+			if w.URL, err = keepPassword(next, w.URL); err != nil {
+				return err
+			}
 		}
 		if p.Events.Set {
 			if w.Events, err = normalizeEvents(p.Events.V); err != nil {

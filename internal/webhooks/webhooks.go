@@ -223,26 +223,46 @@ func rawPassword(raw string) string {
 }
 
 // keepPassword lets a client send a URL back as it was shown: when next
-// has the stored URL's user with the masked password, the stored password
-// stays. Any other URL is taken as given.
-func keepPassword(next, stored string) string {
+// carries the masked password, the stored password stays, but only while
+// the scheme, host, port and user are the stored URL's; anywhere else the
+// password would go to a receiver it was not meant for, so the caller
+// must send it (INVALID_INPUT naming url). Any other URL is taken as
+// given.
+func keepPassword(next, stored string) (string, error) {
 	nu, err := url.Parse(next)
 	if err != nil || nu.User == nil {
-		return next
+		return next, nil
 	}
 	if pw, ok := nu.User.Password(); !ok || pw != maskedPassword {
-		return next
+		return next, nil
 	}
+	refused := apperr.Invalidf("`url` carries the masked password (%s) but points to another address or user than before; send the password itself.", maskedPassword)
 	su, err := url.Parse(stored)
-	if err != nil || su.User == nil || su.User.Username() != nu.User.Username() {
-		return next
+	if err != nil || su.User == nil || !sameReceiver(nu, su) {
+		return "", refused
 	}
 	pw, ok := su.User.Password()
 	if !ok {
-		return next
+		return "", refused
 	}
 	nu.User = url.UserPassword(nu.User.Username(), pw)
-	return nu.String()
+	return nu.String(), nil
+}
+
+// sameReceiver reports whether a and b name one receiver and user:
+// scheme, host, port (the scheme's default when absent) and user name.
+func sameReceiver(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "http") {
+			return "80"
+		}
+		return "443"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		port(a) == port(b) && a.User.Username() == b.User.Username()
 }
 
 // redacted is w as answers show it.

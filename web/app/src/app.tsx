@@ -17,6 +17,7 @@ const ForgotPassword = lazy(() => import('./screens/Password').then((m) => m.For
 const ResetPassword = lazy(() => import('./screens/Password').then((m) => m.ResetPassword));
 const ChangePassword = lazy(() => import('./screens/Password').then((m) => m.ChangePassword));
 const AcceptInvitation = lazy(() => import('./screens/Invitation'));
+const TeamSSO = lazy(() => import('./screens/TeamSSO'));
 const Books = lazy(() => import('./screens/Books'));
 const NoBook = lazy(() => import('./screens/NoBook'));
 const Contacts = lazy(() => import('./screens/Contacts'));
@@ -216,6 +217,7 @@ function Shell() {
           <Route path="/app/forms" component={NoBook} />
           <Route path="/app/settings" component={NoBook} />
           <Route path="/app/team" component={Team} />
+          <Route path="/app/team/sso" component={TeamSSO} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/billing" component={Billing} />
           <Route path="/app/security" component={Security} />

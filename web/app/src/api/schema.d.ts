@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; a completed login clears the email's count (a right password whose second step is pending does not). A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
+         * @description Exchanges email and password for a login token (JWT, HS256) to send as Authorization: Bearer on /api. Unknown email and wrong password answer the same 401. Throttled across instances: after 5 failed logins for one email in 15 minutes, or 30 from one client IP, the answer is 429 with Retry-After (at most 900 seconds), right password or not, until the window passes; only failures count (wrong passwords, wrong second-step codes, wrong current passwords at a password change): a right password is not counted, so a right password followed by up to 4 wrong codes never locks the account, and a completed login clears the email's count. A token is valid until it expires or its session ends (logout, password change or reset). For an account with two-factor sign-in the answer is {mfa_required, mfa_token, expires_at} and no session: complete it with POST /api/auth/login/2fa.
          */
         post: operations["login"];
         delete?: never;
@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Change the password
-         * @description Checks the current password (wrong: 403), sets the new one (8 to 72 characters), ends every session of the account, the caller's included, and answers a new token that replaces it. A cookie session gets its new cookies. The account's address receives a notice.
+         * @description Checks the current password (wrong: 403), sets the new one (8 to 72 characters), ends every session of the account, the caller's included, and answers a new token that replaces it. A cookie session gets its new cookies. The account's address receives a notice. Wrong current passwords count in the account's login throttle: after 5 failures in 15 minutes the answer is 429 with Retry-After, right password or not, and logins are refused alike until the window passes.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -435,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test email
-         * @description Sends the template to one address with the subject prefixed [TEST], merge fields filled from the book's first contact. Needs saved email settings (else 400); provider unreachable: 503. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Sends the template to one address with the subject prefixed [TEST], merge fields filled from the book's first contact. Needs saved email settings (else 400); provider unreachable: 503. Role: member. Requires the Campaigns add-on (trial or paid). Only to the address of a member of the team or of a contact of the book (else 400 naming email); at most 20 test emails per book and hour (429 RATE_LIMITED with Retry-After).
          */
         post: operations["sendTestEmail"];
         delete?: never;
@@ -631,7 +631,7 @@ export interface paths {
         put?: never;
         /**
          * Add a step
-         * @description Appends a step to the campaign; sort_order is set automatically. Role: member. Requires the Campaigns add-on (trial or paid).
+         * @description Appends a step to the campaign; sort_order is set automatically. Role: member. Requires the Campaigns add-on (trial or paid). A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         post: operations["createStepInternal"];
         delete?: never;
@@ -679,7 +679,7 @@ export interface paths {
         head?: never;
         /**
          * Update a step
-         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid). step_type cannot be changed.
+         * @description Changes the supplied fields of a step and answers the full step. Role: member. Requires the Campaigns add-on (trial or paid). step_type cannot be changed. A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         patch: operations["updateStep"];
         trace?: never;
@@ -925,7 +925,8 @@ export interface paths {
         };
         /**
          * Look up an invitation
-         * @description What the emailed link invites to. Unknown, used, replaced, revoked or expired: 404.
+         * @deprecated
+         * @description What the emailed link invites to. Unknown, used, replaced, revoked or expired: 404. Kept for the links of older emails; prefer POST /api/invitations/lookup, which keeps the token out of URLs. The access log shows this path with the token redacted.
          */
         get: operations["lookupInvitation"];
         put?: never;
@@ -1235,7 +1236,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook
-         * @description Changes the URL, events or active flag. Role: admin.
+         * @description Changes the URL, events or active flag. Role: admin. A URL sent back as answers show it, with the masked password `xxxxx`, keeps the stored password only while its scheme, host, port and user are unchanged; pointed anywhere else it must carry the password itself (400 naming `url`).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -1495,7 +1496,7 @@ export interface paths {
         put?: never;
         /**
          * Add a step
-         * @description Appends a step to the campaign; sort_order is set automatically. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid).
+         * @description Appends a step to the campaign; sort_order is set automatically. Authenticated with a team API key, which acts as a member of its team. Requires the Campaigns add-on (trial or paid). A sender_email other than the stored one must be on the domain of the book's sender_email unless the caller is an owner (400 naming sender_email).
          */
         post: operations["createStep"];
         delete?: never;
@@ -2161,7 +2162,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place).
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Role: member (an export takes the whole book away; a viewer reads the contacts in place). A key of scope read may export. Recorded in the audit log as contacts.exported with the format and the filters used (q, label_id, segment_id, starred).
          */
         get: operations["exportContactsInternal"];
         put?: never;
@@ -2181,7 +2182,7 @@ export interface paths {
         };
         /**
          * Export contacts
-         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Authenticated with a team API key.
+         * @description Streams the contacts of the X-Book-ID book (or those the contacts list's filters q, label_id and starred select) as a CSV file whose columns are named by their import targets (a contact's emails, phones, addresses, profiles and dates as numbered entries in its order: emails.1.address, emails.1.label, emails.1.primary, addresses.2.city, dates.1.value; a custom.<key> column per custom field of the book), or as vCard 4.0; the file imports back into an empty book as the same contacts, custom fields and labels included. Oldest contact first. Authenticated with a team API key. A key of scope read may export. Recorded in the audit log as contacts.exported with the format and the filters used (q, label_id, segment_id, starred).
          */
         get: operations["exportContacts"];
         put?: never;
@@ -2709,7 +2710,7 @@ export interface paths {
         };
         /**
          * Export a person's data
-         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. A team API key may do it.
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. A team API key may do it. Recorded in the audit log as contact.data_exported (target: the contact).
          */
         get: operations["exportContactData"];
         put?: never;
@@ -2729,7 +2730,7 @@ export interface paths {
         };
         /**
          * Export a person's data
-         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. Role: admin.
+         * @description Everything the service holds about the person: the contact, its consents, its delivery activity, its campaigns and the suppressions of its addresses. Role: admin. Recorded in the audit log as contact.data_exported (target: the contact).
          */
         get: operations["exportContactDataInternal"];
         put?: never;
@@ -2811,7 +2812,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a form
-         * @description Takes a sign-up, form-urlencoded or multipart (a browser post: answered with the success page, a 303 to redirect_url, or the form again with the error at its field) or JSON (202 {data:{message}}). The answer is the same whether or not the address is known. Every post counts toward the limit of 10 per client IP and form in 10 minutes (429 RATE_LIMITED with Retry-After). A filled honeypot company_website gets the usual answer and stores nothing. With double opt-in the submission is held and a confirmation email queued (at most 3 per address and form in 24 hours; none to an address suppressed for bounce, complaint, dropped or manual); without, the contact is created or updated at once. Any origin may post (Access-Control-Allow-Origin: *).
+         * @description Takes a sign-up, form-urlencoded or multipart (a browser post: answered with the success page, a 303 to redirect_url, or the form again with the error at its field) or JSON (202 {data:{message}}). The answer is the same whether or not the address is known. Every post counts toward the limit of 10 per client IP (an IPv6 client by its /64) and form in 10 minutes (429 RATE_LIMITED with Retry-After). A filled honeypot company_website gets the usual answer and stores nothing. With double opt-in the submission is held and a confirmation email queued (at most 3 per address and form in 24 hours; none to an address suppressed for bounce, complaint, dropped or manual); without, the contact is created or updated at once. Any origin may post (Access-Control-Allow-Origin: *).
          */
         post: operations["submitForm"];
         delete?: never;
@@ -2946,6 +2947,94 @@ export interface paths {
          * @description Receives the Amazon SNS messages of a book's SES feedback. Authorised by signature only: each message's Signature (SignatureVersion 1, SHA1withRSA, or 2, SHA256withRSA, over SNS's canonical string) is verified with the certificate at SigningCertURL, which must be https on a host sns.<region>.amazonaws.com (SNS_CERT_HOSTS replaces that rule, for tests). A SubscriptionConfirmation is confirmed by fetching its SubscribeURL (same rule). Notifications, matched to the campaign email by the SES message id and deduplicated by the SNS MessageId: Bounce with bounceType Permanent suppresses each bounced recipient (bounce) and removes the contact from the book's campaigns; Transient (and Undetermined) sets the delivery state only; Complaint suppresses (complaint); Delivery marks delivered; DeliveryDelay deferred; Open and Click (SES event publishing) count engagement once per email. received counts the message's events (one for a confirmation).
          */
         post: operations["sesNotifications"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an invitation by its token
+         * @description What the invitation link's page shows before accepting: the team, the invited address and role, and whether that address has an account. The token travels in the body, so no access log, proxy or browser history keeps it. Unknown, used, revoked or expired: 404 NOT_FOUND.
+         */
+        post: operations["lookupInvitationByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{team_id}/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the team's single sign-on settings
+         * @description Owner only. No settings: 404 NOT_FOUND.
+         */
+        get: operations["getTeamSSO"];
+        /**
+         * Set up single sign-on (OpenID Connect)
+         * @description Owner only. Creates or replaces the settings. The issuer must be https on a public address (http and local addresses only with WEBHOOK_ALLOW_INSECURE=true); its discovery document is fetched and must name the same issuer, else 400 naming issuer. A domain another team already signs in with: 409 naming allowed_domains. The client secret is stored encrypted and answered masked. Recorded in the audit log as sso.updated (without the secret).
+         */
+        put: operations["putTeamSSO"];
+        post?: never;
+        /**
+         * Turn single sign-on off
+         * @description Owner only. Accounts and memberships made by single sign-on stay; people without a password set one with a password reset. Recorded as sso.deleted. No settings: 404.
+         */
+        delete: operations["deleteTeamSSO"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in through the team's identity provider
+         * @description Opened by the browser (Sign in with SSO). Picks the team whose allowed_domains hold the domain of email, or team_id. The state is stored in PostgreSQL (any instance takes the return), works once and for 10 minutes. No such team: 404 NOT_FOUND. The provider cannot be reached: 503.
+         */
+        get: operations["startSSO"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider's return
+         * @description Checks the state (single use, at most 10 minutes old, the one this browser was given), exchanges the code with its PKCE verifier, verifies the ID token (signature by the issuer's JWKS, iss, aud, exp, nonce), requires email_verified true and an allowed domain, then signs the person in: the account is created without a password when there is none, the membership gets default_role or the highest role role_map gives the groups (re-synced at every sign-in with a role_map, never for an owner). Success: the session cookies and a 302 to /app/; such a session is not asked for a second factor and the team's require_two_factor does not apply to it. Any failure: a 302 to /app/login?sso_error=<code> and no session; codes: state, provider, exchange, token, email_unverified, domain, unavailable, account. Audit: sso.login (details.role), member.joined with via: sso for a new member.
+         */
+        get: operations["ssoCallback"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3121,7 +3210,7 @@ export interface components {
          * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -5990,7 +6079,7 @@ export interface components {
                 /** @description A user's email or a key's name; empty for the system. */
                 name: string;
             };
-            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, ... */
+            /** @description member.invited, member.joined, member.role_changed, member.removed, invitation.revoked, api_key.created, api_key.deleted, webhook.created, webhook.updated, webhook.deleted, webhook.disabled, book.created, book.deleted, team.updated, email_settings.updated, addon.changed, contacts.bulk_deleted, contacts.exported, import.started, suppression.lifted, security.2fa_required, contact.erased, contact.data_exported, sso.updated, sso.deleted, sso.login (details.role), ... (contacts.exported carries format, q, label_id, segment_id and starred in details; member.joined carries via: sso for a sign-in through single sign-on) */
             action: string;
             target: {
                 type: string;
@@ -6497,6 +6586,33 @@ export interface components {
             /** @description Default INBOX. */
             imap_folder?: string;
         };
+        SSOSettings: {
+            /** Format: uuid */
+            team_id: string;
+            /** @description The identity provider's issuer URL (https; its discovery document lives at {issuer}/.well-known/openid-configuration). */
+            issuer: string;
+            client_id: string;
+            /** @description Masked: **** and the last 4 characters. */
+            client_secret: string;
+            /** @description Email domains that sign in through this provider; one team per domain. */
+            allowed_domains: string[];
+            /** @enum {string} */
+            default_role: "viewer" | "member";
+            /** @description The ID token claim listing the person's groups (e.g. groups); empty: none. */
+            groups_claim: string;
+            /** @description Group -> role. With a role_map the role follows the groups at every sign-in (the highest role given wins, else default_role); an owner's role never changes. */
+            role_map: {
+                [key: string]: "viewer" | "member" | "admin";
+            };
+            /** @description true: the team's resources answer 403 SSO_REQUIRED to sessions that did not come from this team's single sign-on, except owners'. API keys and app passwords are unaffected. */
+            enforce: boolean;
+            /** @description {PUBLIC_BASE_URL}/api/auth/sso/callback: register it with the identity provider. */
+            redirect_uri: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -6827,6 +6943,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -8327,6 +8444,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -17149,6 +17267,289 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    lookupInvitationByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "h3J9x0kq2m5Vn8bWc1LdZr7TyQ4sFgAe6PuYoIiKjHl"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The token of the invitation link (its token query parameter). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team": {
+                     *           "id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *           "name": "Acme Sales"
+                     *         },
+                     *         "email": "bob@example.com",
+                     *         "role": "member",
+                     *         "expires_at": "2026-03-09T09:00:00Z",
+                     *         "account_exists": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["InvitationView"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's single sign-on settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *         "issuer": "https://login.example.com/realms/acme",
+                     *         "client_id": "contactbook",
+                     *         "client_secret": "****x9Qz",
+                     *         "allowed_domains": [
+                     *           "acme.example"
+                     *         ],
+                     *         "default_role": "member",
+                     *         "groups_claim": "groups",
+                     *         "role_map": {
+                     *           "crm-admins": "admin",
+                     *           "sales": "member"
+                     *         },
+                     *         "enforce": false,
+                     *         "redirect_uri": "https://contacts.example.com/api/auth/sso/callback",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SSOSettings"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    putTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "issuer": "https://login.example.com/realms/acme",
+                 *       "client_id": "contactbook",
+                 *       "client_secret": "s3cr3t-from-the-provider-x9Qz",
+                 *       "allowed_domains": [
+                 *         "acme.example"
+                 *       ],
+                 *       "default_role": "member",
+                 *       "groups_claim": "groups",
+                 *       "role_map": {
+                 *         "crm-admins": "admin"
+                 *       },
+                 *       "enforce": false
+                 *     }
+                 */
+                "application/json": {
+                    issuer: string;
+                    client_id: string;
+                    /** @description Required the first time; leave it out, or send the masked value back, to keep the stored one. */
+                    client_secret?: string;
+                    allowed_domains: string[];
+                    /**
+                     * @description Default member.
+                     * @enum {string}
+                     */
+                    default_role?: "viewer" | "member";
+                    groups_claim?: string;
+                    role_map?: {
+                        [key: string]: "viewer" | "member" | "admin";
+                    };
+                    /** @description Default false. */
+                    enforce?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The team's single sign-on settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                     *         "issuer": "https://login.example.com/realms/acme",
+                     *         "client_id": "contactbook",
+                     *         "client_secret": "****x9Qz",
+                     *         "allowed_domains": [
+                     *           "acme.example"
+                     *         ],
+                     *         "default_role": "member",
+                     *         "groups_claim": "groups",
+                     *         "role_map": {
+                     *           "crm-admins": "admin",
+                     *           "sales": "member"
+                     *         },
+                     *         "enforce": false,
+                     *         "redirect_uri": "https://contacts.example.com/api/auth/sso/callback",
+                     *         "created_at": "2026-03-02T09:00:00Z",
+                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SSOSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    deleteTeamSSO: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Team id.
+                 * @example 0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10
+                 */
+                team_id: components["parameters"]["TeamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    startSSO: {
+        parameters: {
+            query?: {
+                /** @description The person's work address. */
+                email?: string;
+                team_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider's authorization endpoint, with response_type=code, client_id, redirect_uri, scope openid email profile, state, nonce, code_challenge (S256) and login_hint. Sets the cb_sso_state cookie (HttpOnly, SameSite=Lax, 10 minutes) that binds the sign-in to this browser. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ssoCallback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To /app/ with the session cookies (cb_session, cb_csrf), or to /app/login?sso_error=<code>. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     webhook_contact_created: {

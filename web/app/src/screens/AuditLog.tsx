@@ -20,6 +20,7 @@ const actions = [
   'api_key.created', 'api_key.deleted', 'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.disabled',
   'book.created', 'book.deleted', 'team.updated', 'email_settings.updated', 'addon.changed',
   'contacts.bulk_deleted', 'contacts.exported', 'import.started', 'contact.erased', 'suppression.lifted', 'security.2fa_required',
+  'contact.data_exported', 'sso.updated', 'sso.deleted', 'sso.login',
 ];
 
 export default function AuditLog() {

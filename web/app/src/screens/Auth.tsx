@@ -1,7 +1,7 @@
 // Log in and sign up: the two screens a visitor sees.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { api, ok, type Schemas } from '../api/client';
+import { api, ApiError, ok, type Schemas } from '../api/client';
 import { cookieSession, started } from '../api/session';
 import { checkEmail, checkPassword, checkRequired } from '../lib/form';
 import { useForm } from '../lib/useForm';
@@ -26,13 +26,34 @@ export function mfaOf(data: Schemas['Session'] | Schemas['MFAChallenge']): strin
   return 'mfa_required' in data && data.mfa_required ? data.mfa_token : null;
 }
 
+/** ssoErrors says what went wrong in a single sign-on, by the sso_error the service sends back. */
+export const ssoErrors: Record<string, string> = {
+  state: 'The sign-in took too long or was started in another browser. Start again.',
+  provider: 'Your identity provider did not sign you in (cancelled or refused). Try again, or ask your administrator.',
+  exchange: 'Your identity provider did not confirm the sign-in. Try again.',
+  token: 'Your identity provider answered with a sign-in this service cannot trust (wrong client, issuer, key or expired). Ask your administrator to check the single sign-on settings.',
+  email_unverified: 'Your identity provider has not verified your email address, so it cannot sign you in here.',
+  domain: 'Your email address is not on a domain this team signs in with single sign-on.',
+  unavailable: 'Single sign-on is not available right now (the provider could not be reached, or it was turned off). Try again in a moment, or log in with your password.',
+  account: 'Your account could not be signed in. Try again, or ask your administrator.',
+};
+
 export function Login() {
   const enter = useEnter();
+  const { query } = useLocation();
   const f = useForm({ email: '', password: '' });
   const [mfa, setMfa] = useState<string | null>(null);
+  const [sso, setSso] = useState(false);
   if (mfa) return <SecondStep token={mfa} onDone={enter} onRestart={() => setMfa(null)} />;
+  if (sso) return <SingleSignOn onBack={() => setSso(false)} />;
+  const ssoError = query.sso_error ? (ssoErrors[query.sso_error] ?? ssoErrors.account) : '';
   return (
     <Page title="Log in" narrow>
+      {ssoError && (
+        <p role="alert" class="error">
+          Single sign-on failed: {ssoError}
+        </p>
+      )}
       <Form
         form={f}
         submit="Log in"
@@ -48,10 +69,54 @@ export function Login() {
         <Field label="Password" type="password" autocomplete="current-password" required {...f.bind('password')} />
       </Form>
       <p>
+        <button type="button" class="secondary" onClick={() => setSso(true)}>
+          Sign in with SSO
+        </button>
+      </p>
+      <p>
         <a href="/app/forgot-password">Forgot your password?</a>
       </p>
       <p>
         New here? <a href="/app/signup">Create an account</a>
+      </p>
+    </Page>
+  );
+}
+
+/**
+ * SingleSignOn asks for the work address, then sends the browser to the
+ * identity provider of the team that signs it in. The start is tried
+ * first without following its redirect, so an address no team signs in
+ * is said here rather than on a bare error page.
+ */
+function SingleSignOn({ onBack }: { onBack: () => void }) {
+  const f = useForm({ email: '' });
+  return (
+    <Page title="Sign in with SSO" narrow>
+      <p>Enter your work email address: you continue at your organisation's identity provider.</p>
+      <Form
+        form={f}
+        submit="Continue"
+        checks={() => ({ email: checkEmail(f.values.email) })}
+        send={async () => {
+          const url = `/api/auth/sso/start?email=${encodeURIComponent(f.values.email.trim())}`;
+          const r = await fetch(url, { redirect: 'manual', credentials: 'same-origin' });
+          if (r.type === 'opaqueredirect' || (r.status >= 300 && r.status < 400)) {
+            window.location.assign(url);
+            return;
+          }
+          const body = (await r.json().catch(() => null)) as { error?: { message?: string } } | null;
+          const err = new ApiError(r.status, r.status === 404 ? 'NOT_FOUND' : 'SERVER_ERROR', body?.error?.message ?? `The server answered ${r.status}.`);
+          err.field = 'email';
+          throw err;
+        }}
+      >
+        <Field label="Work email" type="email" autocomplete="username" required {...f.bind('email')} />
+      </Form>
+      <p>
+        <button type="button" class="link" onClick={onBack}>
+          Log in with a password instead
+        </button>
       </p>
     </Page>
   );

@@ -19,7 +19,8 @@ type Invite = Schemas['InvitationView'];
 export default function AcceptInvitation() {
   const { query } = useLocation();
   const token = query.token ?? '';
-  const found = useResource<Invite>((signal) => ok(api.GET('/api/invitations/{token}', { params: { path: { token } }, signal })).then((r) => r.data), [token], {
+  // Read by POST: the token stays out of every logged URL.
+  const found = useResource<Invite>((signal) => ok(api.POST('/api/invitations/lookup', { body: { token }, signal })).then((r) => r.data), [token], {
     enabled: !!token,
   });
   const invite = found.data;

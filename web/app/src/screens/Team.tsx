@@ -30,6 +30,14 @@ export default function Team() {
       {isAdmin ? <Invitations onNotice={setNotice} /> : <p>{needs('admin')} Invitations bring new people into the team.</p>}
       <h2>API keys</h2>
       {isAdmin ? <ApiKeys onNotice={setNotice} /> : <p>{needs('admin')} API keys let programs use the API on the team's behalf.</p>}
+      <h2>Single sign-on</h2>
+      {w.role === 'owner' ? (
+        <p>
+          <a href="/app/team/sso">Single sign-on settings</a>: sign in through the team's identity provider (OpenID Connect).
+        </p>
+      ) : (
+        <p>{needs('owner')} Single sign-on lets the team sign in through its identity provider.</p>
+      )}
     </Page>
   );
 }

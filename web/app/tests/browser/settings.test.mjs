@@ -52,8 +52,8 @@ export default () =>
       // a test email goes out with it (the fake provider refuses any other key).
       assert.notEqual(storedKey(), '');
       const tpl = (await env.api('POST', '/api/campaign-templates', { token: owner.token, book, body: { name: 'Check', subject: 'Key check', body_html: '<p>Hi</p>' } })).data.id;
-      await env.api('POST', `/api/campaign-templates/${tpl}/send-test`, { token: owner.token, book, body: { email: 'keycheck@example.com' } });
-      assert.equal(env.mails.filter((m) => m.to === 'keycheck@example.com' && m.subject.includes('Key check')).length, 1, 'the masked value left the stored key as it was');
+      await env.api('POST', `/api/campaign-templates/${tpl}/send-test`, { token: owner.token, book, body: { email: owner.email } });
+      assert.equal(env.mails.filter((m) => m.to.toLowerCase() === owner.email.toLowerCase() && m.subject.includes('Key check')).length, 1, 'the masked value left the stored key as it was');
       assert.equal(env.db(`SELECT sender_name || '/' || track_opens || '/' || track_clicks FROM email_settings WHERE book_id = '${book}'`), 'Letters/true/false');
 
       // A signed batch from the provider: events are arriving.

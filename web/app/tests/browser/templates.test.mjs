@@ -82,10 +82,14 @@ export default () =>
 
       // A test email of the saved version, through the fake provider.
       assert.equal(await page.getByLabel('Send a test to').inputValue(), member.email);
-      await page.getByLabel('Send a test to').fill('tester@example.com');
+      // Test emails go to the team's members and the book's contacts only.
+      await page.getByLabel('Send a test to').fill('stranger@example.org');
       await page.getByRole('button', { name: 'Send test email' }).click();
-      await page.getByText('The test email was sent to tester@example.com.').waitFor();
-      const mail = env.mails.find((m) => m.to === 'tester@example.com');
+      await page.getByText(/must be the address of a member of the team or of a contact of the book/).waitFor();
+      await page.getByLabel('Send a test to').fill(owner.email);
+      await page.getByRole('button', { name: 'Send test email' }).click();
+      await page.getByText(`The test email was sent to ${owner.email}.`).waitFor();
+      const mail = env.mails.find((m) => m.to.toLowerCase() === owner.email.toLowerCase());
       assert.equal(mail.subject, '[TEST] Hello Ann!');
       assert.match(mail.html, /Hi Ann Oldest, your plan: /);
       // Unsaved changes: the test waits for a save.
