@@ -33,6 +33,7 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/metrics"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -84,6 +85,8 @@ type App struct {
 	Suppressions *suppression.Service
 	// CampaignRunner processes campaigns in the background, as jobs.
 	CampaignRunner *campaigns.Runner
+	// Idempotency keeps the first answers to Idempotency-Key.
+	Idempotency *idempotency.Store
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
@@ -175,6 +178,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
+	a.Idempotency = idempotency.New(db, now)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)
 	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now); err != nil {
@@ -207,6 +211,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		KeyLimits:    a.KeyLimits,
 		Forms:        a.Forms,
 		Rights:       a.Rights,
+		Idempotency:  a.Idempotency,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/transfer"
@@ -60,6 +61,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		accountMail,
 		accounts.NewSweeper(a.DB, now),
 		audit.NewRetention(a.DB, a.Log),
+		idempotency.NewRetention(a.Idempotency, a.Log),
 	)
 }
 

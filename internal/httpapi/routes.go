@@ -63,7 +63,7 @@ func (s *Server) routes() http.Handler {
 	// is 404 with or without a key, as under /api.
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireKey, s.keyPolicy)
+			r.Use(s.requireKey, s.keyPolicy, s.idempotent)
 			s.publicRoutes(r)
 		})
 	})

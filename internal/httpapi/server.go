@@ -22,6 +22,7 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -80,6 +81,9 @@ type Deps struct {
 	// Rights the preference page, data export and erasure.
 	Forms  *forms.Service
 	Rights *forms.Rights
+	// Idempotency keeps the first answers to Idempotency-Key (POST under
+	// /api/v1); nil serves the header no meaning.
+	Idempotency *idempotency.Store
 }
 
 // Server routes requests to handlers.
@@ -112,6 +116,8 @@ type Server struct {
 
 	forms  *forms.Service
 	rights *forms.Rights
+
+	idempotency *idempotency.Store
 }
 
 // New builds the HTTP handler of the whole service.
@@ -123,6 +129,7 @@ func New(d Deps) http.Handler {
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
+	s.idempotency = d.Idempotency
 	return s.routes()
 }
 
