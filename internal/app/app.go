@@ -40,6 +40,7 @@ import (
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -87,6 +88,10 @@ type App struct {
 	CampaignRunner *campaigns.Runner
 	// Idempotency keeps the first answers to Idempotency-Key.
 	Idempotency *idempotency.Store
+	// Transactional accepts transactional emails; TransactionalRunner
+	// (one of the Workers) sends them.
+	Transactional       *transactional.Service
+	TransactionalRunner *transactional.Runner
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
@@ -175,7 +180,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Contacts = contacts.NewService(db, a.Books, a.Outbox, suppression.New(now), now)
 	a.Segments = segments.NewService(db, a.Books, campaigns.Catalog{}, now, 0)
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
-	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
+	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, transactional.Feedback{}, now)
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
 	a.Idempotency = idempotency.New(db, now)
@@ -205,13 +210,14 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Campaigns:  a.Campaigns,
 		Transfer:   a.Transfer,
 
-		Delivery:     a.Delivery,
-		Suppressions: a.Suppressions,
-		Audit:        a.Audit,
-		KeyLimits:    a.KeyLimits,
-		Forms:        a.Forms,
-		Rights:       a.Rights,
-		Idempotency:  a.Idempotency,
+		Delivery:      a.Delivery,
+		Suppressions:  a.Suppressions,
+		Audit:         a.Audit,
+		KeyLimits:     a.KeyLimits,
+		Forms:         a.Forms,
+		Rights:        a.Rights,
+		Idempotency:   a.Idempotency,
+		Transactional: a.Transactional,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

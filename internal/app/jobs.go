@@ -13,6 +13,7 @@ import (
 	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -42,6 +43,12 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
+	var txRunner *transactional.Runner
+	a.Transactional, txRunner = transactional.New(transactional.Deps{
+		DB: a.DB, Composer: a.Campaigns, Provider: transactional.NewSendGrid(d.Sender, a.Campaigns), Now: now, Log: a.Log,
+	})
+	a.TransactionalRunner = txRunner
+	a.Workers = append(a.Workers, txRunner)
 	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
 	a.Forms = forms.NewService(forms.Deps{
 		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),

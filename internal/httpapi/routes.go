@@ -142,6 +142,10 @@ func (s *Server) publicRoutes(r chi.Router) {
 	inBook.Post("/suppressions", s.h(s.addSuppression))
 	r.Delete("/suppressions/{id}", s.h(s.liftSuppression))
 	inBook.Get("/deliverability", s.h(s.deliverability))
+
+	inBook.Post("/transactional", s.h(s.sendTransactional))
+	inBook.Get("/transactional", s.h(s.listTransactional))
+	r.Get("/transactional/{id}", s.h(s.getTransactional))
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API,

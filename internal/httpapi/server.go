@@ -26,6 +26,7 @@ import (
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -84,6 +85,8 @@ type Deps struct {
 	// Idempotency keeps the first answers to Idempotency-Key (POST under
 	// /api/v1); nil serves the header no meaning.
 	Idempotency *idempotency.Store
+	// Transactional accepts, lists and reads transactional emails.
+	Transactional *transactional.Service
 }
 
 // Server routes requests to handlers.
@@ -117,7 +120,8 @@ type Server struct {
 	forms  *forms.Service
 	rights *forms.Rights
 
-	idempotency *idempotency.Store
+	idempotency   *idempotency.Store
+	transactional *transactional.Service
 }
 
 // New builds the HTTP handler of the whole service.
@@ -129,7 +133,7 @@ func New(d Deps) http.Handler {
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
-	s.idempotency = d.Idempotency
+	s.idempotency, s.transactional = d.Idempotency, d.Transactional
 	return s.routes()
 }
 
