@@ -40,6 +40,7 @@ import (
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
 	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -92,6 +93,8 @@ type App struct {
 	// (one of the Workers) sends them.
 	Transactional       *transactional.Service
 	TransactionalRunner *transactional.Runner
+	// Tracking records product events.
+	Tracking *tracking.Service
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
@@ -218,6 +221,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Rights:        a.Rights,
 		Idempotency:   a.Idempotency,
 		Transactional: a.Transactional,
+		Tracking:      a.Tracking,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 	})

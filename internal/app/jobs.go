@@ -13,6 +13,7 @@ import (
 	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
 	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -48,6 +49,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		DB: a.DB, Composer: a.Campaigns, Provider: transactional.NewSendGrid(d.Sender, a.Campaigns), Now: now, Log: a.Log,
 	})
 	a.TransactionalRunner = txRunner
+	a.Tracking = tracking.NewService(a.DB, a.Campaigns, now, a.Log)
 	a.Workers = append(a.Workers, txRunner)
 	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
 	a.Forms = forms.NewService(forms.Deps{
@@ -69,6 +71,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		accounts.NewSweeper(a.DB, now),
 		audit.NewRetention(a.DB, a.Log),
 		idempotency.NewRetention(a.Idempotency, a.Log),
+		tracking.NewRetention(a.DB, a.Config.EventRetention, now, a.Log),
 	)
 }
 

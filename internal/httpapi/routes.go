@@ -146,6 +146,9 @@ func (s *Server) publicRoutes(r chi.Router) {
 	inBook.Post("/transactional", s.h(s.sendTransactional))
 	inBook.Get("/transactional", s.h(s.listTransactional))
 	r.Get("/transactional/{id}", s.h(s.getTransactional))
+
+	inBook.Post("/events", s.h(s.recordEvent))
+	r.Get("/contacts/{id}/events", s.h(s.contactEvents))
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API,

@@ -26,6 +26,7 @@ import (
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
 	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
@@ -87,6 +88,8 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	// Transactional accepts, lists and reads transactional emails.
 	Transactional *transactional.Service
+	// Tracking records product events and lists a contact's.
+	Tracking *tracking.Service
 }
 
 // Server routes requests to handlers.
@@ -122,6 +125,7 @@ type Server struct {
 
 	idempotency   *idempotency.Store
 	transactional *transactional.Service
+	tracking      *tracking.Service
 }
 
 // New builds the HTTP handler of the whole service.
@@ -133,7 +137,7 @@ func New(d Deps) http.Handler {
 	s.forms, s.rights = d.Forms, d.Rights
 	s.segments = d.Segments
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
-	s.idempotency, s.transactional = d.Idempotency, d.Transactional
+	s.idempotency, s.transactional, s.tracking = d.Idempotency, d.Transactional, d.Tracking
 	return s.routes()
 }
 
