@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,60 @@ func TestEventEntryOnceAcrossInstances(t *testing.T) {
 	}
 	if n := c.Env.QueryInt(`SELECT count(DISTINCT attempted_by[1]) FROM river_job WHERE kind = 'campaign_event_entry'`); n < 1 {
 		t.Fatalf("no instance worked the entry")
+	}
+}
+
+func TestSegmentEventCondition(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	a, b := c.contact("A", "a@example.com"), c.contact("B", "b@example.com")
+	cc := c.contact("C", "c@example.com")
+	now := c.Env.Clock.Now()
+	for id, ago := range map[string]time.Duration{a: 10 * 24 * time.Hour, b: 40 * 24 * time.Hour} {
+		c.Key.Post("/api/v1/events", map[string]any{"name": "order.paid", "contact": map[string]any{"id": id},
+			"occurred_at": now.Add(-ago).Format(time.RFC3339)}).Expect(http.StatusAccepted)
+	}
+	c.Key.Post("/api/v1/events", map[string]any{"name": "trial.started", "contact": map[string]any{"id": cc}}).Expect(http.StatusAccepted)
+	members := func(rule map[string]any) string {
+		r := c.Key.Post("/api/v1/segments/preview", map[string]any{"rule": rule}).Expect(http.StatusOK)
+		var names []string
+		for i := range r.Len("data.contacts") {
+			names = append(names, r.String(fmt.Sprintf("data.contacts.%d.first_name", i)))
+		}
+		slices.Sort(names)
+		return strings.Join(names, ",")
+	}
+	for _, tc := range []struct {
+		op    string
+		value any
+		want  string
+	}{
+		{"within_last_days", 30, "A"}, {"not_within_last_days", 30, "B,C"}, {"ever", nil, "A,B"}, {"never", nil, "C"},
+		{"within_last_days", 3650, "A,B"},
+	} {
+		rule := map[string]any{"field": "event", "name": "order.paid", "op": tc.op}
+		if tc.value != nil {
+			rule["value"] = tc.value
+		}
+		if got := members(rule); got != tc.want {
+			t.Errorf("%s %v: %s, want %s", tc.op, tc.value, got, tc.want)
+		}
+	}
+	r := c.Key.Post("/api/v1/segments/preview", map[string]any{"rule": map[string]any{"field": "event", "op": "ever"}}).
+		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	if !strings.Contains(string(r.Body), "rule.name") {
+		t.Errorf("details do not name rule.name: %s", r.Body)
+	}
+	c.Key.Post("/api/v1/segments/preview", map[string]any{"rule": map[string]any{"field": "email.opened", "name": "x", "op": "ever"}}).
+		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/segments/preview", map[string]any{"rule": map[string]any{"field": "event", "name": "x", "op": "within_last_days", "value": 3651}}).
+		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	c.Key.Post("/api/v1/segments/preview", map[string]any{"rule": map[string]any{"field": "event", "name": "x", "op": "eq", "value": 1}}).
+		ExpectError(http.StatusBadRequest, "INVALID_INPUT")
+	// A saved segment keeps the name.
+	seg := c.Key.Post("/api/v1/segments", map[string]any{"name": "Paid", "rule": map[string]any{"field": "event", "name": "order.paid", "op": "ever"}}).
+		Expect(http.StatusCreated)
+	if seg.String("data.rule.name") != "order.paid" {
+		t.Fatalf("segment %s", seg.Body)
 	}
 }
