@@ -105,7 +105,13 @@ func (rn *Runner) Run(ctx context.Context) error {
 			rn.log.Error("transactional: claim failed", "err", err)
 		}
 		if n == rn.cfg.Senders && err == nil {
-			continue // more may be due
+			// More may be due; the reaper still gets its turn.
+			select {
+			case <-reap.C:
+				rn.reap(ctx)
+			default:
+			}
+			continue
 		}
 		poll := time.NewTimer(rn.cfg.Poll)
 		select {
