@@ -86,9 +86,19 @@ var Owners = map[string]string{
 
 	"mailer_send_slots": "mailer",
 
+	"idempotency_keys": "idempotency",
+
 	"rate_limit_counters": "ratelimit",
 
 	"segments": "segments",
+
+	"tracked_events":        "tracking",
+	"tracked_event_records": "tracking", // view
+
+	"transactional_messages":        "transactional",
+	"transactional_events":          "transactional",
+	"transactional_message_records": "transactional", // view
+	"transactional_event_records":   "transactional", // view
 
 	"suppressions": "suppression",
 

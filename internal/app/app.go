@@ -35,6 +35,7 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/forms"
 	"github.com/contactbook/contactbook/internal/httpapi"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/metrics"
@@ -42,6 +43,8 @@ import (
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -94,6 +97,14 @@ type App struct {
 	CampaignRunner *campaigns.Runner
 	// Mail sends the books' emails through their providers.
 	Mail *mailer.Dispatcher
+	// Idempotency keeps the first answers to Idempotency-Key.
+	Idempotency *idempotency.Store
+	// Transactional accepts transactional emails; TransactionalRunner
+	// (one of the Workers) sends them.
+	Transactional       *transactional.Service
+	TransactionalRunner *transactional.Runner
+	// Tracking records product events.
+	Tracking *tracking.Service
 
 	// Jobs is the durable job queue (River) and this instance's share of
 	// its work.
@@ -196,7 +207,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.Contacts = contacts.NewService(contacts.Deps{DB: db, Books: a.Books, Outbox: a.Outbox, Marks: suppression.New(now), Now: now})
 	a.Segments = segments.NewService(segments.Deps{DB: db, Books: a.Books, Campaigns: campaigns.Catalog{}, Now: now})
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
-	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, now)
+	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, transactional.Feedback{}, now)
 	snsRoots, err := mailRoots(cfg.MailCAFile)
 	if err != nil {
 		a.Close()
@@ -209,6 +220,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	})
 	a.Suppressions = suppression.NewService(db, suppression.New(now))
 	a.Audit = audit.NewService(db)
+	a.Idempotency = idempotency.New(db, now)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)
 	a.Workers = append(a.Workers, a.KeyLimits)
 	if err := a.wireJobs(now); err != nil {
@@ -235,14 +247,17 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		Campaigns:  a.Campaigns,
 		Transfer:   a.Transfer,
 
-		Delivery:     a.Delivery,
-		SESFeedback:  a.SESFeedback,
-		Suppressions: a.Suppressions,
-		Audit:        a.Audit,
-		KeyLimits:    a.KeyLimits,
-		Forms:        a.Forms,
-		Rights:       a.Rights,
-		SSO:          a.SSO,
+		Delivery:      a.Delivery,
+		SESFeedback:   a.SESFeedback,
+		Suppressions:  a.Suppressions,
+		Audit:         a.Audit,
+		KeyLimits:     a.KeyLimits,
+		Forms:         a.Forms,
+		Rights:        a.Rights,
+		SSO:           a.SSO,
+		Idempotency:   a.Idempotency,
+		Transactional: a.Transactional,
+		Tracking:      a.Tracking,
 
 		SecureCookies: strings.HasPrefix(cfg.PublicBaseURL, "https://"),
 		DAV: carddav.New(carddav.Deps{

@@ -10,12 +10,15 @@ import (
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/campaigns"
-	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/config"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -59,6 +62,13 @@ func (a *App) wireJobs(now func() time.Time) error {
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
+	var txRunner *transactional.Runner
+	a.Transactional, txRunner = transactional.New(transactional.Deps{
+		DB: a.DB, Composer: a.Campaigns, Provider: transactional.NewSendGrid(mail, a.Campaigns), Now: now, Log: a.Log,
+	})
+	a.TransactionalRunner = txRunner
+	a.Tracking = tracking.NewService(a.DB, a.Campaigns, now, a.Log)
+	a.Workers = append(a.Workers, txRunner)
 	a.Transfer = transfer.NewService(transfer.Deps{DB: a.DB, Contacts: a.Contacts, Queue: queue, Now: now, Log: a.Log})
 	a.Forms = forms.NewService(forms.Deps{
 		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
@@ -91,6 +101,8 @@ func (a *App) wireJobs(now func() time.Time) error {
 		accounts.NewPruner(a.DB, now),
 		contacts.NewTombstonePrune(a.DB, a.Config.EventRetention, now),
 		audit.NewRetention(a.DB, a.Log),
+		idempotency.NewRetention(a.Idempotency, a.Log),
+		tracking.NewRetention(a.DB, a.Config.EventRetention, now, a.Log),
 	)
 }
 

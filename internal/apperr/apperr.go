@@ -27,6 +27,7 @@ const (
 	NotFound             Code = "NOT_FOUND"
 	MethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
 	Conflict             Code = "CONFLICT"
+	IdempotencyMismatch  Code = "IDEMPOTENCY_MISMATCH"
 	DuplicateEmail       Code = "DUPLICATE_EMAIL"
 	PayloadTooLarge      Code = "PAYLOAD_TOO_LARGE"
 	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
@@ -38,8 +39,8 @@ const (
 // Codes is every code, in the order the API document lists them.
 var Codes = []Code{
 	MissingBook, InvalidInput, InvalidStatus, Validation, Unauthorized, Forbidden, AddonRequired, TwoFactorRequired, SSORequired,
-	NotFound, MethodNotAllowed, Conflict, DuplicateEmail, PayloadTooLarge, UnsupportedMediaType, RateLimited,
-	Unavailable, Internal,
+	NotFound, MethodNotAllowed, Conflict, DuplicateEmail, PayloadTooLarge, UnsupportedMediaType, IdempotencyMismatch,
+	RateLimited, Unavailable, Internal,
 }
 
 // Error is a classified error. Message is safe to show to a client; Cause is

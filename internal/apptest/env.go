@@ -130,6 +130,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	var workers sync.WaitGroup
 	if !o.WithoutJobs {
 		workers.Go(func() { _ = a.Jobs.Run(workCtx) })
+		workers.Go(func() { _ = a.TransactionalRunner.Run(workCtx) })
 	}
 	t.Cleanup(func() {
 		srv.Close()

@@ -22,6 +22,8 @@ type BookSender struct {
 	CompanyName string
 	// PostalAddress is the address on one line, its parts joined by commas.
 	PostalAddress string
+	// TrackOpens and TrackClicks are the book's tracking choices.
+	TrackOpens, TrackClicks bool
 }
 
 // BookSender returns the book's sending settings; ok is false when the
@@ -40,6 +42,7 @@ func (s *shared) BookSender(ctx context.Context, bookID uuid.UUID) (BookSender, 
 	return BookSender{
 		APIKey: st.apiKey, Account: st.account(bookID), FromEmail: st.SenderEmail, FromName: st.SenderName, ReplyTo: st.ReplyToEmail,
 		CompanyName: st.CompanyName, PostalAddress: strings.Join(parts, ", "),
+		TrackOpens: st.TrackOpens, TrackClicks: st.TrackClicks,
 	}, true, nil
 }
 

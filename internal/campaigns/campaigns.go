@@ -78,9 +78,12 @@ type Campaign struct {
 	// no longer matches it when a step falls due.
 	AudienceSegmentID  *uuid.UUID `json:"audience_segment_id"`
 	ExitOnSegmentLeave bool       `json:"exit_on_segment_leave"`
-	CreatedBy          *uuid.UUID `json:"created_by"`
-	CreatedAt          time.Time  `json:"created_at"`
-	UpdatedAt          time.Time  `json:"updated_at"`
+	// EntryEvent names the product event that enrolls its contact while
+	// the campaign is active (entry.go); nil for none.
+	EntryEvent *string    `json:"entry_event"`
+	CreatedBy  *uuid.UUID `json:"created_by"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // CampaignListItem is a campaign as listed, with its counts.
@@ -102,6 +105,7 @@ type CampaignInput struct {
 	Description        string     `json:"description"`
 	AudienceSegmentID  *uuid.UUID `json:"audience_segment_id"`
 	ExitOnSegmentLeave bool       `json:"exit_on_segment_leave"`
+	EntryEvent         *string    `json:"entry_event"`
 }
 
 // CampaignPatch changes a campaign; at least one field.
@@ -112,6 +116,8 @@ type CampaignPatch struct {
 	// AudienceSegmentID null removes the audience.
 	AudienceSegmentID  optional.Value[uuid.UUID] `json:"audience_segment_id"`
 	ExitOnSegmentLeave optional.Value[bool]      `json:"exit_on_segment_leave"`
+	// EntryEvent null: the campaign starts on no event.
+	EntryEvent optional.Value[string] `json:"entry_event"`
 }
 
 // Step is one step of a campaign.
@@ -338,6 +344,9 @@ func normalizeTemplate(t *Template) error {
 // normalizeCampaign trims and validates a campaign.
 func normalizeCampaign(c *Campaign) error {
 	c.Name = strings.TrimSpace(c.Name)
+	if err := normalizeEntryEvent(c); err != nil {
+		return err
+	}
 	if c.Status == "" {
 		_, err := ParseStatus("")
 		return err

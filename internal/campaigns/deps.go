@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -53,9 +54,11 @@ type Deps struct {
 	Segments *segments.Service
 }
 
-// Queue enqueues a job on its own (the River client, jobs.Client).
+// Queue enqueues a job on its own or in the caller's transaction (the
+// River client, jobs.Client).
 type Queue interface {
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // shared is what the request service and the runner both read: the

@@ -61,6 +61,9 @@ func (rn *Runner) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 	if err := river.AddWorkerSafely(w, &scheduleWorker{rn: rn}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(w, &entryWorker{rn: rn}); err != nil {
+		return nil, err
+	}
 	if rn.schedule == "" {
 		return nil, nil
 	}

@@ -482,6 +482,7 @@ func (rn *Runner) personalize(p *pass, st Step, plan *emailPlan, r claimedRow, t
 		},
 		Custom:         r.Custom,
 		UnsubscribeURL: rn.links.unsubscribePageURL(token),
+		Event:          r.Event,
 	}
 	pz = mailer.Personalization{
 		To: r.Email, ToName: fullName,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/delivery"
+	"github.com/contactbook/contactbook/internal/mailmerge"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -75,6 +76,9 @@ type claimedRow struct {
 	ConditionMet     bool // the step's condition holds (true without one)
 	// VariantID is the A/B variant the row is sent with (nil: no variants).
 	VariantID *uuid.UUID
+	// Event holds the properties of the event that entered the
+	// participant into the campaign ({{event.*}}; nil for none).
+	Event map[string]string
 }
 
 // claimDue claims due participants of a step in one statement: it locks
@@ -106,7 +110,7 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			FOR KEY SHARE OF s
 		),
 		due AS (
-			SELECT p.id, p.contact_id
+			SELECT p.id, p.contact_id, p.entry_properties
 			FROM campaign_participants p
 			WHERE p.contact_id > @after AND (@upto::uuid IS NULL OR p.contact_id <= @upto)
 			  AND EXISTS (SELECT 1 FROM stp) AND `+dueParticipant+`
@@ -128,7 +132,8 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			       END AS custom,
 			       row_number() OVER (ORDER BY d.contact_id) AS n,
 			       COALESCE(ct.time_zone, @default_tz::text) AS tz,
-			       (@cond_step::uuid IS NULL OR `+delivery.EmailHeardSQL("d.id", "@cond_step::uuid", "@cond_kind::text")+` = @cond_heard::bool) AS cond_met
+			       (@cond_step::uuid IS NULL OR `+delivery.EmailHeardSQL("d.id", "@cond_step::uuid", "@cond_kind::text")+` = @cond_heard::bool) AS cond_met,
+			       d.entry_properties
 			FROM due d JOIN contact_records ct ON ct.id = d.contact_id
 		),
 		`+claimTimingCTEs+`,
@@ -164,15 +169,15 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 		-- row, a second per claim of 1,000.
 		SELECT 0, (SELECT d.contact_id FROM due d ORDER BY d.contact_id DESC LIMIT 1), NULL::uuid, (SELECT count(*) FROM held)::int,
 		       NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
-		       NULL::bool, NULL::text, NULL::jsonb, NULL::bool, NULL::uuid
+		       NULL::bool, NULL::text, NULL::jsonb, NULL::bool, NULL::uuid, NULL::jsonb
 		UNION ALL
 		SELECT 1, k.participant_id, k.contact_id, k.n::int,
 		       k.first_name, k.last_name, k.company, k.job_title, k.website, k.birthday, k.email, k.phone,
-		       k.suppressed, k.suppressed_reason, k.custom, k.cond_met, NULL
+		       k.suppressed, k.suppressed_reason, k.custom, k.cond_met, NULL, k.entry_properties
 		FROM cand k
 		UNION ALL
 		SELECT 2, cl.participant_id, cl.id, cl.tries, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-		       NULL, NULL, NULL, cl.has_token, cl.variant_id
+		       NULL, NULL, NULL, cl.has_token, cl.variant_id, NULL
 		FROM claimed cl`,
 		// Planned for each claim's values (see docs/send-path-plans.md):
 		// the generic plan cannot tell this campaign from the others, and
@@ -201,11 +206,11 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 			job, web, bday        *string
 			email, phone, reason  *string
 			suppressed, flag      *bool
-			custom                []byte
+			custom, entry         []byte
 			variant               *uuid.UUID
 		)
 		if err := res.Scan(&kind, &id1, &id2, &num, &first, &lastName, &comp, &job, &web, &bday,
-			&email, &phone, &suppressed, &reason, &custom, &flag, &variant); err != nil {
+			&email, &phone, &suppressed, &reason, &custom, &flag, &variant, &entry); err != nil {
 			return nil, uuid.Nil, 0, err
 		}
 		switch kind {
@@ -225,6 +230,9 @@ func (store) claimDue(ctx context.Context, db postgres.DB, p claimParams) (rows 
 				if err := json.Unmarshal(custom, &r.Custom); err != nil {
 					return nil, uuid.Nil, 0, err
 				}
+			}
+			if len(entry) > 0 {
+				r.Event = mailmerge.Flatten(entry)
 			}
 			cands[r.ParticipantID] = r
 		case 2: // a claimed row

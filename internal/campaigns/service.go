@@ -270,7 +270,7 @@ func (s *Service) CreateCampaign(ctx context.Context, sc access.Scope, in Campai
 		return Campaign{}, err
 	}
 	c := Campaign{BookID: sc.Book.ID, Name: in.Name, Description: in.Description, Status: StatusDraft, CreatedBy: sc.Actor.CreatedBy(),
-		AudienceSegmentID: in.AudienceSegmentID, ExitOnSegmentLeave: in.ExitOnSegmentLeave}
+		AudienceSegmentID: in.AudienceSegmentID, ExitOnSegmentLeave: in.ExitOnSegmentLeave, EntryEvent: in.EntryEvent}
 	if err := normalizeCampaign(&c); err != nil {
 		return Campaign{}, err
 	}
@@ -287,8 +287,8 @@ func (s *Service) UpdateCampaign(ctx context.Context, sc access.Scope, id uuid.U
 	if err != nil {
 		return Campaign{}, err
 	}
-	if !p.Name.Set && !p.Description.Set && !p.Status.Set && !p.AudienceSegmentID.Set && !p.ExitOnSegmentLeave.Set {
-		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status, audience_segment_id, exit_on_segment_leave.")
+	if !p.Name.Set && !p.Description.Set && !p.Status.Set && !p.AudienceSegmentID.Set && !p.ExitOnSegmentLeave.Set && !p.EntryEvent.Set {
+		return Campaign{}, apperr.Invalidf("Send at least one of name, description, status, audience_segment_id, exit_on_segment_leave, entry_event.")
 	}
 	if p.Name.Null || p.Description.Null || p.Status.Null || p.ExitOnSegmentLeave.Null {
 		return Campaign{}, apperr.Invalidf("Campaign fields cannot be null.")
@@ -302,6 +302,12 @@ func (s *Service) UpdateCampaign(ctx context.Context, sc access.Scope, id uuid.U
 		c.AudienceSegmentID = nil
 		if !p.AudienceSegmentID.Null {
 			c.AudienceSegmentID = &p.AudienceSegmentID.V
+		}
+	}
+	if p.EntryEvent.Set {
+		c.EntryEvent = nil
+		if !p.EntryEvent.Null {
+			c.EntryEvent = &p.EntryEvent.V
 		}
 	}
 	if err := normalizeCampaign(&c); err != nil {

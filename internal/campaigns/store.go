@@ -100,12 +100,12 @@ func (store) templateInBook(ctx context.Context, db postgres.DB, bookID, id uuid
 // --- campaigns ---
 
 const campaignColumns = `c.id, c.book_id, c.name, c.description, c.status, c.audience_segment_id, c.exit_on_segment_leave,
-	c.created_by, c.created_at, c.updated_at`
+	c.entry_event, c.created_by, c.created_at, c.updated_at`
 
 func scanCampaign(row pgx.Row, extra ...any) (Campaign, error) {
 	var c Campaign
 	dst := append([]any{&c.ID, &c.BookID, &c.Name, &c.Description, &c.Status, &c.AudienceSegmentID, &c.ExitOnSegmentLeave,
-		&c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}, extra...)
+		&c.EntryEvent, &c.CreatedBy, &c.CreatedAt, &c.UpdatedAt}, extra...)
 	err := row.Scan(dst...)
 	return c, err
 }
@@ -135,17 +135,18 @@ func (store) campaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID) ([
 func (store) insertCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
 	out, err := scanCampaign(db.QueryRow(ctx, `
 		INSERT INTO campaigns AS c (book_id, name, description, status, audience_segment_id, exit_on_segment_leave,
-			created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING `+campaignColumns,
-		c.BookID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, c.CreatedBy, now))
+			created_by, created_at, updated_at, entry_event)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) RETURNING `+campaignColumns,
+		c.BookID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, c.CreatedBy, now, c.EntryEvent))
 	return out, err
 }
 
 func (store) updateCampaign(ctx context.Context, db postgres.DB, c Campaign, now time.Time) (Campaign, error) {
 	out, err := scanCampaign(db.QueryRow(ctx, `
 		UPDATE campaigns AS c SET name = $2, description = $3, status = $4, audience_segment_id = $5,
-			exit_on_segment_leave = $6, updated_at = $7
-		WHERE c.id = $1 RETURNING `+campaignColumns, c.ID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, now))
+			exit_on_segment_leave = $6, updated_at = $7, entry_event = $8
+		WHERE c.id = $1 RETURNING `+campaignColumns, c.ID, c.Name, c.Description, c.Status, c.AudienceSegmentID, c.ExitOnSegmentLeave, now,
+		c.EntryEvent))
 	return out, notFound(err, errCampaignNotFound)
 }
 

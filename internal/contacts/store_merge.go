@@ -52,3 +52,15 @@ func HasAddress(ctx context.Context, db postgres.DB, bookID uuid.UUID, address s
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contact_emails WHERE book_id = $1 AND address_lower = lower($2))`, bookID, address).Scan(&ok)
 	return ok, err
 }
+
+// ByAddress returns the book's contact holding the address (compared
+// case-insensitively; the oldest when several do); found is false when
+// none does. Transactional emails and product events name contacts by
+// address.
+func ByAddress(ctx context.Context, db postgres.DB, bookID uuid.UUID, address string) (id uuid.UUID, found bool, err error) {
+	m, err := store{}.findEmail(ctx, db, bookID, address, uuid.Nil)
+	if err != nil || m == nil {
+		return uuid.Nil, false, err
+	}
+	return m.ContactID, true, nil
+}

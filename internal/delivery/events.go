@@ -49,6 +49,10 @@ type providerEvent struct {
 	CampaignID    string          `json:"campaign_id"`
 	StepID        string          `json:"step_id"`
 	ParticipantID string          `json:"participant_id"`
+	// TransactionalID is the custom arg of a transactional email;
+	// SGMessageID the provider's id of the message ("<X-Message-Id>.<filter>").
+	TransactionalID string `json:"transactional_id"`
+	SGMessageID     string `json:"sg_message_id"`
 }
 
 // event is a provider event that may apply to an email.
@@ -58,11 +62,17 @@ type event struct {
 	campaignID    uuid.UUID
 	stepID        uuid.UUID
 	participantID uuid.UUID
-	detail        string
-	at            time.Time
-	email         string             // lower-cased recipient
-	suppress      suppression.Reason // "" when the event suppresses nothing
-	messageID     string             // the provider's message id, when the event names its email by it
+	// A transactional email's event names its message (transactionalID)
+	// or only the provider's message id (providerMessageID); campaign
+	// is false for both.
+	campaign          bool
+	transactionalID   uuid.UUID
+	providerMessageID string
+	detail            string
+	at                time.Time
+	email             string             // lower-cased recipient
+	suppress          suppression.Reason // "" when the event suppresses nothing
+	messageID         string             // the provider's message id, when the event names its email by it
 }
 
 // parsed is a batch: the events that may apply (one per sg_event_id) and
@@ -148,15 +158,19 @@ func (out *parsed) add(pe providerEvent, raw json.RawMessage, now time.Time, see
 // opens, resubscribes, event types without meaning here).
 func classify(pe providerEvent, now time.Time) (event, bool) {
 	var ev event
-	var err error
-	if ev.campaignID, err = uuid.Parse(pe.CampaignID); err != nil {
-		return ev, false
-	}
-	if ev.stepID, err = uuid.Parse(pe.StepID); err != nil {
-		return ev, false
-	}
-	if ev.participantID, err = uuid.Parse(pe.ParticipantID); err != nil {
-		return ev, false
+	var cErr, sErr, pErr error
+	ev.campaignID, cErr = uuid.Parse(pe.CampaignID)
+	ev.stepID, sErr = uuid.Parse(pe.StepID)
+	ev.participantID, pErr = uuid.Parse(pe.ParticipantID)
+	ev.campaign = cErr == nil && sErr == nil && pErr == nil
+	if !ev.campaign {
+		if id, err := uuid.Parse(pe.TransactionalID); err == nil {
+			ev.transactionalID = id
+		} else if mid := strings.TrimSpace(pe.SGMessageID); mid != "" && len(mid) <= 500 {
+			ev.providerMessageID = mid
+		} else {
+			return ev, false
+		}
 	}
 	ev.id = clip(pe.SGEventID, 200)
 	ev.email = strings.ToLower(strings.TrimSpace(pe.Email))

@@ -106,16 +106,22 @@ func rate(n, sent int64) float64 {
 type Activity struct {
 	At         time.Time  `json:"at"`
 	Type       string     `json:"type"`
-	CampaignID uuid.UUID  `json:"campaign_id"`
+	CampaignID *uuid.UUID `json:"campaign_id"`
 	StepID     *uuid.UUID `json:"step_id"`
 	Detail     string     `json:"detail"`
+	// TransactionalID names the transactional email of a transactional_*
+	// entry (campaign_id and step_id are null then).
+	TransactionalID *uuid.UUID `json:"transactional_id"`
 }
 
 // ActivityTypes is every kind of Activity, in the order the API document
 // lists them: the participation's and the email's own, then the provider's
 // feedback, then the participation's end.
 var ActivityTypes = []string{"enrolled", "sent", "failed", "skipped", "delivered", "deferred", "bounced", "dropped",
-	"opened", "clicked", "complained", "unsubscribed", "removed"}
+	"opened", "clicked", "complained", "unsubscribed", "removed",
+	"transactional_sent", "transactional_failed", "transactional_suppressed", "transactional_delivered",
+	"transactional_deferred", "transactional_bounced", "transactional_dropped", "transactional_opened",
+	"transactional_clicked", "transactional_complained", "transactional_unsubscribed"}
 
 var errContactNotFound = apperr.NotFoundf("Contact not found.")
 
@@ -138,34 +144,43 @@ func (s *Service) Activity(ctx context.Context, actor *auth.Actor, contactID uui
 		return nil, 0, err
 	}
 	const timeline = `
-		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage
+		SELECT p.enrolled_at AS at, 'enrolled' AS type, p.campaign_id, NULL::uuid AS step_id, '' AS detail, 0 AS stage,
+		       NULL::uuid AS transactional_id
 		FROM campaign_participations p WHERE p.contact_id = $1
 		UNION ALL
-		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3
+		SELECT p.removed_at, 'removed', p.campaign_id, NULL, '', 3, NULL
 		FROM campaign_participations p WHERE p.contact_id = $1 AND p.removed_at IS NOT NULL
 		UNION ALL
 		SELECT c.completed_at, CASE c.result WHEN 'success' THEN 'sent' WHEN 'skipped' THEN 'skipped' ELSE 'failed' END,
-		       c.campaign_id, c.step_id, c.result_detail, 1
+		       c.campaign_id, c.step_id, c.result_detail, 1, NULL
 		FROM campaign_email_sends c
 		WHERE c.contact_id = $1 AND c.result IS NOT NULL
 		UNION ALL
 		SELECT e.occurred_at, CASE e.kind WHEN 'blocked' THEN 'deferred' ELSE e.kind END, e.campaign_id, e.step_id,
 		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
-		                   ELSE e.detail END, 2
-		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
+		                   ELSE e.detail END, 2, NULL
+		FROM delivery_events e WHERE e.contact_id = $1 AND e.kind <> 'processed'
+		UNION ALL
+		SELECT COALESCE(t.sent_at, t.created_at), 'transactional_' || t.status, NULL, NULL, t.detail, 1, t.id
+		FROM transactional_message_records t WHERE t.contact_id = $1 AND t.status <> 'queued'
+		UNION ALL
+		SELECT e.occurred_at, 'transactional_' || CASE e.kind WHEN 'blocked' THEN 'deferred' ELSE e.kind END, NULL, NULL,
+		       CASE e.kind WHEN 'blocked' THEN 'blocked (soft bounce)' || CASE WHEN e.detail <> '' THEN ': ' || e.detail ELSE '' END
+		                   ELSE e.detail END, 2, e.message_id
+		FROM transactional_event_records e WHERE e.contact_id = $1 AND e.kind <> 'processed'`
 	var total int64
 	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM (`+timeline+`) t`, contactID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	// At the same instant, the later stage of an email's life comes first.
-	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail FROM (`+timeline+`) t
+	rows, err := s.db.Query(ctx, `SELECT at, type, campaign_id, step_id, detail, transactional_id FROM (`+timeline+`) t
 		ORDER BY at DESC, stage DESC, type LIMIT $2 OFFSET $3`, contactID, limit, offset)
 	if err != nil {
 		return nil, 0, err
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Activity, error) {
 		var a Activity
-		err := r.Scan(&a.At, &a.Type, &a.CampaignID, &a.StepID, &a.Detail)
+		err := r.Scan(&a.At, &a.Type, &a.CampaignID, &a.StepID, &a.Detail, &a.TransactionalID)
 		return a, err
 	})
 	return items, total, err

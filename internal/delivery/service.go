@@ -17,10 +17,37 @@ const MaxBatchBytes = 5 << 20
 
 // Service applies provider events and reports on them.
 type Service struct {
-	db        postgres.Pool
-	sp        suppression.Suppressor
-	campaigns Campaigns
-	now       func() time.Time
+	db            postgres.Pool
+	sp            suppression.Suppressor
+	campaigns     Campaigns
+	transactional Transactional
+	now           func() time.Time
+}
+
+// TransactionalEvent is a provider event of a transactional email: it
+// names the message (MessageID) or, failing that, the provider's id of it.
+type TransactionalEvent struct {
+	ID                string // the provider's event id
+	Kind              string // as delivery_events stores kinds
+	MessageID         uuid.UUID
+	ProviderMessageID string
+	Detail            string
+	At                time.Time
+}
+
+// TransactionalApplied is what applying transactional events did: how
+// many named a message of the book, and the new ones (the rest were
+// applied before) with the contact each message went to (uuid.Nil: none).
+type TransactionalApplied struct {
+	Matched  int
+	New      []string
+	Contacts []uuid.UUID
+}
+
+// Transactional is what applying events asks of package transactional,
+// which owns the messages (transactional.Feedback implements it).
+type Transactional interface {
+	ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []TransactionalEvent, now time.Time) (TransactionalApplied, error)
 }
 
 // Campaigns is what applying events asks of package campaigns, which owns
@@ -39,12 +66,12 @@ type Campaigns interface {
 }
 
 // NewService returns the delivery feedback service on the clock now
-// (nil: time.Now), asking campaigns what concerns them.
-func NewService(db postgres.Pool, campaigns Campaigns, now func() time.Time) *Service {
+// (nil: time.Now), asking campaigns and transactional what concerns them.
+func NewService(db postgres.Pool, campaigns Campaigns, transactional Transactional, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, sp: suppression.New(now), campaigns: campaigns, now: now}
+	return &Service{db: db, sp: suppression.New(now), campaigns: campaigns, transactional: transactional, now: now}
 }
 
 // IngestResult is the answer to a batch: items received, events applied,
@@ -101,9 +128,48 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
-		res, err := applyEvents(ctx, tx, bookID, batch.events, now)
-		if err != nil {
-			return err
+		var campaignEvents []event
+		var txEvents []TransactionalEvent
+		txByID := map[string]*event{}
+		for i := range batch.events {
+			e := &batch.events[i]
+			if e.campaign {
+				campaignEvents = append(campaignEvents, *e)
+				continue
+			}
+			txByID[e.id] = e
+			txEvents = append(txEvents, TransactionalEvent{ID: e.id, Kind: e.kind, MessageID: e.transactionalID,
+				ProviderMessageID: e.providerMessageID, Detail: e.detail, At: e.at})
+		}
+		var res applied
+		if len(campaignEvents) > 0 {
+			var err error
+			if res, err = applyEvents(ctx, tx, bookID, campaignEvents, now); err != nil {
+				return err
+			}
+		}
+		if len(txEvents) > 0 && s.transactional != nil {
+			ta, err := s.transactional.ApplyFeedback(ctx, tx, bookID, txEvents, now)
+			if err != nil {
+				return err
+			}
+			res.matched += ta.Matched
+			res.applied += len(ta.New)
+			seen := map[uuid.UUID]bool{}
+			for _, c := range res.contactIDs {
+				seen[c] = true
+			}
+			for i, id := range ta.New {
+				e := txByID[id]
+				if e == nil || e.suppress == "" {
+					continue
+				}
+				res.suppress = append(res.suppress, suppressWish{email: e.email, reason: string(e.suppress)})
+				if c := ta.Contacts[i]; c != uuid.Nil && !seen[c] {
+					seen[c] = true
+					res.contactIDs = append(res.contactIDs, c)
+				}
+			}
 		}
 		out.Applied = res.applied
 		out.Duplicates += res.matched - res.applied

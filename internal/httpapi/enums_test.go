@@ -25,6 +25,7 @@ import (
 	"github.com/contactbook/contactbook/internal/httpapi/openapi"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -71,6 +72,7 @@ var closedSets = []closedSet{
 	{`(schemas/(Suppression|SuppressionInput)\.reason|GET /api(/v1|/books/\{id\})?/suppressions(/export)? \?reason)`, enum.Strings(suppression.Reasons)},
 	{`schemas/Suppression\.source`, enum.Strings(suppression.Sources)},
 	{`schemas/Activity\.type`, delivery.ActivityTypes},
+	{`schemas/TransactionalStatus`, enum.Strings(transactional.Statuses)},
 	{`schemas/Import\.status`, transfer.Statuses},
 	{`(schemas/(Import|ImportUpload|ImportPreview)\.format|GET /api(/v1)?(/books/\{id\}|/contacts)/export \?format)`, enum.Strings(transfer.Formats)},
 	{`schemas/(Import|ImportUpload)\.mode`, enum.Strings(transfer.Modes)},

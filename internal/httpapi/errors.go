@@ -16,7 +16,7 @@ func statusOf(code apperr.Code) int {
 	switch code {
 	case apperr.MissingBook, apperr.InvalidInput, apperr.InvalidStatus:
 		return http.StatusBadRequest
-	case apperr.Validation:
+	case apperr.Validation, apperr.IdempotencyMismatch:
 		return http.StatusUnprocessableEntity
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized

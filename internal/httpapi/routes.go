@@ -67,7 +67,7 @@ func (s *Server) routes() http.Handler {
 	// is 404 with or without a key, as under /api.
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireKey, s.keyPolicy)
+			r.Use(s.requireKey, s.keyPolicy, s.idempotent)
 			s.publicRoutes(r)
 		})
 	})
@@ -146,6 +146,13 @@ func (s *Server) publicRoutes(r chi.Router) {
 	inBook.Post("/suppressions", s.h(s.addSuppression))
 	r.Delete("/suppressions/{id}", s.h(s.liftSuppression))
 	inBook.Get("/deliverability", s.h(s.deliverability))
+
+	inBook.Post("/transactional", s.h(s.sendTransactional))
+	inBook.Get("/transactional", s.h(s.listTransactional))
+	r.Get("/transactional/{id}", s.h(s.getTransactional))
+
+	inBook.Post("/events", s.h(s.recordEvent))
+	r.Get("/contacts/{id}/events", s.h(s.contactEvents))
 }
 
 // internalRoutes are the dashboard's endpoints beyond the public API,

@@ -22,9 +22,12 @@ import (
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/idempotency"
 	"github.com/contactbook/contactbook/internal/ratelimit"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/tracking"
+	"github.com/contactbook/contactbook/internal/transactional"
 	"github.com/contactbook/contactbook/internal/transfer"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
@@ -87,6 +90,13 @@ type Deps struct {
 	DAV http.Handler
 	// SSO serves the teams' single sign-on settings and sign-ins.
 	SSO *accounts.SSO
+	// Idempotency keeps the first answers to Idempotency-Key (POST under
+	// /api/v1); nil serves the header no meaning.
+	Idempotency *idempotency.Store
+	// Transactional accepts, lists and reads transactional emails.
+	Transactional *transactional.Service
+	// Tracking records product events and lists a contact's.
+	Tracking *tracking.Service
 }
 
 // Server routes requests to handlers.
@@ -122,6 +132,10 @@ type Server struct {
 	rights *forms.Rights
 	dav    http.Handler
 	sso    *accounts.SSO
+
+	idempotency   *idempotency.Store
+	transactional *transactional.Service
+	tracking      *tracking.Service
 }
 
 // New builds the HTTP handler of the whole service.
@@ -135,6 +149,7 @@ func New(d Deps) http.Handler {
 	s.audit, s.keyLimits = d.Audit, d.KeyLimits
 	s.dav = d.DAV
 	s.sso = d.SSO
+	s.idempotency, s.transactional, s.tracking = d.Idempotency, d.Transactional, d.Tracking
 	return s.routes()
 }
 

@@ -34,6 +34,12 @@ type Values struct {
 	// UnsubscribeURL is this recipient's unsubscribe link, used by
 	// {{unsubscribe_url}} and by the footer.
 	UnsubscribeURL string
+	// Data holds a transactional email's data by dotted path
+	// ({{data.<key>}}, {{data.<key>.<key>}}); see Flatten.
+	Data map[string]string
+	// Event holds the properties of the event that entered the recipient
+	// into the campaign by dotted path ({{event.<key>}}); see Flatten.
+	Event map[string]string
 }
 
 // Footer is the compliance footer appended to every campaign email.
@@ -54,6 +60,8 @@ const (
 	kindField exprKind = iota
 	kindCustom
 	kindUnsubscribe
+	kindData
+	kindEvent
 )
 
 // expr is one distinct merge expression: a field plus an optional fallback.
@@ -185,6 +193,22 @@ func (t *Template) Render(v Values, f Footer) (subject, html string) {
 	return t.renderSubject(v), b.String()
 }
 
+// RenderPlain renders the template for one recipient without the
+// compliance footer: a transactional email (a receipt, a password link)
+// is not marketing and carries no unsubscribe link.
+func (t *Template) RenderPlain(v Values) (subject, html string) {
+	var b strings.Builder
+	b.Grow(t.bodyLen + 256)
+	for _, s := range t.body {
+		if s.expr >= 0 {
+			b.WriteString(escapeHTML(t.value(s.expr, v)))
+		} else {
+			b.WriteString(s.text)
+		}
+	}
+	return t.renderSubject(v), b.String()
+}
+
 // SharedHTML is the body every recipient of a batch shares: each distinct
 // merge expression is replaced by its placeholder ("&cbm0;", "&cbm1;", ...,
 // lengthened to "&cbmx0;" or another few letters if the template's own text
@@ -293,6 +317,10 @@ func (t *Template) value(i int, v Values) string {
 		s = v.Custom[e.name]
 	case kindUnsubscribe:
 		s = v.UnsubscribeURL
+	case kindData:
+		s = v.Data[e.name]
+	case kindEvent:
+		s = v.Event[e.name]
 	}
 	if e.fallback != "" && strings.TrimSpace(s) == "" {
 		return e.fallback

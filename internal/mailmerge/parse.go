@@ -67,6 +67,10 @@ func parseExpr(s string, defined map[string]bool) (expr, bool) {
 		e.kind, e.name = kindField, name
 	case strings.HasPrefix(name, "custom.") && defined[name[len("custom."):]]:
 		e.kind, e.name = kindCustom, name[len("custom."):]
+	case strings.HasPrefix(name, "data.") && isPath(name[len("data."):]):
+		e.kind, e.name = kindData, name[len("data."):]
+	case strings.HasPrefix(name, "event.") && isPath(name[len("event."):]):
+		e.kind, e.name = kindEvent, name[len("event."):]
 	default:
 		return expr{}, false
 	}
@@ -93,6 +97,25 @@ func parseExpr(s string, defined map[string]bool) (expr, bool) {
 		return expr{}, false // "a" "b": two strings, not one
 	}
 	return e, true
+}
+
+// isPath reports whether p is a dotted path of keys ("order.total"):
+// letters, digits, "_" and "-", no empty key.
+func isPath(p string) bool {
+	if p == "" || len(p) > 200 {
+		return false
+	}
+	for _, key := range strings.Split(p, ".") {
+		if key == "" {
+			return false
+		}
+		for _, r := range key {
+			if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Field is a built-in merge field: the key a template writes ({{key}})

@@ -187,6 +187,8 @@ func (c *compiler) condition(r Rule, op Op) (func(w *sqlWriter), error) {
 		return c.engagement(r, op)
 	case famCampaign:
 		return c.campaign(r, op)
+	case famEvent:
+		return c.event(r, op)
 	}
 	return nil, invalid(r.path+".field", "is not a field a rule can test.")
 }

@@ -217,6 +217,31 @@ func (c *compiler) engagement(r Rule, op Op) (func(w *sqlWriter), error) {
 	}, nil
 }
 
+// event is the condition on the contact's product events of one name,
+// like the engagement conditions: served by tracked_events_book_name_idx
+// from the index alone (through tracking's read model
+// tracked_event_records), whatever the number of events.
+func (c *compiler) event(r Rule, op Op) (func(w *sqlWriter), error) {
+	var since *time.Time
+	if op == OpWithinLastDays {
+		n, err := daysValue(r)
+		if err != nil {
+			return nil, err
+		}
+		t := c.now.AddDate(0, 0, -n)
+		since = &t
+	}
+	name := r.cond.Name
+	return func(w *sqlWriter) {
+		w.printf(w.col("id"), " IN (SELECT contact_id FROM tracked_event_records WHERE book_id = ", w.param(w.bookID),
+			" AND name = ", w.param(name))
+		if since != nil {
+			w.printf(" AND occurred_at >= ", w.param(*since))
+		}
+		w.printf(")")
+	}, nil
+}
+
 func (c *compiler) campaign(r Rule, op Op) (func(w *sqlWriter), error) {
 	id, err := campaignValue(r, c.cat)
 	if err != nil {

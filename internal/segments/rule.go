@@ -13,6 +13,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/tracking"
 )
 
 // Rule is a group ({"all":[...]}, {"any":[...]}, {"not": rule}) or a
@@ -44,6 +45,8 @@ type Condition struct {
 	// depends on the field's type, which custom fields learn from the book.
 	Value      json.RawMessage
 	CampaignID *uuid.UUID
+	// Name is the event name of an event condition.
+	Name string
 }
 
 // MatchAll is the rule {"all":[]}: every contact of the book.
@@ -64,7 +67,8 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 		Op         Op              `json:"op"`
 		Value      json.RawMessage `json:"value,omitempty"`
 		CampaignID *uuid.UUID      `json:"campaign_id,omitempty"`
-	}{r.cond.Field, r.cond.Op, r.cond.Value, r.cond.CampaignID}
+		Name       string          `json:"name,omitempty"`
+	}{r.cond.Field, r.cond.Op, r.cond.Value, r.cond.CampaignID, r.cond.Name}
 	return json.Marshal(out)
 }
 
@@ -102,6 +106,8 @@ const (
 	FieldBounced    Field = "email.bounced"
 	FieldComplained Field = "email.complained"
 	FieldCampaign   Field = "campaign"
+	// FieldEvent tests the contact's product events of one name.
+	FieldEvent Field = "event"
 )
 
 // family is a kind of field: it decides the ops and the value.
@@ -116,6 +122,7 @@ const (
 	famLabels
 	famEngagement
 	famCampaign
+	famEvent
 )
 
 // builtinFields are the fields that are not custom, with their family.
@@ -126,7 +133,7 @@ var builtinFields = map[Field]family{
 	FieldStarred: famBool, FieldSuppressed: famBool, FieldLabels: famLabels,
 	FieldSent: famEngagement, FieldDelivered: famEngagement, FieldOpened: famEngagement,
 	FieldClicked: famEngagement, FieldBounced: famEngagement, FieldComplained: famEngagement,
-	FieldCampaign: famCampaign,
+	FieldCampaign: famCampaign, FieldEvent: famEvent,
 }
 
 // customKey is the form of a custom field's key (as the book's field
@@ -207,6 +214,7 @@ var familyOps = map[family][]Op{
 	famLabels:     {OpHasAny, OpHasAll, OpHasNone},
 	famEngagement: {OpWithinLastDays, OpNotWithinLastDays, OpEver, OpNever},
 	famCampaign:   {OpEnrolled, OpNotEnrolled, OpActive, OpCompleted, OpRemoved},
+	famEvent:      {OpWithinLastDays, OpNotWithinLastDays, OpEver, OpNever},
 }
 
 // negation maps each negative op to the positive op it denies: a negative
@@ -354,8 +362,16 @@ func (p *parser) rule(path string, groups int) (Rule, error) {
 				return Rule{}, invalid(at, "must be a campaign id (UUID string).")
 			}
 			r.cond.CampaignID = &id
+		case "name":
+			if seenGroup {
+				return Rule{}, invalid(path, "must be one group or one condition: name cannot stand beside a group.")
+			}
+			seenCond = true
+			if err := p.dec.Decode(&r.cond.Name); err != nil {
+				return Rule{}, invalid(at, "must be an event name (a string).")
+			}
 		default:
-			return Rule{}, invalid(at, "is not part of a rule: a group has all, any or not; a condition has field, op, value and (for email.*) campaign_id.")
+			return Rule{}, invalid(at, "is not part of a rule: a group has all, any or not; a condition has field, op, value, (for email.*) campaign_id and (for event) name.")
 		}
 	}
 	if _, err := p.token(path); err != nil { // the closing brace
@@ -421,6 +437,13 @@ func (p *parser) condition(r *Rule, field, op *string) error {
 	}
 	if r.cond.CampaignID != nil && builtinFields[f] != famEngagement {
 		return invalid(r.path+".campaign_id", "only narrows the email.* conditions to one campaign.")
+	}
+	if f == FieldEvent {
+		if err := tracking.CheckName(r.path+".name", r.cond.Name); err != nil {
+			return err
+		}
+	} else if r.cond.Name != "" {
+		return invalid(r.path+".name", "only names the event of an event condition.")
 	}
 	return nil
 }

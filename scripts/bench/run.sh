@@ -10,6 +10,8 @@
 #    webhook fan-out throughput and latency, the recovery of 10,000
 #    failed webhook events, mail merge
 #    (per recipient, and compiling 1 MB templates shaped against it),
+#    transactional email (acceptance and time to the provider), product
+#    event intake and an event-entered campaign's first email,
 #    imports of 100,000 CSV rows (new, then update mode) and exports of
 #    100,000 contacts as CSV and vCard, with their peak heap and RSS, and
 #    a CardDAV client's first and incremental sync of a 10,000-contact book.
@@ -58,6 +60,7 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/mailmerge/ 'BenchmarkAdversarialCompile/./1000KB' 0.3s
 	gobench ./internal/transfer/ 'BenchmarkTransfer100k' 1x
 	gobench ./internal/carddav/ 'BenchmarkCardDAVSync' 3x
+	gobench ./internal/httpapi/ 'BenchmarkTransactional|BenchmarkEventIngest|BenchmarkEventEntry' 1x
 fi
 
 # The dashboard's budgets in headless Chromium against the real binary
@@ -164,6 +167,10 @@ dlvms=$(metric BenchmarkDelivery/Deliverability1M ms/request)
 p99=$(metric BenchmarkWebhookLatency p99-ms)
 recoveryms=$(metric BenchmarkWebhookRecovery queue-ms)
 recoveryrate=$(num BenchmarkWebhookRecovery deliveries/s)
+txrate=$(num BenchmarkTransactional accepted/s)
+txms=$(metric BenchmarkTransactional median-ms-to-provider)
+evrate=$(num BenchmarkEventIngest events/s)
+entryms=$(metric BenchmarkEventEntry median-ms-to-first-email)
 personalize=$(awk -v v="$(metric BenchmarkPersonalize ns/op)" 'BEGIN { if (v == "") print "n/a"; else printf "%.2f us", v / 1000 }')
 # The slowest of the adversarial template shapes at 1 MB.
 adversarial=$(awk '$1 ~ /^BenchmarkAdversarialCompile\/.*\/1000KB/ { for (i = 2; i <= NF; i++) if ($i == "ns/op" && $(i-1) > max) { max = $(i-1); name = $1 } }
@@ -208,6 +215,10 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | webhook deliveries to a local receiver | >= 2,000/s | $deliveries/s | $(met "$deliveries" 2000 0) |
 | sign-up form submissions, double opt-in, 8 clients, each email sent once | >= 500/s | $signups/s | $(met "$signups" 500 0) |
 | webhook commit-to-delivery p99 at 500 events/s | <= 250 ms | ${p99:-n/a} ms (p50 $(metric BenchmarkWebhookLatency p50-ms) ms) | $(met "${p99:-}" 250 1) |
+| transactional emails accepted (POST /api/v1/transactional), 16 clients, 5,000 | >= 1,000/s | $txrate/s | $(met "$txrate" 1000 0) |
+| transactional: median from the 202 to the fake provider's answer, under that load | <= 1,000 ms | ${txms:-n/a} ms (p99 $(metric BenchmarkTransactional p99-ms-to-provider) ms) | $(met "${txms:-}" 1000 1) |
+| product events ingested (POST /api/v1/events), 16 clients | >= 2,000/s | $evrate/s | $(met "$evrate" 2000 0) |
+| event-entered campaign: its first email after the event, median of 20 | <= 2,000 ms | ${entryms:-n/a} ms | $(met "${entryms:-}" 2000 1) |
 | webhook recovery of 10,000 failed events, queued from the request | <= 1,000 ms | ${recoveryms:-n/a} ms, then delivered at $recoveryrate/s | $(met "${recoveryms:-}" 1000 1) |
 $(transferrow ImportCSVNew "import 100,000 CSV rows, new contacts, contact.created written" 4.7)
 $(transferrow ImportCSVUpdate "import 100,000 CSV rows, update mode, contact.updated written" 10)

@@ -34,6 +34,7 @@ const CampaignReport = lazy(() => import('./screens/CampaignReport'));
 const Templates = lazy(() => import('./screens/Templates'));
 const TemplateEditor = lazy(() => import('./screens/TemplateEditor'));
 const Suppressions = lazy(() => import('./screens/Suppressions'));
+const Transactional = lazy(() => import('./screens/Transactional'));
 const Forms = lazy(() => import('./screens/Forms'));
 const FormEditor = lazy(() => import('./screens/FormEditor'));
 const Imports = lazy(() => import('./screens/Imports'));
@@ -154,6 +155,7 @@ function Shell() {
           <NavLink href={at('campaigns')} match={/^\/app\/(books\/[^/]+\/)?campaigns/}>Campaigns</NavLink>
           <NavLink href={at('templates')} match={/^\/app\/(books\/[^/]+\/)?templates/}>Templates</NavLink>
           <NavLink href={at('suppressions')} match={/^\/app\/(books\/[^/]+\/)?suppressions/}>Suppressions</NavLink>
+          <NavLink href={at('transactional')} match={/^\/app\/(books\/[^/]+\/)?transactional/}>Transactional</NavLink>
           <NavLink href={at('imports')} match={/^\/app\/(books\/[^/]+\/)?imports/}>Imports</NavLink>
           <NavLink href={at('forms')} match={/^\/app\/(books\/[^/]+\/)?forms/}>Forms</NavLink>
           <NavLink href="/app/books" match={/^\/app\/books(\/[^/]+\/labels)?$/}>
@@ -203,6 +205,7 @@ function Shell() {
           <Route path="/app/books/:book/templates" component={Templates} />
           <Route path="/app/books/:book/templates/:id" component={TemplateEditor} />
           <Route path="/app/books/:book/suppressions" component={Suppressions} />
+          <Route path="/app/books/:book/transactional" component={Transactional} />
           <Route path="/app/books/:book/imports" component={Imports} />
           <Route path="/app/books/:book/forms" component={Forms} />
           <Route path="/app/books/:book/forms/:id" component={FormEditor} />
@@ -213,6 +216,7 @@ function Shell() {
           <Route path="/app/campaigns" component={NoBook} />
           <Route path="/app/templates" component={NoBook} />
           <Route path="/app/suppressions" component={NoBook} />
+          <Route path="/app/transactional" component={NoBook} />
           <Route path="/app/imports" component={NoBook} />
           <Route path="/app/forms" component={NoBook} />
           <Route path="/app/settings" component={NoBook} />

@@ -3041,6 +3041,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/transactional": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactional emails
+         * @description The X-Book-ID book's transactional emails, newest first. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listTransactional"];
+        put?: never;
+        /**
+         * Send a transactional email
+         * @description Queues one email of a template of the X-Book-ID book to a contact or any address, and answers at once; it is sent within seconds, once (never twice, whatever instance or crash), and retried on temporary provider failures. It is not marketing: no unsubscribe footer or List-Unsubscribe, and an unsubscribe does not stop it. A bounce, complaint, dropped or manual suppression of the address does: the answer is still 202, with status `suppressed` and `detail` naming the reason, and nothing is sent. Needs the book's email settings (sender_email and a provider): without them 409 CONFLICT naming what is missing. Does not need the Campaigns add-on. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["sendTransactional"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/transactional": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactional emails
+         * @description The X-Book-ID book's transactional emails, newest first. Role: viewer.
+         */
+        get: operations["listTransactionalInternal"];
+        put?: never;
+        /**
+         * Send a transactional email
+         * @description Queues one email of a template of the X-Book-ID book to a contact or any address, and answers at once; it is sent within seconds, once (never twice, whatever instance or crash), and retried on temporary provider failures. It is not marketing: no unsubscribe footer or List-Unsubscribe, and an unsubscribe does not stop it. A bounce, complaint, dropped or manual suppression of the address does: the answer is still 202, with status `suppressed` and `detail` naming the reason, and nothing is sent. Needs the book's email settings (sender_email and a provider): without them 409 CONFLICT naming what is missing. Does not need the Campaigns add-on. Role: member.
+         */
+        post: operations["sendTransactionalInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transactional/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a transactional email
+         * @description One transactional email with what the provider reported of it. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["getTransactional"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/transactional/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a transactional email
+         * @description One transactional email with what the provider reported of it. Role: viewer.
+         */
+        get: operations["getTransactionalInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an event
+         * @description Records a product event of a contact of the X-Book-ID book. `contact.email` of no contact in the book (or `contact.id` of another book) is 404 NOT_FOUND. While a campaign of the book is active with this `entry_event` and the team has the Campaigns add-on, the event enrolls its contact (unless it ever was a participant, or is suppressed) within seconds, and the campaign's immediate steps go out within seconds too. Events are kept for EVENT_RETENTION. Role: member. Authenticated with a team API key, which acts as a member of its team.
+         */
+        post: operations["recordEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an event
+         * @description Records a product event of a contact of the X-Book-ID book. `contact.email` of no contact in the book (or `contact.id` of another book) is 404 NOT_FOUND. While a campaign of the book is active with this `entry_event` and the team has the Campaigns add-on, the event enrolls its contact (unless it ever was a participant, or is suppressed) within seconds, and the campaign's immediate steps go out within seconds too. Events are kept for EVENT_RETENTION. Role: member.
+         */
+        post: operations["recordEventInternal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contacts/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a contact's events
+         * @description The contact's product events, newest occurred_at first. Role: viewer. Authenticated with a team API key, which acts as a member of its team.
+         */
+        get: operations["listContactEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a contact's events
+         * @description The contact's product events, newest occurred_at first. Role: viewer.
+         */
+        get: operations["listContactEventsInternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -3207,10 +3375,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
+         * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR and IDEMPOTENCY_MISMATCH 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR" | "IDEMPOTENCY_MISMATCH";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -4104,7 +4272,8 @@ export interface components {
          *       "status": "draft",
          *       "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
          *       "created_at": "2026-03-02T09:00:00Z",
-         *       "updated_at": "2026-03-02T09:00:00Z"
+         *       "updated_at": "2026-03-02T09:00:00Z",
+         *       "entry_event": null
          *     }
          */
         Campaign: {
@@ -4131,6 +4300,8 @@ export interface components {
             audience_segment_id?: string | null;
             /** @description A participant who no longer matches the audience when a step falls due is removed (history: that step, failed, detail "left segment <name>"). */
             exit_on_segment_leave?: boolean;
+            /** @description Start on this event: while the campaign is active and the team has the add-on, an event of this name enrolls its contact (once; suppressed contacts skipped) and the immediate steps go out within seconds. `{{event.<key>}}` in the campaign's emails reads the entering event's properties. null: no event starts it. */
+            entry_event: string | null;
         };
         /**
          * @description A campaign as listed, with its counts.
@@ -4144,7 +4315,8 @@ export interface components {
          *       "created_at": "2026-03-02T09:00:00Z",
          *       "updated_at": "2026-03-02T09:00:00Z",
          *       "step_count": 2,
-         *       "participant_count": 148
+         *       "participant_count": 148,
+         *       "entry_event": null
          *     }
          */
         CampaignListItem: components["schemas"]["Campaign"] & {
@@ -4210,7 +4382,8 @@ export interface components {
          *           "ab_test": null,
          *           "winner_variant_id": null
          *         }
-         *       ]
+         *       ],
+         *       "entry_event": null
          *     }
          */
         CampaignDetail: components["schemas"]["Campaign"] & {
@@ -4233,6 +4406,8 @@ export interface components {
             audience_segment_id?: string | null;
             /** @description Default false. */
             exit_on_segment_leave?: boolean;
+            /** @description Start on this event: while the campaign is active and the team has the add-on, an event of this name enrolls its contact (once; suppressed contacts skipped) and the immediate steps go out within seconds. `{{event.<key>}}` in the campaign's emails reads the entering event's properties. null: no event starts it. */
+            entry_event?: string | null;
         };
         /**
          * @description At least one of name, description, status, audience_segment_id, exit_on_segment_leave; only audience_segment_id may be null.
@@ -4251,6 +4426,8 @@ export interface components {
             audience_segment_id?: string | null;
             /** @description Default false. */
             exit_on_segment_leave?: boolean;
+            /** @description Start on this event: while the campaign is active and the team has the add-on, an event of this name enrolls its contact (once; suppressed contacts skipped) and the immediate steps go out within seconds. `{{event.<key>}}` in the campaign's emails reads the entering event's properties. null: no event starts it. */
+            entry_event?: string | null;
         };
         /**
          * @description A step of a campaign: sends a templated email or enrolls the participant into another campaign.
@@ -5477,13 +5654,14 @@ export interface components {
             daily: components["schemas"]["DeliverabilityDay"][];
         };
         /**
-         * @description One thing that happened to a contact's campaign participation or email.
+         * @description One thing that happened to a contact's campaign participation or email, or to a transactional email sent to it.
          * @example {
          *       "at": "2026-03-04T10:05:00Z",
          *       "type": "clicked",
          *       "campaign_id": "6c8e0a2b-4d6f-4a8c-9e1b-3d5f7a9c1e3b",
          *       "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4",
-         *       "detail": "https://acme.example/pricing"
+         *       "detail": "https://acme.example/pricing",
+         *       "transactional_id": null
          *     }
          */
         Activity: {
@@ -5493,13 +5671,21 @@ export interface components {
              */
             at: string;
             /** @enum {string} */
-            type: "enrolled" | "sent" | "failed" | "skipped" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed";
-            /** Format: uuid */
-            campaign_id: string;
+            type: "enrolled" | "sent" | "failed" | "skipped" | "delivered" | "deferred" | "bounced" | "dropped" | "opened" | "clicked" | "complained" | "unsubscribed" | "removed" | "transactional_sent" | "transactional_failed" | "transactional_suppressed" | "transactional_delivered" | "transactional_deferred" | "transactional_bounced" | "transactional_dropped" | "transactional_opened" | "transactional_clicked" | "transactional_complained" | "transactional_unsubscribed";
+            /**
+             * Format: uuid
+             * @description The campaign; null for a transactional email.
+             */
+            campaign_id: string | null;
             /** Format: uuid */
             step_id: string | null;
             /** @description The failure detail, the unmet condition of a skipped step, the provider's reason, or the clicked URL. */
             detail: string;
+            /**
+             * Format: uuid
+             * @description The transactional email of a transactional_* entry; null otherwise.
+             */
+            transactional_id: string | null;
         };
         /**
          * @example {
@@ -5765,7 +5951,7 @@ export interface components {
             rows: string[][];
         };
         /**
-         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book). A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op. Unknown keys inside a rule are refused (a misspelt key would silently change its meaning). A rule that takes longer than 5 s to evaluate is stopped and answered 400 INVALID_INPUT. A saved rule whose label, campaign or custom field was deleted since still evaluates: that condition tests a value no contact has (has_any of a deleted label matches nobody, has_none everybody); saving the rule again refuses it.
+         * @description A rule: a group {"all":[rule,...]} (every member holds; {"all":[]} matches every contact), {"any":[rule,...]} (at least one holds) or {"not": rule}, or a condition {field, op, value} (campaign_id narrows an email.* condition to one campaign of the book). Fields and their ops: first_name, last_name, company, job_title, notes, website, email (any address), phone (any number) and custom.<key> of type text or url take eq, neq, contains, not_contains, starts_with, ends_with (case-insensitive; value a string of 1 to 500 characters), is_set, is_not_set; custom.<key> of type number takes eq, neq, gt, gte, lt, lte (a number), is_set, is_not_set; created_at, updated_at and custom.<key> of type date take before, after (YYYY-MM-DD), within_last_days, not_within_last_days (an integer 1..3650), is_set, is_not_set; birthday takes before, after (YYYY-MM-DD), in_month (1..12), is_set, is_not_set; starred and suppressed take eq (a boolean); labels takes has_any, has_all, has_none (1 to 100 label ids of the book); email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained take within_last_days, not_within_last_days (1..3650), ever, never; campaign takes enrolled, not_enrolled, active, completed, removed (a campaign id of the book); event (with the event's name beside value: {"field":"event","name":"order.paid","op":"within_last_days","value":30}) takes within_last_days, not_within_last_days (1..3650), ever, never over the contact's product events of that name. A negative op (neq, not_contains, has_none, is_not_set, not_within_last_days, never, not_enrolled) holds when no value of the contact satisfies its positive op, an unset value included. Limits: 50 conditions, 5 groups on any path from the root (the root included). A rule that breaks these is 400 INVALID_INPUT whose details name the place, e.g. rule.all[2].op; a value of the wrong type ("30" where a number belongs) is refused at its place, e.g. rule.all[0].value. Unknown keys inside a rule are refused (a misspelt key would silently change its meaning). A rule that takes longer than 5 s to evaluate is stopped and answered 400 INVALID_INPUT. A saved rule whose label, campaign or custom field was deleted since still evaluates: that condition tests a value no contact has (has_any of a deleted label matches nobody, has_none everybody); saving the rule again refuses it.
          * @example {
          *       "all": [
          *         {
@@ -5810,12 +5996,18 @@ export interface components {
          * @example {
          *       "all": []
          *     }
+         * @example {
+         *       "field": "event",
+         *       "name": "order.paid",
+         *       "op": "within_last_days",
+         *       "value": 30
+         *     }
          */
         SegmentRule: {
             all?: components["schemas"]["SegmentRule"][];
             any?: components["schemas"]["SegmentRule"][];
             not?: components["schemas"]["SegmentRule"];
-            /** @description A contact field, custom.<key>, labels, starred, suppressed, email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained or campaign. */
+            /** @description A contact field, custom.<key>, labels, starred, suppressed, email.sent, email.delivered, email.opened, email.clicked, email.bounced, email.complained, campaign or event. */
             field?: string;
             /** @enum {string} */
             op?: "eq" | "neq" | "contains" | "not_contains" | "starts_with" | "ends_with" | "is_set" | "is_not_set" | "gt" | "gte" | "lt" | "lte" | "before" | "after" | "within_last_days" | "not_within_last_days" | "in_month" | "has_any" | "has_all" | "has_none" | "ever" | "never" | "enrolled" | "not_enrolled" | "active" | "completed" | "removed";
@@ -5826,6 +6018,8 @@ export interface components {
              * @description Only with an email.* field: only that campaign's emails.
              */
             campaign_id?: string;
+            /** @description Only with the field event, and required there: the product event's name. */
+            name?: string;
         };
         /**
          * @description A saved rule over a book's contacts; its members are the contacts that match when it is read.
@@ -6613,6 +6807,223 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /**
+         * @description queued: accepted, not sent yet (also while a temporary provider failure is retried, `detail` naming it); sent: the provider accepted it; failed: the provider refused it, retries ran out, or its outcome is unknown (`detail` says which); suppressed: the address is suppressed for a bounce, complaint, drop or by hand, and nothing was sent.
+         * @example sent
+         * @enum {string}
+         */
+        TransactionalStatus: "queued" | "sent" | "failed" | "suppressed";
+        /**
+         * @description One transactional email.
+         * @example {
+         *       "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+         *       "to": {
+         *         "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+         *         "email": "ada@example.com",
+         *         "name": "Ada Lovelace"
+         *       },
+         *       "subject": "Your receipt for order A-1042",
+         *       "status": "sent",
+         *       "detail": "",
+         *       "provider_message_id": "14c5d75ce93.dfd.64b469",
+         *       "created_at": "2026-03-04T10:00:00Z",
+         *       "sent_at": "2026-03-04T10:00:01Z",
+         *       "delivered_at": "2026-03-04T10:00:03Z",
+         *       "opened_at": null,
+         *       "clicked_at": null,
+         *       "bounced_at": null
+         *     }
+         */
+        TransactionalMessage: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            /** Format: uuid */
+            template_id: string;
+            to: {
+                /**
+                 * Format: uuid
+                 * @description The contact it went to: the one named, or the book's contact holding the address; null for an address no contact has.
+                 */
+                contact_id: string | null;
+                email: string;
+                name: string;
+            };
+            /** @description The rendered subject. */
+            subject: string;
+            status: components["schemas"]["TransactionalStatus"];
+            /** @description Why it failed or was suppressed (e.g. `address suppressed (bounce)`), or the last temporary failure while it is retried; empty otherwise. */
+            detail: string;
+            /** @description The provider's id of the message, once sent. */
+            provider_message_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            sent_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            opened_at: string | null;
+            /** Format: date-time */
+            clicked_at: string | null;
+            /** Format: date-time */
+            bounced_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+         *       "to": {
+         *         "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+         *         "email": "ada@example.com",
+         *         "name": "Ada Lovelace"
+         *       },
+         *       "subject": "Your receipt for order A-1042",
+         *       "status": "sent",
+         *       "detail": "",
+         *       "provider_message_id": "14c5d75ce93.dfd.64b469",
+         *       "created_at": "2026-03-04T10:00:00Z",
+         *       "sent_at": "2026-03-04T10:00:01Z",
+         *       "delivered_at": "2026-03-04T10:00:03Z",
+         *       "opened_at": null,
+         *       "clicked_at": null,
+         *       "bounced_at": null,
+         *       "events": [
+         *         {
+         *           "kind": "delivered",
+         *           "detail": "",
+         *           "occurred_at": "2026-03-04T10:00:03Z"
+         *         }
+         *       ]
+         *     }
+         */
+        TransactionalMessageDetail: components["schemas"]["TransactionalMessage"] & {
+            /** @description What the provider reported of the message, oldest first. */
+            events: {
+                /** @description processed, delivered, deferred, bounced (hard), blocked (soft bounce), dropped, opened, clicked, complained or unsubscribed. */
+                kind: string;
+                /** @description The provider's reason, or the clicked URL. */
+                detail: string;
+                /** Format: date-time */
+                occurred_at: string;
+            }[];
+        };
+        /**
+         * @description A transactional email to send. Merge fields: the contact's (when `to` names one, or an address a contact of the book has) and `{{data.<key>}}` / `{{data.<key>.<key>}}` from `data`; a missing key renders empty, like a missing contact field.
+         * @example {
+         *       "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+         *       "to": {
+         *         "email": "ada@example.com",
+         *         "name": "Ada Lovelace"
+         *       },
+         *       "data": {
+         *         "order": {
+         *           "id": "A-1042",
+         *           "total": "49.00"
+         *         }
+         *       }
+         *     }
+         */
+        TransactionalSend: {
+            /**
+             * Format: uuid
+             * @description An email template of the book.
+             */
+            template_id: string;
+            /** @description `{contact_id}` or `{email, name?}`. */
+            to: {
+                /** Format: uuid */
+                contact_id?: string;
+                /** Format: email */
+                email?: string;
+                name?: string;
+            };
+            /** @description Values for `{{data.*}}`, at most 32 KB of JSON. Strings as they are, numbers and booleans as written, objects and arrays as JSON. */
+            data?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: email
+             * @description Overrides the book's reply-to address.
+             */
+            reply_to?: string;
+            /** @description Overrides the template's subject (merge fields allowed). */
+            subject?: string;
+        };
+        /**
+         * @description One product event of a contact.
+         * @example {
+         *       "id": "01938a4e-9d3c-7e4f-8a1b-2c3d4e5f6a7b",
+         *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+         *       "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+         *       "name": "order.paid",
+         *       "properties": {
+         *         "order_id": "A-1042",
+         *         "total": 49,
+         *         "plan": "pro"
+         *       },
+         *       "occurred_at": "2026-03-04T10:00:00Z",
+         *       "created_at": "2026-03-04T10:00:01Z"
+         *     }
+         */
+        Event: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            book_id: string;
+            /** Format: uuid */
+            contact_id: string;
+            name: string;
+            properties: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When it happened (as reported; default when it was received).
+             */
+            occurred_at: string;
+            /**
+             * Format: date-time
+             * @description When the service received it.
+             */
+            created_at: string;
+        };
+        /**
+         * @description A product event to record.
+         * @example {
+         *       "name": "order.paid",
+         *       "contact": {
+         *         "email": "ada@example.com"
+         *       },
+         *       "properties": {
+         *         "order_id": "A-1042",
+         *         "total": 49
+         *       }
+         *     }
+         */
+        EventCreate: {
+            /** @description 1 to 100 of a-z, 0-9 and _ . : -. */
+            name: string;
+            /** @description `{id}` or `{email}` (an address a contact of the book holds). */
+            contact: {
+                /** Format: uuid */
+                id?: string;
+                email?: string;
+            };
+            /** @description At most 16 KB of JSON; read by `{{event.<key>}}` in the emails of a campaign the event enters. */
+            properties?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description RFC 3339, at most 5 minutes ahead of the service's clock; default now.
+             */
+            occurred_at?: string;
+        };
     };
     responses: {
         /** @description The request is malformed: MISSING_BOOK (no X-Book-ID header), INVALID_INPUT (body not valid JSON, a required field missing, a field or parameter of the wrong form, a PATCH without fields), or INVALID_STATUS (the campaign's status does not allow this). Every endpoint answers INVALID_INPUT, naming the field, query parameter or header, when text in a JSON body, form, query parameter, header or path holds a NUL character (\u0000) or is not valid UTF-8, and when an integer lies outside the range its schema documents. */
@@ -6651,7 +7062,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid, a step reorder or delete that would leave a condition naming a later step or none); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address. */
+        /** @description CONFLICT: the change clashes with the current state (duplicate account, member, field key, last owner, used trial, add-on already paid, a step reorder or delete that would leave a condition naming a later step or none); DUPLICATE_EMAIL: another contact of a book that enforces unique emails has the address; or a request with the same Idempotency-Key is still running (retry once it has answered). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -6678,7 +7089,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description VALIDATION_ERROR: a contact without any of first_name, last_name, company. */
+        /** @description VALIDATION_ERROR: a contact without any of first_name, last_name, company. IDEMPOTENCY_MISMATCH: the Idempotency-Key was already used with another path or body. */
         UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
@@ -6822,9 +7233,17 @@ export interface components {
         SegmentID: string;
         /** @description Only the members of this segment of the book (combined with the other filters by AND; meta.total counts the matches). A segment of another book: 404. */
         SegmentIDQuery: string;
+        /**
+         * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+         * @example 7f1c2a9e-order-1042
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description `true` when this answer is the stored first answer to the request's Idempotency-Key, replayed; absent otherwise. */
+        IdempotentReplayed: "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -8483,7 +8902,8 @@ export interface operations {
                      *           "created_at": "2026-03-02T09:00:00Z",
                      *           "updated_at": "2026-03-02T09:00:00Z",
                      *           "step_count": 2,
-                     *           "participant_count": 148
+                     *           "participant_count": 148,
+                     *           "entry_event": null
                      *         }
                      *       ]
                      *     }
@@ -8534,7 +8954,8 @@ export interface operations {
                      *         "status": "draft",
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -8636,7 +9057,8 @@ export interface operations {
                      *             "ab_test": null,
                      *             "winner_variant_id": null
                      *           }
-                     *         ]
+                     *         ],
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -8739,7 +9161,8 @@ export interface operations {
                      *         "status": "active",
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -11828,6 +12251,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -11841,6 +12269,7 @@ export interface operations {
             /** @description Template created. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11866,8 +12295,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12067,7 +12498,8 @@ export interface operations {
                      *           "created_at": "2026-03-02T09:00:00Z",
                      *           "updated_at": "2026-03-02T09:00:00Z",
                      *           "step_count": 2,
-                     *           "participant_count": 148
+                     *           "participant_count": 148,
+                     *           "entry_event": null
                      *         }
                      *       ]
                      *     }
@@ -12093,6 +12525,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12106,6 +12543,7 @@ export interface operations {
             /** @description Campaign created. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12119,7 +12557,8 @@ export interface operations {
                      *         "status": "draft",
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -12131,8 +12570,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12222,7 +12663,8 @@ export interface operations {
                      *             "ab_test": null,
                      *             "winner_variant_id": null
                      *           }
-                     *         ]
+                     *         ],
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -12327,7 +12769,8 @@ export interface operations {
                      *         "status": "active",
                      *         "created_by": "5f0c2a8e-3b6d-4e91-9c27-8d4a1b6e0f35",
                      *         "created_at": "2026-03-02T09:00:00Z",
-                     *         "updated_at": "2026-03-02T09:00:00Z"
+                     *         "updated_at": "2026-03-02T09:00:00Z",
+                     *         "entry_event": null
                      *       }
                      *     }
                      */
@@ -12355,6 +12798,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -12374,6 +12822,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12393,8 +12842,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12408,6 +12859,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID"?: components["parameters"]["XBookIDOptional"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -12427,6 +12883,7 @@ export interface operations {
             /** @description Step created. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12466,8 +12923,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12615,6 +13074,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12628,6 +13092,7 @@ export interface operations {
             /** @description Contact created. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12730,6 +13195,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12743,6 +13213,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12765,8 +13236,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12780,6 +13253,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12793,6 +13271,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12815,8 +13294,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12830,6 +13311,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12843,6 +13329,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12865,8 +13352,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -12880,6 +13369,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -12893,6 +13387,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12915,8 +13410,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -13178,7 +13675,13 @@ export interface operations {
     addContactLabel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Contact id.
@@ -13205,6 +13708,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13224,8 +13728,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -13611,6 +14117,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -13624,6 +14135,7 @@ export interface operations {
             /** @description Already suppressed: the record in force. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13649,6 +14161,7 @@ export interface operations {
             /** @description Suppressed. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13674,6 +14187,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -14044,7 +14559,8 @@ export interface operations {
                      *           "type": "clicked",
                      *           "campaign_id": "6c8e0a2b-4d6f-4a8c-9e1b-3d5f7a9c1e3b",
                      *           "step_id": "9d2a4c6e-8f0b-4d1a-b3c5-e7f9a1b2c3d4",
-                     *           "detail": "https://acme.example/pricing"
+                     *           "detail": "https://acme.example/pricing",
+                     *           "transactional_id": null
                      *         }
                      *       ],
                      *       "meta": {
@@ -14600,6 +15116,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -14613,6 +15134,7 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14667,6 +15189,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -14679,6 +15202,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -14692,6 +15220,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14711,8 +15240,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -15913,6 +16444,11 @@ export interface operations {
                  * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
                  */
                 "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -15926,6 +16462,7 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15968,7 +16505,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -16598,7 +17137,13 @@ export interface operations {
     eraseContact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Contact id.
@@ -16613,6 +17158,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16632,6 +17178,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -17550,6 +18098,646 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    listTransactional: {
+        parameters: {
+            query?: {
+                /** @description Only this status. */
+                status?: components["schemas"]["TransactionalStatus"];
+                /** @description Only emails of this template. */
+                template_id?: string;
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description meta.next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *           "to": {
+                     *             "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *             "email": "ada@example.com",
+                     *             "name": "Ada Lovelace"
+                     *           },
+                     *           "subject": "Your receipt for order A-1042",
+                     *           "status": "sent",
+                     *           "detail": "",
+                     *           "provider_message_id": "14c5d75ce93.dfd.64b469",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "sent_at": "2026-03-04T10:00:01Z",
+                     *           "delivered_at": "2026-03-04T10:00:03Z",
+                     *           "opened_at": null,
+                     *           "clicked_at": null,
+                     *           "bounced_at": null
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 50,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessage"][];
+                        meta: components["schemas"]["NextMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    sendTransactional: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionalSend"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued (or suppressed). */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *         "to": {
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "email": "ada@example.com",
+                     *           "name": "Ada Lovelace"
+                     *         },
+                     *         "subject": "Your receipt for order A-1042",
+                     *         "status": "queued",
+                     *         "detail": "",
+                     *         "provider_message_id": null,
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "sent_at": null,
+                     *         "delivered_at": null,
+                     *         "opened_at": null,
+                     *         "clicked_at": null,
+                     *         "bounced_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listTransactionalInternal: {
+        parameters: {
+            query?: {
+                /** @description Only this status. */
+                status?: components["schemas"]["TransactionalStatus"];
+                /** @description Only emails of this template. */
+                template_id?: string;
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description meta.next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *           "to": {
+                     *             "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *             "email": "ada@example.com",
+                     *             "name": "Ada Lovelace"
+                     *           },
+                     *           "subject": "Your receipt for order A-1042",
+                     *           "status": "sent",
+                     *           "detail": "",
+                     *           "provider_message_id": "14c5d75ce93.dfd.64b469",
+                     *           "created_at": "2026-03-04T10:00:00Z",
+                     *           "sent_at": "2026-03-04T10:00:01Z",
+                     *           "delivered_at": "2026-03-04T10:00:03Z",
+                     *           "opened_at": null,
+                     *           "clicked_at": null,
+                     *           "bounced_at": null
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 50,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessage"][];
+                        meta: components["schemas"]["NextMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    sendTransactionalInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionalSend"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued (or suppressed). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *         "to": {
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "email": "ada@example.com",
+                     *           "name": "Ada Lovelace"
+                     *         },
+                     *         "subject": "Your receipt for order A-1042",
+                     *         "status": "queued",
+                     *         "detail": "",
+                     *         "provider_message_id": null,
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "sent_at": null,
+                     *         "delivered_at": null,
+                     *         "opened_at": null,
+                     *         "clicked_at": null,
+                     *         "bounced_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getTransactional: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *         "to": {
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "email": "ada@example.com",
+                     *           "name": "Ada Lovelace"
+                     *         },
+                     *         "subject": "Your receipt for order A-1042",
+                     *         "status": "sent",
+                     *         "detail": "",
+                     *         "provider_message_id": "14c5d75ce93.dfd.64b469",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "sent_at": "2026-03-04T10:00:01Z",
+                     *         "delivered_at": "2026-03-04T10:00:03Z",
+                     *         "opened_at": null,
+                     *         "clicked_at": null,
+                     *         "bounced_at": null,
+                     *         "events": [
+                     *           {
+                     *             "kind": "delivered",
+                     *             "detail": "",
+                     *             "occurred_at": "2026-03-04T10:00:03Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessageDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getTransactionalInternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-7c1b-7d2e-9f3a-5b6c7d8e9f01",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "template_id": "8b2d4f6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+                     *         "to": {
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "email": "ada@example.com",
+                     *           "name": "Ada Lovelace"
+                     *         },
+                     *         "subject": "Your receipt for order A-1042",
+                     *         "status": "sent",
+                     *         "detail": "",
+                     *         "provider_message_id": "14c5d75ce93.dfd.64b469",
+                     *         "created_at": "2026-03-04T10:00:00Z",
+                     *         "sent_at": "2026-03-04T10:00:01Z",
+                     *         "delivered_at": "2026-03-04T10:00:03Z",
+                     *         "opened_at": null,
+                     *         "clicked_at": null,
+                     *         "bounced_at": null,
+                     *         "events": [
+                     *           {
+                     *             "kind": "delivered",
+                     *             "detail": "",
+                     *             "occurred_at": "2026-03-04T10:00:03Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TransactionalMessageDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    recordEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+                /**
+                 * @description Makes a retry of this POST safe: 1 to 255 printable ASCII characters chosen by the client (a UUID is usual). The first answer to a key (status, body and content type) is kept for 24 hours per API key; a repeat with the same key, path, X-Book-ID and byte-identical body gets that answer again with the header `Idempotent-Replayed: true` and changes nothing. The same key with another path or body is 422 IDEMPOTENCY_MISMATCH; a repeat while the first request is still running is 409 CONFLICT. Server errors (5xx) and 429 answers are not kept, so a retry with the same key runs the request. Holds across all instances of the service. Ignored by the dashboard's API (/api).
+                 * @example 7f1c2a9e-order-1042
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: recorded. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-9d3c-7e4f-8a1b-2c3d4e5f6a7b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *         "name": "order.paid",
+                     *         "properties": {
+                     *           "order_id": "A-1042",
+                     *           "total": 49,
+                     *           "plan": "pro"
+                     *         },
+                     *         "occurred_at": "2026-03-04T10:00:00Z",
+                     *         "created_at": "2026-03-04T10:00:01Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    recordEventInternal: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Book to work in. Missing: 400 MISSING_BOOK; not a UUID: 400 INVALID_INPUT; not a book of the caller's team (or no such book): 403 FORBIDDEN.
+                 * @example 3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94
+                 */
+                "X-Book-ID": components["parameters"]["XBookID"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: recorded. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "01938a4e-9d3c-7e4f-8a1b-2c3d4e5f6a7b",
+                     *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *         "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *         "name": "order.paid",
+                     *         "properties": {
+                     *           "order_id": "A-1042",
+                     *           "total": 49,
+                     *           "plan": "pro"
+                     *         },
+                     *         "occurred_at": "2026-03-04T10:00:00Z",
+                     *         "created_at": "2026-03-04T10:00:01Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listContactEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this name. */
+                name?: string;
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description meta.next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01938a4e-9d3c-7e4f-8a1b-2c3d4e5f6a7b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "name": "order.paid",
+                     *           "properties": {
+                     *             "order_id": "A-1042",
+                     *             "total": 49,
+                     *             "plan": "pro"
+                     *           },
+                     *           "occurred_at": "2026-03-04T10:00:00Z",
+                     *           "created_at": "2026-03-04T10:00:01Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 50,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        meta: components["schemas"]["NextMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listContactEventsInternal: {
+        parameters: {
+            query?: {
+                /** @description Only events of this name. */
+                name?: string;
+                /** @description Page size, 1 to 200 (default 50). */
+                limit?: number;
+                /** @description meta.next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01938a4e-9d3c-7e4f-8a1b-2c3d4e5f6a7b",
+                     *           "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                     *           "contact_id": "5a7c9e1b-3d5f-4b7a-8c9e-1f3a5b7c9d2e",
+                     *           "name": "order.paid",
+                     *           "properties": {
+                     *             "order_id": "A-1042",
+                     *             "total": 49,
+                     *             "plan": "pro"
+                     *           },
+                     *           "occurred_at": "2026-03-04T10:00:00Z",
+                     *           "created_at": "2026-03-04T10:00:01Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "limit": 50,
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        meta: components["schemas"]["NextMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["ServerError"];
         };
     };
     webhook_contact_created: {

@@ -12,6 +12,7 @@ export interface RuleCondition {
   op: string;
   value?: unknown;
   campaign_id?: string;
+  name?: string;
 }
 
 /** A group as the builder shows it; `none` is written {"not":{"any":[...]}}. */
@@ -28,12 +29,13 @@ export interface ConditionNode {
   value: string; // as typed; converted when the rule is written
   values: string[]; // labels
   campaign: string; // email.*: one campaign, '' for any
+  event: string; // event: the event's name
 }
 
 export type Node = GroupNode | ConditionNode;
 
 /** The families of fields: each has its ops and its kind of value. */
-export type Family = 'text' | 'number' | 'time' | 'birthday' | 'bool' | 'labels' | 'engagement' | 'campaign';
+export type Family = 'text' | 'number' | 'time' | 'birthday' | 'bool' | 'labels' | 'engagement' | 'campaign' | 'event';
 
 export const familyOps: Record<Family, SegmentOp[]> = {
   text: ['contains', 'not_contains', 'eq', 'neq', 'starts_with', 'ends_with', 'is_set', 'is_not_set'],
@@ -44,6 +46,7 @@ export const familyOps: Record<Family, SegmentOp[]> = {
   labels: ['has_any', 'has_all', 'has_none'],
   engagement: ['within_last_days', 'not_within_last_days', 'ever', 'never'],
   campaign: ['enrolled', 'not_enrolled', 'active', 'completed', 'removed'],
+  event: ['within_last_days', 'not_within_last_days', 'ever', 'never'],
 };
 
 export const opNames: Record<SegmentOp, string> = {
@@ -107,6 +110,7 @@ const builtin: FieldChoice[] = [
   { field: 'email.clicked', name: 'Clicked in an email', family: 'engagement', group: 'Engagement' },
   { field: 'email.bounced', name: 'Bounced', family: 'engagement', group: 'Engagement' },
   { field: 'email.complained', name: 'Complained', family: 'engagement', group: 'Engagement' },
+  { field: 'event', name: 'Had an event', family: 'event', group: 'Engagement' },
 ];
 
 /** fieldChoices are the fields a rule of the book can test. */
@@ -120,7 +124,7 @@ export function fieldChoices(custom: { key: string; name: string; type: string }
 }
 
 export function newCondition(choice: FieldChoice = builtin[2]): ConditionNode {
-  return { kind: 'condition', field: choice.field, op: familyOps[choice.family][0], value: '', values: [], campaign: '' };
+  return { kind: 'condition', field: choice.field, op: familyOps[choice.family][0], value: '', values: [], campaign: '', event: '' };
 }
 
 export function newGroup(match: GroupNode['match'] = 'all'): GroupNode {
@@ -149,6 +153,7 @@ export function toRule(n: Node, choices: FieldChoice[]): Rule {
   const v = valueOf(n, family);
   if (v !== undefined) c.value = v;
   if (family === 'engagement' && n.campaign) c.campaign_id = n.campaign;
+  if (family === 'event') c.name = n.event.trim();
   return c;
 }
 
@@ -174,6 +179,7 @@ function read(r: Rule): Node {
     value: v === undefined || v === null || Array.isArray(v) ? '' : String(v),
     values: Array.isArray(v) ? v.map(String) : [],
     campaign: r.campaign_id ?? '',
+    event: r.name ?? '',
   };
 }
 

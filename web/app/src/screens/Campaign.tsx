@@ -166,6 +166,10 @@ export default function Campaign({ book: bookId, id }: { book: string; id: strin
             )}
           </dd>
         </div>
+        <div>
+          <dt>Starts on event</dt>
+          <dd>{c.entry_event ? <code>{c.entry_event}</code> : 'None'}</dd>
+        </div>
       </dl>
       {canWrite ? (
         <div class="actions">
@@ -316,6 +320,7 @@ function CampaignForm({ bookId, campaign, onClose, onSaved }: { bookId: string; 
   const form = useForm({ name: campaign.name, description: campaign.description });
   const [audience, setAudience] = useState(campaign.audience_segment_id ?? '');
   const [exit, setExit] = useState(!!campaign.exit_on_segment_leave);
+  const [entry, setEntry] = useState(campaign.entry_event ?? '');
   const segments = useSegments(bookId);
   return (
     <FormDialog
@@ -327,7 +332,7 @@ function CampaignForm({ bookId, campaign, onClose, onSaved }: { bookId: string; 
         await ok(
           api.PATCH('/api/campaigns/{id}', {
             params: { header: inBook(bookId), path: { id: campaign.id } },
-            body: { ...form.values, audience_segment_id: audience || null, exit_on_segment_leave: exit },
+            body: { ...form.values, audience_segment_id: audience || null, exit_on_segment_leave: exit, entry_event: entry.trim() || null },
           }),
         );
         onSaved();
@@ -355,6 +360,13 @@ function CampaignForm({ bookId, campaign, onClose, onSaved }: { bookId: string; 
         disabled={!audience}
         onChange={(e) => setExit((e.target as HTMLInputElement).checked)}
         hint="Checked when a step falls due: a participant who no longer matches gets nothing more."
+      />
+      <Field
+        label="Start when this event arrives"
+        value={entry}
+        placeholder="order.paid"
+        onInput={(e) => setEntry((e.target as HTMLInputElement).value)}
+        hint="While the campaign is active, an event of this name (POST /api/v1/events) enrolls its contact once, and the immediate steps go out within seconds. {{event.<key>}} in the emails reads the event's properties. Leave empty for none."
       />
     </FormDialog>
   );

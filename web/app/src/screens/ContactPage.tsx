@@ -14,7 +14,7 @@ import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { ContactPrivacy } from './ContactPrivacy';
-import { ContactTimeline } from './ContactTimeline';
+import { ContactEvents, ContactTimeline } from './ContactTimeline';
 import { DataTable } from '../ui/DataTable';
 import { FormError } from '../ui/Field';
 import { LabelChips } from '../ui/LabelChips';
@@ -109,6 +109,7 @@ function View({ contact: c, onChange }: { contact: Contact; onChange: (c: Contac
       )}
       <Campaigns bookId={c.book_id} campaigns={campaigns} />
       {!campaigns.noAddon && <ContactTimeline id={c.id} bookId={c.book_id} campaignNames={new Map((campaigns.list ?? []).map((p) => [p.campaign_id, p.campaign_name]))} />}
+      <ContactEvents id={c.id} />
       <ContactPrivacy
         contact={c}
         onErased={() => {

@@ -18,6 +18,7 @@ const titles: Record<string, string> = {
   campaigns: 'Campaigns',
   templates: 'Email templates',
   suppressions: 'Deliverability and suppressions',
+  transactional: 'Transactional email',
   imports: 'Imports and exports',
   forms: 'Sign-up forms',
   settings: 'Email settings',

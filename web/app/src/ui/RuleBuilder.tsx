@@ -96,7 +96,7 @@ function ConditionEditor(p: Omit<EditorProps, 'node'> & { node: ConditionNode })
         onChange={(e) => {
           const next = p.choices.find((x) => x.field === (e.target as HTMLSelectElement).value) ?? choice;
           const sameFamily = next.family === choice.family;
-          set({ field: next.field, op: sameFamily ? c.op : familyOps[next.family][0], value: sameFamily ? c.value : next.family === 'bool' ? 'true' : '', values: [], campaign: '' });
+          set({ field: next.field, op: sameFamily ? c.op : familyOps[next.family][0], value: sameFamily ? c.value : next.family === 'bool' ? 'true' : '', values: [], campaign: '', event: '' });
         }}
       >
         {groups.map((gr) => (
@@ -109,6 +109,9 @@ function ConditionEditor(p: Omit<EditorProps, 'node'> & { node: ConditionNode })
           </optgroup>
         ))}
       </Field>
+      {choice.family === 'event' && (
+        <Field label={`Event name of ${name}`} value={c.event} disabled={p.disabled} placeholder="order.paid" onInput={(e) => set({ event: (e.target as HTMLInputElement).value })} />
+      )}
       <Field label={`Test of ${name}`} as="select" value={c.op} disabled={p.disabled} onChange={(e) => set({ op: (e.target as HTMLSelectElement).value })}>
         {ops.map((o) => (
           <option value={o}>{opNames[o] ?? o}</option>

@@ -119,7 +119,7 @@ export default () =>
       const nav = page.getByRole('navigation', { name: 'Main' });
       await nav.getByRole('link', { name: 'Settings', exact: true }).waitFor();
       assert.deepEqual(await nav.getByRole('link').allTextContents(), [
-        'Contacts', 'Segments', 'Campaigns', 'Templates', 'Suppressions', 'Imports', 'Forms', 'Books', 'Webhooks', 'Audit log', 'Team', 'Billing', 'Settings',
+        'Contacts', 'Segments', 'Campaigns', 'Templates', 'Suppressions', 'Transactional', 'Imports', 'Forms', 'Books', 'Webhooks', 'Audit log', 'Team', 'Billing', 'Settings',
       ]);
       // The book switcher is there, with nothing to choose yet.
       const switcher = page.getByRole('combobox', { name: 'Book' });

@@ -12,6 +12,8 @@ describe('segment rules in the builder', () => {
         { field: 'email.opened', op: 'within_last_days', value: 30, campaign_id: '6c1e3a5b-7d9f-4b2c-9e4a-0f1b2d3c4e5a' },
         { not: { any: [{ field: 'email.clicked', op: 'ever' }] } },
         { any: [{ field: 'custom.score', op: 'gt', value: 4.5 }, { field: 'starred', op: 'eq', value: false }] },
+        { field: 'event', name: 'order.paid', op: 'within_last_days', value: 30 },
+        { field: 'event', name: 'trial.started', op: 'never' },
       ],
     };
     expect(toRule(fromRule(rule), choices)).toEqual(rule);
