@@ -38,12 +38,13 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Queue:         queue,
 		Schedule:      a.Config.CampaignSchedule,
 		Segments:      a.Segments,
+		Outbox:        a.Outbox,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
 	a.Transfer = transfer.NewService(a.DB, a.Contacts, queue, now, a.Log)
 	a.Forms = forms.NewService(forms.Deps{
-		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
+		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now).WithOutbox(a.Outbox),
 		Mail: d.Sender, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
 	})
 	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)

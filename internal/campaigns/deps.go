@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/contactbook/contactbook/internal/accounts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/segments"
@@ -45,6 +46,9 @@ type Deps struct {
 	Schedule string
 	// Segments compiles the segments that enrollments and audiences name.
 	Segments *segments.Service
+	// Outbox takes the webhook events of participants, emails and
+	// unsubscribes; nil writes none.
+	Outbox *events.Outbox
 }
 
 // Queue enqueues a job on its own (the River client, jobs.Client).
@@ -77,6 +81,6 @@ func newShared(d Deps) shared {
 	return shared{
 		db: d.DB, accounts: d.Accounts, sender: d.Sender, now: d.Now, log: d.Log,
 		keys: KeyBox{key: d.SettingsKey}, links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
-		segments: d.Segments,
+		segments: d.Segments, st: store{outbox: d.Outbox},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -90,8 +91,9 @@ func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (Unsubscrib
 // the contact from that campaign of its book; scope all removes it from
 // every campaign of the book and suppresses it, so later enrollments skip
 // it and no campaign email reaches it again. Repeating it changes nothing
-// and answers the same.
-func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaignID *uuid.UUID) (UnsubscribeResult, error) {
+// and answers the same. oneClick says it came as a mail client's one-click
+// POST rather than from the page: webhooks hear which (source).
+func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaignID *uuid.UUID, oneClick bool) (UnsubscribeResult, error) {
 	scope, err := ParseUnsubscribeScope(scope)
 	if err != nil {
 		return UnsubscribeResult{}, err
@@ -141,7 +143,14 @@ func (s *Service) Unsubscribe(ctx context.Context, token, scope string, campaign
 		if scope == ScopeCampaign {
 			cid = campaignID
 		}
-		return s.st.recordUnsubscribe(ctx, tx, t, scope, cid, now)
+		if err := s.st.recordUnsubscribe(ctx, tx, t, scope, cid, now); err != nil {
+			return err
+		}
+		source := events.UnsubscribedPreferencePage
+		if oneClick {
+			source = events.UnsubscribedOneClick
+		}
+		return s.st.emitUnsubscribed(ctx, tx, t, scope, cid, source, now)
 	})
 	if err != nil {
 		return UnsubscribeResult{}, err

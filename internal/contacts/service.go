@@ -36,6 +36,15 @@ type SuppressionMarks interface {
 	QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID)
 }
 
+// Outbox is where the service writes its events, for the services that
+// work on its contacts (imports) and write events of their own.
+func (s *Service) Outbox() *events.Outbox {
+	if s == nil {
+		return nil
+	}
+	return s.outbox
+}
+
 // NewService wires the service; books counts a book's contacts, outbox takes
 // the contact.* events.
 func NewService(db postgres.Pool, bks *books.Service, outbox *events.Outbox, marks SuppressionMarks, now func() time.Time) *Service {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -20,6 +21,7 @@ type Service struct {
 	db        postgres.Pool
 	sp        suppression.Suppressor
 	campaigns Campaigns
+	outbox    *events.Outbox
 	now       func() time.Time
 }
 
@@ -39,12 +41,13 @@ type Campaigns interface {
 }
 
 // NewService returns the delivery feedback service on the clock now
-// (nil: time.Now), asking campaigns what concerns them.
-func NewService(db postgres.Pool, campaigns Campaigns, now func() time.Time) *Service {
+// (nil: time.Now), asking campaigns what concerns them and writing the
+// webhook events of what it applies to outbox (nil: none).
+func NewService(db postgres.Pool, campaigns Campaigns, outbox *events.Outbox, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, sp: suppression.New(now), campaigns: campaigns, now: now}
+	return &Service{db: db, sp: suppression.New(now).WithOutbox(outbox), campaigns: campaigns, outbox: outbox, now: now}
 }
 
 // IngestResult is the answer to a batch: items received, events applied,
@@ -101,8 +104,15 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
-		res, err := applyEvents(ctx, tx, bookID, batch.events, now)
+		team, wanted, err := s.wanted(ctx, tx, bookID)
 		if err != nil {
+			return err
+		}
+		res, err := applyEvents(ctx, tx, bookID, batch.events, now, len(wanted) > 0)
+		if err != nil {
+			return err
+		}
+		if err := s.emit(ctx, tx, team, bookID, batch.events, res.fresh, wanted, now); err != nil {
 			return err
 		}
 		out.Applied = res.applied

@@ -131,7 +131,7 @@ func NewService(db postgres.Pool, cs *contacts.Service, queue txQueue, now func(
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now)}
+	return &Service{db: db, contacts: cs, queue: queue, now: now, log: log, suppressor: suppression.New(now).WithOutbox(cs.Outbox())}
 }
 
 // Start checks the file and queues its import (member): the import row,
