@@ -234,6 +234,7 @@ func (s *Service) emitTopics(ctx context.Context, tx *postgres.Tx, teamID, bookI
 	if len(added) > 0 && wanted[events.ContactSubscribed] {
 		evs = append(evs, events.Event{Type: events.ContactSubscribed, TeamID: teamID, BookID: &book, Data: events.SubscribedData{
 			ContactID: contactID, Address: address, LabelIDs: added, Source: events.SubscribedPreferencePage, OccurredAt: now,
+			// FormID and ConsentID stay null: no form, no consent record.
 		}})
 	}
 	if wanted[events.ContactUnsubscribed] {

@@ -129,6 +129,9 @@ const (
 	BounceSoft = "soft"
 )
 
+// BounceTypes are the values of email.bounced's bounce_type.
+var BounceTypes = []string{BounceHard, BounceSoft}
+
 // Email is one email.* event to write: its type and data.
 type Email struct {
 	Type string
@@ -159,6 +162,13 @@ const (
 	UnsubscribedAPI            = "api"
 )
 
+// UnsubscribeScopes and UnsubscribeSources are the values of
+// contact.unsubscribed's scope and source.
+var (
+	UnsubscribeScopes  = []string{ScopeAll, ScopeCampaign, ScopeTopic}
+	UnsubscribeSources = []string{UnsubscribedPreferencePage, UnsubscribedOneClick, UnsubscribedProvider, UnsubscribedAPI}
+)
+
 // UnsubscribedData is the data of contact.unsubscribed.
 type UnsubscribedData struct {
 	ContactID  uuid.UUID  `json:"contact_id"`
@@ -177,6 +187,9 @@ const (
 	SubscribedAPI            = "api"
 	SubscribedImport         = "import"
 )
+
+// SubscribeSources are the values of contact.subscribed's source.
+var SubscribeSources = []string{SubscribedForm, SubscribedPreferencePage, SubscribedAPI, SubscribedImport}
 
 // SubscribedData is the data of contact.subscribed.
 type SubscribedData struct {
@@ -197,6 +210,9 @@ const (
 	RemovedSuppressed     = "suppressed"
 	RemovedContactDeleted = "contact_deleted"
 )
+
+// RemovedReasons are the values of participant.removed's reason.
+var RemovedReasons = []string{RemovedAPI, RemovedUnsubscribed, RemovedLeftSegment, RemovedSuppressed, RemovedContactDeleted}
 
 // ParticipantData is the data of participant.* events; Reason is null
 // but for participant.removed.

@@ -156,6 +156,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Post("/auth/2fa/enable", s.h(s.enableTwoFactor))
 	r.Post("/auth/2fa/disable", s.h(s.disableTwoFactor))
 	r.Get("/auth/sessions", s.h(s.listSessions))
+	r.Get("/webhook-event-types", s.h(s.webhookEventTypes))
 	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
 
 	r.Route("/teams/{team_id}", func(r chi.Router) {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -102,12 +103,27 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
 }
 
+// webhookEventTypes lists the event types a webhook may subscribe to, in
+// the order and groups the webhook editor shows them.
+func (s *Server) webhookEventTypes(w http.ResponseWriter, _ *http.Request, _ books.Scope) error {
+	return data(w, http.StatusOK, events.Catalogue)
+}
+
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc books.Scope) error {
 	teamID, id, err := webhookPath(r)
 	if err != nil {
 		return err
 	}
-	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id)
+	// The body is optional: {"event": type} sends that type's sample.
+	var in struct {
+		Event string `json:"event"`
+	}
+	if r.ContentLength != 0 && r.Header.Get("Content-Type") != "" {
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+	}
+	delivery, err := s.webhooks.SendTest(r.Context(), sc.Actor, teamID, id, in.Event)
 	if err != nil {
 		return err
 	}

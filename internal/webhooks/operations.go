@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,10 +27,21 @@ const recoveryBatch = 5000
 
 // SendTest queues a webhook.test event (data: {webhook_id}) to the webhook,
 // due now, and returns its delivery id. It goes out whether or not the
-// webhook is switched on: it is how a receiver is checked before.
-func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID) (uuid.UUID, error) {
+// webhook is switched on: it is how a receiver is checked before. typ,
+// when not "", is an event type whose sample (the catalogue's: its
+// documented data with made-up ids) goes instead, so a receiver can be
+// tried on every shape it will get.
+func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, teamID, id uuid.UUID, typ string) (uuid.UUID, error) {
 	if err := admin(ctx, actor, teamID); err != nil {
 		return uuid.Nil, err
+	}
+	ev := events.Event{Type: events.WebhookTest, TeamID: teamID, Data: map[string]uuid.UUID{"webhook_id": id}}
+	if typ != "" {
+		info, ok := events.Info(typ)
+		if !ok {
+			return uuid.Nil, apperr.Invalidf("`event` must be an event type: %s.", strings.Join(events.Types, ", "))
+		}
+		ev = events.Event{Type: typ, TeamID: teamID, Data: info.Sample()}
 	}
 	var delivery uuid.UUID
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -37,11 +49,11 @@ func (s *Service) SendTest(ctx context.Context, actor *auth.Actor, teamID, id uu
 			return err
 		}
 		now := s.now()
-		ev, err := events.Write(ctx, tx, now, events.Event{Type: events.WebhookTest, TeamID: teamID, Data: map[string]uuid.UUID{"webhook_id": id}})
+		evID, err := events.Write(ctx, tx, now, ev)
 		if err != nil {
 			return err
 		}
-		if delivery, err = s.st.insertManual(ctx, tx, id, ev, now); err != nil {
+		if delivery, err = s.st.insertManual(ctx, tx, id, evID, now); err != nil {
 			return err
 		}
 		tx.AfterCommit(s.wake)
