@@ -270,7 +270,7 @@ func (s *Service) Erase(ctx context.Context, tx *postgres.Tx, teamID, bookID, co
 	if err != nil {
 		return nil, err
 	}
-	gone, err := s.st.deleteMany(ctx, tx, bookID, []uuid.UUID{contactID})
+	gone, err := s.deleteContacts(ctx, tx, teamID, bookID, []uuid.UUID{contactID})
 	if err != nil {
 		return nil, err
 	}

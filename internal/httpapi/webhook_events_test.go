@@ -283,7 +283,7 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	t.Parallel()
 	f := newFormEnv(t)
 	hook := newHookReceiver(t)
-	f.Owner.NewWebhook(hook.URL, engagementTypes()...)
+	hookID, _ := f.Owner.NewWebhook(hook.URL, engagementTypes()...)
 	startEngine(t, f.Env)
 	tpl := f.Key.NewTemplateWith("T", "S", "<p>x</p>")
 	first := f.Key.NewCampaignIn("Weekly news", "active")
@@ -355,4 +355,20 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	sub := byData(t, hook.waitFor(events.ContactSubscribed, 2), "source", "form")
 	expectData(t, sub, map[string]any{"contact_id": "*", "address": "new@example.com", "form_id": form,
 		"label_ids": []string{news}, "consent_id": "*", "source": "form", "occurred_at": "*"})
+
+	// Deleting a contact ends its active participations.
+	cy := f.campEnv.contact("Cy", "cy@example.com")
+	f.Key.Enroll(second, cy)
+	f.Key.Delete("/api/v1/contacts/" + cy).Expect(http.StatusNoContent)
+	gone := byData(t, hook.waitFor(events.ParticipantRemoved, 4), "contact_id", cy)
+	expectData(t, gone, map[string]any{"participant_id": "*", "campaign_id": second, "contact_id": cy,
+		"status": "removed", "reason": "contact_deleted", "occurred_at": "*"})
+
+	// A test send may carry the sample of any type.
+	f.Owner.Post(webhooksPath(f.Owner.TeamID, "/", hookID, "/test"), map[string]any{"event": "email.clicked"}).Expect(http.StatusAccepted)
+	sample := hook.waitFor(events.EmailClicked, 1)[0]
+	if sample.Data["url"] == nil || sample.Data["email_id"] == nil || sample.BookID != nil {
+		t.Fatalf("sample: %+v", sample)
+	}
+	f.Owner.Post(webhooksPath(f.Owner.TeamID, "/", hookID, "/test"), map[string]any{"event": "email.nope"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
