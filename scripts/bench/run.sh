@@ -45,7 +45,8 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
 	gobench ./internal/httpapi/ 'BenchmarkFormSubmissions' 5000x
 	gobench ./internal/httpapi/ 'BenchmarkSegment100k' 3x
-	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
+	gobench ./internal/campaigns/ 'BenchmarkCampaignSend$' 1x
+	gobench ./internal/campaigns/ 'BenchmarkCampaignSendEvents' 1x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignWindow' 1x
 	gobench ./internal/campaigns/ 'BenchmarkABDecision' 5x
 	gobench ./internal/delivery/ 'BenchmarkDelivery' 30x
@@ -147,6 +148,10 @@ webrow() { # figure, label, target, unit
 getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend/first emails/s)
 emails2=$(num BenchmarkCampaignSend/after-analyze emails/s)
+evnone=$(num BenchmarkCampaignSendEvents emails/s-no-subscriber)
+evsub=$(num BenchmarkCampaignSendEvents emails/s-subscriber)
+evpct=$(metric BenchmarkCampaignSendEvents pct-of-no-subscriber)
+evdelivered=$(metric BenchmarkCampaignSendEvents s-all-events-delivered)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
 signups=$(num BenchmarkFormSubmissions submissions/s)
 events=$(num BenchmarkDelivery/Ingest events/s)
@@ -196,6 +201,7 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | campaign pass enrolling a 100,000-member audience | <= 3 s | $(secs 'BenchmarkSegment100k/AudienceEnroll100k') | $(met "$(secs 'BenchmarkSegment100k/AudienceEnroll100k')" 3 1) |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
 | the same, a second campaign after ANALYZE (statistics of the first) | >= 10,000 emails/s | $emails2 emails/s | $(met "$emails2" 10000 0) |
+| campaign email step, 100,000 participants, no webhook subscribed to email.sent / one subscribed (every event delivered), side by side | subscribed >= 80 % of none | $evnone / $evsub emails/s (${evpct:-n/a} %), all events delivered ${evdelivered:-n/a} s after the run began | $(met "${evpct:-}" 80 0) |
 | provider event intake, signed batches of 1,000, one after another | >= 20,000 events/s | $events events/s | $(met "$events" 20000 0) |
 | campaign stats, 100,000 participants, 500,000 events | <= 100 ms | ${statsms:-n/a} ms | $(met "${statsms:-}" 100 1) |
 | a pass over a 100,000-participant step whose window holds 90,000: the other 10,000 sent | <= 1 s | ${winheld:-n/a} s, $winrate emails/s (right after the pass that held them, before autovacuum: ${winonce:-n/a} s; that first pass: ${winfirst:-n/a} s) | $(met "${winheld:-}" 1 1) |
