@@ -135,7 +135,7 @@ func (sp Suppressor) wanted(ctx context.Context, db postgres.DB, bookID uuid.UUI
 	}
 	var team uuid.UUID
 	var yes bool
-	err := db.QueryRow(ctx, `SELECT team_id, events_wanted(team_id, $2) FROM book_teams WHERE book_id = $1`, bookID, typ).Scan(&team, &yes)
+	err := db.QueryRow(ctx, `SELECT team_id, `+events.WantedSQL("team_id", "$2")+` FROM book_teams WHERE book_id = $1`, bookID, typ).Scan(&team, &yes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, false, nil
 	}
