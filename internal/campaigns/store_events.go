@@ -186,6 +186,17 @@ func (st store) emitRecorded(ctx context.Context, db postgres.DB, teamID, bookID
 // (sql, an UPDATE of campaign_participants aliased p) and writes
 // participant.completed for each, when wanted.
 func (st store) completeWith(ctx context.Context, db postgres.DB, campaignID uuid.UUID, now time.Time, sql string, args ...any) (int64, error) {
+	if _, inTx := db.(*postgres.Tx); !inTx && st.outbox != nil {
+		if pool, ok := db.(postgres.Beginner); ok {
+			// The sweep and its events commit together.
+			var n int64
+			err := postgres.InTx(ctx, pool, func(tx *postgres.Tx) (err error) {
+				n, err = st.completeWith(ctx, tx, campaignID, now, sql, args...)
+				return err
+			})
+			return n, err
+		}
+	}
 	team, bookID, want, err := st.campaignWanted(ctx, db, campaignID, events.ParticipantCompleted)
 	if err != nil {
 		return 0, err

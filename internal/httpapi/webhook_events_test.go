@@ -372,3 +372,31 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	}
 	f.Owner.Post(webhooksPath(f.Owner.TeamID, "/", hookID, "/test"), map[string]any{"event": "email.nope"}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 }
+
+// A campaign's audience enrolls its members, and a participant who left
+// the segment is removed when its step falls due: participant.enrolled
+// and participant.removed (left_segment) reach the receiver.
+func TestAudienceParticipantEvents(t *testing.T) {
+	t.Parallel()
+	s := newSegTeam(t, 2, 1)
+	hook := newHookReceiver(t)
+	s.Owner.NewWebhook(hook.URL, events.ParticipantEnrolled, events.ParticipantRemoved)
+	startEngine(t, s.Env)
+	seg := s.M.Post("/api/segments", map[string]any{"name": "Acme", "rule": acmeRule}).Expect(http.StatusCreated).String("data.id")
+	tpl := s.Key.Post("/api/v1/campaign-templates", map[string]any{"name": "T", "subject": "Hi", "body_html": "<p>Hi</p>"}).Expect(http.StatusOK).String("data.id")
+	camp := s.Key.Post("/api/v1/campaigns", map[string]any{"name": "Drip", "audience_segment_id": seg, "exit_on_segment_leave": true}).
+		Expect(http.StatusOK).String("data.id")
+	s.Key.Post("/api/v1/campaigns/"+camp+"/steps", map[string]any{"step_type": "email", "name": "Later", "schedule_type": "delay",
+		"delay_days": 2, "email_template_id": tpl}).Expect(http.StatusOK)
+	s.Key.Patch("/api/v1/campaigns/"+camp, map[string]any{"status": "active"}).Expect(http.StatusOK)
+	s.Env.ProcessCampaign(camp)
+	enrolled := hook.waitFor(events.ParticipantEnrolled, 2)
+	leaver := byData(t, enrolled, "contact_id", s.acme[0])
+	expectData(t, leaver, map[string]any{"participant_id": "*", "campaign_id": camp, "contact_id": s.acme[0],
+		"status": "active", "reason": nil, "occurred_at": "*"})
+	s.Key.Patch("/api/v1/contacts/"+s.acme[0], map[string]any{"company": "Initech"}).Expect(http.StatusOK)
+	s.Env.Clock.Advance(3 * 24 * time.Hour)
+	s.Env.ProcessCampaign(camp)
+	expectData(t, hook.waitFor(events.ParticipantRemoved, 1)[0], map[string]any{"participant_id": leaver.Data["participant_id"],
+		"campaign_id": camp, "contact_id": s.acme[0], "status": "removed", "reason": "left_segment", "occurred_at": "*"})
+}
