@@ -104,15 +104,8 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
-		team, wanted, err := s.wanted(ctx, tx, bookID)
+		res, err := s.apply(ctx, tx, bookID, batch.events, now)
 		if err != nil {
-			return err
-		}
-		res, err := applyEvents(ctx, tx, bookID, batch.events, now, len(wanted) > 0)
-		if err != nil {
-			return err
-		}
-		if err := s.emit(ctx, tx, team, bookID, batch.events, res.fresh, wanted, now); err != nil {
 			return err
 		}
 		out.Applied = res.applied

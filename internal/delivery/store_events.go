@@ -29,6 +29,21 @@ var eventOfKind = map[string]string{
 var heardTypes = []string{events.EmailDelivered, events.EmailOpened, events.EmailClicked, events.EmailBounced,
 	events.EmailComplained, events.ContactUnsubscribed}
 
+// apply records a batch's events (applyEvents) and writes the webhook
+// events of what it applied, in tx: every provider's feedback goes
+// through here.
+func (s *Service) apply(ctx context.Context, tx postgres.DB, bookID uuid.UUID, evs []event, now time.Time) (applied, error) {
+	team, wanted, err := s.wanted(ctx, tx, bookID)
+	if err != nil {
+		return applied{}, err
+	}
+	res, err := applyEvents(ctx, tx, bookID, evs, now, len(wanted) > 0)
+	if err != nil {
+		return applied{}, err
+	}
+	return res, s.emit(ctx, tx, team, bookID, evs, res.fresh, wanted, now)
+}
+
 // wanted returns the book's team and which of heardTypes an active
 // webhook of it subscribes to: asked once per batch, in its transaction.
 func (s *Service) wanted(ctx context.Context, db postgres.DB, bookID uuid.UUID) (uuid.UUID, map[string]bool, error) {
