@@ -53,20 +53,21 @@ var Owners = map[string]string{
 	"contact_tombstones":    "contacts",
 	"contact_sync_horizons": "contacts",
 
-	"campaigns":                  "campaigns",
-	"campaign_steps":             "campaigns",
-	"campaign_participants":      "campaigns",
-	"campaign_step_completions":  "campaigns",
-	"campaign_claims":            "campaigns",
-	"campaign_images":            "campaigns",
-	"email_templates":            "campaigns",
-	"email_settings":             "campaigns",
-	"interactions":               "campaigns",
-	"campaign_email_sends":       "campaigns", // view
-	"campaign_participations":    "campaigns", // view
-	"campaign_email_recipients":  "campaigns", // view
-	"campaign_email_messages":    "campaigns",
-	"campaign_email_message_ids": "campaigns", // view
+	"campaigns":                    "campaigns",
+	"campaign_steps":               "campaigns",
+	"campaign_participants":        "campaigns",
+	"campaign_step_completions":    "campaigns",
+	"campaign_claims":              "campaigns",
+	"campaign_images":              "campaigns",
+	"email_templates":              "campaigns",
+	"email_settings":               "campaigns",
+	"interactions":                 "campaigns",
+	"campaign_email_sends":         "campaigns", // view
+	"campaign_participations":      "campaigns", // view
+	"campaign_email_recipients":    "campaigns", // view
+	"campaign_email_messages":      "campaigns",
+	"campaign_email_message_ids":   "campaigns", // view
+	"campaign_active_participants": "campaigns", // view
 
 	"delivery_events":        "delivery",
 	"email_deliveries":       "delivery",

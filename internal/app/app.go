@@ -204,10 +204,12 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 		HTTPClient: webhooks.OutboundClient(webhooks.Outbound{AllowInsecure: cfg.WebhookAllowInsecure, Timeout: 15 * time.Second}), Log: log,
 	})
 	a.Books = books.NewService(db, a.Outbox, now)
-	a.Contacts = contacts.NewService(contacts.Deps{DB: db, Books: a.Books, Outbox: a.Outbox, Marks: suppression.New(now), Now: now})
+	a.Contacts = contacts.NewService(contacts.Deps{DB: db, Books: a.Books, Outbox: a.Outbox, Marks: suppression.New(now).WithOutbox(a.Outbox), Now: now})
 	a.Segments = segments.NewService(segments.Deps{DB: db, Books: a.Books, Campaigns: campaigns.Catalog{}, Now: now})
 	a.Billing = newBilling(cfg, db, a.Accounts, now, log)
-	a.Delivery = delivery.NewService(db, campaigns.Feedback{}, transactional.Feedback{}, now)
+	a.Delivery = delivery.NewService(delivery.Deps{
+		DB: db, Campaigns: campaigns.NewFeedback(a.Outbox), Transactional: transactional.Feedback{}, Outbox: a.Outbox, Now: now,
+	})
 	snsRoots, err := mailRoots(cfg.MailCAFile)
 	if err != nil {
 		a.Close()
@@ -218,7 +220,7 @@ func Build(ctx context.Context, cfg config.Config, log *slog.Logger, opts Option
 	a.SESFeedback = delivery.NewSESFeedback(a.Delivery, delivery.SNSConfig{
 		CertHosts: cfg.SNSCertHosts, HTTP: &http.Client{Transport: snsTransport, Timeout: 10 * time.Second},
 	})
-	a.Suppressions = suppression.NewService(db, suppression.New(now))
+	a.Suppressions = suppression.NewService(db, suppression.New(now).WithOutbox(a.Outbox))
 	a.Audit = audit.NewService(db)
 	a.Idempotency = idempotency.New(db, now)
 	a.KeyLimits = ratelimit.NewPerKey(db, cfg.APIKeyRateLimit, now, log)

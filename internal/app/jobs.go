@@ -59,6 +59,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 		Queue:             queue,
 		Schedule:          a.Config.CampaignSchedule,
 		Segments:          a.Segments,
+		Outbox:            a.Outbox,
 	}
 	a.CampaignRunner = campaigns.NewRunner(d)
 	a.Campaigns = campaigns.NewService(d)
@@ -71,7 +72,7 @@ func (a *App) wireJobs(now func() time.Time) error {
 	a.Workers = append(a.Workers, txRunner)
 	a.Transfer = transfer.NewService(transfer.Deps{DB: a.DB, Contacts: a.Contacts, Queue: queue, Now: now, Log: a.Log})
 	a.Forms = forms.NewService(forms.Deps{
-		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now),
+		DB: a.DB, Books: a.Books, Contacts: a.Contacts, Senders: a.CampaignRunner, Suppressor: suppression.New(now).WithOutbox(a.Outbox),
 		Mail: mail, Queue: queue, PublicBaseURL: a.Config.PublicBaseURL, Now: now, Log: a.Log,
 	})
 	a.Rights = forms.NewRights(a.Forms, a.Campaigns, a.Delivery)

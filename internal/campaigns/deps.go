@@ -13,6 +13,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/segments"
@@ -52,6 +53,9 @@ type Deps struct {
 	Schedule string
 	// Segments compiles the segments that enrollments and audiences name.
 	Segments *segments.Service
+	// Outbox takes the webhook events of participants, emails and
+	// unsubscribes; nil writes none.
+	Outbox *events.Outbox
 }
 
 // Queue enqueues a job on its own or in the caller's transaction (the
@@ -92,6 +96,6 @@ func newShared(d Deps) shared {
 	return shared{
 		db: d.DB, accounts: d.Accounts, sender: d.Sender, mail: d.Mail, now: d.Now, log: d.Log, allowInsecure: d.AllowInsecureMail,
 		keys: auth.NewSecretBox(d.SettingsKey), links: links{base: strings.TrimRight(d.PublicBaseURL, "/")},
-		segments: d.Segments,
+		segments: d.Segments, st: store{outbox: d.Outbox},
 	}
 }

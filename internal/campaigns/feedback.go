@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -15,6 +16,10 @@ import (
 // interface and internal/app hands it a Feedback. It needs nothing but
 // the database it is given.
 type Feedback struct{ st store }
+
+// NewFeedback returns the Feedback whose changes write their webhook
+// events to outbox.
+func NewFeedback(outbox *events.Outbox) Feedback { return Feedback{st: store{outbox: outbox}} }
 
 // WebhookKey is the book's key that verifies signed provider events; ok
 // is false for an unknown book, key "" when none is configured.

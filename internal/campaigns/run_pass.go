@@ -103,6 +103,7 @@ func (c *counters) result() RunResult {
 // pass is one pass over one campaign.
 type pass struct {
 	campaign    Campaign
+	teamID      uuid.UUID // the campaign's team, whose webhooks hear of it
 	book        mergeBook
 	settings    storedSettings
 	configured  bool
@@ -199,7 +200,7 @@ func (rn *Runner) processCampaign(ctx context.Context, campaignID uuid.UUID, t *
 	if err != nil {
 		return RunResult{}, err
 	}
-	p := &pass{campaign: c, turn: t, started: rn.now()}
+	p := &pass{campaign: c, teamID: teamID, turn: t, started: rn.now()}
 	rn.enrollAudience(ctx, p)
 	if p.book, err = rn.st.mergeBook(ctx, rn.db, c.BookID); err != nil {
 		return RunResult{}, err

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailmerge"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -374,7 +375,7 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 		}
 	}
 	rn.record(bg, p, st, recordParams{ClaimID: ch.claimID, Outcomes: outcomes,
-		PerRecipientIDs: p.settings.prov.Provider != ProviderSendGrid})
+		PerRecipientIDs: p.settings.prov.Provider != ProviderSendGrid}, ch.rows)
 	if len(refused) > 0 {
 		rn.suppressRefused(bg, p, refused)
 	}
@@ -424,7 +425,7 @@ func deliverableAddress(a string) bool {
 // record writes a chunk's outcomes, retrying a failing database a few
 // times: the emails are out, and an unrecorded claim would be reaped as
 // "delivery outcome unknown" instead of its real result.
-func (rn *Runner) record(ctx context.Context, p *pass, st Step, rp recordParams) {
+func (rn *Runner) record(ctx context.Context, p *pass, st Step, rp recordParams, rows []claimedRow) {
 	rp.ActiveSteps, rp.StepID, rp.CampaignID = p.activeSteps, st.ID, p.campaign.ID
 	var err error
 	for attempt := range 5 {
@@ -434,12 +435,35 @@ func (rn *Runner) record(ctx context.Context, p *pass, st Step, rp recordParams)
 		rp.Now = rn.now()
 		rp.RetryAt = rp.Now.Add(rn.opts.RetryAfter)
 		var done int
-		if done, err = rn.st.recordOutcomes(ctx, rn.db, rp); err == nil {
+		if done, err = rn.recordWithEvents(ctx, p, rp, rows); err == nil {
 			rn.count(p, rp.Outcomes, done)
 			return
 		}
 	}
 	rn.log.Error("record campaign outcomes", "campaign_id", p.campaign.ID, "step_id", st.ID, "claim_id", rp.ClaimID, "err", err)
+}
+
+// recordWithEvents records a claim's outcomes and, when an active webhook
+// of the team subscribes to email.sent, email.failed or
+// participant.completed, their events in the same transaction. Which
+// types are wanted is asked once per claimed chunk: with no subscriber
+// the record is what it was, plus that one question.
+func (rn *Runner) recordWithEvents(ctx context.Context, p *pass, rp recordParams, rows []claimedRow) (int, error) {
+	if rn.st.outbox == nil {
+		return rn.st.recordOutcomes(ctx, rn.db, rp)
+	}
+	var done int
+	err := postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
+		wanted, err := rn.st.outbox.WantedOf(ctx, tx, p.teamID, events.EmailSent, events.EmailFailed, events.ParticipantCompleted)
+		if err != nil {
+			return err
+		}
+		if done, err = rn.st.recordOutcomes(ctx, tx, rp); err != nil || len(wanted) == 0 {
+			return err
+		}
+		return rn.st.emitRecorded(ctx, tx, p.teamID, p.campaign.BookID, rp, rows, wanted)
+	})
+	return done, err
 }
 
 func (rn *Runner) count(p *pass, outs []outcome, completed int) {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -62,15 +63,22 @@ func (rn *Runner) processTrigger(ctx context.Context, p *pass, st Step, base cla
 				}
 			}
 			if len(enroll) > 0 {
-				if err := rn.st.enrollTriggered(ctx, tx, *st.TriggerCampaignID, enroll, cp.Now); err != nil {
+				if err := rn.st.enrollTriggered(ctx, tx, p.campaign.BookID, *st.TriggerCampaignID, enroll, cp.Now); err != nil {
 					return err
 				}
 			}
-			completed, err = rn.st.recordOutcomes(ctx, tx, recordParams{
+			rp := recordParams{
 				ClaimID: cp.ClaimID, Outcomes: outs, Now: cp.Now, RetryAt: cp.Now, ActiveSteps: p.activeSteps,
 				StepID: st.ID, CampaignID: p.campaign.ID,
-			})
-			return err
+			}
+			if completed, err = rn.st.recordOutcomes(ctx, tx, rp); err != nil {
+				return err
+			}
+			// A trigger step sends no email: only completions are heard of.
+			if _, want, err := rn.st.wanted(ctx, tx, p.campaign.BookID, events.ParticipantCompleted); err != nil || !want {
+				return err
+			}
+			return rn.st.emitRecorded(ctx, tx, p.teamID, p.campaign.BookID, rp, rows, map[string]bool{events.ParticipantCompleted: true})
 		})
 		p.turn.giveBack(limit - claimed)
 		if err != nil {

@@ -477,11 +477,11 @@ func (store) reapExpired(ctx context.Context, db postgres.DB, campaignID uuid.UU
 // completeParticipants marks every active participant completed whose
 // active steps all have a completion record. A campaign without active
 // steps completes nobody: steps added later still reach its participants.
-func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignID uuid.UUID, activeSteps []uuid.UUID, now time.Time) (int64, error) {
+func (st store) completeParticipants(ctx context.Context, db postgres.DB, campaignID uuid.UUID, activeSteps []uuid.UUID, now time.Time) (int64, error) {
 	if len(activeSteps) == 0 {
 		return 0, nil
 	}
-	tag, err := db.Exec(ctx, `
+	return st.completeWith(ctx, db, campaignID, now, `
 		UPDATE campaign_participants p SET status = 'completed', completed_at = $3
 		WHERE p.campaign_id = $1 AND p.status = 'active'
 		  -- A held participant waits for a step: not complete, and not read
@@ -495,13 +495,12 @@ func (store) completeParticipants(ctx context.Context, db postgres.DB, campaignI
 		// the others and, with statistics of a book's first campaign,
 		// scanned every campaign's participants.
 		postgres.PlanEachTime, campaignID, activeSteps, now)
-	return tag.RowsAffected(), err
 }
 
 // enrollTriggered enrolls contacts into a trigger step's target campaign;
 // suppressed contacts and existing participants are left out.
-func (store) enrollTriggered(ctx context.Context, db postgres.DB, targetID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
-	_, err := db.Exec(ctx, `
+func (st store) enrollTriggered(ctx context.Context, db postgres.DB, bookID, targetID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
+	_, err := st.enrollWith(ctx, db, bookID, now, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at)
 		SELECT $1, ct.id, $3 FROM contact_records ct
 		WHERE ct.id = ANY($2::uuid[]) AND NOT `+suppression.ContactSuppressed+`

@@ -253,7 +253,7 @@ func TestSendPlansAfterACompletedCampaign(t *testing.T) {
 	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
 		target, _ := f.campaign("target " + string(mode))
 		plan := f.run(mode, "INSERT INTO campaign_participants", func(db postgres.DB) error {
-			return store{}.enrollTriggered(f.ctx, db, target, ids[:planBatch], time.Now())
+			return store{}.enrollTriggered(f.ctx, db, f.book, target, ids[:planBatch], time.Now())
 		})
 		plan.AssertReadsAtMost(t, "a trigger's enrollment ("+string(mode)+")", perBatchRow*planBatch)
 	}

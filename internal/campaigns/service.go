@@ -27,7 +27,7 @@ type Service struct {
 // NewService wires the service.
 func NewService(d Deps) *Service {
 	sh := newShared(d)
-	return &Service{shared: sh, queue: d.Queue, suppressor: suppression.New(sh.now)}
+	return &Service{shared: sh, queue: d.Queue, suppressor: suppression.New(sh.now).WithOutbox(d.Outbox)}
 }
 
 // ErrAddonRequired answers campaign requests of teams without the add-on.
@@ -421,7 +421,9 @@ func (s *Service) RemoveParticipant(ctx context.Context, sc access.Scope, campai
 	if _, err := s.campaignFor(ctx, sc, campaignID, auth.RoleMember); err != nil {
 		return err
 	}
-	return s.st.removeParticipant(ctx, s.db, campaignID, participantID, s.now())
+	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		return s.st.removeParticipant(ctx, tx, campaignID, participantID, s.now())
+	})
 }
 
 // History lists a participant's completion records in step order.

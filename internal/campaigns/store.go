@@ -9,12 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // store is the campaigns SQL.
-type store struct{}
+// store holds the package's SQL. outbox, when set, takes the events of
+// the changes it makes (store_events.go).
+type store struct{ outbox *events.Outbox }
 
 // SQL expressions over a contacts row aliased ct: the display name (names,
 // else company) and the address emails go to (the primary one, else the
@@ -300,26 +303,24 @@ func (store) reorderSteps(ctx context.Context, db postgres.DB, campaignID uuid.U
 // Rows go in contact order (and participant ids are time-ordered, see
 // migration 00045), so the indexes are written page by page rather than
 // at random: the enrollment of a large audience is mostly index upkeep.
-func (store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
-	tag, err := db.Exec(ctx, `
+func (st store) enrollContacts(ctx context.Context, db postgres.DB, campaignID, bookID uuid.UUID, ids []uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
+	return st.enrollWith(ctx, db, bookID, now, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contact_records ct
 		WHERE ct.id = ANY($3::uuid[]) AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, postgres.PlanEachTime, campaignID, bookID, ids, now, by)
-	return tag.RowsAffected(), err
 }
 
-func (store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
-	tag, err := db.Exec(ctx, `
+func (st store) enrollLabel(ctx context.Context, db postgres.DB, campaignID, bookID, labelID uuid.UUID, now time.Time, by *uuid.UUID) (int64, error) {
+	return st.enrollWith(ctx, db, bookID, now, `
 		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at, enrolled_by)
 		SELECT $1, ct.id, $4, $5 FROM contact_label_members cl JOIN contact_records ct ON ct.id = cl.contact_id
 		WHERE cl.label_id = $3 AND ct.book_id = $2 AND NOT `+suppression.ContactSuppressed+`
 		ORDER BY ct.id
 		FOR KEY SHARE OF ct
 		ON CONFLICT (campaign_id, contact_id) DO NOTHING`, campaignID, bookID, labelID, now, by)
-	return tag.RowsAffected(), err
 }
 
 const participantColumns = `p.id, p.campaign_id, p.contact_id, p.status, p.enrolled_at, p.enrolled_by, p.completed_at, ` +
@@ -351,22 +352,33 @@ func (store) participantStatus(ctx context.Context, db postgres.DB, campaignID, 
 	return status, notFound(err, errParticipantMissing)
 }
 
-func (store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID, now time.Time) error {
+func (st store) removeParticipant(ctx context.Context, db postgres.DB, campaignID, id uuid.UUID, now time.Time) error {
 	var found bool
+	var removed *uuid.UUID // the contact, when this call removed it
+	var bookID uuid.UUID
 	err := db.QueryRow(ctx, `
 		WITH upd AS (
 			UPDATE campaign_participants SET status = 'removed', removed_at = $3
-			WHERE campaign_id = $1 AND id = $2 AND status <> 'removed' RETURNING 1
+			WHERE campaign_id = $1 AND id = $2 AND status <> 'removed' RETURNING contact_id
 		)
-		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM campaign_participants WHERE campaign_id = $1 AND id = $2)`,
-		campaignID, id, now).Scan(&found)
+		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM campaign_participants WHERE campaign_id = $1 AND id = $2),
+		       (SELECT contact_id FROM upd), (SELECT book_id FROM campaigns WHERE id = $1)`,
+		campaignID, id, now).Scan(&found, &removed, &bookID)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return errParticipantMissing
 	}
-	return nil
+	if removed == nil {
+		return nil // removed before: nothing happened now
+	}
+	team, want, err := st.wanted(ctx, db, bookID, events.ParticipantRemoved)
+	if err != nil || !want {
+		return err
+	}
+	return st.emitParticipants(ctx, db, team, bookID, events.ParticipantRemoved, ParticipantRemoved, events.RemovedAPI,
+		[]participantRef{{ID: id, CampaignID: campaignID, ContactID: *removed}}, now)
 }
 
 func (store) history(ctx context.Context, db postgres.DB, campaignID, participantID uuid.UUID) ([]HistoryItem, error) {

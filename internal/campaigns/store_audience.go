@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/segments"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -64,13 +65,17 @@ func (store) newcomers(ctx context.Context, db postgres.DB, campaignID, bookID u
 // recording the step as failed with detail for each, in one statement.
 // The step row is held (FOR KEY SHARE) as every writer of completions
 // holds it; participants another pass has locked are skipped.
-func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, now time.Time, detail string, p *segments.Predicate) (int64, error) {
+func (st store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, now time.Time, detail string, p *segments.Predicate) (int64, error) {
+	team, bookID, want, err := st.campaignWanted(ctx, db, c.CampaignID, events.ParticipantRemoved)
+	if err != nil {
+		return 0, err
+	}
 	earlier := c.Earlier
 	if earlier == nil {
 		earlier = []uuid.UUID{}
 	}
 	where, args := p.Where("ct", []any{c.CampaignID, c.StepID, c.Cutoff, earlier, now, detail})
-	tag, err := db.Exec(ctx, `
+	n, refs, err := participantsChanged(ctx, db, want, `
 		WITH stp AS (
 			SELECT s.id FROM campaign_steps s JOIN campaigns cp ON cp.id = s.campaign_id
 			WHERE s.id = $2 AND s.campaign_id = $1 AND s.active AND cp.status = 'active'
@@ -91,15 +96,19 @@ func (store) removeLeavers(ctx context.Context, db postgres.DB, c claimParams, n
 		),
 		removed AS (
 			UPDATE campaign_participants p SET status = 'removed', removed_at = $5
-			FROM leaving l WHERE p.id = l.id RETURNING p.id
+			FROM leaving l WHERE p.id = l.id RETURNING p.id, p.contact_id
 		)
 		INSERT INTO campaign_step_completions AS t (step_id, participant_id, campaign_id, result, result_detail, completed_at)
 		SELECT $2, id, $1, 'failed', $6, $5 FROM removed
 		ON CONFLICT (step_id, participant_id) DO UPDATE
 			SET result = 'failed', result_detail = EXCLUDED.result_detail, completed_at = EXCLUDED.completed_at, retry_at = NULL
 			WHERE t.result IS NULL AND t.lease_until IS NULL`,
+		`RETURNING t.participant_id, t.campaign_id, (SELECT r.contact_id FROM removed r WHERE r.id = t.participant_id)`,
 		// Planned for this campaign (docs/send-path-plans.md): a generic
 		// plan cannot tell it from the others.
 		append([]any{postgres.PlanEachTime}, args...)...)
-	return tag.RowsAffected(), err
+	if err != nil {
+		return 0, err
+	}
+	return n, st.emitParticipants(ctx, db, team, bookID, events.ParticipantRemoved, ParticipantRemoved, events.RemovedLeftSegment, refs, now)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -32,8 +33,8 @@ func (store) markEventsReceived(ctx context.Context, db postgres.DB, bookID uuid
 	return err
 }
 
-func (store) removeContactsFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
-	_, err := db.Exec(ctx, `
+func (st store) removeContactsFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error {
+	_, err := st.removeWith(ctx, db, bookID, events.RemovedSuppressed, now, `
 		UPDATE campaign_participants p SET status = 'removed', removed_at = $3
 		FROM campaigns c
 		WHERE c.id = p.campaign_id AND c.book_id = $1

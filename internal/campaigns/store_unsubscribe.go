@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -60,15 +61,14 @@ func (store) campaignNameInBook(ctx context.Context, db postgres.DB, campaignID,
 // removeFromCampaigns ends the contact's active participations in the
 // book's campaigns: in the one campaign named, or in all of them when
 // campaignID is nil. It counts the participations it ended.
-func (store) removeFromCampaigns(ctx context.Context, db postgres.DB, contactID, bookID uuid.UUID, campaignID *uuid.UUID, now time.Time) (int64, error) {
-	tag, err := db.Exec(ctx, `
+func (st store) removeFromCampaigns(ctx context.Context, db postgres.DB, contactID, bookID uuid.UUID, campaignID *uuid.UUID, now time.Time) (int64, error) {
+	return st.removeWith(ctx, db, bookID, events.RemovedUnsubscribed, now, `
 		UPDATE campaign_participants p SET status = 'removed', removed_at = $3
 		FROM campaigns c
 		WHERE c.id = p.campaign_id AND c.book_id = $2
 		  AND p.contact_id = $1 AND p.status = 'active'
 		  AND ($4::uuid IS NULL OR p.campaign_id = $4)`,
 		contactID, bookID, now, campaignID)
-	return tag.RowsAffected(), err
 }
 
 // contactAddresses lists every email address the contact holds,

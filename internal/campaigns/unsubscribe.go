@@ -8,6 +8,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -86,12 +87,22 @@ func (s *Service) UnsubscribeInfo(ctx context.Context, token string) (Unsubscrib
 	}, nil
 }
 
+// UnsubscribeChannel is how an unsubscribe reached the service, as
+// webhooks name it (contact.unsubscribed's source).
+type UnsubscribeChannel string
+
+const (
+	FromPreferencePage UnsubscribeChannel = events.UnsubscribedPreferencePage
+	FromOneClick       UnsubscribeChannel = events.UnsubscribedOneClick
+)
+
 // Unsubscribe carries out a confirmed unsubscribe. scope campaign removes
 // the contact from that campaign of its book; scope all removes it from
 // every campaign of the book and suppresses it, so later enrollments skip
 // it and no campaign email reaches it again. Repeating it changes nothing
-// and answers the same.
-func (s *Service) Unsubscribe(ctx context.Context, token, asked string, campaignID *uuid.UUID) (UnsubscribeResult, error) {
+// and answers the same. in says whether it came from the page or as a mail
+// client's one-click POST: webhooks hear which (source).
+func (s *Service) Unsubscribe(ctx context.Context, token, asked string, campaignID *uuid.UUID, in UnsubscribeChannel) (UnsubscribeResult, error) {
 	scope, err := ParseUnsubscribeScope(asked)
 	if err != nil {
 		return UnsubscribeResult{}, err
@@ -141,7 +152,10 @@ func (s *Service) Unsubscribe(ctx context.Context, token, asked string, campaign
 		if scope == ScopeCampaign {
 			cid = campaignID
 		}
-		return s.st.recordUnsubscribe(ctx, tx, t, scope, cid, now)
+		if err := s.st.recordUnsubscribe(ctx, tx, t, scope, cid, now); err != nil {
+			return err
+		}
+		return s.st.emitUnsubscribed(ctx, tx, t, string(scope), cid, string(in), now)
 	})
 	if err != nil {
 		return UnsubscribeResult{}, err

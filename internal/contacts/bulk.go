@@ -48,7 +48,7 @@ func (s *Service) BulkDelete(ctx context.Context, sc access.Scope, in BulkInput)
 		if err != nil {
 			return err
 		}
-		gone, err := s.st.deleteMany(ctx, tx, b.ID, ids)
+		gone, err := s.deleteContacts(ctx, tx, b.TeamID, b.ID, ids)
 		if err != nil {
 			return err
 		}

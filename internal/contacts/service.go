@@ -37,6 +37,15 @@ type SuppressionMarks interface {
 	QueueRemark(b *pgx.Batch, bookID, contactID uuid.UUID)
 }
 
+// Outbox is where the service writes its events, for the services that
+// work on its contacts (imports) and write events of their own.
+func (s *Service) Outbox() *events.Outbox {
+	if s == nil {
+		return nil
+	}
+	return s.outbox
+}
+
 // Deps are what the service works with.
 type Deps struct {
 	DB postgres.Pool
@@ -290,7 +299,7 @@ func (s *Service) Delete(ctx context.Context, actor *auth.Actor, id uuid.UUID) e
 		return err
 	}
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		gone, err := s.st.deleteMany(ctx, tx, bookID, []uuid.UUID{id})
+		gone, err := s.deleteContacts(ctx, tx, teamID, bookID, []uuid.UUID{id})
 		if err != nil {
 			return err
 		}
@@ -488,6 +497,47 @@ func contactEvent(typ string, teamID uuid.UUID, c Contact) events.Event {
 // deletedData is the payload of contact.deleted.
 type deletedData struct {
 	ID uuid.UUID `json:"id"`
+}
+
+// deleteContacts deletes the book's contacts among ids and returns which
+// went. Their active campaign participations go with them: when a
+// webhook of the team subscribes to participant.removed, each is written
+// as removed with reason contact_deleted (asked once for the batch).
+func (s *Service) deleteContacts(ctx context.Context, tx *postgres.Tx, teamID, bookID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
+	want, err := s.outbox.Wanted(ctx, tx, teamID, events.ParticipantRemoved)
+	if err != nil {
+		return nil, err
+	}
+	var ending []events.ParticipantData
+	if want {
+		rows, _ := tx.Query(ctx, `SELECT id, campaign_id, contact_id FROM campaign_active_participants WHERE contact_id = ANY($1::uuid[])`, ids)
+		var d events.ParticipantData
+		if _, err := pgx.ForEachRow(rows, []any{&d.ParticipantID, &d.CampaignID, &d.ContactID}, func() error {
+			ending = append(ending, d)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	gone, err := s.st.deleteMany(ctx, tx, bookID, ids)
+	if err != nil || len(ending) == 0 {
+		return gone, err
+	}
+	now := s.now().UTC()
+	reason := events.RemovedContactDeleted
+	book := bookID
+	went := make(map[uuid.UUID]bool, len(gone))
+	for _, id := range gone {
+		went[id] = true
+	}
+	evs := make([]events.Event, 0, len(ending))
+	for _, d := range ending {
+		if went[d.ContactID] {
+			d.Status, d.Reason, d.OccurredAt = "removed", &reason, now
+			evs = append(evs, events.Event{Type: events.ParticipantRemoved, TeamID: teamID, BookID: &book, Data: d})
+		}
+	}
+	return gone, s.outbox.Append(ctx, tx, now, evs...)
 }
 
 func deletedEvents(teamID, bookID uuid.UUID, ids []uuid.UUID) []events.Event {

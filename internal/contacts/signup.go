@@ -195,22 +195,57 @@ func (s *Service) SetTopics(ctx context.Context, teamID, bookID, contactID uuid.
 			}
 		}
 		now := s.now().UTC()
-		tag, err := tx.Exec(ctx, `
+		rows, _ := tx.Query(ctx, `
 			INSERT INTO contact_labels (contact_id, label_id, created_at)
-			SELECT $1, l, $3 FROM unnest($2::uuid[]) AS l ON CONFLICT DO NOTHING`, contactID, add, now)
+			SELECT $1, l, $3 FROM unnest($2::uuid[]) AS l ON CONFLICT DO NOTHING RETURNING label_id`, contactID, add, now)
+		added, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
 			return err
 		}
-		changed := tag.RowsAffected()
-		tag, err = tx.Exec(ctx, `DELETE FROM contact_labels WHERE contact_id = $1 AND label_id = ANY($2::uuid[])`, contactID, remove)
+		rows, _ = tx.Query(ctx, `DELETE FROM contact_labels WHERE contact_id = $1 AND label_id = ANY($2::uuid[]) RETURNING label_id`, contactID, remove)
+		removed, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
 			return err
 		}
-		if changed+tag.RowsAffected() == 0 {
+		if len(added)+len(removed) == 0 {
 			return nil
+		}
+		if err := s.emitTopics(ctx, tx, teamID, bookID, contactID, added, removed, now); err != nil {
+			return err
 		}
 		return s.emitWhole(ctx, tx, events.ContactUpdated, teamID, bookID, []uuid.UUID{contactID}, now)
 	})
+}
+
+// emitTopics writes, when wanted, contact.subscribed for the topics turned
+// on (one event naming them all) and contact.unsubscribed of scope topic
+// for each topic turned off, from the preference page.
+func (s *Service) emitTopics(ctx context.Context, tx *postgres.Tx, teamID, bookID, contactID uuid.UUID, added, removed []uuid.UUID, now time.Time) error {
+	wanted, err := s.outbox.WantedOf(ctx, tx, teamID, events.ContactSubscribed, events.ContactUnsubscribed)
+	if err != nil || len(wanted) == 0 {
+		return err
+	}
+	address, err := s.st.primaryAddress(ctx, tx, contactID)
+	if err != nil {
+		return err
+	}
+	book := bookID
+	var evs []events.Event
+	if len(added) > 0 && wanted[events.ContactSubscribed] {
+		evs = append(evs, events.Event{Type: events.ContactSubscribed, TeamID: teamID, BookID: &book, Data: events.SubscribedData{
+			ContactID: contactID, Address: address, LabelIDs: added, Source: events.SubscribedPreferencePage, OccurredAt: now,
+			// FormID and ConsentID stay null: no form, no consent record.
+		}})
+	}
+	if wanted[events.ContactUnsubscribed] {
+		for _, id := range removed {
+			evs = append(evs, events.Event{Type: events.ContactUnsubscribed, TeamID: teamID, BookID: &book, Data: events.UnsubscribedData{
+				ContactID: contactID, Address: address, Scope: events.ScopeTopic, LabelID: &id,
+				Source: events.UnsubscribedPreferencePage, OccurredAt: now,
+			}})
+		}
+	}
+	return s.outbox.Append(ctx, tx, now, evs...)
 }
 
 // LabelIDsOf returns the ids of the labels the contact carries.
@@ -235,7 +270,7 @@ func (s *Service) Erase(ctx context.Context, tx *postgres.Tx, teamID, bookID, co
 	if err != nil {
 		return nil, err
 	}
-	gone, err := s.st.deleteMany(ctx, tx, bookID, []uuid.UUID{contactID})
+	gone, err := s.deleteContacts(ctx, tx, teamID, bookID, []uuid.UUID{contactID})
 	if err != nil {
 		return nil, err
 	}

@@ -494,3 +494,17 @@ func Owner(ctx context.Context, db postgres.DB, contactID uuid.UUID) (bookID, te
 	}
 	return bookID, teamID, err == nil, err
 }
+
+// primaryAddress is the contact's primary email address as written ("" for
+// none): the first address, or the one marked primary among several.
+func (store) primaryAddress(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
+	var a string
+	err := db.QueryRow(ctx, `
+		SELECT COALESCE(CASE WHEN jsonb_array_length(ct.emails) < 2 THEN ct.emails -> 0 ->> 'address'
+		       ELSE COALESCE(jsonb_path_query_first(ct.emails, '$[*] ? (@.primary == true).address') #>> '{}', ct.emails -> 0 ->> 'address') END, '')
+		FROM contacts ct WHERE ct.id = $1`, id).Scan(&a)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return a, err
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -21,6 +22,7 @@ type Service struct {
 	sp            suppression.Suppressor
 	campaigns     Campaigns
 	transactional Transactional
+	outbox        *events.Outbox
 	now           func() time.Time
 }
 
@@ -65,13 +67,24 @@ type Campaigns interface {
 	RemoveFromCampaigns(ctx context.Context, db postgres.DB, bookID uuid.UUID, contactIDs []uuid.UUID, now time.Time) error
 }
 
-// NewService returns the delivery feedback service on the clock now
-// (nil: time.Now), asking campaigns and transactional what concerns them.
-func NewService(db postgres.Pool, campaigns Campaigns, transactional Transactional, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the delivery feedback service works with.
+type Deps struct {
+	DB            postgres.Pool
+	Campaigns     Campaigns
+	Transactional Transactional
+	Outbox        *events.Outbox
+	Now           func() time.Time
+}
+
+// NewService returns the delivery feedback service on the clock Now
+// (nil: time.Now), asking campaigns and transactional what concerns them and
+// writing the webhook events of what it applies to the outbox (nil: none).
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	return &Service{db: db, sp: suppression.New(now), campaigns: campaigns, transactional: transactional, now: now}
+	return &Service{db: d.DB, sp: suppression.New(d.Now).WithOutbox(d.Outbox), campaigns: d.Campaigns,
+		transactional: d.Transactional, outbox: d.Outbox, now: d.Now}
 }
 
 // IngestResult is the answer to a batch: items received, events applied,
@@ -144,7 +157,7 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 		var res applied
 		if len(campaignEvents) > 0 {
 			var err error
-			if res, err = applyEvents(ctx, tx, bookID, campaignEvents, now); err != nil {
+			if res, err = s.apply(ctx, tx, bookID, campaignEvents, now); err != nil {
 				return err
 			}
 		}

@@ -415,7 +415,7 @@ func (s *Service) applyByMessageID(ctx context.Context, bookID uuid.UUID, evs []
 		if len(matched) == 0 {
 			return nil
 		}
-		res, err := applyEvents(ctx, tx, bookID, matched, now)
+		res, err := s.apply(ctx, tx, bookID, matched, now)
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ func lockBook(ctx context.Context, db postgres.DB, bookID uuid.UUID) error {
 type applied struct {
 	matched    int
 	applied    int
+	fresh      []string // sg_event_id of each event recorded now, when asked for
 	suppress   []suppressWish
 	contactIDs []uuid.UUID // contacts to remove from the book's campaigns
 }
@@ -38,7 +39,7 @@ type suppressWish struct {
 // recorded before, then in the same statement moves each email's delivery
 // state, stamps its first engagement of each kind and adds those firsts
 // to the step's and the book's daily counters.
-func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []event, now time.Time) (applied, error) {
+func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []event, now time.Time, wantFresh bool) (applied, error) {
 	n := len(evs)
 	ids, kinds, details := make([]string, n), make([]string, n), make([]string, n)
 	campaigns, steps, participants := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
@@ -141,9 +142,10 @@ func applyEvents(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []ev
 			SELECT sg_event_id, contact_id FROM ins WHERE kind IN ('bounced', 'dropped', 'complained', 'unsubscribed')
 		)
 		SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins),
-		       ARRAY(SELECT sg_event_id FROM wishes), ARRAY(SELECT contact_id FROM wishes)`,
-		bookID, ids, kinds, campaigns, steps, participants, details, ats, now,
-	).Scan(&out.matched, &out.applied, &wishIDs, &wishContacts)
+		       ARRAY(SELECT sg_event_id FROM wishes), ARRAY(SELECT contact_id FROM wishes),
+		       CASE WHEN $10 THEN ARRAY(SELECT sg_event_id FROM ins) END`,
+		bookID, ids, kinds, campaigns, steps, participants, details, ats, now, wantFresh,
+	).Scan(&out.matched, &out.applied, &wishIDs, &wishContacts, &out.fresh)
 	if err != nil {
 		return applied{}, err
 	}

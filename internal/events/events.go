@@ -36,13 +36,14 @@ const (
 const WebhookTest = "webhook.test"
 
 // whenWanted are the event types written only when a webhook of the team
-// subscribes to them (Outbox.Wanted): contact changes come by the
-// thousand, and their bodies were most of the cost of a bulk change. The
-// others are rare and always written.
-var whenWanted = []string{ContactCreated, ContactUpdated, ContactDeleted}
+// subscribes to them (Outbox.Wanted): contact changes and emails come by
+// the thousand, and their bodies were most of the cost of a bulk change.
+// The others are rare and always written.
+var whenWanted = typeNames(func(t TypeInfo) bool { return t.WhenWanted })
 
-// Types lists every event type, in the order the docs show them.
-var Types = []string{ContactCreated, ContactUpdated, ContactDeleted, MemberJoined, MemberRemoved, BookCreated, BookDeleted}
+// Types lists every event type, in the order the docs show them (the
+// catalogue's).
+var Types = typeNames(func(TypeInfo) bool { return true })
 
 // DeliveredTypes lists the type of every event a webhook may receive: the
 // subscribable ones and the test send's.
@@ -141,6 +142,38 @@ func (o *Outbox) Wanted(ctx context.Context, db postgres.DB, teamID uuid.UUID, t
 	var yes bool
 	err := db.QueryRow(ctx, `SELECT events_wanted($1, $2)`, teamID, typ).Scan(&yes)
 	return yes, err
+}
+
+// WantedOf reports, in one statement, which of the event types an active
+// webhook of the team subscribes to, seen from db as Wanted does. A
+// change that may emit several types (a chunk of campaign emails: sent
+// or failed, a participant completed) asks once for all of them.
+func (o *Outbox) WantedOf(ctx context.Context, db postgres.DB, teamID uuid.UUID, types ...string) (map[string]bool, error) {
+	out := make(map[string]bool, len(types))
+	rows, _ := db.Query(ctx, `SELECT t FROM unnest($2::text[]) AS t WHERE events_wanted($1, t)`, teamID, types)
+	var t string
+	_, err := pgx.ForEachRow(rows, []any{&t}, func() error {
+		out[t] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events wanted: %w", err)
+	}
+	return out, nil
+}
+
+// AppendIn is Append for a change whose caller holds a postgres.DB: in a
+// *postgres.Tx it wakes the dispatcher after the commit; in anything else
+// (a test's connection) the dispatcher's poll finds the events.
+func (o *Outbox) AppendIn(ctx context.Context, db postgres.DB, now time.Time, evs ...Event) error {
+	if o == nil || len(evs) == 0 {
+		return nil
+	}
+	if tx, ok := db.(*postgres.Tx); ok {
+		return o.Append(ctx, tx, now, evs...)
+	}
+	_, err := Append(ctx, db, now, evs...)
+	return err
 }
 
 // Queue adds to b the statement that appends evs (at most fewEvents;

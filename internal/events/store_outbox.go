@@ -37,3 +37,11 @@ func PruneSQL(batch, cutoff, held string) string {
 				  AND NOT ` + held + `
 				RETURNING 1`
 }
+
+// WantedSQL is the SQL test, for a statement of another package that
+// reads a book's team with it, of whether an active webhook of the team
+// teamExpr subscribes to the event type typeExpr: what Outbox.Wanted asks,
+// with the same ordering against webhooks being created.
+func WantedSQL(teamExpr, typeExpr string) string {
+	return `events_wanted(` + teamExpr + `, ` + typeExpr + `)`
+}

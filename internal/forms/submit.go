@@ -16,6 +16,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -351,10 +352,33 @@ func (s *Service) apply(ctx context.Context, tx *postgres.Tx, f Form, h held, me
 		}
 	}
 	formID := f.ID
-	return s.st.insertConsent(ctx, tx, f.BookID, Consent{
+	consent := Consent{
 		ID: uuid.New(), ContactID: contactID, FormID: &formID, Method: method, Text: h.ConsentText,
 		IP: h.IP, UserAgent: h.UserAgent, SubmittedAt: h.SubmittedAt, ConfirmedAt: s.d.Now().UTC().Truncate(time.Microsecond),
-	})
+	}
+	if err := s.st.insertConsent(ctx, tx, f.BookID, consent); err != nil {
+		return err
+	}
+	return s.emitSubscribed(ctx, tx, b.TeamID, f.BookID, contactID, h.Email, labels, consent)
+}
+
+// emitSubscribed writes contact.subscribed for a sign-up (a single opt-in
+// post, a confirmed double opt-in), when wanted.
+func (s *Service) emitSubscribed(ctx context.Context, tx *postgres.Tx, teamID, bookID, contactID uuid.UUID, address string, labels []uuid.UUID, c Consent) error {
+	outbox := s.d.Contacts.Outbox()
+	if outbox == nil {
+		return nil
+	}
+	if want, err := outbox.Wanted(ctx, tx, teamID, events.ContactSubscribed); err != nil || !want {
+		return err
+	}
+	if labels == nil {
+		labels = []uuid.UUID{}
+	}
+	book, consentID := bookID, c.ID
+	return outbox.Append(ctx, tx, c.ConfirmedAt, events.Event{Type: events.ContactSubscribed, TeamID: teamID, BookID: &book,
+		Data: events.SubscribedData{ContactID: contactID, Address: address, FormID: c.FormID, LabelIDs: labels,
+			ConsentID: &consentID, Source: events.SubscribedForm, OccurredAt: c.ConfirmedAt}})
 }
 
 // ConfirmPage is what the confirmation page shows before the button.

@@ -167,6 +167,7 @@ func (s *Server) internalRoutes(r chi.Router) {
 	r.Post("/auth/2fa/enable", s.h(s.enableTwoFactor))
 	r.Post("/auth/2fa/disable", s.h(s.disableTwoFactor))
 	r.Get("/auth/sessions", s.h(s.listSessions))
+	r.Get("/webhook-event-types", s.h(s.webhookEventTypes))
 	r.Delete("/auth/sessions/{id}", s.h(s.endSessionByID))
 	r.Get("/auth/app-passwords", s.h(s.listAppPasswords))
 	r.Post("/auth/app-passwords", s.h(s.createAppPassword))

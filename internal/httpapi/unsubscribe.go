@@ -62,7 +62,11 @@ func (s *Server) unsubscribeConfirm(w http.ResponseWriter, r *http.Request, _ ac
 	in, err := readUnsubscribeForm(w, r)
 	if err == nil {
 		var res campaigns.UnsubscribeResult
-		res, err = s.campaigns.Unsubscribe(r.Context(), in.Token, in.Scope, in.CampaignID)
+		channel := campaigns.FromPreferencePage
+		if in.OneClick {
+			channel = campaigns.FromOneClick
+		}
+		res, err = s.campaigns.Unsubscribe(r.Context(), in.Token, in.Scope, in.CampaignID, channel)
 		if err == nil {
 			if asJSON {
 				return data(w, http.StatusOK, map[string]string{"message": res.Message, "scope": string(res.Scope)})
@@ -85,6 +89,8 @@ type unsubscribeInput struct {
 	Token      string     `json:"token"`
 	Scope      string     `json:"scope"`
 	CampaignID *uuid.UUID `json:"campaign_id"`
+	// OneClick: a mail client's RFC 8058 POST (List-Unsubscribe=One-Click).
+	OneClick bool `json:"-"`
 }
 
 // readUnsubscribeForm reads token, scope and campaign_id from a form body
@@ -118,6 +124,7 @@ func readUnsubscribeForm(w http.ResponseWriter, r *http.Request) (unsubscribeInp
 		return in, err
 	}
 	in.Token = strings.TrimSpace(r.FormValue("token"))
+	in.OneClick = r.PostFormValue("List-Unsubscribe") == "One-Click"
 	in.Scope = strings.TrimSpace(r.FormValue("scope"))
 	if raw := strings.TrimSpace(r.FormValue("campaign_id")); raw != "" {
 		id, err := uuid.Parse(raw)

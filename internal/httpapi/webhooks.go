@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/access"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -84,12 +85,27 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, s
 	return nextPage(w, nonNil(pg.Items), limit, pg.NextCursor)
 }
 
+// webhookEventTypes lists the event types a webhook may subscribe to, in
+// the order and groups the webhook editor shows them.
+func (s *Server) webhookEventTypes(w http.ResponseWriter, _ *http.Request, _ access.Scope) error {
+	return data(w, http.StatusOK, events.Catalogue)
+}
+
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sc access.Scope) error {
 	id, err := pathUUID(r, "webhook_id")
 	if err != nil {
 		return err
 	}
-	delivery, err := s.webhooks.SendTest(r.Context(), sc, id)
+	// The body is optional: {"event": type} sends that type's sample.
+	var in struct {
+		Event string `json:"event"`
+	}
+	if r.ContentLength != 0 && r.Header.Get("Content-Type") != "" {
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+	}
+	delivery, err := s.webhooks.SendTest(r.Context(), sc, id, in.Event)
 	if err != nil {
 		return err
 	}

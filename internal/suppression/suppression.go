@@ -19,6 +19,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -108,9 +109,45 @@ func ReasonSQL(bookExpr, lowerExpr string) string {
 		` AND s.email_hash = ` + HashSQL(lowerExpr) + ` AND s.lifted_at IS NULL)`
 }
 
-// Suppressor makes suppressions, stamped by the service's clock.
+// Suppressor makes suppressions, stamped by the service's clock. With an
+// outbox it writes suppression.created and suppression.lifted for the
+// webhooks that subscribe to them, in the caller's transaction.
 type Suppressor struct {
-	now func() time.Time
+	now    func() time.Time
+	outbox *events.Outbox
+}
+
+// WithOutbox returns the Suppressor writing its events to o.
+func (sp Suppressor) WithOutbox(o *events.Outbox) Suppressor {
+	sp.outbox = o
+	return sp
+}
+
+// wanted returns the team of the book and whether an active webhook of it
+// subscribes to typ (never without an outbox).
+func (sp Suppressor) wanted(ctx context.Context, db postgres.DB, bookID uuid.UUID, typ string) (uuid.UUID, bool, error) {
+	if sp.outbox == nil {
+		return uuid.Nil, false, nil
+	}
+	var team uuid.UUID
+	var yes bool
+	err := db.QueryRow(ctx, `SELECT team_id, `+events.WantedSQL("team_id", "$2")+` FROM book_teams WHERE book_id = $1`, bookID, typ).Scan(&team, &yes)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	return team, yes, err
+}
+
+// emit writes one suppression event of typ per suppression given.
+func (sp Suppressor) emit(ctx context.Context, db postgres.DB, teamID, bookID uuid.UUID, typ string, ids []uuid.UUID, emails []*string, reasons []string, sources []string, at time.Time) error {
+	book := bookID
+	evs := make([]events.Event, len(ids))
+	for i, id := range ids {
+		evs[i] = events.Event{Type: typ, TeamID: teamID, BookID: &book, Data: events.SuppressionData{
+			SuppressionID: id, Address: emails[i], Reason: reasons[i], Source: sources[i], OccurredAt: at.UTC(),
+		}}
+	}
+	return sp.outbox.AppendIn(ctx, db, at, evs...)
 }
 
 // New returns a Suppressor on the clock now (nil: time.Now).
@@ -142,19 +179,34 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 	listed := func(address string) string {
 		return `EXISTS (SELECT 1 FROM suppressions s WHERE s.book_id = $1 AND s.email_hash = ` + HashSQL(address) + ` AND s.lifted_at IS NULL)`
 	}
+	team, want, err := sp.wanted(ctx, tx, bookID, events.SuppressionCreated)
+	if err != nil {
+		return Result{}, err
+	}
 	var out Result
-	err := tx.QueryRow(ctx, `
+	var ids []uuid.UUID
+	var emails []*string
+	now := sp.now()
+	err = tx.QueryRow(ctx, `
 		WITH recorded AS (
 			INSERT INTO suppressions (book_id, email, reason, source, created_at, created_by)
 			SELECT $1, e, $3, $4, $5, $6 FROM (SELECT DISTINCT unnest($2::text[]) AS e) a
 			ON CONFLICT (book_id, email_hash) WHERE lifted_at IS NULL DO NOTHING
-			RETURNING email
+			RETURNING id, email
 		), marked AS (
 			`+contacts.MarkSuppressedSQL("$1", "$5", "$2::text[]", listed)+`
 		)
-		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked)`,
-		bookID, clean, reason, source, sp.now(), actor).Scan(&out.Recorded, &out.Contacts)
-	return out, err
+		SELECT (SELECT count(*) FROM recorded), (SELECT count(*) FROM marked),
+		       CASE WHEN $7 THEN ARRAY(SELECT id FROM recorded) END, CASE WHEN $7 THEN ARRAY(SELECT email FROM recorded) END`,
+		bookID, clean, reason, source, now, actor, want).Scan(&out.Recorded, &out.Contacts, &ids, &emails)
+	if err != nil || len(ids) == 0 {
+		return out, err
+	}
+	reasons, sources := make([]string, len(ids)), make([]string, len(ids))
+	for i := range ids {
+		reasons[i], sources[i] = string(reason), string(source)
+	}
+	return out, sp.emit(ctx, tx, team, bookID, events.SuppressionCreated, ids, emails, reasons, sources, now)
 }
 
 // Lift ends the suppression id, recording who (nil: an API key) and when,
@@ -163,6 +215,7 @@ func (sp Suppressor) Suppress(ctx context.Context, tx postgres.DB, bookID uuid.U
 // record as it is. It runs in the caller's transaction.
 func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, actor *uuid.UUID) error {
 	isLifted := func(address string) string { return HashSQL(address) + ` = l.email_hash` }
+	now := sp.now()
 	_, err := tx.Exec(ctx, `
 		WITH lifted AS (
 			UPDATE suppressions SET lifted_at = $2, lifted_by = $3
@@ -170,8 +223,27 @@ func (sp Suppressor) Lift(ctx context.Context, tx postgres.DB, id uuid.UUID, act
 			RETURNING book_id, email_hash
 		)
 		`+contacts.UnmarkSuppressedSQL("lifted l", "l.book_id", isLifted),
-		id, sp.now(), actor)
-	return err
+		id, now, actor)
+	if err != nil || sp.outbox == nil {
+		return err
+	}
+	// The suppression as lifted now (none when it was lifted before).
+	var bookID uuid.UUID
+	var email *string
+	var reason, source string
+	err = tx.QueryRow(ctx, `SELECT book_id, email, reason, source FROM suppressions WHERE id = $1 AND lifted_at = $2`, id, now).
+		Scan(&bookID, &email, &reason, &source)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	team, want, err := sp.wanted(ctx, tx, bookID, events.SuppressionLifted)
+	if err != nil || !want {
+		return err
+	}
+	return sp.emit(ctx, tx, team, bookID, events.SuppressionLifted, []uuid.UUID{id}, []*string{email}, []string{reason}, []string{source}, now)
 }
 
 // remarkSQL sets or clears the suppressed mark of the contact $1 of the

@@ -149,7 +149,7 @@ func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, contacts: d.Contacts, queue: d.Queue, now: d.Now, log: d.Log, suppressor: suppression.New(d.Now)}
+	return &Service{db: d.DB, contacts: d.Contacts, queue: d.Queue, now: d.Now, log: d.Log, suppressor: suppression.New(d.Now).WithOutbox(d.Contacts.Outbox())}
 }
 
 // Start checks the file and queues its import (member): the import row,

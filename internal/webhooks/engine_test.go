@@ -39,12 +39,21 @@ func contactEvents(t *testing.T, owner *apptest.User, bookID string) map[string]
 
 func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 	t.Parallel()
+	// The events of contacts, books and members, which this test causes
+	// (the engagement events have their tests with the changes that
+	// cause them).
+	var types []string
+	for _, ti := range events.Catalogue {
+		if ti.Group == events.GroupContacts || ti.Group == events.GroupTeam {
+			types = append(types, ti.Type)
+		}
+	}
 	env := apptest.New(t)
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
 	rc := newReceiver(t, nil)
-	hookID, secret := createWebhook(t, owner, rc.URL+"/hooks", events.Types...)
+	hookID, secret := createWebhook(t, owner, rc.URL+"/hooks", types...)
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret %q lacks the whsec_ prefix", secret)
 	}
@@ -61,8 +70,8 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 	want[events.BookCreated] = book
 	want[events.BookDeleted] = map[string]any{"id": bookID}
 
-	if n := run(t, eng); n != len(events.Types) {
-		t.Fatalf("made %d attempts, want %d", n, len(events.Types))
+	if n := run(t, eng); n != len(types) {
+		t.Fatalf("made %d attempts, want %d", n, len(types))
 	}
 	now := env.Clock.Now()
 	seen := map[string]bool{}
@@ -114,21 +123,21 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 			t.Errorf("%s: data\n got %v\nwant %v", typ, p["data"], want[typ])
 		}
 	}
-	if len(seen) != len(events.Types) {
+	if len(seen) != len(types) {
 		t.Fatalf("delivered %v, want every type", seen)
 	}
 
 	// The log shows every attempt with the payload that was sent.
 	log := owner.Get(fmt.Sprintf("/api/teams/%s/webhooks/%s/deliveries", owner.TeamID, hookID)).Expect(http.StatusOK)
-	if log.Len("data") != len(events.Types) {
-		t.Fatalf("log holds %d entries, want %d", log.Len("data"), len(events.Types))
+	if log.Len("data") != len(types) {
+		t.Fatalf("log holds %d entries, want %d", log.Len("data"), len(types))
 	}
 	bodies, deliveryIDs := map[string][]byte{}, map[string]string{}
 	for _, d := range rc.deliveries() {
 		bodies[d.Header.Get("X-Service-Event")] = d.Body
 		deliveryIDs[d.Header.Get("X-Service-Event")] = d.Header.Get("X-Service-Delivery")
 	}
-	for i := range len(events.Types) {
+	for i := range len(types) {
 		e := fmt.Sprintf("data.%d.", i)
 		typ := log.String(e + "event_type")
 		var sent any
@@ -145,8 +154,8 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 			t.Errorf("log entry has fields %v, want exactly the eleven the API documents", m)
 		}
 	}
-	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1`); n != len(events.Types) {
-		t.Errorf("%d deliveries succeeded, want %d", n, len(events.Types))
+	if n := env.QueryInt(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded' AND attempts = 1`); n != len(types) {
+		t.Errorf("%d deliveries succeeded, want %d", n, len(types))
 	}
 }
 

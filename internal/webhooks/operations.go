@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,10 +28,21 @@ const recoveryBatch = 5000
 
 // SendTest queues a webhook.test event (data: {webhook_id}) to the webhook,
 // due now, and returns its delivery id. It goes out whether or not the
-// webhook is switched on: it is how a receiver is checked before.
-func (s *Service) SendTest(ctx context.Context, sc access.Scope, id uuid.UUID) (uuid.UUID, error) {
+// webhook is switched on: it is how a receiver is checked before. typ,
+// when not "", is an event type whose sample (the catalogue's: its
+// documented data with made-up ids) goes instead, so a receiver can be
+// tried on every shape it will get.
+func (s *Service) SendTest(ctx context.Context, sc access.Scope, id uuid.UUID, typ string) (uuid.UUID, error) {
 	if err := sc.Require(ctx, auth.RoleAdmin); err != nil {
 		return uuid.Nil, err
+	}
+	ev := events.Event{Type: events.WebhookTest, TeamID: sc.Team, Data: map[string]uuid.UUID{"webhook_id": id}}
+	if typ != "" {
+		info, ok := events.Info(typ)
+		if !ok {
+			return uuid.Nil, apperr.Invalidf("`event` must be an event type: %s.", strings.Join(events.Types, ", "))
+		}
+		ev = events.Event{Type: typ, TeamID: sc.Team, Data: info.Sample()}
 	}
 	var delivery uuid.UUID
 	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
@@ -38,11 +50,11 @@ func (s *Service) SendTest(ctx context.Context, sc access.Scope, id uuid.UUID) (
 			return err
 		}
 		now := s.now()
-		ev, err := events.Write(ctx, tx, now, events.Event{Type: events.WebhookTest, TeamID: sc.Team, Data: map[string]uuid.UUID{"webhook_id": id}})
+		evID, err := events.Write(ctx, tx, now, ev)
 		if err != nil {
 			return err
 		}
-		if delivery, err = s.st.insertManual(ctx, tx, id, ev, now); err != nil {
+		if delivery, err = s.st.insertManual(ctx, tx, id, evID, now); err != nil {
 			return err
 		}
 		tx.AfterCommit(s.wake)

@@ -49,7 +49,8 @@ if [ "${GO_BENCH:-1}" != 0 ]; then
 	gobench ./internal/httpapi/ 'BenchmarkContact100k/Bulk' 5x
 	gobench ./internal/httpapi/ 'BenchmarkFormSubmissions' 5000x
 	gobench ./internal/httpapi/ 'BenchmarkSegment100k' 3x
-	gobench ./internal/campaigns/ 'BenchmarkCampaignSend' 1x
+	gobench ./internal/campaigns/ 'BenchmarkCampaignSend$' 1x
+	gobench ./internal/campaigns/ 'BenchmarkCampaignSendEvents' 1x
 	gobench ./internal/campaigns/ 'BenchmarkCampaignWindow' 1x
 	gobench ./internal/campaigns/ 'BenchmarkABDecision' 5x
 	gobench ./internal/delivery/ 'BenchmarkDelivery' 30x
@@ -154,6 +155,10 @@ getrps=$(wrk_rps get_by_id)
 emails=$(num BenchmarkCampaignSend first-emails/s)
 emails2=$(num BenchmarkCampaignSend second-emails/s)
 second_share=$(awk -v v="$(metric BenchmarkCampaignSend second/first-%)" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v }')
+evnone=$(num BenchmarkCampaignSendEvents emails/s-no-subscriber)
+evsub=$(num BenchmarkCampaignSendEvents emails/s-subscriber)
+evpct=$(metric BenchmarkCampaignSendEvents pct-of-no-subscriber)
+evdelivered=$(metric BenchmarkCampaignSendEvents s-all-events-delivered)
 deliveries=$(num BenchmarkWebhookDelivery deliveries/s)
 signups=$(num BenchmarkFormSubmissions submissions/s)
 events=$(num BenchmarkDelivery/Ingest events/s)
@@ -207,6 +212,7 @@ $(bulk BulkDelete10kWithWebhook bulk-delete+webhook "bulk-delete, webhook (10,00
 | campaign pass enrolling a 100,000-member audience | <= 3 s | $(secs 'BenchmarkSegment100k/AudienceEnroll100k') | $(met "$(secs 'BenchmarkSegment100k/AudienceEnroll100k')" 3 1) |
 | campaign email step, 100,000 participants | >= 10,000 emails/s | $emails emails/s | $(met "$emails" 10000 0) |
 | the same, a second campaign to the same contacts after ANALYZE (statistics of the first: every participant completed, none active) | >= 90 % of the first's rate | $emails2 emails/s, $second_share % of the first's | $(met "$second_share" 90 0) |
+| campaign email step, 100,000 participants, no webhook subscribed to email.sent / one subscribed (every event delivered), side by side | subscribed >= 80 % of none | $evnone / $evsub emails/s (${evpct:-n/a} %), all events delivered ${evdelivered:-n/a} s after the run began | $(met "${evpct:-}" 80 0) |
 | provider event intake, signed batches of 1,000, one after another | >= 20,000 events/s | $events events/s | $(met "$events" 20000 0) |
 | campaign stats, 100,000 participants, 500,000 events | <= 100 ms | ${statsms:-n/a} ms | $(met "${statsms:-}" 100 1) |
 | a pass over a 100,000-participant step whose window holds 90,000: the other 10,000 sent | <= 1 s | ${winheld:-n/a} s, $winrate emails/s (right after the pass that held them, before autovacuum: ${winonce:-n/a} s; that first pass: ${winfirst:-n/a} s) | $(met "${winheld:-}" 1 1) |

@@ -59,7 +59,30 @@ export const conditionIfs = every<ConditionIf>()(['opened', 'not_opened', 'click
 
 /** The webhook log's event filter, in the order the webhook form lists the subscribable types. */
 export const deliveredEventTypes = every<DeliveredEventType>()(
-  ['contact.created', 'contact.updated', 'contact.deleted', 'book.created', 'book.deleted', 'member.joined', 'member.removed', 'webhook.test'] as const satisfies readonly DeliveredEventType[],
+  [
+    'contact.created',
+    'contact.updated',
+    'contact.deleted',
+    'email.sent',
+    'email.delivered',
+    'email.opened',
+    'email.clicked',
+    'email.bounced',
+    'email.complained',
+    'email.failed',
+    'participant.enrolled',
+    'participant.completed',
+    'participant.removed',
+    'contact.unsubscribed',
+    'contact.subscribed',
+    'suppression.created',
+    'suppression.lifted',
+    'member.joined',
+    'member.removed',
+    'book.created',
+    'book.deleted',
+    'webhook.test',
+  ] as const satisfies readonly DeliveredEventType[],
 );
 
 /** Orders of the contacts table, the default first. */

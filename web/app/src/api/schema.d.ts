@@ -2508,7 +2508,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Sends a webhook.test event (data: {webhook_id}) to the webhook now, through the usual signed and logged pipeline, whether or not the webhook is switched on (so a receiver can be checked before switching it on again). The attempt is logged manual and is not retried. Role: admin.
+         * @description Sends a webhook.test event (data: {webhook_id}) to the webhook now, through the usual signed and logged pipeline, whether or not the webhook is switched on (so a receiver can be checked before switching it on again). With a body {event}, sends a sample of that event type instead: its documented data with made-up ids, book_id null. The attempt is logged manual and is not retried. Role: admin.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -3209,6 +3209,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhook-event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhook event types
+         * @description Every event type a webhook may subscribe to, with its group (the dashboard's webhook editor shows them by group: contacts, emails, campaigns, subscriptions, team) and a one-line summary, in the order the editor shows them. Any signed-in user.
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "contact.created": {
@@ -3265,6 +3285,286 @@ export interface webhooks {
          * @description Sent to each active webhook subscribed to contact.deleted when a contact is deleted (singly or in bulk). Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
          */
         post: operations["webhook_contact_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.sent
+         * @description Sent to each active webhook subscribed to email.sent when an email is handed to the sending provider (a campaign step's email). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_sent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.delivered
+         * @description Sent to each active webhook subscribed to email.delivered when the provider reports an email delivered (once per email). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_delivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.opened
+         * @description Sent to each active webhook subscribed to email.opened when an email is first opened: once per email, never for a machine open (a mail client fetching images). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.clicked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.clicked
+         * @description Sent to each active webhook subscribed to email.clicked when a link of an email is first clicked: once per email, url the link. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_clicked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.bounced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.bounced
+         * @description Sent to each active webhook subscribed to email.bounced when an email bounces: hard bounces (the address is suppressed) and soft ones (the provider blocked it), told apart by bounce_type. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_bounced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.complained": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.complained
+         * @description Sent to each active webhook subscribed to email.complained when the recipient reports an email as spam (the address is suppressed). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_complained"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * email.failed
+         * @description Sent to each active webhook subscribed to email.failed when an email cannot be sent: reason is its failure detail (address suppressed, no address, provider refusal, ...). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_email_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "participant.enrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * participant.enrolled
+         * @description Sent to each active webhook subscribed to participant.enrolled when a contact is enrolled in a campaign: by a request (contacts, a label, a segment), by the campaign's audience segment, or by a trigger step. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_participant_enrolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "participant.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * participant.completed
+         * @description Sent to each active webhook subscribed to participant.completed when a participant has every step of its campaign done. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_participant_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "participant.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * participant.removed
+         * @description Sent to each active webhook subscribed to participant.removed when a participant is taken out of a campaign; reason says why. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_participant_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.unsubscribed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * contact.unsubscribed
+         * @description Sent to each active webhook subscribed to contact.unsubscribed when a contact unsubscribes: from all campaign email or one campaign (the unsubscribe page, a one-click unsubscribe, the provider) or from a topic (the preference page). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_contact_unsubscribed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.subscribed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * contact.subscribed
+         * @description Sent to each active webhook subscribed to contact.subscribed when a contact subscribes: a single opt-in form post, a confirmed double opt-in, topics turned on on the preference page. Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_contact_subscribed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "suppression.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * suppression.created
+         * @description Sent to each active webhook subscribed to suppression.created when an address is suppressed (the API, an unsubscribe from all, provider feedback, an import). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_suppression_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "suppression.lifted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * suppression.lifted
+         * @description Sent to each active webhook subscribed to suppression.lifted when a suppression is lifted (the API, or a double opt-in of an address that had unsubscribed). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_suppression_lifted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5224,7 +5524,7 @@ export interface components {
          * @description An outbound webhook event type.
          * @enum {string}
          */
-        EventType: "contact.created" | "contact.updated" | "contact.deleted" | "member.joined" | "member.removed" | "book.created" | "book.deleted";
+        EventType: "contact.created" | "contact.updated" | "contact.deleted" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted";
         /**
          * @description A URL subscribed to some of a team's event types.
          * @example {
@@ -5415,10 +5715,10 @@ export interface components {
             team_id: string;
             /**
              * Format: uuid
-             * @description Book of the resource (book.* events: the book itself); null for events of the team itself (member.*, webhook.test).
+             * @description Book of the resource (book.* events: the book itself); null for events of the team itself (member.*, webhook.test) and for the samples of test sends.
              */
             book_id?: string | null;
-            /** @description contact.created/updated: the full Contact; contact.deleted and book.deleted: {id}; member.*: {user_id, email, name, role}; book.created: the Book; webhook.test: {webhook_id}. */
+            /** @description contact.created/updated: the full Contact; contact.deleted and book.deleted: {id}; member.*: {user_id, email, name, role}; book.created: the Book; email.*: EmailEventData; participant.*: ParticipantEventData; contact.unsubscribed: UnsubscribedEventData; contact.subscribed: SubscribedEventData; suppression.*: SuppressionEventData; webhook.test: {webhook_id}. */
             data: Record<string, never>;
         };
         /**
@@ -6288,7 +6588,7 @@ export interface components {
          * @description The type of a delivered event: a subscribable event type, or webhook.test for a test send.
          * @enum {string}
          */
-        DeliveredEventType: "contact.created" | "contact.updated" | "contact.deleted" | "member.joined" | "member.removed" | "book.created" | "book.deleted" | "webhook.test";
+        DeliveredEventType: "contact.created" | "contact.updated" | "contact.deleted" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted" | "webhook.test";
         /**
          * @description Paging information of a list paged by cursor alone.
          * @example {
@@ -7023,6 +7323,190 @@ export interface components {
              * @description RFC 3339, at most 5 minutes ahead of the service's clock; default now.
              */
             occurred_at?: string;
+        };
+        /**
+         * @description The data of every email.* event. url only on email.clicked; bounce_type only on email.bounced; reason only on email.bounced, email.complained and email.failed. A campaign email has campaign_id, step_id and participant_id and a null transactional_id; a transactional email the reverse.
+         * @example {
+         *       "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+         *       "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+         *       "address": "ada@example.com",
+         *       "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+         *       "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+         *       "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+         *       "transactional_id": null,
+         *       "variant_id": null,
+         *       "provider_message_id": "sample-message-id",
+         *       "bounce_type": "hard",
+         *       "reason": "550 5.1.1 The email account does not exist.",
+         *       "occurred_at": "2026-03-02T09:15:00Z"
+         *     }
+         */
+        EmailEventData: {
+            /**
+             * Format: uuid
+             * @description The email (one per recipient and step; the same id on every event about it).
+             */
+            email_id: string;
+            /** Format: uuid */
+            contact_id: string | null;
+            /** @description The address the email went to. */
+            address: string;
+            /** Format: uuid */
+            campaign_id: string | null;
+            /** Format: uuid */
+            step_id: string | null;
+            /** Format: uuid */
+            participant_id: string | null;
+            /** Format: uuid */
+            transactional_id: string | null;
+            /**
+             * Format: uuid
+             * @description The A/B variant it went out with; null without one.
+             */
+            variant_id: string | null;
+            /** @description The provider's id of the request that carried it; null for an email that failed before. */
+            provider_message_id: string | null;
+            /** @description email.clicked: the link clicked first. */
+            url?: string;
+            /**
+             * @description email.bounced: hard (the address is suppressed) or soft (the provider blocked it for now; nothing is suppressed).
+             * @enum {string}
+             */
+            bounce_type?: "hard" | "soft";
+            /** @description email.bounced and email.complained: the provider's reason; email.failed: the email's failure detail. */
+            reason?: string;
+            /**
+             * Format: date-time
+             * @description When it happened: the provider's timestamp for feedback.
+             */
+            occurred_at: string;
+        };
+        /**
+         * @description The data of participant.* events.
+         * @example {
+         *       "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+         *       "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+         *       "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+         *       "status": "removed",
+         *       "reason": "api",
+         *       "occurred_at": "2026-03-02T09:15:00Z"
+         *     }
+         */
+        ParticipantEventData: {
+            /** Format: uuid */
+            participant_id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            /** Format: uuid */
+            contact_id: string;
+            /**
+             * @description The participant's status after the change.
+             * @enum {string}
+             */
+            status: "active" | "completed" | "removed";
+            /** @description participant.removed: why (api: removed by a request; unsubscribed: the contact unsubscribed; left_segment: it left the campaign's audience segment; suppressed: its address was suppressed by a bounce, complaint or provider unsubscribe; contact_deleted: the contact was deleted). Null otherwise. */
+            reason: string | null;
+            /** Format: date-time */
+            occurred_at: string;
+        };
+        /**
+         * @description The data of contact.unsubscribed.
+         * @example {
+         *       "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+         *       "address": "ada@example.com",
+         *       "scope": "all",
+         *       "campaign_id": null,
+         *       "label_id": null,
+         *       "source": "preference_page",
+         *       "occurred_at": "2026-03-02T09:15:00Z"
+         *     }
+         */
+        UnsubscribedEventData: {
+            /** Format: uuid */
+            contact_id: string;
+            address: string;
+            /**
+             * @description all: every campaign email of the book (the address is suppressed); campaign: the one campaign_id; topic: the public label label_id was turned off.
+             * @enum {string}
+             */
+            scope: "all" | "campaign" | "topic";
+            /** Format: uuid */
+            campaign_id: string | null;
+            /** Format: uuid */
+            label_id: string | null;
+            /**
+             * @description preference_page: the unsubscribe and preference page; one_click: a mail client's one-click unsubscribe; provider: the sending provider reported it.
+             * @enum {string}
+             */
+            source: "preference_page" | "one_click" | "provider" | "api";
+            /** Format: date-time */
+            occurred_at: string;
+        };
+        /**
+         * @description The data of contact.subscribed: a single opt-in form post, a confirmed double opt-in, topics turned on on the preference page.
+         * @example {
+         *       "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+         *       "address": "ada@example.com",
+         *       "form_id": "01935b2e-7c40-7000-8000-00000000000e",
+         *       "label_ids": [
+         *         "01935b2e-7c40-7000-8000-00000000000f"
+         *       ],
+         *       "consent_id": "01935b2e-7c40-7000-8000-000000000010",
+         *       "source": "form",
+         *       "occurred_at": "2026-03-02T09:15:00Z"
+         *     }
+         */
+        SubscribedEventData: {
+            /** Format: uuid */
+            contact_id: string;
+            address: string;
+            /** Format: uuid */
+            form_id: string | null;
+            /** @description form: the labels the sign-up gave (the form's and the topics chosen); preference_page: the topics turned on. */
+            label_ids: string[];
+            /**
+             * Format: uuid
+             * @description The consent record of a form sign-up.
+             */
+            consent_id: string | null;
+            /** @enum {string} */
+            source: "form" | "preference_page" | "api" | "import";
+            /** Format: date-time */
+            occurred_at: string;
+        };
+        /**
+         * @description The data of suppression.* events.
+         * @example {
+         *       "suppression_id": "01935b2e-7c40-7000-8000-000000000011",
+         *       "address": "ada@example.com",
+         *       "reason": "bounce",
+         *       "source": "provider",
+         *       "occurred_at": "2026-03-02T09:15:00Z"
+         *     }
+         */
+        SuppressionEventData: {
+            /** Format: uuid */
+            suppression_id: string;
+            /** @description Lower-cased; null once the person was erased. */
+            address: string | null;
+            reason: components["schemas"]["Suppression"]["reason"];
+            source: components["schemas"]["Suppression"]["source"];
+            /** Format: date-time */
+            occurred_at: string;
+        };
+        /**
+         * @description An event type a webhook may subscribe to, with the group the dashboard's editor shows it in.
+         * @example {
+         *       "type": "email.opened",
+         *       "group": "emails",
+         *       "summary": "The email was first opened (once per email; machine opens never)."
+         *     }
+         */
+        WebhookEventTypeInfo: {
+            type: components["schemas"]["EventType"];
+            /** @enum {string} */
+            group: "contacts" | "emails" | "campaigns" | "subscriptions" | "team";
+            summary: string;
         };
     };
     responses: {
@@ -16221,7 +16705,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.opened"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event type whose sample to send; without it, webhook.test. */
+                    event?: components["schemas"]["EventType"];
+                };
+            };
+        };
         responses: {
             /** @description Queued. */
             202: {
@@ -16247,6 +16743,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -18740,6 +19237,47 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "type": "contact.created",
+                     *           "group": "contacts",
+                     *           "summary": "A contact was created (API, dashboard, import, form, CardDAV)."
+                     *         },
+                     *         {
+                     *           "type": "email.opened",
+                     *           "group": "emails",
+                     *           "summary": "The email was first opened (once per email; machine opens never)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookEventTypeInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     webhook_contact_created: {
         parameters: {
             query?: never;
@@ -19034,6 +19572,979 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                     };
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_sent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.sent",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.sent";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_delivered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.delivered",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.delivered";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_opened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.opened",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.opened";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_clicked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.clicked",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "url": "https://example.com/pricing",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.clicked";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_bounced: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.bounced",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "bounce_type": "hard",
+                 *         "reason": "550 5.1.1 The email account does not exist.",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.bounced";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_complained: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.complained",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": "sample-message-id",
+                 *         "reason": "spamreport",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.complained";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_email_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "email.failed",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "email_id": "01935b2e-7c40-7000-8000-00000000000a",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "step_id": "01935b2e-7c40-7000-8000-00000000000c",
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "transactional_id": null,
+                 *         "variant_id": null,
+                 *         "provider_message_id": null,
+                 *         "reason": "address suppressed (bounce)",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "email.failed";
+                    data: components["schemas"]["EmailEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_participant_enrolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "participant.enrolled",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "status": "active",
+                 *         "reason": null,
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "participant.enrolled";
+                    data: components["schemas"]["ParticipantEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_participant_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "participant.completed",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "status": "completed",
+                 *         "reason": null,
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "participant.completed";
+                    data: components["schemas"]["ParticipantEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_participant_removed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "participant.removed",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "participant_id": "01935b2e-7c40-7000-8000-00000000000d",
+                 *         "campaign_id": "01935b2e-7c40-7000-8000-00000000000b",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "status": "removed",
+                 *         "reason": "api",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "participant.removed";
+                    data: components["schemas"]["ParticipantEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contact_unsubscribed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "contact.unsubscribed",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "scope": "all",
+                 *         "campaign_id": null,
+                 *         "label_id": null,
+                 *         "source": "preference_page",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "contact.unsubscribed";
+                    data: components["schemas"]["UnsubscribedEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contact_subscribed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "contact.subscribed",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "address": "ada@example.com",
+                 *         "form_id": "01935b2e-7c40-7000-8000-00000000000e",
+                 *         "label_ids": [
+                 *           "01935b2e-7c40-7000-8000-00000000000f"
+                 *         ],
+                 *         "consent_id": "01935b2e-7c40-7000-8000-000000000010",
+                 *         "source": "form",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "contact.subscribed";
+                    data: components["schemas"]["SubscribedEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_suppression_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "suppression.created",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "suppression_id": "01935b2e-7c40-7000-8000-000000000011",
+                 *         "address": "ada@example.com",
+                 *         "reason": "bounce",
+                 *         "source": "provider",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "suppression.created";
+                    data: components["schemas"]["SuppressionEventData"];
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_suppression_lifted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "suppression.lifted",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "suppression_id": "01935b2e-7c40-7000-8000-000000000011",
+                 *         "address": "ada@example.com",
+                 *         "reason": "unsubscribe",
+                 *         "source": "unsubscribe_page",
+                 *         "occurred_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "suppression.lifted";
+                    data: components["schemas"]["SuppressionEventData"];
                     /** Format: uuid */
                     book_id: string;
                 };

@@ -9,6 +9,7 @@ import { checkRequired, checkURL } from '../lib/form';
 import { atLeast, needs } from '../lib/roles';
 import { useForm } from '../lib/useForm';
 import { useList } from '../lib/useList';
+import { useResource } from '../lib/useResource';
 import { useWorkspace } from '../lib/workspace';
 import { Confirm } from '../ui/Confirm';
 import { CopyField } from '../ui/CopyField';
@@ -21,17 +22,19 @@ import { DeliveryLog } from './WebhookLog';
 
 type Webhook = Schemas['Webhook'];
 type EventType = Schemas['EventType'];
+type EventTypeInfo = Schemas['WebhookEventTypeInfo'];
+type Group = EventTypeInfo['group'];
 
-const eventNames: Record<EventType, string> = {
-  'contact.created': 'A contact is created',
-  'contact.updated': 'A contact changes (its fields, labels or custom values)',
-  'contact.deleted': 'A contact is deleted',
-  'book.created': 'A book is created',
-  'book.deleted': 'A book is deleted',
-  'member.joined': 'Someone joins the team',
-  'member.removed': 'Someone leaves the team',
+// The editor's headings of the service's groups of event types (the
+// types themselves, their groups and summaries come from the service).
+const groupNames: Record<Group, string> = {
+  contacts: 'Contacts',
+  emails: 'Emails',
+  campaigns: 'Campaigns',
+  subscriptions: 'Subscriptions',
+  team: 'Team',
 };
-const eventTypes = Object.keys(eventNames) as EventType[];
+const groups = Object.keys(groupNames) as Group[];
 
 /** state says whether a webhook is on, and if the service switched it off, when and why. */
 function state(h: Webhook): string {
@@ -185,6 +188,8 @@ function Manage({ teamId }: { teamId: string }) {
 function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; webhook: Webhook | null; onClose: () => void; onSaved: (h: Webhook, secret?: string) => void }) {
   const form = useForm({ url: webhook?.url ?? '', events: (webhook?.events ?? []) as EventType[], rate_limit: webhook?.rate_limit ? String(webhook.rate_limit) : '' });
   const chosen = new Set(form.values.events);
+  const types = useResource((signal) => ok(api.GET('/api/webhook-event-types', { signal })).then((r) => r.data), []);
+  const toggle = (t: EventType, on: boolean) => form.set('events', on ? [...form.values.events, t] : form.values.events.filter((x) => x !== t));
   return (
     <FormDialog
       title={webhook ? `Edit the webhook to ${webhook.url}` : 'New webhook'}
@@ -220,17 +225,24 @@ function WebhookForm({ teamId, webhook, onClose, onSaved }: { teamId: string; we
       />
       <fieldset aria-describedby={form.errors.events ? 'events-error' : undefined}>
         <legend>Events</legend>
-        {eventTypes.map((t) => (
-          <Field
-            label={`${t}: ${eventNames[t]}`}
-            type="checkbox"
-            checked={chosen.has(t)}
-            onChange={(e) => {
-              const on = (e.target as HTMLInputElement).checked;
-              form.set('events', on ? [...form.values.events, t] : form.values.events.filter((x) => x !== t));
-            }}
-          />
-        ))}
+        {types.loading && <p>Loading the event types…</p>}
+        {types.error && (
+          <p class="error" role="alert">
+            {types.error}
+          </p>
+        )}
+        {groups.map((g) => {
+          const inGroup = (types.data ?? []).filter((t) => t.group === g);
+          if (!inGroup.length) return null;
+          return (
+            <fieldset class="event-group">
+              <legend>{groupNames[g]}</legend>
+              {inGroup.map((t) => (
+                <Field label={`${t.type}: ${t.summary}`} type="checkbox" checked={chosen.has(t.type)} onChange={(e) => toggle(t.type, (e.target as HTMLInputElement).checked)} />
+              ))}
+            </fieldset>
+          );
+        })}
         {form.errors.events && (
           <p class="error" id="events-error" role="alert">
             {form.errors.events}

@@ -244,6 +244,27 @@ export default () =>
       await page.done();
     });
 
+    test('the editor lists the event types in groups, engagement events among them', async (t) => {
+      const page = await env.page(t);
+      await login(page, admin, '/app/webhooks');
+      await page.getByRole('button', { name: 'New webhook' }).click();
+      const d = page.getByRole('dialog', { name: 'New webhook' });
+      const groups = { Contacts: 'contact.created', Emails: 'email.opened', Campaigns: 'participant.completed', Subscriptions: 'contact.unsubscribed', Team: 'member.joined' };
+      for (const [group, type] of Object.entries(groups)) {
+        await d.getByRole('group', { name: group }).getByLabel(new RegExp(`^${type.replace('.', '\\.')}:`)).waitFor();
+      }
+      assert.equal(await d.getByRole('group', { name: 'Emails' }).getByRole('checkbox').count(), 7, 'every email.* type is in Emails');
+      await d.getByRole('group', { name: 'Emails' }).getByLabel(/^email\.opened: The email was first opened/).check();
+      await d.getByRole('group', { name: 'Campaigns' }).getByLabel(/^participant\.completed:/).check();
+      await screen(page, 'webhook-event-groups');
+      const engagement = `${url}?engagement`;
+      await d.getByLabel('URL').fill(engagement);
+      await d.getByRole('button', { name: 'Create webhook' }).click();
+      await page.getByRole('dialog', { name: "The webhook's signing secret" }).getByRole('button', { name: 'Done' }).click();
+      assert.equal(env.db(`SELECT array_to_string(events, ',') FROM webhooks WHERE url = '${engagement}'`), 'email.opened,participant.completed');
+      await page.done();
+    });
+
     test('a member has no Webhooks link and is told why on the screen', async (t) => {
       const page = await env.page(t);
       await login(page, member, '/app/team');
