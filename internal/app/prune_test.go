@@ -9,7 +9,10 @@ import (
 
 	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/audit"
+	"github.com/contactbook/contactbook/internal/contacts"
 	"github.com/contactbook/contactbook/internal/forms"
+	"github.com/contactbook/contactbook/internal/idempotency"
+	"github.com/contactbook/contactbook/internal/tracking"
 	"github.com/contactbook/contactbook/internal/webhooks"
 )
 
@@ -26,6 +29,9 @@ func TestPruneJobsAreNamedOnce(t *testing.T) {
 		{audit.PruneArgs{}, "audit_log_retention"},
 		{webhooks.PruneArgs{}, "webhook_retention"},
 		{forms.PruneArgs{}, ""},
+		{contacts.TombstonePruneArgs{}, ""},
+		{idempotency.PruneArgs{}, ""},
+		{tracking.PruneArgs{}, ""},
 	} {
 		kind := tc.args.Kind()
 		if !strings.HasSuffix(kind, "_prune") {

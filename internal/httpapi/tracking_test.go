@@ -94,7 +94,7 @@ func TestEventRetentionPrunes(t *testing.T) {
 // trackingRetention is the prune's job, by its kind.
 type trackingRetention struct{}
 
-func (trackingRetention) Kind() string { return "tracking_retention" }
+func (trackingRetention) Kind() string { return "tracking_prune" }
 
 // entryCampaign makes an active campaign entered by event, of one
 // immediate email whose subject reads the event's plan.

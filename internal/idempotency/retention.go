@@ -10,15 +10,15 @@ import (
 	"github.com/contactbook/contactbook/internal/jobs"
 )
 
-// RetentionArgs is the job of one prune of expired keys.
-type RetentionArgs struct{}
+// PruneArgs is the job of one prune of expired keys.
+type PruneArgs struct{}
 
 // Kind names the job in river_job.
-func (RetentionArgs) Kind() string { return "idempotency_retention" }
+func (PruneArgs) Kind() string { return "idempotency_prune" }
 
 // InsertOpts skips a prune while the previous one is queued or running; a
 // failed prune is not retried, the next one does its work.
-func (RetentionArgs) InsertOpts() river.InsertOpts {
+func (PruneArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
@@ -48,8 +48,8 @@ func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 		return nil, err
 	}
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "idempotency_retention", RunOnStart: true})}, nil
+		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "idempotency_prune", RunOnStart: true})}, nil
 }
 
 // Prune deletes the keys created more than Kept ago and says how many.
@@ -72,14 +72,14 @@ func (r *Retention) Prune(ctx context.Context) (int64, error) {
 }
 
 type retentionWorker struct {
-	river.WorkerDefaults[RetentionArgs]
+	river.WorkerDefaults[PruneArgs]
 	r *Retention
 }
 
 // Timeout allows a long first prune of a large backlog.
-func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 10 * time.Minute }
+func (w *retentionWorker) Timeout(*river.Job[PruneArgs]) time.Duration { return 10 * time.Minute }
 
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
 	n, err := w.r.Prune(ctx)
 	if err != nil {
 		return err

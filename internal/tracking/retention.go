@@ -13,15 +13,15 @@ import (
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
-// RetentionArgs is the job of one prune of old events.
-type RetentionArgs struct{}
+// PruneArgs is the job of one prune of old events.
+type PruneArgs struct{}
 
 // Kind names the job in river_job.
-func (RetentionArgs) Kind() string { return "tracking_retention" }
+func (PruneArgs) Kind() string { return "tracking_prune" }
 
 // InsertOpts skips a prune while the previous one is queued or running; a
 // failed prune is not retried, the next one does its work.
-func (RetentionArgs) InsertOpts() river.InsertOpts {
+func (PruneArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: jobs.QueuedStates}}
 }
 
@@ -57,8 +57,8 @@ func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 		return nil, nil
 	}
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "tracking_retention", RunOnStart: true})}, nil
+		func() (river.JobArgs, *river.InsertOpts) { return PruneArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "tracking_prune", RunOnStart: true})}, nil
 }
 
 // idAt is the smallest UUIDv7 of the millisecond t: every event received
@@ -107,14 +107,14 @@ func (r *Retention) Prune(ctx context.Context) (int64, error) {
 }
 
 type retentionWorker struct {
-	river.WorkerDefaults[RetentionArgs]
+	river.WorkerDefaults[PruneArgs]
 	r *Retention
 }
 
 // Timeout allows a long first prune of a large backlog.
-func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 10 * time.Minute }
+func (w *retentionWorker) Timeout(*river.Job[PruneArgs]) time.Duration { return 10 * time.Minute }
 
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[PruneArgs]) error {
 	n, err := w.r.Prune(ctx)
 	if err != nil {
 		return err

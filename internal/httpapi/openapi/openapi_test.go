@@ -35,11 +35,13 @@ func TestDocumentIsValid(t *testing.T) {
 	}
 }
 
-// operationsWithoutClientErrors take no input a client can get wrong, so
-// they have no 4xx answer: liveness, readiness, the root, the docs and the
-// static pages a checkout returns to.
+// operationsWithoutClientErrors have no 4xx answer: liveness, readiness,
+// the root, the docs and the static pages a checkout returns to take no
+// input a client can get wrong, and the single sign-on callback answers
+// every failed check with a redirect to the login page, which says what
+// went wrong.
 var operationsWithoutClientErrors = []string{"healthz", "readyz", "getRoot", "getDashboardBare", "getOpenAPIDocument", "getDocs",
-	"billingSuccessPage", "billingCancelPage"}
+	"billingSuccessPage", "billingCancelPage", "ssoCallback"}
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
