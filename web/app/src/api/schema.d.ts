@@ -3678,7 +3678,7 @@ export interface components {
          * @description Machine-readable error code. Each code maps to one HTTP status: MISSING_BOOK, INVALID_INPUT and INVALID_STATUS 400; UNAUTHORIZED 401; FORBIDDEN, ADDON_REQUIRED and TWO_FACTOR_REQUIRED 403; NOT_FOUND 404; METHOD_NOT_ALLOWED 405; CONFLICT and DUPLICATE_EMAIL 409; PAYLOAD_TOO_LARGE 413; UNSUPPORTED_MEDIA_TYPE 415; VALIDATION_ERROR and IDEMPOTENCY_MISMATCH 422; RATE_LIMITED 429; SERVER_ERROR 500; SERVICE_UNAVAILABLE 503.
          * @enum {string}
          */
-        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR" | "IDEMPOTENCY_MISMATCH";
+        ErrorCode: "MISSING_BOOK" | "INVALID_INPUT" | "INVALID_STATUS" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "ADDON_REQUIRED" | "TWO_FACTOR_REQUIRED" | "SSO_REQUIRED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "DUPLICATE_EMAIL" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_MISMATCH" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SERVER_ERROR";
         /**
          * @description The error envelope every failed API request answers.
          * @example {
@@ -7043,7 +7043,16 @@ export interface components {
          * @enum {string}
          */
         SMTPSecurity: "starttls" | "tls" | "none";
-        /** @description The IMAP mailbox an SMTP book's later bounces arrive in. Read every 5 minutes (by one instance at a time) over implicit TLS: new delivery status notifications (RFC 3464 multipart/report) whose Action is failed and that name an email the book sent (by its Message-ID) suppress the address (bounce) for a 5.x.x status, or set a soft state for 4.x.x; handled messages are flagged \Seen, anything else is left alone. */
+        /**
+         * @description The IMAP mailbox an SMTP book's later bounces arrive in. Read every 5 minutes (by one instance at a time) over implicit TLS: new delivery status notifications (RFC 3464 multipart/report) whose Action is failed and that name an email the book sent (by its Message-ID) suppress the address (bounce) for a 5.x.x status, or set a soft state for 4.x.x; handled messages are flagged \Seen, anything else is left alone.
+         * @example {
+         *       "imap_host": "imap.example.com",
+         *       "imap_port": 993,
+         *       "imap_username": "bounces@example.com",
+         *       "imap_password": "****1234",
+         *       "imap_folder": "INBOX"
+         *     }
+         */
         BounceMailbox: {
             imap_host: string;
             /** @description Default 993 (implicit TLS). */
@@ -7054,6 +7063,15 @@ export interface components {
             /** @description Default INBOX. */
             imap_folder: string;
         };
+        /**
+         * @example {
+         *       "key": "sender_email",
+         *       "required": true,
+         *       "done": false,
+         *       "title": "Sender address",
+         *       "detail": "Set the address the book's emails come from."
+         *     }
+         */
         ChecklistItem: {
             /** @description provider, sender_email, company_address or feedback. */
             key: string;
@@ -7064,12 +7082,27 @@ export interface components {
             /** @description What is in place, or what is still missing. */
             detail: string;
         };
+        /**
+         * @example {
+         *       "ok": false,
+         *       "detail": "535 5.7.8 authentication failed"
+         *     }
+         */
         VerifyResult: {
             ok: boolean;
             /** @description What the provider answered, e.g. 535 5.7.8 authentication failed; never a secret. */
             detail: string;
         };
-        /** @description The bounce mailbox to read (see BounceMailbox). */
+        /**
+         * @description The bounce mailbox to read (see BounceMailbox).
+         * @example {
+         *       "imap_host": "imap.example.com",
+         *       "imap_port": 993,
+         *       "imap_username": "bounces@example.com",
+         *       "imap_password": "app-secret-1234",
+         *       "imap_folder": "INBOX"
+         *     }
+         */
         BounceMailboxInput: {
             imap_host: string;
             /** @description Default 993 (implicit TLS). */
@@ -7080,6 +7113,26 @@ export interface components {
             /** @description Default INBOX. */
             imap_folder?: string;
         };
+        /**
+         * @example {
+         *       "team_id": "3f1c2a9e-7b4d-4e2a-9c1f-0a2b3c4d5e6f",
+         *       "issuer": "https://login.example.com",
+         *       "client_id": "contactbook",
+         *       "client_secret": "****9f3a",
+         *       "allowed_domains": [
+         *         "example.com"
+         *       ],
+         *       "default_role": "member",
+         *       "groups_claim": "groups",
+         *       "role_map": {
+         *         "marketing-admins": "admin"
+         *       },
+         *       "enforce": false,
+         *       "redirect_uri": "https://contacts.example.com/api/auth/sso/callback",
+         *       "created_at": "2026-11-30T10:00:00Z",
+         *       "updated_at": "2026-11-30T10:00:00Z"
+         *     }
+         */
         SSOSettings: {
             /** Format: uuid */
             team_id: string;
