@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/contactbook/contactbook/internal/apptest/oidctest"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/httpapi/openapi"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
@@ -24,11 +25,14 @@ type tenant struct {
 	*team
 	label, field, contact, template, campaign, step, participant, webhook, keyID, member, invitation string
 	suppression, importID, segment, delivery, form                                                   string
+	// issuer is the identity provider of the team's single sign-on;
+	// transactional is a transactional email of its book.
+	issuer, transactional string
 }
 
-func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *tenant {
+func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name, issuer string) *tenant {
 	t.Helper()
-	tn := &tenant{team: signup(t, base, name)}
+	tn := &tenant{team: signup(t, base, name), issuer: issuer}
 	if _, err := pool.Exec(context.Background(), `UPDATE teams SET campaign_addon = 'active' WHERE id = $1`, tn.teamID); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +78,14 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 	tn.form = k.must(t, http.StatusCreated, "POST", "/api/v1/forms", map[string]any{"name": name + " form", "double_opt_in": false}).str("data.id")
 	tn.suppression = o.inBook(tn.book).must(t, http.StatusCreated, "POST", "/api/suppressions",
 		map[string]any{"email": unique("suppressed") + "@example.com"}).str("data.id")
+	// Email settings, a transactional email and single sign-on, for the
+	// routes that read them.
+	o.must(t, http.StatusOK, "PUT", "/api/campaign-settings", map[string]any{
+		"sender_name": name, "sender_email": "news@" + strings.ToLower(name) + ".example", "company_name": name,
+		"address_line1": "1 Main St", "city": "Springfield", "postal_code": "62701", "country": "USA", "mailer_api_key": "SG.sweep-0123456789"})
+	tn.transactional = k.must(t, http.StatusAccepted, "POST", "/api/v1/transactional", map[string]any{
+		"template_id": tn.template, "to": map[string]any{"contact_id": tn.contact}}).str("data.id")
+	o.must(t, http.StatusOK, "PUT", "/api/teams/"+tn.teamID+"/sso", ssoSettings(issuer))
 	// A finished import: one running in the background would change the
 	// fingerprint by itself.
 	tn.importID = o.must(t, http.StatusAccepted, "POST", "/api/books/"+tn.book+"/imports", csvUpload(t)).str("data.id")
@@ -81,6 +93,13 @@ func fullTenant(t *testing.T, base string, pool *pgxpool.Pool, name string) *ten
 		return o.must(t, http.StatusOK, "GET", "/api/books/"+tn.book+"/imports/"+tn.importID, nil).str("data.status") == "succeeded"
 	})
 	return tn
+}
+
+// ssoSettings are single sign-on settings for the identity provider at
+// issuer, on a domain of their own (one team per domain).
+func ssoSettings(issuer string) map[string]any {
+	return map[string]any{"issuer": issuer, "client_id": "sweep", "client_secret": "sweep-secret",
+		"allowed_domains": []string{unique("sweep") + ".example"}}
 }
 
 // csvUpload is a multipart body carrying a one-contact CSV as the file
@@ -139,9 +158,10 @@ func sweepCalls(t *testing.T) []sweepCall {
 		// Authorised by the emailed token alone, not by a team: nothing of
 		// team B is reachable through them without B's token.
 		"/api/invitations/",
-		// Authorised by the book's provider signature key alone (no team
-		// credentials); its own tests refuse foreign and unsigned batches.
-		"/api/mailer/events/",
+		// Authorised by the book's provider signature key (SendGrid) or the
+		// SNS signature (SES) alone, no team credentials; their own tests
+		// refuse foreign and unsigned batches.
+		"/api/mailer/events/", "/api/mailer/ses/",
 		// The dashboard's files, the same for everyone.
 		"/app",
 		// A form's public side (its hosted page, submissions, the
@@ -150,8 +170,9 @@ func sweepCalls(t *testing.T) []sweepCall {
 		// and write only into the form's own book.
 		"/f/", "/api/forms/confirm", "/api/forms/{form_id}/submissions", "/api/preferences"}
 	// Routes whose 2xx answer is right for an outsider: they only show the
-	// caller's own data and take no foreign id.
-	ownOnly := map[string]bool{"getMe": true, "listBooks": true, "listBooksInternal": true}
+	// caller's own data, or what is the same for everyone (the webhook
+	// event catalogue), and take no foreign id.
+	ownOnly := map[string]bool{"getMe": true, "listBooks": true, "listBooksInternal": true, "listWebhookEventTypes": true}
 	var calls []sweepCall
 	for path, item := range doc.Paths.Map() {
 		skip := path == "/" // redirects to the dashboard, the same for everyone
@@ -246,7 +267,8 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 	case "updateTemplate", "updateStep":
 		return path, map[string]any{"name": "x"}
 	case "sendTestEmail":
-		return path, map[string]any{"email": "me@example.com"}
+		// Test emails go to the team's members or the book's contacts.
+		return path, map[string]any{"email": target.email}
 	case "updateCampaign":
 		// Active, so that the run and enrolment that follow it are valid.
 		return path, map[string]any{"name": "x", "status": "active"}
@@ -275,8 +297,14 @@ func (c sweepCall) request(t *testing.T, target *tenant) (string, any) {
 		return path, map[string]any{"team_id": target.teamID, "plan": "monthly", "currency": "eur"}
 	case "runCampaign", "startCampaignTrial":
 		return path, map[string]any{}
+	case "verifyCampaignSettings":
+		return path, map[string]any{}
+	case "sendTransactional":
+		return path, map[string]any{"template_id": target.template, "to": map[string]any{"contact_id": target.contact}}
+	case "recordEvent":
+		return path, map[string]any{"name": "order.paid", "contact": map[string]any{"id": target.contact}}
 	case "putTeamSSO":
-		return path, map[string]any{"issuer": "https://login.example.com", "client_id": "x", "client_secret": "y", "allowed_domains": []string{unique("sweep") + ".example"}}
+		return path, ssoSettings(target.issuer)
 	}
 	// A new route must get a valid body here: with an empty one, a refusal
 	// could come from its input checks and say nothing of its authorization.
@@ -331,6 +359,9 @@ func (tn *tenant) param(t *testing.T, path, name string) string {
 	if strings.Contains(path, "/invitations/") {
 		return tn.invitation
 	}
+	if strings.Contains(path, "/transactional/") {
+		return tn.transactional
+	}
 	switch {
 	case strings.Contains(path, "/books/"):
 		return tn.book
@@ -375,11 +406,12 @@ func TestCrossTenantSweep(t *testing.T) {
 	pool := dbPool(t, dbURL)
 	in := start(t, "sweep", dbURL, "http://127.0.0.1:9")
 	calls := sweepCalls(t)
+	idp := oidctest.New(t, "sweep", "sweep-secret", in.base+"/api/auth/sso/callback")
 
 	// Control: each team on its own data. A deletion gets a team of its
 	// own, since one deletion (the book, the API key, the contact) would
 	// take away what later calls address.
-	control := fullTenant(t, in.base, pool, "Charlie")
+	control := fullTenant(t, in.base, pool, "Charlie", idp.Issuer)
 	// Only an active campaign can run; B's stays a draft so that nothing
 	// runs in it by itself and changes its fingerprint.
 	control.key.must(t, http.StatusOK, "PATCH", "/api/v1/campaigns/"+control.campaign, map[string]any{"status": "active"})
@@ -387,7 +419,7 @@ func TestCrossTenantSweep(t *testing.T) {
 	for _, c := range calls {
 		self := control
 		if op := strings.TrimSuffix(c.op, "Internal"); c.method == "DELETE" || op == "bulkDeleteContacts" || op == "eraseContact" {
-			self = fullTenant(t, in.base, pool, "Delta")
+			self = fullTenant(t, in.base, pool, "Delta", idp.Issuer)
 		}
 		r, path := c.send(t, self, self)
 		controlStatus[r.status]++
@@ -413,8 +445,8 @@ func TestCrossTenantSweep(t *testing.T) {
 		}
 	}
 
-	a := fullTenant(t, in.base, pool, "Alpha")
-	b := fullTenant(t, in.base, pool, "Bravo")
+	a := fullTenant(t, in.base, pool, "Alpha", idp.Issuer)
+	b := fullTenant(t, in.base, pool, "Bravo", idp.Issuer)
 	before := fingerprint(t, pool, b)
 	byStatus := map[int]int{}
 	for _, c := range calls {
