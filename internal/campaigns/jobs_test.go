@@ -59,7 +59,10 @@ func TestRunIsAJob(t *testing.T) {
 // the other requests start nothing new.
 func TestRunUniqueAcrossInstances(t *testing.T) {
 	t.Parallel()
-	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	// No worker: a run that started meanwhile would rightly get one queued
+	// behind it (TestRunAskedForDuringAPassReadsTheChange), and this test
+	// is about queued runs.
+	setup := apptest.Setup(t, apptest.Options{OwnerOnly: true, WithoutJobs: true})
 	env := setup.Env
 	tm := newTeam(t, setup, "SG.unique")
 	cid := uuid.MustParse(tm.campaign(t, "c", 1))
