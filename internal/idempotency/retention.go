@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/contactbook/contactbook/internal/jobs"
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // PruneArgs is the job of one prune of expired keys.
@@ -54,21 +55,10 @@ func (r *Retention) Jobs(w *river.Workers) ([]*river.PeriodicJob, error) {
 
 // Prune deletes the keys created more than Kept ago and says how many.
 func (r *Retention) Prune(ctx context.Context) (int64, error) {
-	cutoff := r.s.now().Add(-Kept)
-	var total int64
-	for {
-		tag, err := r.s.db.Exec(ctx, `
-			DELETE FROM idempotency_keys WHERE (api_key_id, key) IN (
-				SELECT api_key_id, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
-			cutoff, pruneBatch)
-		if err != nil {
-			return total, err
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < pruneBatch {
-			return total, nil
-		}
-	}
+	return postgres.DeleteInBatches(ctx, r.s.db, pruneBatch, `
+		DELETE FROM idempotency_keys WHERE (api_key_id, key) IN (
+			SELECT api_key_id, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
+		r.s.now().Add(-Kept))
 }
 
 type retentionWorker struct {

@@ -90,20 +90,9 @@ func (r *Retention) Prune(ctx context.Context) (int64, error) {
 	if r.keep <= 0 {
 		return 0, nil
 	}
-	bound := idAt(r.now().Add(-r.keep))
-	var total int64
-	for {
-		tag, err := r.db.Exec(ctx, `
-			DELETE FROM tracked_events WHERE id IN (
-				SELECT id FROM tracked_events WHERE id < $1 ORDER BY id LIMIT $2)`, bound, pruneBatch)
-		if err != nil {
-			return total, err
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < pruneBatch {
-			return total, nil
-		}
-	}
+	return postgres.DeleteInBatches(ctx, r.db, pruneBatch, `
+		DELETE FROM tracked_events WHERE id IN (
+			SELECT id FROM tracked_events WHERE id < $1 ORDER BY id LIMIT $2)`, idAt(r.now().Add(-r.keep)))
 }
 
 type retentionWorker struct {
