@@ -400,3 +400,88 @@ func TestAudienceParticipantEvents(t *testing.T) {
 	expectData(t, hook.waitFor(events.ParticipantRemoved, 1)[0], map[string]any{"participant_id": leaver.Data["participant_id"],
 		"campaign_id": camp, "contact_id": s.acme[0], "status": "removed", "reason": "left_segment", "occurred_at": "*"})
 }
+
+// A transactional send and the provider's feedback on it reach a
+// subscribed receiver as email.* events naming the message
+// (transactional_id, no campaign), each kind once per email; a refused
+// send is email.failed; an accepted product event is event.received with
+// the event as its data. Another team's webhook hears nothing.
+func TestEmailEventsOfTransactionalSendsAndProductEvents(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	hook, other := newHookReceiver(t), newHookReceiver(t)
+	c.Owner.NewWebhook(hook.URL, append(engagementTypes(), events.EventReceived)...)
+	c.AddTeam("Other").Owner.NewWebhook(other.URL, append(engagementTypes(), events.EventReceived)...)
+	startEngine(t, c.Env)
+	signer := newEventSigner(t)
+	c.O.ConfigureEmail()
+	c.O.Put("/api/campaign-settings", map[string]any{
+		"sender_name": "Acme", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
+		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": signer.pub,
+	}).Expect(http.StatusOK)
+	ann := c.contact("Ann", "ann@example.com")
+	tpl := c.Key.NewTemplate("T")
+	id := c.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"contact_id": ann}}).
+		Expect(http.StatusAccepted).String("data.id")
+	waitStatus(t, c.Key, id)
+	rs := recipientTo(c.Mail, "ann@example.com")
+	if len(rs) != 1 {
+		t.Fatalf("%d emails", len(rs))
+	}
+	common := func(extra map[string]any) map[string]any {
+		m := map[string]any{"email_id": id, "contact_id": ann, "address": "ann@example.com", "campaign_id": nil, "step_id": nil,
+			"participant_id": nil, "transactional_id": id, "variant_id": nil, "provider_message_id": rs[0].MessageID, "occurred_at": "*"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	expectData(t, hook.waitFor(events.EmailSent, 1)[0], common(nil))
+
+	at := c.Env.Clock.Now().Add(time.Minute)
+	signer.post(c, c.Book, []map[string]any{
+		providerEvent(rs[0], "t1", "delivered", at, nil),
+		providerEvent(rs[0], "t2", "open", at, nil),
+		providerEvent(rs[0], "t3", "open", at.Add(time.Second), nil),
+		providerEvent(rs[0], "t4", "click", at, map[string]any{"url": "https://acme.example/receipt"}),
+	}).Expect(http.StatusOK)
+	signer.post(c, c.Book, []map[string]any{
+		providerEvent(rs[0], "t5", "open", at.Add(time.Hour), nil), // opened before: no event
+		providerEvent(rs[0], "t6", "bounce", at, map[string]any{"type": "bounce", "reason": "550 gone"}),
+	}).Expect(http.StatusOK)
+	expectData(t, hook.waitFor(events.EmailDelivered, 1)[0], common(nil))
+	expectData(t, hook.waitFor(events.EmailOpened, 1)[0], common(nil))
+	expectData(t, hook.waitFor(events.EmailClicked, 1)[0], common(map[string]any{"url": "https://acme.example/receipt"}))
+	expectData(t, hook.waitFor(events.EmailBounced, 1)[0], common(map[string]any{"bounce_type": "hard", "reason": "550 gone"}))
+	hook.waitFor(events.SuppressionCreated, 1)
+
+	// A send the provider refuses for good.
+	c.Mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"The to address is not allowed"}]}`, 1)
+	failed := c.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"email": "p@example.com"}}).
+		Expect(http.StatusAccepted).String("data.id")
+	waitStatus(t, c.Key, failed)
+	f := byData(t, hook.waitFor(events.EmailFailed, 1), "transactional_id", failed)
+	expectData(t, f, map[string]any{"email_id": failed, "contact_id": nil, "address": "p@example.com", "campaign_id": nil, "step_id": nil,
+		"participant_id": nil, "transactional_id": failed, "variant_id": nil, "provider_message_id": nil, "occurred_at": "*",
+		"reason": "The to address is not allowed"})
+
+	// A product event.
+	ev := c.Key.Post("/api/v1/events", map[string]any{"name": "order.paid", "contact": map[string]any{"email": "ann@example.com"},
+		"properties": map[string]any{"order_id": "A-1", "total": 12.5}}).Expect(http.StatusAccepted)
+	got := hook.waitFor(events.EventReceived, 1)[0]
+	expectData(t, got, map[string]any{"id": ev.String("data.id"), "book_id": c.Book, "contact_id": ann, "name": "order.paid",
+		"properties": map[string]any{"order_id": "A-1", "total": 12.5}, "occurred_at": "*", "created_at": "*"})
+	if got.BookID == nil || *got.BookID != c.Book {
+		t.Fatalf("envelope %+v", got)
+	}
+
+	time.Sleep(300 * time.Millisecond) // anything more would have arrived by now
+	for _, typ := range []string{events.EmailOpened, events.EmailSent, events.EmailBounced} {
+		if n := len(hook.of(typ)); n != 1 {
+			t.Errorf("%d %s events, want 1", n, typ)
+		}
+	}
+	if n := len(other.all()); n != 0 {
+		t.Fatalf("another team's webhook got %d events: %+v", n, other.all())
+	}
+}
