@@ -302,8 +302,10 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	news := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "News", "public": true}).Expect(http.StatusCreated).String("data.id")
 	tips := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "Tips", "public": true}).Expect(http.StatusCreated).String("data.id")
 	f.Key.Post("/api/v1/contacts/"+ann+"/labels", map[string]any{"label_id": tips}).Expect(http.StatusOK)
-	f.Env.Anonymous().Post("/api/preferences", map[string]any{"token": token, "label_ids": []string{news}}).Expect(http.StatusOK)
 	expectData(t, hook.waitFor(events.ContactSubscribed, 1)[0], map[string]any{"contact_id": ann, "address": "ann@example.com",
+		"form_id": nil, "label_ids": []string{tips}, "consent_id": nil, "source": "api", "occurred_at": "*"})
+	f.Env.Anonymous().Post("/api/preferences", map[string]any{"token": token, "label_ids": []string{news}}).Expect(http.StatusOK)
+	expectData(t, byData(t, hook.waitFor(events.ContactSubscribed, 2), "source", "preference_page"), map[string]any{"contact_id": ann, "address": "ann@example.com",
 		"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "preference_page", "occurred_at": "*"})
 	expectData(t, hook.waitFor(events.ContactUnsubscribed, 1)[0], map[string]any{"contact_id": ann, "address": "ann@example.com",
 		"scope": "topic", "campaign_id": nil, "label_id": tips, "source": "preference_page", "occurred_at": "*"})
@@ -352,7 +354,7 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	if res, body := f.submitJSON(form, map[string]any{"email": "new@example.com"}); res.StatusCode != http.StatusAccepted {
 		t.Fatalf("submit: %d %s", res.StatusCode, body)
 	}
-	sub := byData(t, hook.waitFor(events.ContactSubscribed, 2), "source", "form")
+	sub := byData(t, hook.waitFor(events.ContactSubscribed, 3), "source", "form")
 	expectData(t, sub, map[string]any{"contact_id": "*", "address": "new@example.com", "form_id": form,
 		"label_ids": []string{news}, "consent_id": "*", "source": "form", "occurred_at": "*"})
 
@@ -483,5 +485,44 @@ func TestEmailEventsOfTransactionalSendsAndProductEvents(t *testing.T) {
 	}
 	if n := len(other.all()); n != 0 {
 		t.Fatalf("another team's webhook got %d events: %+v", n, other.all())
+	}
+}
+
+// Topics (public labels) turned on or off through the API, in bulk and
+// by an import reach a subscribed receiver as contact.subscribed (source
+// api or import) and contact.unsubscribed (scope topic, source api); a
+// private label's changes are no subscription at all.
+func TestTopicChangesThroughTheAPIAndImports(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	hook := newHookReceiver(t)
+	c.Owner.NewWebhook(hook.URL, events.ContactSubscribed, events.ContactUnsubscribed)
+	startEngine(t, c.Env)
+	news := c.O.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "News", "public": true}).Expect(http.StatusCreated).String("data.id")
+	vip := c.O.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	ann, bob := c.contact("Ann", "ann@example.com"), c.contact("Bob", "bob@example.com")
+
+	c.Key.Post("/api/v1/contacts/"+ann+"/labels", map[string]any{"label_id": vip}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": []string{ann, bob}, "label_id": vip}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": []string{ann, bob}, "label_id": news}).Expect(http.StatusOK)
+	sub := hook.waitFor(events.ContactSubscribed, 2)
+	for _, who := range []struct{ id, address string }{{ann, "ann@example.com"}, {bob, "bob@example.com"}} {
+		expectData(t, byData(t, sub, "contact_id", who.id), map[string]any{"contact_id": who.id, "address": who.address,
+			"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "api", "occurred_at": "*"})
+	}
+	c.Key.Delete("/api/v1/contacts/" + bob + "/labels/" + news).Expect(http.StatusNoContent)
+	expectData(t, hook.waitFor(events.ContactUnsubscribed, 1)[0], map[string]any{"contact_id": bob, "address": "bob@example.com",
+		"scope": "topic", "campaign_id": nil, "label_id": news, "source": "api", "occurred_at": "*"})
+
+	imp := runImport(c.Env, c.Owner, c.Book, []byte("first_name,email,labels\r\nCat,cat@example.com,News\r\nDan,dan@example.com,VIP\r\n"), nil)
+	if imp.Int("data.created") != 2 {
+		t.Fatalf("import %s", imp.Body)
+	}
+	got := byData(t, hook.waitFor(events.ContactSubscribed, 3), "source", "import")
+	expectData(t, got, map[string]any{"contact_id": "*", "address": "cat@example.com",
+		"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "import", "occurred_at": "*"})
+	time.Sleep(300 * time.Millisecond) // anything more would have arrived by now
+	if n, m := len(hook.of(events.ContactSubscribed)), len(hook.of(events.ContactUnsubscribed)); n != 3 || m != 1 {
+		t.Fatalf("%d subscribed and %d unsubscribed events, want 3 and 1: %+v", n, m, hook.all())
 	}
 }
