@@ -12,7 +12,7 @@ import (
 
 func TestBooksCRUD(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	member := env.Join(owner, "member", "member")
 	viewer := env.Join(owner, "viewer", "viewer")
@@ -97,7 +97,7 @@ func TestBooksCRUD(t *testing.T) {
 
 func TestBooksTeamChoice(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	a := env.Signup("a")
 	b := env.Signup("b")
 	// a joins b's team: now a has two teams and must say which.
@@ -112,7 +112,7 @@ func TestBooksTeamChoice(t *testing.T) {
 
 func TestLabels(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	viewer := env.Join(owner, "viewer", "viewer")
 	book := owner.CreateBook("B")
@@ -162,7 +162,7 @@ func TestLabels(t *testing.T) {
 
 func TestCustomFields(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	viewer := env.Join(owner, "viewer", "viewer")
 	book := owner.CreateBook("B")
@@ -199,7 +199,7 @@ func TestCustomFields(t *testing.T) {
 
 func TestCrossTeamBooksAreRefused(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	a := env.Signup("a")
 	b := env.Signup("b")
 	aKey := a.NewKey()
@@ -243,7 +243,7 @@ func TestCrossTeamBooksAreRefused(t *testing.T) {
 
 func TestHTTPEnvelopeAndLimits(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	key := owner.NewKey()
 
@@ -339,7 +339,7 @@ func TestHTTPEnvelopeAndLimits(t *testing.T) {
 
 func TestBillingReturnPages(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	for path, want := range map[string]string{"/billing/success": "payment received", "/billing/cancel": "Checkout cancelled"} {
 		r := env.Anonymous().Get(path).Expect(http.StatusOK)
 		if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), want) {

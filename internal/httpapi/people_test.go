@@ -421,7 +421,7 @@ func TestPasswordChange(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	other := env.Client(env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": "correct horse battery"}).
 		Expect(http.StatusOK).String("data.token"))
@@ -450,8 +450,8 @@ func checkRetryAfter(t *testing.T, r *apptest.Response) {
 
 func TestLoginThrottleAcrossInstances(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t)
-	b := apptest.New(t, apptest.Options{DatabaseURL: a.DBURL})
+	a := apptest.Setup(t, apptest.Options{Bare: true}).Env
+	b := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: a.DBURL}).Env
 	ann := a.Signup("ann")
 	instances := []*apptest.Env{a, b}
 
@@ -485,7 +485,7 @@ func TestLoginThrottleAcrossInstances(t *testing.T) {
 
 func TestLoginThrottlePerClientIP(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"TRUST_PROXY": "true"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"TRUST_PROXY": "true"}}).Env
 	ann := env.Signup("ann")
 	for i := 0; i < 30; i++ {
 		loginAs(env, fmt.Sprintf("guess%d@example.com", i), "wrong password", "203.0.113.7").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
@@ -520,8 +520,8 @@ func waitRefused(t *testing.T, c *apptest.Client) {
 
 func TestRevocationAcrossInstances(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t)
-	b := apptest.New(t, apptest.Options{DatabaseURL: a.DBURL})
+	a := apptest.Setup(t, apptest.Options{Bare: true}).Env
+	b := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: a.DBURL}).Env
 	ann := a.Signup("ann")
 	onB := b.Client(ann.Token)
 	onB.Get("/api/me").Expect(http.StatusOK) // B has seen the session open
@@ -612,7 +612,7 @@ func TestCookieSession(t *testing.T) {
 	anon.Get("/api/me", "Cookie", jar).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 
 	// Signup can start a cookie session too; without https no Secure flag.
-	plain := apptest.New(t)
+	plain := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	up := plain.Anonymous().Post("/api/auth/signup?session=cookie", map[string]string{
 		"email": "c@example.com", "password": "long enough", "name": "C", "team_name": "C",
 	}).Expect(http.StatusCreated)
@@ -658,7 +658,7 @@ func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 
 func TestAccountEmailsWithoutKeyAreLogged(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"PUBLIC_BASE_URL": apptest.PublicBaseURL}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"PUBLIC_BASE_URL": apptest.PublicBaseURL}}).Env
 	owner := env.Signup("owner")
 	owner.Post(invitationsPath(owner.TeamID), map[string]string{"email": "bob@example.com", "role": "viewer"}).Expect(http.StatusCreated)
 	deadline := time.Now().Add(5 * time.Second)
