@@ -93,7 +93,7 @@ func statusCounts(t *testing.T, db *postgres.Database) map[string]int {
 // the middle of a burst: every message is sent, none twice.
 func TestBurstWithAStopMidwayIsSentExactlyOnce(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	const n = 300
 	queue(t, db, book, n, time.Now().Add(-time.Second))
@@ -136,7 +136,7 @@ func TestBurstWithAStopMidwayIsSentExactlyOnce(t *testing.T) {
 // TestTwoInstancesRacingSendOnce runs two instances on one queue at once.
 func TestTwoInstancesRacingSendOnce(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	const n = 200
 	queue(t, db, book, n, time.Now().Add(-time.Second))
@@ -162,7 +162,7 @@ func TestTwoInstancesRacingSendOnce(t *testing.T) {
 func TestACrashedSendIsNeverSentAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	start := time.Now()
 	queue(t, db, book, 1, start.Add(-time.Second))
@@ -230,7 +230,7 @@ func TestACrashedSendIsNeverSentAgain(t *testing.T) {
 func TestSuppressedAfterQueueingIsNotSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	queue(t, db, book, 2, time.Now().Add(-time.Second))
 	for addr, reason := range map[string]string{"r0@example.com": "bounce", "r1@example.com": "unsubscribe"} {
