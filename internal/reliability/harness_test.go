@@ -22,7 +22,7 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/apptest/logbuf"
-	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
 // binary is the contactbook executable built once by TestMain.
