@@ -54,7 +54,8 @@ func benchParticipants(b *testing.B) int {
 // CAMPAIGN_BENCH_SMTP sends through SMTP instead of SendGrid: "local" to
 // the test SMTP server in this process (STARTTLS and AUTH, as a relay),
 // or host:port to an SMTP sink outside (plain, without AUTH, the sink of
-// a side-by-side run).
+// a side-by-side run). CAMPAIGN_BENCH_SES=local sends through Amazon SES
+// instead, to the fake SES in this process (its JSON API, SigV4 checked).
 //
 //	go test -run '^$' -bench BenchmarkCampaignSend -benchtime 1x ./internal/campaigns/
 func BenchmarkCampaignSend(b *testing.B) {
@@ -69,6 +70,16 @@ func BenchmarkCampaignSend(b *testing.B) {
 	// received counts what the provider got since reset.
 	received := mail.RecipientCount
 	reset := mail.Reset
+	if os.Getenv("CAMPAIGN_BENCH_SES") == "local" {
+		ses := mailertest.NewSESServer(b, "eu-west-1", "AKIDBENCH", "ses-bench-secret")
+		vars["SES_ENDPOINT"] = ses.URL
+		delete(settings, "mailer_api_key")
+		settings["provider"], settings["ses_region"] = "ses", "eu-west-1"
+		settings["ses_access_key_id"], settings["ses_secret_access_key"] = "AKIDBENCH", "ses-bench-secret"
+		base := 0
+		received = func() int { return len(ses.Messages()) - base }
+		reset = func() { base = len(ses.Messages()) }
+	}
 	switch target := os.Getenv("CAMPAIGN_BENCH_SMTP"); target {
 	case "":
 	case "local":
