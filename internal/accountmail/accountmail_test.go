@@ -122,7 +122,7 @@ const unfinishedJobs = `SELECT count(*) FROM river_job WHERE kind = 'account_ema
 // got two jobs (the stamp on its row, not the job, decides).
 func TestTwoInstancesSendEachEmailOnce(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	mail := mailertest.NewServer(t)
 	var log logbuf.Buffer
 	// Queued while no instance works: both start on a full queue.
@@ -168,7 +168,7 @@ func TestTwoInstancesSendEachEmailOnce(t *testing.T) {
 // the row, which holds a live token, goes.
 func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	mail := mailertest.NewServer(t)
 	var log logbuf.Buffer
 	mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"bad sender"}]}`, 1)
@@ -187,7 +187,7 @@ func TestPermanentFailure(t *testing.T) {
 // backoff; the retry sends it.
 func TestTransientFailureRetried(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	mail := mailertest.NewServer(t)
 	var log logbuf.Buffer
 	mail.FailNext(http.StatusServiceUnavailable, `{"errors":[{"message":"try later"}]}`, 1)
@@ -218,7 +218,7 @@ func TestTransientFailureRetried(t *testing.T) {
 // passed; the first is not sent again, the second is sent.
 func TestCrashMidSendIsNotSentAgain(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	mail := mailertest.NewServer(t)
 	var log logbuf.Buffer
 	producer := newInstance(t, pool, mail, &log, false)
@@ -267,7 +267,7 @@ func TestCrashMidSendIsNotSentAgain(t *testing.T) {
 // and they are sent.
 func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	mail := mailertest.NewServer(t)
 	var log logbuf.Buffer
 	for _, to := range []string{"old1@example.com", "old2@example.com"} {
@@ -300,12 +300,9 @@ func TestRequeueSendsEmailsWithoutAJob(t *testing.T) {
 func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.NewEmptyURL(t)
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
+	empty := pgtest.Setup(t, pgtest.Empty(), pgtest.MaxConns(4))
+	url := empty.URL
+	db := stdlib.OpenDBFromPool(empty.Pool)
 	defer db.Close()
 	before, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
 	if err != nil {
@@ -323,11 +320,7 @@ func TestUpgradeSendsEmailsQueuedBefore(t *testing.T) {
 	if _, err := postgres.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
-	pool, err := postgres.Connect(ctx, url, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := empty.Pool
 	if n := count(t, pool, `SELECT count(*) FROM account_emails WHERE to_email = 'queued@example.com' AND sending_at IS NULL`); n != 1 {
 		t.Fatalf("%d queued rows kept, want 1", n)
 	}

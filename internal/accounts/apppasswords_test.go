@@ -35,7 +35,7 @@ func (c *testClock) advance(d time.Duration) {
 
 func TestAppPasswords(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	ctx := context.Background()
 	clock := &testClock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -106,7 +106,7 @@ func TestAppPasswords(t *testing.T) {
 
 func TestAppPasswordsCountInTheLoginThrottle(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	ctx := context.Background()
 	clock := &testClock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	s := NewService(Deps{DB: db, SecretKey: make([]byte, 32), PasswordCost: 4, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -14,7 +14,7 @@ import (
 
 func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	ctx := context.Background()
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var st store
@@ -65,7 +65,7 @@ func TestSweepDeletesOnlyWhatExpired(t *testing.T) {
 // session is gone.
 func TestSweepIsALeaderOnlyPeriodicJob(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	ctx := context.Background()
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var st store

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/contactbook/contactbook/internal/app"
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/postgres/pgbouncertest"
@@ -79,12 +77,8 @@ func TestCommandLineMistakes(t *testing.T) {
 func TestAddonSetSaysOnlyWhatItDid(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	db := pgtest.Setup(t)
+	dbURL, conn := db.URL, db.Pool
 	// The command runs on its own, without the service: the team it acts
 	// on is a row written directly.
 	var teamID string
@@ -129,7 +123,7 @@ func TestServe(t *testing.T) {
 	t.Parallel()
 	addr, metricsAddr := apptest.FreeAddr(t), apptest.FreeAddr(t)
 	env := map[string]string{
-		"DATABASE_URL": pgtest.NewURL(t), "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
+		"DATABASE_URL": pgtest.Setup(t).URL, "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
 		"HTTP_ADDR": addr, "METRICS_ADDR": metricsAddr, "IMAGES_DIR": t.TempDir(),
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -194,7 +188,7 @@ func TestServe(t *testing.T) {
 // pooler. With both set right it starts.
 func TestServeRefusesATransactionPoolerInSessionMode(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: 3})
 	pooled := bouncer.URL(dbURL)
 	for _, c := range []struct {

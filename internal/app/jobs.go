@@ -65,10 +65,10 @@ func (a *App) wireJobs(now func() time.Time) error {
 	a.Campaigns = campaigns.NewService(d)
 	var txRunner *transactional.Runner
 	a.Transactional, txRunner = transactional.New(transactional.Deps{
-		DB: a.DB, Composer: a.Campaigns, Provider: transactional.NewSendGrid(mail, a.Campaigns), Now: now, Log: a.Log,
+		DB: a.DB, Composer: a.Campaigns, Provider: transactional.NewBookMailer(mail, a.Campaigns), Outbox: a.Outbox, Now: now, Log: a.Log,
 	})
 	a.TransactionalRunner = txRunner
-	a.Tracking = tracking.NewService(a.DB, a.Campaigns, now, a.Log)
+	a.Tracking = tracking.NewService(tracking.Deps{DB: a.DB, Entries: a.Campaigns, Outbox: a.Outbox, Now: now, Log: a.Log})
 	a.Workers = append(a.Workers, txRunner)
 	a.Transfer = transfer.NewService(transfer.Deps{DB: a.DB, Contacts: a.Contacts, Queue: queue, Now: now, Log: a.Log})
 	a.Forms = forms.NewService(forms.Deps{

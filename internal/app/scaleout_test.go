@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
@@ -30,20 +28,16 @@ func TestImagesImportCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(onePixelPNG), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"DATABASE_URL": pgtest.NewURL(t), "LOG_FORMAT": "text"}
+	db := pgtest.Setup(t)
+	env := map[string]string{"DATABASE_URL": db.URL, "LOG_FORMAT": "text"}
 	for _, want := range []string{"1 imported, 0 already", "0 imported, 1 already"} {
 		stdout, stderr, err := run(t, ctx, env, "images", "import", "--dir", dir)
 		if err != nil || !strings.Contains(stdout, want) {
 			t.Fatalf("images import: %v, stdout %q (want %q)\n%s", err, stdout, want, stderr)
 		}
 	}
-	conn, err := pgx.Connect(ctx, env["DATABASE_URL"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	var data []byte
-	if err := conn.QueryRow(ctx, `SELECT data FROM campaign_images WHERE name = $1`, name).Scan(&data); err != nil || string(data) != onePixelPNG {
+	if err := db.Pool.QueryRow(ctx, `SELECT data FROM campaign_images WHERE name = $1`, name).Scan(&data); err != nil || string(data) != onePixelPNG {
 		t.Fatalf("stored image: %v", err)
 	}
 }
@@ -59,7 +53,7 @@ func TestServeImportsImagesAndDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{
-		"DATABASE_URL": pgtest.NewURL(t), "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
+		"DATABASE_URL": pgtest.Setup(t).URL, "AUTO_MIGRATE": "false", "LOG_FORMAT": "text",
 		"HTTP_ADDR": addr, "IMAGES_DIR": dir, "SHUTDOWN_DRAIN": "2s",
 	}
 	ctx, stop := context.WithCancel(context.Background())

@@ -56,7 +56,14 @@ type Options struct {
 	// none is sent.
 	WithoutJobs bool
 
-	// The options below are Setup's; New ignores them.
+	// Bare starts the service alone on the settings above: no fake
+	// provider, no team, none of the settings Setup adds (MAILER_BASE_URL,
+	// PUBLIC_BASE_URL, JWT_TTL). The Team holds the Env only. For tests of
+	// the service's own defaults and of instances wired by hand.
+	Bare bool
+
+	// The options below are the team's and the provider's; Bare ignores
+	// them.
 
 	// Addon is the Campaigns add-on state of Setup's team ("" is active).
 	Addon string
@@ -76,16 +83,12 @@ type Options struct {
 	Mail *mailertest.Server
 }
 
-// New starts the service on a fresh database; it stops with the test.
-func New(t testing.TB, opts ...Options) *Env {
+// newEnv starts the service on a fresh database; it stops with the test.
+func newEnv(t testing.TB, o Options) *Env {
 	t.Helper()
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
 	dbURL := o.DatabaseURL
 	if dbURL == "" {
-		dbURL = pgtest.NewURL(t)
+		dbURL = pgtest.Setup(t).URL
 	}
 	vars := map[string]string{
 		"DATABASE_URL":           dbURL,

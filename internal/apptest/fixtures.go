@@ -44,13 +44,16 @@ type Team struct {
 // Setup starts the service with a fake email provider (MAILER_BASE_URL
 // points at it) and a team in every role, so that a test states only what
 // it is about. Logins last a year, so tests may move the clock by days,
-// and links start with PublicBaseURL. Options adjust the service as for
-// New, and the cast as their Setup fields say.
+// and links start with PublicBaseURL. Options say what differs. Setup is
+// the one way a test starts the service.
 func Setup(t testing.TB, opts ...Options) *Team {
 	t.Helper()
 	o := Options{}
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if o.Bare {
+		return &Team{Env: newEnv(t, o)}
 	}
 	mail := o.Mail
 	if mail == nil {
@@ -70,7 +73,7 @@ func Setup(t testing.TB, opts ...Options) *Team {
 		vars[k] = v
 	}
 	o.Env = vars
-	env := New(t, o)
+	env := newEnv(t, o)
 	if o.NoTeam {
 		return &Team{Env: env, Mail: mail}
 	}

@@ -13,7 +13,7 @@ import (
 func TestRecordWritesTheEntry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team, target := uuid.New(), uuid.New()
 	err := audit.Record(ctx, pool, audit.Entry{
 		TeamID: team, Actor: audit.System(), Action: "webhook.disabled",

@@ -248,6 +248,13 @@ func LabelOwner(ctx context.Context, db postgres.DB, labelID uuid.UUID) (bookID,
 	return bookID, teamID, err == nil, err
 }
 
+// PublicLabelsAmong returns which of ids are public labels (topics) of
+// the book.
+func PublicLabelsAmong(ctx context.Context, db postgres.DB, bookID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, _ := db.Query(ctx, `SELECT id FROM labels WHERE id = ANY($2::uuid[]) AND book_id = $1 AND public`, bookID, ids)
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
 // FieldTypeOf returns the type of a field definition of the book and holds
 // the definition (FOR KEY SHARE) for the transaction, so values written
 // meanwhile cannot outlive it. ok is false when the book has no such

@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench BenchmarkABDecision -benchtime 5x ./internal/campaigns/
 func BenchmarkABDecision(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b)
+	pool := pgtest.Setup(b).Pool
 	team, book, campaign, step := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	varA, varB := uuid.New(), uuid.New()
 	sentAt := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)

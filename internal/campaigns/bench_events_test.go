@@ -28,9 +28,9 @@ import (
 func BenchmarkCampaignSendEvents(b *testing.B) {
 	n := benchParticipants(b)
 	mail := mailertest.NewServer(b)
-	env := apptest.New(b, apptest.Options{Env: map[string]string{
+	env := apptest.Setup(b, apptest.Options{Bare: true, Env: map[string]string{
 		"MAILER_BASE_URL": mail.URL, "DB_MAX_CONNS": "16", "LOG_LEVEL": "info",
-	}})
+	}}).Env
 	owner := env.Signup("bench")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Bench")

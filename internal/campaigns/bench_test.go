@@ -96,7 +96,7 @@ func BenchmarkCampaignSend(b *testing.B) {
 		settings["smtp_security"], settings["smtp_max_connections"] = "none", 20
 		received = nil // the sink counts for itself
 	}
-	env := apptest.New(b, apptest.Options{Env: vars})
+	env := apptest.Setup(b, apptest.Options{Bare: true, Env: vars}).Env
 	owner := env.Signup("bench")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Bench")

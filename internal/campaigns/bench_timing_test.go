@@ -37,9 +37,9 @@ func BenchmarkCampaignWindow(b *testing.B) {
 
 func benchmarkCampaignWindow(b *testing.B, vacuumBetween bool) {
 	mail := mailertest.NewServer(b)
-	env := apptest.New(b, apptest.Options{Env: map[string]string{
+	env := apptest.Setup(b, apptest.Options{Bare: true, Env: map[string]string{
 		"MAILER_BASE_URL": mail.URL, "DB_MAX_CONNS": "16", "LOG_LEVEL": "info",
-	}})
+	}}).Env
 	env.Clock.Set(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) // Monday
 	owner := env.Signup("bench")
 	owner.SetAddon("active")

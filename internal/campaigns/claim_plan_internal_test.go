@@ -46,7 +46,7 @@ func (c *statementCapture) Exec(_ context.Context, sql string, args ...any) (pgc
 func TestClaimPlanStaysBoundedAfterAnalyze(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	const contacts = 3000
 	team, book, campaign, step := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	seed := []string{

@@ -107,7 +107,7 @@ func (s *shared) SendingMissing(ctx context.Context, bookID uuid.UUID) ([]string
 	if !found || strings.TrimSpace(st.SenderEmail) == "" {
 		missing = append(missing, "sender_email")
 	}
-	if !found || st.apiKey == "" {
+	if !found || !st.canSend() {
 		missing = append(missing, "provider")
 	}
 	return missing, nil

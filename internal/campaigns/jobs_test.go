@@ -106,7 +106,7 @@ func TestRunSurvivesRestart(t *testing.T) {
 	if n := stopped.QueryInt(`SELECT count(*) FROM river_job WHERE kind = 'campaign_run' AND state = 'available'`); n != 1 || mail.RecipientCount() != 0 {
 		t.Fatalf("%d queued run jobs and %d emails before the restart, want 1 and 0", n, mail.RecipientCount())
 	}
-	restarted := apptest.New(t, apptest.Options{DatabaseURL: stopped.DBURL, Env: map[string]string{"MAILER_BASE_URL": mail.URL}})
+	restarted := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: stopped.DBURL, Env: map[string]string{"MAILER_BASE_URL": mail.URL}}).Env
 	restarted.WaitJobs()
 	if mail.RecipientCount() != 2 {
 		t.Fatalf("the restarted instance sent %d emails, want 2", mail.RecipientCount())

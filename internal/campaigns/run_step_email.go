@@ -386,7 +386,7 @@ func (rn *Runner) deliver(ctx context.Context, p *pass, st Step, plan *emailPlan
 // later emails do not go to them.
 func (rn *Runner) suppressRefused(ctx context.Context, p *pass, addresses []string) {
 	err := postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
-		_, err := suppression.New(rn.now).Suppress(ctx, tx, p.campaign.BookID, addresses, suppression.ReasonBounce, suppression.SourceProvider, nil)
+		_, err := suppression.New(rn.now).WithOutbox(rn.st.outbox).Suppress(ctx, tx, p.campaign.BookID, addresses, suppression.ReasonBounce, suppression.SourceProvider, nil)
 		return err
 	})
 	if err != nil {

@@ -55,17 +55,13 @@ type planPool struct {
 
 func newSendFixture(t *testing.T) *sendFixture {
 	ctx := context.Background()
-	url := pgtest.NewURL(t)
-	pool, err := postgres.Connect(ctx, url, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	db := pgtest.Setup(t, pgtest.MaxConns(4))
+	pool := db.Pool
 	f := &sendFixture{t: t, ctx: ctx, pool: pool, team: uuid.New(), book: uuid.New(), plans: map[pgtest.PlanMode]planPool{},
 		steps: map[uuid.UUID][]uuid.UUID{}}
 	for _, m := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
-		p, log := pgtest.NewPlanPool(t, url, m)
-		f.plans[m] = planPool{p, log}
+		p := pgtest.Setup(t, pgtest.On(db.URL), pgtest.MaxConns(4), pgtest.RecordPlans(m))
+		f.plans[m] = planPool{p.Pool, p.Plans}
 	}
 	// Statistics change only when a test says so.
 	f.exec(`DO $$ DECLARE r record; BEGIN

@@ -17,7 +17,7 @@ import (
 func TestTimeZoneChangeReleasesWindowHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team, book, campaign, step, abCampaign, abStep := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	ann, ben := uuid.New(), uuid.New()
 	exec := func(sql string, args ...any) {

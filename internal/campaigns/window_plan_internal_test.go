@@ -20,7 +20,7 @@ import (
 func TestWindowHeldParticipantsAreNotRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team, book, campaign, step := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	seed := []string{
 		`INSERT INTO teams (id, name) VALUES ('` + team.String() + `', 'Plan')`,

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -112,6 +113,9 @@ func (s *Service) ImportBatch(ctx context.Context, tx *postgres.Tx, teamID, book
 	if err := b.tag(ctx, s.st, tx); err != nil {
 		return b.res, err
 	}
+	if err := s.emitTopicChanges(ctx, tx, teamID, bookID, b.tagged, nil, events.SubscribedImport, b.now); err != nil {
+		return b.res, err
+	}
 	if err := b.setCustom(ctx, s.st, tx); err != nil {
 		return b.res, err
 	}
@@ -142,6 +146,7 @@ type batch struct {
 	// them first, so that the book lists them in the file's order.
 	labelNames []string
 	toLabel    []pendingLabels
+	tagged     []labelPair // the (contact, label) pairs tag added
 	custom     map[*Contact]map[string]string
 }
 

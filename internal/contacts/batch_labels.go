@@ -27,7 +27,8 @@ func (b *batch) createLabels(ctx context.Context, st store, db postgres.DB) erro
 	return nil
 }
 
-// tag adds the batch's contacts to their labels in one statement.
+// tag adds the batch's contacts to their labels in one statement, and
+// keeps the pairs that are new (for their topic events).
 func (b *batch) tag(ctx context.Context, st store, db postgres.DB) error {
 	var pairs [2][]uuid.UUID
 	for _, pl := range b.toLabel {
@@ -36,6 +37,7 @@ func (b *batch) tag(ctx context.Context, st store, db postgres.DB) error {
 			pairs[0], pairs[1] = append(pairs[0], pl.contact.ID), append(pairs[1], l.ID)
 			if !hasLabel(pl.contact.Labels, l.ID) {
 				pl.contact.Labels = append(pl.contact.Labels, l)
+				b.tagged = append(b.tagged, labelPair{pl.contact.ID, l.ID})
 			}
 		}
 	}

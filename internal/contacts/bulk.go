@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/audit"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/validate"
 )
@@ -83,7 +84,7 @@ func bulkDeleteDetails(in BulkInput, gone []uuid.UUID) map[string]any {
 // BulkAddLabel tags the book's contacts among contact_ids (member); those
 // already tagged are skipped and not counted.
 func (s *Service) BulkAddLabel(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
-	return s.bulkLabel(ctx, sc, in, s.st.addLabels)
+	return s.bulkLabel(ctx, sc, in, s.st.addLabels, true)
 }
 
 // BulkRemoveLabel untags the book's contacts among contact_ids (member);
@@ -91,12 +92,14 @@ func (s *Service) BulkAddLabel(ctx context.Context, sc access.Scope, in BulkInpu
 func (s *Service) BulkRemoveLabel(ctx context.Context, sc access.Scope, in BulkInput) (int, error) {
 	return s.bulkLabel(ctx, sc, in, func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, _ time.Time) ([]uuid.UUID, error) {
 		return s.st.removeLabels(ctx, db, bookID, labelID, ids)
-	})
+	}, false)
 }
 
 type labelChange func(ctx context.Context, db postgres.DB, bookID, labelID uuid.UUID, ids []uuid.UUID, now time.Time) ([]uuid.UUID, error)
 
-func (s *Service) bulkLabel(ctx context.Context, sc access.Scope, in BulkInput, change labelChange) (int, error) {
+// bulkLabel makes the change (adding the label, or removing it) to the
+// contacts the input names.
+func (s *Service) bulkLabel(ctx context.Context, sc access.Scope, in BulkInput, change labelChange, adding bool) (int, error) {
 	b, targets, err := s.bulkStart(ctx, sc, in)
 	if err != nil {
 		return 0, err
@@ -114,11 +117,19 @@ func (s *Service) bulkLabel(ctx context.Context, sc access.Scope, in BulkInput, 
 		if err != nil {
 			return err
 		}
-		changed, err := change(ctx, tx, b.ID, labelID, ids, s.now().UTC())
+		now := s.now().UTC()
+		changed, err := change(ctx, tx, b.ID, labelID, ids, now)
 		if err != nil {
 			return err
 		}
 		n = len(changed)
+		added, removed := pairsOf(changed, labelID), []labelPair(nil)
+		if !adding {
+			added, removed = nil, added
+		}
+		if err := s.emitTopicChanges(ctx, tx, b.TeamID, b.ID, added, removed, events.SubscribedAPI, now); err != nil {
+			return err
+		}
 		return s.emitUpdated(ctx, tx, b.TeamID, b.ID, changed)
 	})
 	return n, err

@@ -12,7 +12,7 @@ import (
 // of contacts. A column added to contacts and not to the view fails here.
 func TestContactRecordsHasEveryColumn(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	var missing []string
 	rows, err := db.Query(context.Background(), `
 		SELECT column_name FROM information_schema.columns WHERE table_name = 'contacts'

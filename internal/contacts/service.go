@@ -331,11 +331,15 @@ func (s *Service) AddLabel(ctx context.Context, actor *auth.Actor, contactID, la
 		if err := s.labelOfBook(ctx, tx, teamID, bookID, labelID); err != nil {
 			return err
 		}
-		ids, err := s.st.addLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID}, s.now().UTC())
+		now := s.now().UTC()
+		ids, err := s.st.addLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID}, now)
 		if err != nil {
 			return err
 		}
 		added = len(ids) > 0
+		if err := s.emitTopicChanges(ctx, tx, teamID, bookID, pairsOf(ids, labelID), nil, events.SubscribedAPI, now); err != nil {
+			return err
+		}
 		return s.emitUpdated(ctx, tx, teamID, bookID, ids)
 	})
 	return added, err
@@ -351,6 +355,9 @@ func (s *Service) RemoveLabel(ctx context.Context, actor *auth.Actor, contactID,
 	return postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
 		ids, err := s.st.removeLabels(ctx, tx, bookID, labelID, []uuid.UUID{contactID})
 		if err != nil {
+			return err
+		}
+		if err := s.emitTopicChanges(ctx, tx, teamID, bookID, nil, pairsOf(ids, labelID), events.SubscribedAPI, s.now().UTC()); err != nil {
 			return err
 		}
 		return s.emitUpdated(ctx, tx, teamID, bookID, ids)

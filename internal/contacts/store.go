@@ -497,14 +497,7 @@ func Owner(ctx context.Context, db postgres.DB, contactID uuid.UUID) (bookID, te
 
 // primaryAddress is the contact's primary email address as written ("" for
 // none): the first address, or the one marked primary among several.
-func (store) primaryAddress(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
-	var a string
-	err := db.QueryRow(ctx, `
-		SELECT COALESCE(CASE WHEN jsonb_array_length(ct.emails) < 2 THEN ct.emails -> 0 ->> 'address'
-		       ELSE COALESCE(jsonb_path_query_first(ct.emails, '$[*] ? (@.primary == true).address') #>> '{}', ct.emails -> 0 ->> 'address') END, '')
-		FROM contacts ct WHERE ct.id = $1`, id).Scan(&a)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return a, err
+func (st store) primaryAddress(ctx context.Context, db postgres.DB, id uuid.UUID) (string, error) {
+	m, err := st.primaryAddresses(ctx, db, []uuid.UUID{id})
+	return m[id], err
 }

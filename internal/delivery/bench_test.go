@@ -42,7 +42,7 @@ const (
 //
 //     go test -run '^$' -bench BenchmarkDelivery ./internal/delivery/
 func BenchmarkDelivery(b *testing.B) {
-	env := apptest.New(b, apptest.Options{Env: map[string]string{"DB_MAX_CONNS": "16", "LOG_LEVEL": "info"}})
+	env := apptest.Setup(b, apptest.Options{Bare: true, Env: map[string]string{"DB_MAX_CONNS": "16", "LOG_LEVEL": "info"}}).Env
 	owner := env.Signup("bench")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Bench")

@@ -192,22 +192,17 @@ func (r *BounceReader) Read(ctx context.Context, m Mailbox) (IngestResult, error
 // applyDSNs applies the events and reports which named an email of the
 // book (those messages are handled, whatever else they held).
 func (s *Service) applyDSNs(ctx context.Context, bookID uuid.UUID, evs []event, now time.Time) (IngestResult, map[int]bool, error) {
-	ids := make([]string, 0, len(evs))
-	for _, e := range evs {
-		ids = append(ids, e.messageID)
-	}
-	refs, err := emailsByMessageID(ctx, s.db, bookID, ids)
+	res, named, err := s.applyByMessageID(ctx, bookID, evs, now)
 	if err != nil {
 		return IngestResult{}, nil, err
 	}
 	handled := map[int]bool{}
 	for i, e := range evs {
-		if _, ok := refs[e.messageID]; ok {
+		if named[e.id] {
 			handled[i] = true
 		}
 	}
-	res, err := s.applyByMessageID(ctx, bookID, evs, now)
-	return res, handled, err
+	return res, handled, nil
 }
 
 // parseDSN reads a delivery status notification (RFC 3464): a

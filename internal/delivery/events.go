@@ -63,16 +63,18 @@ type event struct {
 	stepID        uuid.UUID
 	participantID uuid.UUID
 	// A transactional email's event names its message (transactionalID)
-	// or only the provider's message id (providerMessageID); campaign
-	// is false for both.
-	campaign          bool
-	transactionalID   uuid.UUID
-	providerMessageID string
-	detail            string
-	at                time.Time
-	email             string             // lower-cased recipient
-	suppress          suppression.Reason // "" when the event suppresses nothing
-	messageID         string             // the provider's message id, when the event names its email by it
+	// or only the provider's message id (messageID); campaign is false
+	// for both.
+	campaign        bool
+	transactionalID uuid.UUID
+	detail          string
+	at              time.Time
+	email           string             // lower-cased recipient
+	suppress        suppression.Reason // "" when the event suppresses nothing
+	// messageID is the provider's id of the email, when the event names
+	// its email by it (SES, a bounce report, a SendGrid event of a
+	// transactional email without its custom argument).
+	messageID string
 }
 
 // parsed is a batch: the events that may apply (one per sg_event_id) and
@@ -167,7 +169,7 @@ func classify(pe providerEvent, now time.Time) (event, bool) {
 		if id, err := uuid.Parse(pe.TransactionalID); err == nil {
 			ev.transactionalID = id
 		} else if mid := strings.TrimSpace(pe.SGMessageID); mid != "" && len(mid) <= 500 {
-			ev.providerMessageID = mid
+			ev.messageID = mid
 		} else {
 			return ev, false
 		}

@@ -37,19 +37,33 @@ type TransactionalEvent struct {
 	At                time.Time
 }
 
-// TransactionalApplied is what applying transactional events did: how
-// many named a message of the book, and the new ones (the rest were
-// applied before) with the contact each message went to (uuid.Nil: none).
+// TransactionalApplied is what applying transactional events did: the
+// events that named a message of the book (by id), the new ones (the rest were applied
+// before) with the contact each message went to (uuid.Nil: none), and
+// the first of each asked-for kind per message.
 type TransactionalApplied struct {
-	Matched  int
+	Named    []string
 	New      []string
 	Contacts []uuid.UUID
+	Firsts   []TransactionalFirst
+}
+
+// TransactionalFirst is the first event of its kind the service heard of
+// a message: what its webhook event reports.
+type TransactionalFirst struct {
+	Kind, Detail      string
+	At                time.Time
+	MessageID         uuid.UUID
+	ContactID         *uuid.UUID
+	Address           string
+	ProviderMessageID *string
 }
 
 // Transactional is what applying events asks of package transactional,
-// which owns the messages (transactional.Feedback implements it).
+// which owns the messages (transactional.Feedback implements it). firsts
+// names the kinds whose first event per message is wanted back.
 type Transactional interface {
-	ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []TransactionalEvent, now time.Time) (TransactionalApplied, error)
+	ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []TransactionalEvent, firsts []string, now time.Time) (TransactionalApplied, error)
 }
 
 // Campaigns is what applying events asks of package campaigns, which owns
@@ -141,18 +155,13 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
-		var campaignEvents []event
-		var txEvents []TransactionalEvent
-		txByID := map[string]*event{}
-		for i := range batch.events {
-			e := &batch.events[i]
+		var campaignEvents, txEvents []event
+		for _, e := range batch.events {
 			if e.campaign {
-				campaignEvents = append(campaignEvents, *e)
-				continue
+				campaignEvents = append(campaignEvents, e)
+			} else {
+				txEvents = append(txEvents, e)
 			}
-			txByID[e.id] = e
-			txEvents = append(txEvents, TransactionalEvent{ID: e.id, Kind: e.kind, MessageID: e.transactionalID,
-				ProviderMessageID: e.providerMessageID, Detail: e.detail, At: e.at})
 		}
 		var res applied
 		if len(campaignEvents) > 0 {
@@ -161,28 +170,8 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 				return err
 			}
 		}
-		if len(txEvents) > 0 && s.transactional != nil {
-			ta, err := s.transactional.ApplyFeedback(ctx, tx, bookID, txEvents, now)
-			if err != nil {
-				return err
-			}
-			res.matched += ta.Matched
-			res.applied += len(ta.New)
-			seen := map[uuid.UUID]bool{}
-			for _, c := range res.contactIDs {
-				seen[c] = true
-			}
-			for i, id := range ta.New {
-				e := txByID[id]
-				if e == nil || e.suppress == "" {
-					continue
-				}
-				res.suppress = append(res.suppress, suppressWish{email: e.email, reason: string(e.suppress)})
-				if c := ta.Contacts[i]; c != uuid.Nil && !seen[c] {
-					seen[c] = true
-					res.contactIDs = append(res.contactIDs, c)
-				}
-			}
+		if _, err := s.applyTransactional(ctx, tx, bookID, txEvents, &res, now); err != nil {
+			return err
 		}
 		out.Applied = res.applied
 		out.Duplicates += res.matched - res.applied

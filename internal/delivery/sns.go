@@ -120,7 +120,8 @@ func (f *SESFeedback) Receive(ctx context.Context, bookID uuid.UUID, body []byte
 	if len(evs) == 0 {
 		return IngestResult{Received: 1, Ignored: 1}, nil
 	}
-	return f.s.applyByMessageID(ctx, bookID, evs, now)
+	res, _, err := f.s.applyByMessageID(ctx, bookID, evs, now)
+	return res, err
 }
 
 // verify checks the signature as Amazon documents it: the certificate
@@ -387,14 +388,18 @@ func sesEvents(m snsMessage, now time.Time) []event {
 
 // applyByMessageID applies events that name their email by provider
 // message id (SES, the bounce mailbox): each id is looked up among the
-// book's campaign emails, and events of an unknown id are ignored.
-func (s *Service) applyByMessageID(ctx context.Context, bookID uuid.UUID, evs []event, now time.Time) (IngestResult, error) {
-	out := IngestResult{Received: len(evs)}
+// book's campaign emails, then among its transactional emails; events of
+// an unknown id are ignored. named holds the ids of the events that named
+// an email.
+func (s *Service) applyByMessageID(ctx context.Context, bookID uuid.UUID, evs []event, now time.Time) (out IngestResult, named map[string]bool, err error) {
+	out = IngestResult{Received: len(evs)}
+	named = map[string]bool{}
 	msgIDs := make([]string, 0, len(evs))
 	for _, e := range evs {
 		msgIDs = append(msgIDs, e.messageID)
 	}
-	err := postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
+		clear(named)
 		if err := lockBook(ctx, tx, bookID); err != nil {
 			return err
 		}
@@ -402,30 +407,38 @@ func (s *Service) applyByMessageID(ctx context.Context, bookID uuid.UUID, evs []
 		if err != nil {
 			return err
 		}
-		matched := evs[:0:0]
+		var matched, others []event
 		for _, e := range evs {
 			r, ok := refs[e.messageID]
 			if !ok {
+				// Not a campaign email's id: maybe a transactional one's.
+				others = append(others, e)
 				continue
 			}
-			e.campaignID, e.stepID, e.participantID = r.campaignID, r.stepID, r.participantID
+			e.campaign, e.campaignID, e.stepID, e.participantID = true, r.campaignID, r.stepID, r.participantID
 			matched = append(matched, e)
+			named[e.id] = true
 		}
-		out.Ignored = len(evs) - len(matched)
-		if len(matched) == 0 {
-			return nil
+		var res applied
+		if len(matched) > 0 {
+			if res, err = s.apply(ctx, tx, bookID, matched, now); err != nil {
+				return err
+			}
 		}
-		res, err := s.apply(ctx, tx, bookID, matched, now)
+		txNamed, err := s.applyTransactional(ctx, tx, bookID, others, &res, now)
 		if err != nil {
 			return err
 		}
+		for _, id := range txNamed {
+			named[id] = true
+		}
 		out.Applied = res.applied
 		out.Duplicates = res.matched - res.applied
-		out.Ignored += len(matched) - res.matched
+		out.Ignored = len(evs) - res.matched
 		return s.suppress(ctx, tx, bookID, res, now)
 	})
 	if err != nil {
-		return IngestResult{}, err
+		return IngestResult{}, nil, err
 	}
-	return out, nil
+	return out, named, nil
 }

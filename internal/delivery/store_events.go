@@ -116,26 +116,99 @@ func (s *Service) emit(ctx context.Context, db postgres.DB, teamID, bookID uuid.
 			EmailID: emailID, ContactID: ptr(contact), Address: address[id], CampaignID: ptr(campaign), StepID: ptr(step),
 			ParticipantID: ptr(partic), VariantID: variant, ProviderMessageID: messageID, OccurredAt: at.UTC(),
 		}
-		switch kind {
-		case kindClicked:
-			d.URL = ptr(detail)
-		case kindBounced:
-			d.BounceType, d.Reason = ptr(events.BounceHard), ptr(detail)
-		case kindBlocked:
-			d.BounceType, d.Reason = ptr(events.BounceSoft), ptr(detail)
-		case kindComplained:
-			if detail == "" {
-				detail = "spamreport" // the provider gives no reason but the report
-			}
-			d.Reason = ptr(detail)
-		}
-		evs = append(evs, events.EmailEvents(teamID, bookID, []events.Email{{Type: typ, Data: d}})...)
+		evs = append(evs, emailEvent(teamID, bookID, kind, detail, d))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return s.outbox.AppendIn(ctx, db, now, evs...)
+}
+
+// emailEvent is the email.* event of an applied event of kind: d with
+// what the kind adds (the link clicked, the bounce's type and reason).
+func emailEvent(teamID, bookID uuid.UUID, kind, detail string, d events.EmailData) events.Event {
+	switch kind {
+	case kindClicked:
+		d.URL = ptr(detail)
+	case kindBounced:
+		d.BounceType, d.Reason = ptr(events.BounceHard), ptr(detail)
+	case kindBlocked:
+		d.BounceType, d.Reason = ptr(events.BounceSoft), ptr(detail)
+	case kindComplained:
+		if detail == "" {
+			detail = "spamreport" // the provider gives no reason but the report
+		}
+		d.Reason = ptr(detail)
+	}
+	return events.EmailEvents(teamID, bookID, []events.Email{{Type: eventOfKind[kind], Data: d}})[0]
+}
+
+// applyTransactional applies the events of transactional emails (package
+// transactional owns the messages) and adds to res the suppressions and
+// campaign removals they ask for; it writes the webhook events of each
+// message's first event of a kind that an active webhook wants, in tx.
+// It returns the ids of the events that named a message.
+func (s *Service) applyTransactional(ctx context.Context, tx postgres.DB, bookID uuid.UUID, evs []event, res *applied, now time.Time) ([]string, error) {
+	if len(evs) == 0 || s.transactional == nil {
+		return nil, nil
+	}
+	team, wanted, err := s.wanted(ctx, tx, bookID)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for k, typ := range eventOfKind {
+		if wanted[typ] {
+			kinds = append(kinds, k)
+		}
+	}
+	in := make([]TransactionalEvent, len(evs))
+	byID := make(map[string]*event, len(evs))
+	for i := range evs {
+		e := &evs[i]
+		byID[e.id] = e
+		in[i] = TransactionalEvent{ID: e.id, Kind: e.kind, MessageID: e.transactionalID, ProviderMessageID: e.messageID, Detail: e.detail, At: e.at}
+	}
+	ta, err := s.transactional.ApplyFeedback(ctx, tx, bookID, in, kinds, now)
+	if err != nil {
+		return nil, err
+	}
+	res.matched += len(ta.Named)
+	res.applied += len(ta.New)
+	seen := map[uuid.UUID]bool{}
+	for _, c := range res.contactIDs {
+		seen[c] = true
+	}
+	for i, id := range ta.New {
+		e := byID[id]
+		if e == nil || e.suppress == "" {
+			continue
+		}
+		res.suppress = append(res.suppress, suppressWish{email: e.email, reason: string(e.suppress)})
+		if c := ta.Contacts[i]; c != uuid.Nil && !seen[c] {
+			seen[c] = true
+			res.contactIDs = append(res.contactIDs, c)
+		}
+	}
+	var out []events.Event
+	for _, f := range ta.Firsts {
+		if eventOfKind[f.Kind] == events.ContactUnsubscribed {
+			if f.ContactID != nil {
+				book := bookID
+				out = append(out, events.Event{Type: events.ContactUnsubscribed, TeamID: team, BookID: &book, Data: events.UnsubscribedData{
+					ContactID: *f.ContactID, Address: f.Address, Scope: events.ScopeAll, Source: events.UnsubscribedProvider, OccurredAt: f.At.UTC(),
+				}})
+			}
+			continue
+		}
+		msg := f.MessageID
+		out = append(out, emailEvent(team, bookID, f.Kind, f.Detail, events.EmailData{
+			EmailID: f.MessageID, ContactID: f.ContactID, Address: f.Address, TransactionalID: &msg,
+			ProviderMessageID: f.ProviderMessageID, OccurredAt: f.At.UTC(),
+		}))
+	}
+	return ta.Named, s.outbox.AppendIn(ctx, tx, now, out...)
 }
 
 func ptr[T any](v T) *T { return &v }

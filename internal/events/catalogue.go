@@ -23,6 +23,7 @@ const (
 	ParticipantRemoved   = "participant.removed"
 	SuppressionCreated   = "suppression.created"
 	SuppressionLifted    = "suppression.lifted"
+	EventReceived        = "event.received"
 )
 
 // Group is how the dashboard's webhook editor groups the event types.
@@ -64,6 +65,7 @@ var Catalogue = []TypeInfo{
 	{ContactCreated, GroupContacts, "A contact was created (API, dashboard, import, form, CardDAV).", true, sampleContact},
 	{ContactUpdated, GroupContacts, "A contact was changed, labels and preferences included.", true, sampleContact},
 	{ContactDeleted, GroupContacts, "A contact was deleted or erased.", true, func() any { return map[string]any{"id": sampleID(1)} }},
+	{EventReceived, GroupContacts, "A product event of a contact was received (POST /api/v1/events).", true, sampleEvent},
 	{EmailSent, GroupEmails, "An email was handed to the sending provider.", true, sampleEmail(EmailSent)},
 	{EmailDelivered, GroupEmails, "The provider reported the email delivered.", true, sampleEmail(EmailDelivered)},
 	{EmailOpened, GroupEmails, "The email was first opened (once per email; machine opens never).", true, sampleEmail(EmailOpened)},
@@ -285,6 +287,13 @@ func sampleSubscribed() any {
 func sampleSuppression() any {
 	return SuppressionData{SuppressionID: sampleID(17), Address: ptr("ada@example.com"), Reason: "bounce",
 		Source: "provider", OccurredAt: sampleAt}
+}
+
+func sampleEvent() any {
+	return map[string]any{
+		"id": sampleID(18), "book_id": sampleID(2), "contact_id": sampleID(1), "name": "order.paid",
+		"properties": map[string]any{"order_id": "A-1001", "total": 42.5}, "occurred_at": sampleAt, "created_at": sampleAt,
+	}
 }
 
 func sampleContact() any {

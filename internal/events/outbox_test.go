@@ -19,7 +19,7 @@ import (
 // visible to it), and never for one that rolled back.
 func TestOutboxWakesAfterCommit(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team := newTeam(t, pool)
 	queued := func() int {
 		var n int
@@ -69,7 +69,7 @@ func TestOutboxWakesAfterCommit(t *testing.T) {
 // events, COPY for many) store the same bodies and queue every event once.
 func TestAppendFewAndMany(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team := newTeam(t, pool)
 	subscribe(t, pool, team, events.ContactUpdated, events.MemberJoined)
 	book := uuid.New()

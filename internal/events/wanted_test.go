@@ -53,7 +53,7 @@ func countEvents(t *testing.T, pool *pgxpool.Pool, team uuid.UUID) (evs, queued 
 // writing (a few in one statement, many by COPY); other events always.
 func TestContactEventsOnlyWhenWanted(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	team, other := newTeam(t, pool), newTeam(t, pool)
 	book := uuid.New()
 	var wakes int
@@ -119,7 +119,7 @@ func TestContactEventsOnlyWhenWanted(t *testing.T) {
 // its subscription commits before the change does.
 func TestWebhookCreatedDuringAChange(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	outbox := events.NewOutbox(nil)
 	book := uuid.New()
 	ev := func(team uuid.UUID) events.Event {

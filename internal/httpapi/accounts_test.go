@@ -18,7 +18,7 @@ import (
 
 func TestAuthSignupLoginMe(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	anon := env.Anonymous()
 
 	r := anon.Post("/api/auth/signup", map[string]string{
@@ -73,7 +73,7 @@ func TestAuthSignupLoginMe(t *testing.T) {
 
 func TestAuthTokensAndKeysAreKeptApart(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	key := ann.NewKey()
 	book := ann.CreateBook("Clients")
@@ -125,7 +125,7 @@ func tokenClaims(t *testing.T, token string) map[string]any {
 
 func TestAuthJWTTampering(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	now := env.Clock.Now()
 	sid := tokenClaims(t, ann.Token)["sid"]
@@ -179,7 +179,7 @@ func TestAuthJWTTampering(t *testing.T) {
 
 func TestTeamMembersAndRoles(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	admin := env.Join(owner, "admin", "admin")
 	member := env.Join(owner, "member", "member")
@@ -254,7 +254,7 @@ func TestTeamMembersAndRoles(t *testing.T) {
 
 func TestTeamLastOwnerUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	a := env.Signup("a")
 	b := env.Join(a, "b", "owner")
 	team := "/api/teams/" + a.TeamID
@@ -279,7 +279,7 @@ func TestTeamLastOwnerUnderConcurrency(t *testing.T) {
 
 func TestAPIKeys(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	member := env.Join(owner, "member", "member")
 	keys := fmt.Sprintf("/api/teams/%s/api-keys", owner.TeamID)
@@ -321,7 +321,7 @@ func TestAPIKeys(t *testing.T) {
 
 func TestAddonTrial(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	member := env.Join(owner, "member", "member")
 	trial := fmt.Sprintf("/api/teams/%s/addons/campaigns/trial", owner.TeamID)
@@ -349,7 +349,7 @@ func TestAddonTrial(t *testing.T) {
 
 func TestCrossTeamAccountsAreRefused(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	a := env.Signup("a")
 	b := env.Signup("b")
 	bKey := b.Post("/api/teams/"+b.TeamID+"/api-keys", map[string]string{"name": "k"}).Expect(http.StatusCreated).String("data.api_key.id")

@@ -10,7 +10,7 @@ import (
 
 func TestAppPasswordEndpoints(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann, bob := env.Signup("ann"), env.Signup("bob")
 	ann.Post("/api/auth/app-passwords", map[string]any{"name": ""}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
 	r := ann.Post("/api/auth/app-passwords", map[string]any{"name": "iPhone"}).Expect(http.StatusCreated)

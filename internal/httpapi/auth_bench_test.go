@@ -11,7 +11,7 @@ import (
 // login token: the dashboard's hot path, authentication included (the
 // token's signature, and whether its session is still open).
 func BenchmarkAuthenticatedGetByID(b *testing.B) {
-	env := apptest.New(b, apptest.Options{RealClock: true})
+	env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true}).Env
 	owner := env.Signup("bench")
 	book := owner.CreateBook("Bench")
 	ids := seedBench(b, env, book, 1, 1000)
@@ -36,7 +36,7 @@ func BenchmarkKeyGetByID(b *testing.B) {
 			name = "limit=on"
 		}
 		b.Run(name, func(b *testing.B) {
-			env := apptest.New(b, apptest.Options{RealClock: true, Env: map[string]string{"API_KEY_RATE_LIMIT": limit}})
+			env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true, Env: map[string]string{"API_KEY_RATE_LIMIT": limit}}).Env
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			go func() { _ = env.App.KeyLimits.Run(ctx) }()

@@ -13,7 +13,7 @@ import (
 // after a label at the bound still works.
 func TestLabelSortOrderBounds(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("B")
 	labels := "/api/books/" + book + "/labels"
@@ -50,7 +50,7 @@ func TestLabelSortOrderBounds(t *testing.T) {
 // TestPagingBounds: paging values are integers of 0..2147483647.
 func TestPagingBounds(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	key := owner.NewKey().InBook(owner.CreateBook("B"))
 	for _, q := range []string{"limit=2147483648", "offset=2147483648", "offset=9223372036854775807", "offset=-1", "limit=1.5"} {

@@ -59,7 +59,7 @@ func benchExec(b *testing.B, env *apptest.Env, sql string, args ...any) {
 // the real router and PostgreSQL) on a book of 100,000 contacts; the bulk
 // operations act on 10,000 of them. ns/op is one request, client included.
 func BenchmarkContact100k(b *testing.B) {
-	env := apptest.New(b, apptest.Options{RealClock: true})
+	env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true}).Env
 	owner := env.Signup("bench")
 	book := owner.CreateBook("Bench")
 	key := owner.NewKey().InBook(book)

@@ -116,7 +116,7 @@ func dataOf(t *testing.T, r *apptest.Response) []byte {
 
 func TestContactCRUD(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -223,7 +223,7 @@ func TestContactCRUD(t *testing.T) {
 // the book header).
 func TestContactCreateErrors(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -285,7 +285,7 @@ func TestContactCreateErrors(t *testing.T) {
 // id, the size), and a patch that lands.
 func TestContactPatchRules(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -328,7 +328,7 @@ func TestContactPatchRules(t *testing.T) {
 
 func TestContactRoles(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	viewer := env.Join(owner, "vic", "viewer")
 	member := env.Join(owner, "mel", "member")
@@ -374,7 +374,7 @@ func TestContactRoles(t *testing.T) {
 
 func TestContactCrossTeam(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	a := env.Signup("ann")
 	b := env.Signup("bob")
 	watchContacts(a)
@@ -446,7 +446,7 @@ func TestContactCrossTeam(t *testing.T) {
 
 func TestContactMalformedIDs(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	for _, s := range surfaces(owner) {
@@ -471,7 +471,7 @@ func TestContactMalformedIDs(t *testing.T) {
 
 func TestContactList(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
@@ -541,7 +541,7 @@ func urlQuery(s string) string {
 // tested in internal/contacts.
 func TestContactListLabelFilterAndTotal(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	key := owner.NewKey().InBook(book)
@@ -565,7 +565,7 @@ const bookCountSQL = `SELECT COALESCE(sum(n), 0)::int FROM book_contact_counts W
 
 func TestContactCount(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	other := owner.CreateBook("Other")
@@ -603,7 +603,7 @@ func TestContactCount(t *testing.T) {
 // internal/contacts.
 func TestContactLabels(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -661,7 +661,7 @@ func TestContactLabels(t *testing.T) {
 // internal/contacts.
 func TestBulkDelete(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -699,7 +699,7 @@ func TestBulkDelete(t *testing.T) {
 
 func TestBulkInputErrors(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	otherBook := owner.CreateBook("Other")
@@ -775,7 +775,7 @@ func TestBulkInputErrors(t *testing.T) {
 
 func TestBulkLabels(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -850,7 +850,7 @@ func TestBulkLabels(t *testing.T) {
 // internal/contacts.
 func TestBulkUpdateField(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	watchContacts(owner)
 	book := owner.CreateBook("Main")
@@ -899,7 +899,7 @@ func idOf(t *testing.T, e eventRow) string {
 // from /api/v1.
 func TestCheckEmail(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	viewer := env.Join(owner, "vic", "viewer")
 	book := owner.CreateBook("Main")
@@ -930,7 +930,7 @@ func TestCheckEmail(t *testing.T) {
 // address is a duplicate, concurrently too, is tested in internal/contacts.
 func TestContactDuplicateEmail(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	strict := owner.Post("/api/books", map[string]any{"team_id": owner.TeamID, "name": "Strict", "enforce_unique_emails": true}).
 		Expect(201).String("data.id")
@@ -969,7 +969,7 @@ func TestContactDuplicateEmail(t *testing.T) {
 // and insists on a client error or success, never a 5xx. Without -fuzz it
 // runs its seeds as a normal test.
 func FuzzContactDecode(f *testing.F) {
-	env := apptest.New(f)
+	env := apptest.Setup(f, apptest.Options{Bare: true}).Env
 	owner := env.Signup("fuzz")
 	book := owner.Post("/api/books", map[string]any{"team_id": owner.TeamID, "name": "Fuzz", "enforce_unique_emails": true}).
 		Expect(201).String("data.id")
@@ -1029,7 +1029,7 @@ func FuzzContactDecode(f *testing.F) {
 
 func TestContactBookDeleteCascades(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Doomed")
 	kept := owner.CreateBook("Kept")
@@ -1060,7 +1060,7 @@ func TestContactBookDeleteCascades(t *testing.T) {
 // once one subscribes, every change writes its events, in its transaction.
 func TestContactEventsOnlyForWebhooks(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("People")
 	key := owner.NewKey().InBook(book)
@@ -1098,7 +1098,7 @@ func TestContactEventsOnlyForWebhooks(t *testing.T) {
 // order it; filters apply; bad cursors are 400.
 func TestContactCursorPaging(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	book := owner.CreateBook("Main")
 	ids := env.SeedContacts(book, 230)

@@ -16,7 +16,7 @@ import (
 // document lacks, or the document describes one the router does not serve.
 func TestContractCoversEveryRoute(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	routes, ok := env.App.Handler.(chi.Routes)
 	if !ok {
 		t.Fatalf("the handler is a %T, not a chi router", env.App.Handler)

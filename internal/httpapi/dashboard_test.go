@@ -43,7 +43,7 @@ func body(t *testing.T, r *http.Response) []byte {
 // missing file.
 func TestDashboardServing(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	h := env.App.Handler
 	files := dashboard.Files()
 	index, err := fs.ReadFile(files, "index.html")

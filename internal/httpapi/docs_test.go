@@ -16,7 +16,7 @@ import (
 // exactly the embedded document, revalidated by ETag.
 func TestDocsServesTheDocument(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	r := env.Anonymous().Get("/api/openapi.json").Expect(http.StatusOK)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type = %q, want application/json", ct)
@@ -50,7 +50,7 @@ var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//`
 // elsewhere, under a policy that forbids it.
 func TestDocsPage(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	r := env.Anonymous().Get("/docs").Expect(http.StatusOK)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("Content-Type = %q, want text/html", ct)

@@ -285,7 +285,7 @@ var checkValue = regexp.MustCompile(`'([^']*)'::text`)
 // could be stored and never read.
 func TestStoredSetsAreTheGoLists(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	rows, err := env.App.Pool.Query(context.Background(), `
 		SELECT c.conrelid::regclass::text, a.attname, pg_get_constraintdef(c.oid)
 		FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]

@@ -19,7 +19,7 @@ import (
 // queued email went out exactly once.
 func BenchmarkFormSubmissions(b *testing.B) {
 	mail := mailertest.NewServer(b)
-	env := apptest.New(b, apptest.Options{Env: map[string]string{"MAILER_BASE_URL": mail.URL, "TRUST_PROXY": "true", "DB_MAX_CONNS": "20"}})
+	env := apptest.Setup(b, apptest.Options{Bare: true, Env: map[string]string{"MAILER_BASE_URL": mail.URL, "TRUST_PROXY": "true", "DB_MAX_CONNS": "20"}}).Env
 	owner := env.Signup("owner")
 	owner.SetAddon("active") // email settings come with the Campaigns add-on
 	book := owner.CreateBook("Signups")

@@ -16,7 +16,7 @@ import (
 // it never lock the account, and the right code still signs in.
 func TestLoginThrottleCountsFailuresOnly(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	secret, _ := turnOn2FA(t, env, ann)
 	for i := range 4 {
@@ -40,7 +40,7 @@ func TestLoginThrottleCountsFailuresOnly(t *testing.T) {
 // throttle: a stolen session cannot guess the password either.
 func TestChangePasswordGuessesAreThrottled(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	for range 5 {
 		ann.Post("/api/auth/password", map[string]string{"current_password": "wrong password", "new_password": "a new password"}).

@@ -40,7 +40,7 @@ func TestImageUploadAndServe(t *testing.T) {
 	dir := t.TempDir()
 	c := newCampEnv(t, "trial", apptest.Options{Env: map[string]string{"IMAGES_DIR": dir}})
 	// A second instance on the same database, with a disk of its own.
-	other := apptest.New(t, apptest.Options{DatabaseURL: c.Env.DBURL})
+	other := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: c.Env.DBURL}).Env
 	formats := map[string]struct {
 		data []byte
 		ext  string
@@ -101,7 +101,7 @@ func TestImageFilesImport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	for round, want := range []campaigns.ImageImport{
 		{Found: 3, Imported: 2, Skipped: []string{"abababababababababababababababab.gif"}},
 		{Found: 3, AlreadyStored: 2, Skipped: []string{"abababababababababababababababab.gif"}},
@@ -117,7 +117,7 @@ func TestImageFilesImport(t *testing.T) {
 	if n := env.QueryInt(`SELECT count(*) FROM campaign_images WHERE book_id IS NULL`); n != 2 {
 		t.Fatalf("%d images stored, want 2", n)
 	}
-	other := apptest.New(t, apptest.Options{DatabaseURL: env.DBURL})
+	other := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: env.DBURL}).Env
 	for name, ct := range map[string]string{png: "image/png", jpg: "image/jpeg"} {
 		res, body := getImage(t, other.URL, "/images/"+name)
 		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != ct || !bytes.Equal(body, files[name]) {

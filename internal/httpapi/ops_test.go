@@ -18,7 +18,7 @@ import (
 // dashboard, for GET and HEAD alike.
 func TestRootRedirectsToDashboard(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		req, _ := http.NewRequest(method, env.URL+"/", nil)
@@ -37,7 +37,7 @@ func TestRootRedirectsToDashboard(t *testing.T) {
 // without a body; a route without GET still refuses HEAD.
 func TestHeadAnswersAsGet(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	key := owner.NewKey()
 
@@ -95,10 +95,10 @@ func TestHeadAnswersAsGet(t *testing.T) {
 // METRICS_TOKEN; without a token configured the path does not exist there.
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	apptest.New(t).Anonymous().Get("/metrics").ExpectError(http.StatusNotFound, "NOT_FOUND")
+	apptest.Setup(t, apptest.Options{Bare: true}).Env.Anonymous().Get("/metrics").ExpectError(http.StatusNotFound, "NOT_FOUND")
 
 	const token = "metrics-token-0123456789"
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"METRICS_TOKEN": token}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"METRICS_TOKEN": token}}).Env
 	owner := env.Signup("owner")
 	owner.Get("/api/books").Expect(http.StatusOK)
 	owner.Get("/api/books/not-a-uuid").Expect(http.StatusNotFound)

@@ -15,7 +15,7 @@ import (
 // (8 to 72), and a character may take up to 4 bytes.
 func TestEveryAllowedPasswordSignsUpAndLogsIn(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	anon := env.Anonymous()
 	for name, pw := range map[string]string{
 		"40 accented": strings.Repeat("é", 40),

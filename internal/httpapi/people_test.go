@@ -209,16 +209,9 @@ func TestInvitationRules(t *testing.T) {
 	admin.Post(path, map[string]string{"email": member.Email, "role": "viewer"}).ExpectError(http.StatusConflict, "CONFLICT")
 	owner.Post(path, map[string]string{"email": "co-owner@example.com", "role": "owner"}).Expect(http.StatusCreated)
 
-	// A re-invite replaces the pending invitation: the old link dies.
-	first := invite(t, mail, admin, "x@example.com", "viewer", 1)
-	second := invite(t, mail, admin, "X@example.com", "member", 2)
-	if first == second {
-		t.Fatal("the re-invite reused the token")
-	}
-	env.Anonymous().Get("/api/invitations/"+first).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	if env.Anonymous().Get("/api/invitations/"+second).Expect(http.StatusOK).String("data.role") != "member" {
-		t.Fatal("the new invitation lost its role")
-	}
+	// The rules (replacing, revoking, expiry) are the accounts package's;
+	// here, how the API answers them.
+	second := invite(t, mail, admin, "X@example.com", "member", 1)
 	list := admin.Get(path).Expect(http.StatusOK)
 	if list.Len("data") != 2 {
 		t.Fatalf("pending: %s", list.Body)
@@ -240,18 +233,6 @@ func TestInvitationRules(t *testing.T) {
 	env.Anonymous().Get("/api/invitations/"+second).ExpectError(http.StatusNotFound, "NOT_FOUND")
 	env.Anonymous().Post("/api/invitations/accept", map[string]string{"token": second, "name": "X", "password": "long enough"}).
 		ExpectError(http.StatusNotFound, "NOT_FOUND")
-
-	// Links expire after 7 days.
-	late := invite(t, mail, admin, "late@example.com", "viewer", 1)
-	env.Clock.Advance(7*24*time.Hour - time.Second)
-	env.Anonymous().Get("/api/invitations/" + late).Expect(http.StatusOK)
-	env.Clock.Advance(time.Second)
-	env.Anonymous().Get("/api/invitations/"+late).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	env.Anonymous().Post("/api/invitations/accept", map[string]string{"token": late, "name": "L", "password": "long enough"}).
-		ExpectError(http.StatusNotFound, "NOT_FOUND")
-	if n := admin.Get(path).Expect(http.StatusOK).Len("data"); n != 0 {
-		t.Fatalf("expired invitations listed: %d", n)
-	}
 }
 
 // An account registered first with someone else's address gains nothing
@@ -347,46 +328,6 @@ func TestPasswordReset(t *testing.T) {
 	}
 }
 
-func TestPasswordResetLinksAndLimits(t *testing.T) {
-	t.Parallel()
-	env, mail := newPeopleEnv(t)
-	ann := env.Signup("ann")
-	anon := env.Anonymous()
-	ask := func() {
-		anon.Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted)
-	}
-
-	// A new reset kills the previous one.
-	ask()
-	first := linkToken(t, mailTo(t, mail, ann.Email, 1), "/app/reset-password")
-	ask()
-	second := linkToken(t, mailTo(t, mail, ann.Email, 2), "/app/reset-password")
-	anon.Post("/api/auth/password-reset/confirm", map[string]string{"token": first, "password": "a new password"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-
-	// At most 3 an hour per email; the answer stays the same.
-	ask()
-	third := linkToken(t, mailTo(t, mail, ann.Email, 3), "/app/reset-password")
-	limited := anon.Post("/api/auth/password-reset", map[string]string{"email": ann.Email}).Expect(http.StatusAccepted)
-	if limited.String("data.message") == "" {
-		t.Fatalf("limited answer: %s", limited.Body)
-	}
-	if n := mailsTo(env, mail, ann.Email); n != 3 {
-		t.Fatalf("emails = %d, want 3", n)
-	}
-	if second == third {
-		t.Fatal("tokens repeat")
-	}
-
-	// A link expires after an hour.
-	env.Clock.Advance(time.Hour)
-	anon.Post("/api/auth/password-reset/confirm", map[string]string{"token": third, "password": "a new password"}).ExpectError(http.StatusNotFound, "NOT_FOUND")
-	// And the limit's window has passed.
-	ask()
-	fresh := linkToken(t, mailTo(t, mail, ann.Email, 4), "/app/reset-password")
-	env.Clock.Advance(time.Hour - time.Second)
-	anon.Post("/api/auth/password-reset/confirm", map[string]string{"token": fresh, "password": "a new password"}).Expect(http.StatusOK)
-}
-
 func TestPasswordChange(t *testing.T) {
 	t.Parallel()
 	env, mail := newPeopleEnv(t)
@@ -421,7 +362,7 @@ func TestPasswordChange(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	other := env.Client(env.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": "correct horse battery"}).
 		Expect(http.StatusOK).String("data.token"))
@@ -450,8 +391,8 @@ func checkRetryAfter(t *testing.T, r *apptest.Response) {
 
 func TestLoginThrottleAcrossInstances(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t)
-	b := apptest.New(t, apptest.Options{DatabaseURL: a.DBURL})
+	a := apptest.Setup(t, apptest.Options{Bare: true}).Env
+	b := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: a.DBURL}).Env
 	ann := a.Signup("ann")
 	instances := []*apptest.Env{a, b}
 
@@ -485,7 +426,7 @@ func TestLoginThrottleAcrossInstances(t *testing.T) {
 
 func TestLoginThrottlePerClientIP(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"TRUST_PROXY": "true"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"TRUST_PROXY": "true"}}).Env
 	ann := env.Signup("ann")
 	for i := 0; i < 30; i++ {
 		loginAs(env, fmt.Sprintf("guess%d@example.com", i), "wrong password", "203.0.113.7").ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
@@ -520,8 +461,8 @@ func waitRefused(t *testing.T, c *apptest.Client) {
 
 func TestRevocationAcrossInstances(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t)
-	b := apptest.New(t, apptest.Options{DatabaseURL: a.DBURL})
+	a := apptest.Setup(t, apptest.Options{Bare: true}).Env
+	b := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: a.DBURL}).Env
 	ann := a.Signup("ann")
 	onB := b.Client(ann.Token)
 	onB.Get("/api/me").Expect(http.StatusOK) // B has seen the session open
@@ -612,7 +553,7 @@ func TestCookieSession(t *testing.T) {
 	anon.Get("/api/me", "Cookie", jar).ExpectError(http.StatusUnauthorized, "UNAUTHORIZED")
 
 	// Signup can start a cookie session too; without https no Secure flag.
-	plain := apptest.New(t)
+	plain := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	up := plain.Anonymous().Post("/api/auth/signup?session=cookie", map[string]string{
 		"email": "c@example.com", "password": "long enough", "name": "C", "team_name": "C",
 	}).Expect(http.StatusCreated)
@@ -658,7 +599,7 @@ func TestAccountEmailRetriedAfterProviderFailure(t *testing.T) {
 
 func TestAccountEmailsWithoutKeyAreLogged(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"PUBLIC_BASE_URL": apptest.PublicBaseURL}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"PUBLIC_BASE_URL": apptest.PublicBaseURL}}).Env
 	owner := env.Signup("owner")
 	owner.Post(invitationsPath(owner.TeamID), map[string]string{"email": "bob@example.com", "role": "viewer"}).Expect(http.StatusCreated)
 	deadline := time.Now().Add(5 * time.Second)

@@ -21,7 +21,7 @@ import (
 // PostgreSQL itself.
 func setupThroughPgBouncer(t *testing.T, env map[string]string) *apptest.Team {
 	t.Helper()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: 3})
 	vars := map[string]string{
 		"DATABASE_URL": bouncer.URL(dbURL), "DATABASE_DIRECT_URL": dbURL, "DATABASE_POOL_MODE": "transaction",

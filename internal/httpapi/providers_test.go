@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
+	"github.com/contactbook/contactbook/internal/transactional"
 )
 
 // providerEnv is a team whose service trusts the test SMTP server's and
@@ -366,5 +368,85 @@ func TestAccountEmailsThroughSMTP(t *testing.T) {
 	}
 	if got == nil || got.From != "accounts@cb.example" || !strings.Contains(string(got.Data), "/app/reset-password?token=") || tm.Mail.RequestCount() != 0 {
 		t.Fatalf("reset email through SMTP: %+v (sendgrid requests %d)", got, tm.Mail.RequestCount())
+	}
+}
+
+// Transactional emails go out through the book's SMTP or SES settings,
+// and what those providers report of them reaches each message: an
+// address the relay refuses for good is suppressed, a bounce report in
+// the mailbox and SES's notifications stamp the message.
+func TestTransactionalThroughSMTPAndSES(t *testing.T) {
+	t.Parallel()
+	p := newProviderEnv(t)
+	p.SMTP.FailRecipient("gone@example.com", 550, "5.1.1 no such user")
+	imapSrv := mailertest.NewIMAPServer(t, "bounces@acme.example", "imap-pass-1234", p.SMTP.Cert)
+	p.O.Put("/api/campaign-settings", p.smtpSettings(map[string]any{"bounce_mailbox": map[string]any{
+		"imap_host": imapSrv.Host, "imap_port": imapSrv.Port, "imap_username": imapSrv.Username, "imap_password": imapSrv.Password,
+	}})).Expect(http.StatusOK)
+	tpl := p.Key.NewTemplateWith("T", "Receipt", "<p>Thanks</p>")
+	send := func(to string) string {
+		return p.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"email": to}}).
+			Expect(http.StatusAccepted).String("data.id")
+	}
+	gone, bob := send("gone@example.com"), send("bob@example.com")
+	if r := waitStatus(t, p.Key, gone); r.String("data.status") != "failed" || !strings.Contains(r.String("data.detail"), "550") {
+		t.Fatalf("refused: %s", r.Body)
+	}
+	sup := p.O.Get("/api/suppressions?q=gone").Expect(http.StatusOK)
+	if sup.Len("data") != 1 || sup.String("data.0.reason") != "bounce" || sup.String("data.0.source") != "provider" {
+		t.Fatalf("suppressions: %s", sup.Body)
+	}
+	sent := waitStatus(t, p.Key, bob)
+	msgs := p.SMTP.Messages()
+	if sent.String("data.status") != "sent" || len(msgs) != 1 {
+		t.Fatalf("smtp: %d messages, %s", len(msgs), sent.Body)
+	}
+	id := mailer.NormalizeMessageID(msgs[0].Header().Get("Message-Id"))
+	if sent.String("data.provider_message_id") != id {
+		t.Fatalf("provider_message_id %q, the message's id %q", sent.String("data.provider_message_id"), id)
+	}
+	imapSrv.Deliver(mailertest.DSN(id, "bob@example.com", "5.1.1"))
+	boxes, err := p.Env.App.Campaigns.BounceMailboxes(t.Context())
+	if err != nil || len(boxes) != 1 {
+		t.Fatalf("mailboxes %+v, %v", boxes, err)
+	}
+	if res, err := p.Env.App.BounceReader.Read(t.Context(), boxes[0]); err != nil || res.Applied != 1 || res.Ignored != 0 {
+		t.Fatalf("read: %+v, %v", res, err)
+	}
+	if seen := imapSrv.Seen(); len(seen) != 1 || !seen[0] {
+		t.Fatalf("the report was not marked handled: %v", seen)
+	}
+	if r := p.Key.Get("/api/v1/transactional/" + bob).Expect(http.StatusOK); r.Value("data.bounced_at") == nil || r.Len("data.events") != 1 {
+		t.Fatalf("after the bounce report: %s", r.Body)
+	}
+	if n := p.O.Get("/api/suppressions?q=bob").Expect(http.StatusOK).Len("data"); n != 1 {
+		t.Fatalf("the hard bounce suppressed %d addresses", n)
+	}
+
+	p.O.Put("/api/campaign-settings", p.sesSettings(nil)).Expect(http.StatusOK)
+	time.Sleep(transactional.SettingsTTL) // the sender keeps a book's settings this long
+	cat := send("cat@example.com")
+	if r := waitStatus(t, p.Key, cat); r.String("data.status") != "sent" {
+		t.Fatalf("ses: %s", r.Body)
+	}
+	sesMsgs := p.SES.Messages()
+	if len(sesMsgs) != 1 {
+		t.Fatalf("%d ses messages", len(sesMsgs))
+	}
+	post := func(body []byte) *apptest.Response {
+		return p.Env.Anonymous().Do(http.MethodPost, "/api/mailer/ses/"+p.Book, apptest.Raw{Body: body, ContentType: "text/plain; charset=UTF-8"})
+	}
+	post(p.SNS.SubscriptionConfirmation(1)).Expect(http.StatusOK)
+	res := post(p.SNS.Notification(mailertest.SESDelivery(sesMsgs[0].MessageID, "cat@example.com"), 1)).Expect(http.StatusOK)
+	if res.Int("data.applied") != 1 {
+		t.Fatalf("delivery: %s", res.Body)
+	}
+	post(p.SNS.Notification(mailertest.SESComplaint(sesMsgs[0].MessageID, "cat@example.com"), 1)).Expect(http.StatusOK)
+	r := p.Key.Get("/api/v1/transactional/" + cat).Expect(http.StatusOK)
+	if r.Value("data.delivered_at") == nil || r.Len("data.events") != 2 {
+		t.Fatalf("after SES's notifications: %s", r.Body)
+	}
+	if n := p.O.Get("/api/suppressions?q=cat").Expect(http.StatusOK).Len("data"); n != 1 {
+		t.Fatalf("the complaint suppressed %d addresses", n)
 	}
 }

@@ -38,7 +38,7 @@ type auditEntry struct {
 
 func TestAuditLog(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	viewer := env.Join(owner, "viewer", "viewer")
 	admin := env.Join(owner, "admin", "admin")
@@ -143,7 +143,7 @@ func rfc3339(t time.Time) string { return strings.ReplaceAll(t.UTC().Format(time
 // TestAuditRetention keeps 400 days and deletes what is older.
 func TestAuditRetention(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	owner.CreateBook("Kept")
 	ctx := context.Background()
@@ -172,7 +172,7 @@ func TestAuditRetention(t *testing.T) {
 // one (which takes no keys at all); nothing changes.
 func TestReadKeyCannotWrite(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Leads")
@@ -238,7 +238,7 @@ func TestReadKeyCannotWrite(t *testing.T) {
 
 func TestKeyExpiry(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	keys := "/api/teams/" + owner.TeamID + "/api-keys"
 	owner.Post(keys, map[string]any{"name": "old", "expires_at": env.Clock.Now().Add(-time.Minute)}).ExpectError(http.StatusBadRequest, "INVALID_INPUT")
@@ -258,7 +258,7 @@ func TestKeyExpiry(t *testing.T) {
 
 func TestKeyRateLimit(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"API_KEY_RATE_LIMIT": "5"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"API_KEY_RATE_LIMIT": "5"}}).Env
 	owner := env.Signup("owner")
 	key, other := owner.NewKey(), owner.NewKey()
 	for i := range 5 {
@@ -294,7 +294,7 @@ func TestKeyRateLimit(t *testing.T) {
 
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	check := func(r *apptest.Response, what, ancestors string) {
 		t.Helper()
@@ -318,7 +318,7 @@ func TestSecurityHeaders(t *testing.T) {
 	check(env.Anonymous().Get("/app/preview.html").Expect(http.StatusOK), "preview", "'self'")
 	check(env.Anonymous().Get("/api/unsubscribe?token=unknown"), "unsubscribe page", "'none'")
 
-	secure := apptest.New(t, apptest.Options{Env: map[string]string{"PUBLIC_BASE_URL": "https://contacts.example.com"}})
+	secure := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"PUBLIC_BASE_URL": "https://contacts.example.com"}}).Env
 	if h := secure.Anonymous().Get("/healthz").Expect(http.StatusOK).Header.Get("Strict-Transport-Security"); !strings.HasPrefix(h, "max-age=") {
 		t.Fatalf("HSTS under https: %q", h)
 	}
@@ -329,7 +329,7 @@ func TestSecurityHeaders(t *testing.T) {
 // it off again, so a round trip is exact.
 func TestCSVCellsAreNeutralised(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("owner")
 	book := u.CreateBook("Leads")
 	in := u.InBook(book)
@@ -390,7 +390,7 @@ func TestCSVCellsAreNeutralised(t *testing.T) {
 // or recovery code appears in the audit log, the logs or an error message.
 func TestNoSecretLeaks(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Leads")

@@ -29,7 +29,7 @@ FROM generate_series(1, $4::int) g, (SELECT array_agg(id) AS ids FROM contacts W
 // 100,000-member audience. ns/op is one request or one pass.
 func BenchmarkSegment100k(b *testing.B) {
 	ctx := context.Background()
-	env := apptest.New(b, apptest.Options{RealClock: true})
+	env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true}).Env
 	owner := env.Signup("bench")
 	owner.SetAddon("active")
 	book := owner.CreateBook("Bench")

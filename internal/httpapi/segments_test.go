@@ -15,6 +15,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
 // segTeam is a team whose book holds contacts at two companies, a label
@@ -380,11 +381,7 @@ func TestAudienceEnrollsAtMostOnceAcrossInstances(t *testing.T) {
 	seg := s.M.Post("/api/segments", map[string]any{"name": "Acme", "rule": acmeRule}).Expect(http.StatusCreated).String("data.id")
 	camp := s.Key.Post("/api/v1/campaigns", map[string]any{"name": "Drip", "audience_segment_id": seg}).Expect(http.StatusOK).String("data.id")
 	s.Key.Patch("/api/v1/campaigns/"+camp, map[string]any{"status": "active"}).Expect(http.StatusOK)
-	pool2, err := postgres.Connect(context.Background(), s.Env.DBURL, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool2.Close()
+	pool2 := pgtest.Setup(t, pgtest.On(s.Env.DBURL), pgtest.MaxConns(4)).Pool
 	second := campaigns.NewRunner(campaigns.Deps{DB: postgres.Wrap(pool2), Accounts: s.Env.App.Accounts, Segments: s.Env.App.Segments, Now: s.Env.Clock.Now})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)

@@ -23,7 +23,7 @@ import (
 // second); SessionUncached is the price of the query itself, paid on a
 // cache miss.
 func BenchmarkAuthenticate(b *testing.B) {
-	pool := pgtest.NewPool(b)
+	pool := pgtest.Setup(b).Pool
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tokens := auth.NewTokens([]byte("bench-secret-0123456789"), time.Hour, "contactbook", nil)
 	acc := accounts.NewService(accounts.Deps{

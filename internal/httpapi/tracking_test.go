@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/jobs"
 	"github.com/contactbook/contactbook/internal/mailer"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
 func TestEventsRecordAndList(t *testing.T) {
@@ -170,11 +171,7 @@ func TestEventEntryOnceAcrossInstances(t *testing.T) {
 	ada := c.contact("Ada", "ada@example.com")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	pool2, err := postgres.Connect(ctx, c.Env.DBURL, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool2.Close()
+	pool2 := pgtest.Setup(t, pgtest.On(c.Env.DBURL), pgtest.MaxConns(4)).Pool
 	second := campaigns.NewRunner(campaigns.Deps{
 		DB: postgres.Wrap(pool2), Accounts: c.Env.App.Accounts, Segments: c.Env.App.Segments, Now: c.Env.Clock.Now,
 		Sender: mailer.NewSender(c.Mail.URL, nil), SettingsKey: c.Env.App.Config.SettingsKey, PublicBaseURL: apptest.PublicBaseURL,

@@ -36,7 +36,7 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // answer, and the request would time out.
 func TestImportOversizeLengthRefusedBeforeTheBody(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Big")
 	book := u.CreateBook("Big")
 	// The service itself, without the test harness's contract check (which

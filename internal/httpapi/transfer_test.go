@@ -40,7 +40,7 @@ const googleCSV = "First Name,Middle Name,Last Name,Organization Name,Organizati
 
 func TestImportGoogleCSV(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Importer")
 	book := u.CreateBook("Imported")
 	res := runImport(env, u, book, []byte("\xEF\xBB\xBF"+googleCSV), nil)
@@ -80,7 +80,7 @@ func TestImportGoogleCSV(t *testing.T) {
 
 func TestImportWindows1252SemicolonAndModes(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Modes")
 	book := u.CreateBook("Modes")
 	// Outlook's columns, semicolons, Windows-1252 (é is 0xE9).
@@ -119,7 +119,7 @@ func TestImportWindows1252SemicolonAndModes(t *testing.T) {
 
 func TestImportBadInput(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Bad")
 	book := u.CreateBook("Bad")
 	wide := "first_name" + strings.Repeat(",x", 9999) + "\r\nA" + strings.Repeat(",", 9999) + "\r\n"
@@ -166,7 +166,7 @@ func TestImportBadInput(t *testing.T) {
 
 func TestImportCancel(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	u := env.Signup("Cancel")
 	book := u.CreateBook("Cancel")
 	id := u.Post("/api/books/"+book+"/imports", apptest.ImportForm(t, []byte("first_name\r\nAda\r\n"), nil)).Expect(http.StatusAccepted).String("data.id")
@@ -188,7 +188,7 @@ func TestImportCancel(t *testing.T) {
 // each file into an empty book: the contacts come back field for field.
 func TestExportImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Trip")
 	book := u.CreateBook("Source")
 	in := u.InBook(book)
@@ -276,7 +276,7 @@ func byContent(cs []contacts.Contact) {
 // a mapping it shows, sent back with the import, takes effect.
 func TestImportPreview(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Importer")
 	book := u.CreateBook("Imported")
 	csv := "Name,E-mail,Team\r\nAnn Lee,ann@example.com,Blue\r\nBob Ray,bob@example.com,Red\r\n"

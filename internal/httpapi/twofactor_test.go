@@ -52,7 +52,7 @@ func secondStep(env *apptest.Env, token, field, value string) *apptest.Response 
 
 func TestTwoFactorSignIn(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	if ann.Get("/api/me").Expect(http.StatusOK).Bool("data.user.two_factor_enabled") {
 		t.Fatal("two_factor_enabled before setup")
@@ -127,7 +127,7 @@ func TestTwoFactorSignIn(t *testing.T) {
 
 func TestRecoveryCodeWorksOnce(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	_, codes := turnOn2FA(t, env, ann)
 	// Typed with capitals and without dashes, it is the same code.
@@ -143,7 +143,7 @@ func TestRecoveryCodeWorksOnce(t *testing.T) {
 
 func TestMFATokenWorksOnceAndExpires(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	secret, codes := turnOn2FA(t, env, ann)
 	token := mfaToken(t, env, ann.Email)
@@ -161,7 +161,7 @@ func TestMFATokenWorksOnceAndExpires(t *testing.T) {
 
 func TestTOTPGuessesAreThrottled(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ann := env.Signup("ann")
 	secret, _ := turnOn2FA(t, env, ann)
 	token := mfaToken(t, env, ann.Email)
@@ -185,8 +185,8 @@ func TestTOTPGuessesAreThrottled(t *testing.T) {
 
 func TestSessionsListAndEnd(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, apptest.Options{Env: map[string]string{"TRUST_PROXY": "true"}})
-	b := apptest.New(t, apptest.Options{DatabaseURL: a.DBURL})
+	a := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"TRUST_PROXY": "true"}}).Env
+	b := apptest.Setup(t, apptest.Options{Bare: true, DatabaseURL: a.DBURL}).Env
 	ann := a.Signup("ann")
 	other := b.Client(a.Anonymous().Post("/api/auth/login", map[string]string{"email": ann.Email, "password": password},
 		"X-Forwarded-For", "198.51.100.4", "User-Agent", "TestBrowser/1.0").Expect(http.StatusOK).String("data.token"))
@@ -227,7 +227,7 @@ func TestSessionsListAndEnd(t *testing.T) {
 
 func TestTeamRequiresTwoFactor(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	admin := env.Join(owner, "admin", "admin")
 	member := env.Join(owner, "member", "member")

@@ -302,8 +302,10 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	news := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "News", "public": true}).Expect(http.StatusCreated).String("data.id")
 	tips := f.O.Post("/api/books/"+f.Book+"/labels", map[string]any{"name": "Tips", "public": true}).Expect(http.StatusCreated).String("data.id")
 	f.Key.Post("/api/v1/contacts/"+ann+"/labels", map[string]any{"label_id": tips}).Expect(http.StatusOK)
-	f.Env.Anonymous().Post("/api/preferences", map[string]any{"token": token, "label_ids": []string{news}}).Expect(http.StatusOK)
 	expectData(t, hook.waitFor(events.ContactSubscribed, 1)[0], map[string]any{"contact_id": ann, "address": "ann@example.com",
+		"form_id": nil, "label_ids": []string{tips}, "consent_id": nil, "source": "api", "occurred_at": "*"})
+	f.Env.Anonymous().Post("/api/preferences", map[string]any{"token": token, "label_ids": []string{news}}).Expect(http.StatusOK)
+	expectData(t, byData(t, hook.waitFor(events.ContactSubscribed, 2), "source", "preference_page"), map[string]any{"contact_id": ann, "address": "ann@example.com",
 		"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "preference_page", "occurred_at": "*"})
 	expectData(t, hook.waitFor(events.ContactUnsubscribed, 1)[0], map[string]any{"contact_id": ann, "address": "ann@example.com",
 		"scope": "topic", "campaign_id": nil, "label_id": tips, "source": "preference_page", "occurred_at": "*"})
@@ -352,7 +354,7 @@ func TestSubscriptionAndParticipantEvents(t *testing.T) {
 	if res, body := f.submitJSON(form, map[string]any{"email": "new@example.com"}); res.StatusCode != http.StatusAccepted {
 		t.Fatalf("submit: %d %s", res.StatusCode, body)
 	}
-	sub := byData(t, hook.waitFor(events.ContactSubscribed, 2), "source", "form")
+	sub := byData(t, hook.waitFor(events.ContactSubscribed, 3), "source", "form")
 	expectData(t, sub, map[string]any{"contact_id": "*", "address": "new@example.com", "form_id": form,
 		"label_ids": []string{news}, "consent_id": "*", "source": "form", "occurred_at": "*"})
 
@@ -399,4 +401,128 @@ func TestAudienceParticipantEvents(t *testing.T) {
 	s.Env.ProcessCampaign(camp)
 	expectData(t, hook.waitFor(events.ParticipantRemoved, 1)[0], map[string]any{"participant_id": leaver.Data["participant_id"],
 		"campaign_id": camp, "contact_id": s.acme[0], "status": "removed", "reason": "left_segment", "occurred_at": "*"})
+}
+
+// A transactional send and the provider's feedback on it reach a
+// subscribed receiver as email.* events naming the message
+// (transactional_id, no campaign), each kind once per email; a refused
+// send is email.failed; an accepted product event is event.received with
+// the event as its data. Another team's webhook hears nothing.
+func TestEmailEventsOfTransactionalSendsAndProductEvents(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	hook, other := newHookReceiver(t), newHookReceiver(t)
+	c.Owner.NewWebhook(hook.URL, append(engagementTypes(), events.EventReceived)...)
+	c.AddTeam("Other").Owner.NewWebhook(other.URL, append(engagementTypes(), events.EventReceived)...)
+	startEngine(t, c.Env)
+	signer := newEventSigner(t)
+	c.O.ConfigureEmail()
+	c.O.Put("/api/campaign-settings", map[string]any{
+		"sender_name": "Acme", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
+		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": signer.pub,
+	}).Expect(http.StatusOK)
+	ann := c.contact("Ann", "ann@example.com")
+	tpl := c.Key.NewTemplate("T")
+	id := c.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"contact_id": ann}}).
+		Expect(http.StatusAccepted).String("data.id")
+	waitStatus(t, c.Key, id)
+	rs := recipientTo(c.Mail, "ann@example.com")
+	if len(rs) != 1 {
+		t.Fatalf("%d emails", len(rs))
+	}
+	common := func(extra map[string]any) map[string]any {
+		m := map[string]any{"email_id": id, "contact_id": ann, "address": "ann@example.com", "campaign_id": nil, "step_id": nil,
+			"participant_id": nil, "transactional_id": id, "variant_id": nil, "provider_message_id": rs[0].MessageID, "occurred_at": "*"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	expectData(t, hook.waitFor(events.EmailSent, 1)[0], common(nil))
+
+	at := c.Env.Clock.Now().Add(time.Minute)
+	signer.post(c, c.Book, []map[string]any{
+		providerEvent(rs[0], "t1", "delivered", at, nil),
+		providerEvent(rs[0], "t2", "open", at, nil),
+		providerEvent(rs[0], "t3", "open", at.Add(time.Second), nil),
+		providerEvent(rs[0], "t4", "click", at, map[string]any{"url": "https://acme.example/receipt"}),
+	}).Expect(http.StatusOK)
+	signer.post(c, c.Book, []map[string]any{
+		providerEvent(rs[0], "t5", "open", at.Add(time.Hour), nil), // opened before: no event
+		providerEvent(rs[0], "t6", "bounce", at, map[string]any{"type": "bounce", "reason": "550 gone"}),
+	}).Expect(http.StatusOK)
+	expectData(t, hook.waitFor(events.EmailDelivered, 1)[0], common(nil))
+	expectData(t, hook.waitFor(events.EmailOpened, 1)[0], common(nil))
+	expectData(t, hook.waitFor(events.EmailClicked, 1)[0], common(map[string]any{"url": "https://acme.example/receipt"}))
+	expectData(t, hook.waitFor(events.EmailBounced, 1)[0], common(map[string]any{"bounce_type": "hard", "reason": "550 gone"}))
+	hook.waitFor(events.SuppressionCreated, 1)
+
+	// A send the provider refuses for good.
+	c.Mail.FailNext(http.StatusBadRequest, `{"errors":[{"message":"The to address is not allowed"}]}`, 1)
+	failed := c.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"email": "p@example.com"}}).
+		Expect(http.StatusAccepted).String("data.id")
+	waitStatus(t, c.Key, failed)
+	f := byData(t, hook.waitFor(events.EmailFailed, 1), "transactional_id", failed)
+	expectData(t, f, map[string]any{"email_id": failed, "contact_id": nil, "address": "p@example.com", "campaign_id": nil, "step_id": nil,
+		"participant_id": nil, "transactional_id": failed, "variant_id": nil, "provider_message_id": nil, "occurred_at": "*",
+		"reason": "The to address is not allowed"})
+
+	// A product event.
+	ev := c.Key.Post("/api/v1/events", map[string]any{"name": "order.paid", "contact": map[string]any{"email": "ann@example.com"},
+		"properties": map[string]any{"order_id": "A-1", "total": 12.5}}).Expect(http.StatusAccepted)
+	got := hook.waitFor(events.EventReceived, 1)[0]
+	expectData(t, got, map[string]any{"id": ev.String("data.id"), "book_id": c.Book, "contact_id": ann, "name": "order.paid",
+		"properties": map[string]any{"order_id": "A-1", "total": 12.5}, "occurred_at": "*", "created_at": "*"})
+	if got.BookID == nil || *got.BookID != c.Book {
+		t.Fatalf("envelope %+v", got)
+	}
+
+	time.Sleep(300 * time.Millisecond) // anything more would have arrived by now
+	for _, typ := range []string{events.EmailOpened, events.EmailSent, events.EmailBounced} {
+		if n := len(hook.of(typ)); n != 1 {
+			t.Errorf("%d %s events, want 1", n, typ)
+		}
+	}
+	if n := len(other.all()); n != 0 {
+		t.Fatalf("another team's webhook got %d events: %+v", n, other.all())
+	}
+}
+
+// Topics (public labels) turned on or off through the API, in bulk and
+// by an import reach a subscribed receiver as contact.subscribed (source
+// api or import) and contact.unsubscribed (scope topic, source api); a
+// private label's changes are no subscription at all.
+func TestTopicChangesThroughTheAPIAndImports(t *testing.T) {
+	t.Parallel()
+	c := newCampEnv(t, "active")
+	hook := newHookReceiver(t)
+	c.Owner.NewWebhook(hook.URL, events.ContactSubscribed, events.ContactUnsubscribed)
+	startEngine(t, c.Env)
+	news := c.O.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "News", "public": true}).Expect(http.StatusCreated).String("data.id")
+	vip := c.O.Post("/api/books/"+c.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
+	ann, bob := c.contact("Ann", "ann@example.com"), c.contact("Bob", "bob@example.com")
+
+	c.Key.Post("/api/v1/contacts/"+ann+"/labels", map[string]any{"label_id": vip}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": []string{ann, bob}, "label_id": vip}).Expect(http.StatusOK)
+	c.Key.Post("/api/v1/contacts/bulk-add-label", map[string]any{"contact_ids": []string{ann, bob}, "label_id": news}).Expect(http.StatusOK)
+	sub := hook.waitFor(events.ContactSubscribed, 2)
+	for _, who := range []struct{ id, address string }{{ann, "ann@example.com"}, {bob, "bob@example.com"}} {
+		expectData(t, byData(t, sub, "contact_id", who.id), map[string]any{"contact_id": who.id, "address": who.address,
+			"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "api", "occurred_at": "*"})
+	}
+	c.Key.Delete("/api/v1/contacts/" + bob + "/labels/" + news).Expect(http.StatusNoContent)
+	expectData(t, hook.waitFor(events.ContactUnsubscribed, 1)[0], map[string]any{"contact_id": bob, "address": "bob@example.com",
+		"scope": "topic", "campaign_id": nil, "label_id": news, "source": "api", "occurred_at": "*"})
+
+	imp := runImport(c.Env, c.Owner, c.Book, []byte("first_name,email,labels\r\nCat,cat@example.com,News\r\nDan,dan@example.com,VIP\r\n"), nil)
+	if imp.Int("data.created") != 2 {
+		t.Fatalf("import %s", imp.Body)
+	}
+	got := byData(t, hook.waitFor(events.ContactSubscribed, 3), "source", "import")
+	expectData(t, got, map[string]any{"contact_id": "*", "address": "cat@example.com",
+		"form_id": nil, "label_ids": []string{news}, "consent_id": nil, "source": "import", "occurred_at": "*"})
+	time.Sleep(300 * time.Millisecond) // anything more would have arrived by now
+	if n, m := len(hook.of(events.ContactSubscribed)), len(hook.of(events.ContactUnsubscribed)); n != 3 || m != 1 {
+		t.Fatalf("%d subscribed and %d unsubscribed events, want 3 and 1: %+v", n, m, hook.all())
+	}
 }

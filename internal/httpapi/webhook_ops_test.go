@@ -11,7 +11,7 @@ import (
 
 func TestWebhookOperationsRolesAndValidation(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	adminUser := env.Join(owner, "adam", "admin")
 	member := env.Join(owner, "mia", "member")
@@ -61,7 +61,7 @@ func TestWebhookOperationsRolesAndValidation(t *testing.T) {
 
 func TestWebhookDeliveryLogFiltersAndCursor(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	id := owner.Post(webhooksPath(owner.TeamID), map[string]any{"url": "https://hooks.example.com/", "events": []string{"book.created"}}).
 		Expect(http.StatusCreated).String("data.webhook.id")

@@ -16,7 +16,7 @@ func webhooksPath(teamID string, rest ...string) string {
 
 func TestWebhookManagement(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 
 	created := owner.Post(webhooksPath(owner.TeamID), map[string]any{
@@ -84,7 +84,7 @@ func TestWebhookManagement(t *testing.T) {
 
 func TestWebhookManagementRoles(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("ann")
 	adminUser := env.Join(owner, "adam", "admin")
 	member := env.Join(owner, "mia", "member")
@@ -130,7 +130,7 @@ func TestWebhookManagementRoles(t *testing.T) {
 
 func TestWebhookValidation(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"WEBHOOK_ALLOW_INSECURE": "false"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"WEBHOOK_ALLOW_INSECURE": "false"}}).Env
 	owner := env.Signup("ann")
 	path := webhooksPath(owner.TeamID)
 	ok := []string{"book.created"}

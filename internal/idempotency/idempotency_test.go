@@ -23,7 +23,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 func TestKeyLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	clk := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	s := idempotency.New(db, clk.now)
 	req := idempotency.Request{APIKeyID: uuid.New(), Key: "order-42", Path: "POST /api/v1/contacts", Hash: "h1"}
@@ -70,7 +70,7 @@ func TestKeyLifecycle(t *testing.T) {
 func TestAbandonFreesTheKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	clk := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	s := idempotency.New(db, clk.now)
 	req := idempotency.Request{APIKeyID: uuid.New(), Key: "k", Path: "POST /api/v1/events", Hash: "h"}
@@ -100,7 +100,7 @@ func TestAbandonFreesTheKey(t *testing.T) {
 func TestOnlyOneOfManyRacersRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	req := idempotency.Request{APIKeyID: uuid.New(), Key: "race", Path: "POST /api/v1/transactional", Hash: "h"}
 	var (
 		wg   sync.WaitGroup
@@ -150,7 +150,7 @@ func TestCheckKey(t *testing.T) {
 func TestPruneDeletesExpiredKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	clk := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	s := idempotency.New(db, clk.now)
 	api := uuid.New()

@@ -82,7 +82,7 @@ func benchThroughput(b *testing.B, build func(*pgxpool.Pool, river.Worker[postAr
 		}
 	}))
 	b.Cleanup(rc.Close)
-	pool := pgtest.NewPool(b)
+	pool := pgtest.Setup(b).Pool
 	client := &http.Client{Timeout: 10 * time.Second}
 	post := river.WorkFunc(func(ctx context.Context, job *river.Job[postArgs]) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, rc.URL, bytes.NewReader(job.Args.Body))

@@ -63,7 +63,7 @@ func run(t *testing.T, q *jobs.Queue) {
 func TestAddAfterNew(t *testing.T) {
 	t.Parallel()
 	for _, without := range []bool{false, true} {
-		pool := pgtest.NewPool(t)
+		pool := pgtest.Setup(t).Pool
 		q, err := jobs.New(pool, jobs.Config{WithoutPeriodic: without})
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func (failing) Jobs(*river.Workers) ([]*river.PeriodicJob, error) {
 // A source that cannot register fails Add, naming it.
 func TestAddFails(t *testing.T) {
 	t.Parallel()
-	q, err := jobs.New(pgtest.NewPool(t), jobs.Config{})
+	q, err := jobs.New(pgtest.Setup(t).Pool, jobs.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

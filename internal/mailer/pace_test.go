@@ -13,7 +13,7 @@ import (
 // Two instances (two Paces on one database) sending for the same book
 // share its rate: together they stay within 10 % of it.
 func TestPaceHoldsTheRateAcrossInstances(t *testing.T) {
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	a, b := NewPace(db, nil), NewPace(db, nil)
 	acct := &Account{Key: "book-x", MaxRate: 50}
 	var sent atomic.Int64

@@ -20,7 +20,7 @@ import (
 func TestMigrationsApplyToEmptyDatabase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dbURL := pgtest.NewEmptyURL(t)
+	dbURL := pgtest.Setup(t, pgtest.Empty()).URL
 
 	files, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil || len(files) == 0 {
@@ -81,7 +81,7 @@ func TestTranslate(t *testing.T) {
 // team's events and queue rows and leaves the others.
 func TestTeamDeleteRemovesItsEvents(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	var gone, kept string
 	for _, dst := range []*string{&gone, &kept} {
 		if err := pool.QueryRow(ctx, `INSERT INTO teams (name) VALUES ('t') RETURNING id`).Scan(dst); err != nil {

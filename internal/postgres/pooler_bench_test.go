@@ -20,7 +20,7 @@ import (
 // of 2,000 contacts.
 func BenchmarkPoolModes(b *testing.B) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(b)
+	dbURL := pgtest.Setup(b).URL
 	setup, err := postgres.Connect(ctx, dbURL, 2)
 	if err != nil {
 		b.Fatal(err)

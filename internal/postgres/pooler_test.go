@@ -64,7 +64,7 @@ func hammer(ctx context.Context, t *testing.T, url string, mode postgres.PoolMod
 // half proves the pooler really moves connections between server sessions.
 func TestPoolModeThroughPgBouncer(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: 2})
 	url := bouncer.URL(dbURL)
 	if err := hammer(ctx, t, url, postgres.PoolTransaction); err != nil {
@@ -81,7 +81,7 @@ func TestPoolModeThroughPgBouncer(t *testing.T) {
 // database's own setting, from the migrations, turns JIT off.
 func TestJITOffWithoutStartupParameter(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{})
 	for name, url := range map[string]string{"direct": dbURL, "pgbouncer": bouncer.URL(dbURL)} {
 		pool, err := postgres.ConnectMode(ctx, url, 2, postgres.PoolTransaction)
@@ -110,7 +110,7 @@ func TestJITOffWithoutStartupParameter(t *testing.T) {
 // deployment, count what passed through it.
 func TestPgBouncerStats(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{})
 	pool, err := postgres.ConnectMode(ctx, bouncer.URL(dbURL), 2, postgres.PoolTransaction)
 	if err != nil {
@@ -148,7 +148,7 @@ func must[T any](v T, err error) T {
 // size: with one server connection, a few, or many.
 func TestTransactionPooledDetectsPgBouncer(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	direct, err := pgx.ParseConfig(dbURL)
 	if err != nil {
 		t.Fatal(err)

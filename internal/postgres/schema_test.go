@@ -47,7 +47,7 @@ func blocked(f func() error) (bool, <-chan error) {
 // contact outlives its book, and the counters go with it.
 func TestBookDeleteRacesContactInsert(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 
 	t.Run("insert first", func(t *testing.T) {
 		book := schemaBook(t, pool)
@@ -113,7 +113,7 @@ func TestBookDeleteRacesContactInsert(t *testing.T) {
 // and sums right through inserts and deletes on several connections.
 func TestContactCounterSlots(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	book := schemaBook(t, pool)
 	conns := make([]*pgxpool.Conn, 4)
 	for i := range conns {
@@ -149,7 +149,7 @@ func TestContactCounterSlots(t *testing.T) {
 // would enforce uniqueness while holding a duplicate.
 func TestEnforceEmailsRacesContactInsert(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	book := schemaBook(t, pool)
 	const insert = `INSERT INTO contacts (book_id, first_name, emails) VALUES ($1, 'c', '[{"address": "Same@example.com", "label": "work"}]')`
 	if _, err := pool.Exec(ctx, insert, book); err != nil {
@@ -186,7 +186,7 @@ func TestEnforceEmailsRacesContactInsert(t *testing.T) {
 // makes the delete wait and then go with the new participants.
 func TestContactDeleteTakesDependents(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	book := schemaBook(t, pool)
 	var campaign, label, field string
 	if err := pool.QueryRow(ctx, `

@@ -16,7 +16,7 @@ import (
 // through database/sql's text conversions take the binary plans.
 func TestUUIDRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	id, other := uuid.New(), uuid.New()
 
 	var (

@@ -15,7 +15,7 @@ import (
 // per row.
 func BenchmarkWrapRows(b *testing.B) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(b)
+	pool := pgtest.Setup(b).Pool
 	for _, bc := range []struct {
 		name string
 		db   postgres.DB

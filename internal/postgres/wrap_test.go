@@ -17,7 +17,7 @@ import (
 // checks the stores make still see.
 func TestDatabaseTranslates(t *testing.T) {
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	if postgres.Wrap(db) != db {
 		t.Fatal("wrapping a Database again made a second wrapper")
 	}

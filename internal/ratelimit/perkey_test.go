@@ -21,7 +21,7 @@ import (
 func TestPerKeyHoldsAcrossInstances(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	// Mid-window, so the test does not straddle a minute.
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
 	const limit = 200
@@ -69,7 +69,7 @@ func TestPerKeyHoldsAcrossInstances(t *testing.T) {
 func TestPerKeyWritesOncePerBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
 	l := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil) // budget 30
 	for range 30 {
@@ -97,7 +97,7 @@ func TestPerKeyWritesOncePerBudget(t *testing.T) {
 // BenchmarkPerKeyAllow is the limit's cost on a request's path between two
 // syncs: a map lookup and a count under a mutex.
 func BenchmarkPerKeyAllow(b *testing.B) {
-	l := ratelimit.NewPerKey(pgtest.NewDB(b), 1_000_000_000, nil, nil)
+	l := ratelimit.NewPerKey(pgtest.Setup(b).DB, 1_000_000_000, nil, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := l.Allow(ctx, "k"); err != nil {
@@ -111,7 +111,7 @@ func BenchmarkPerKeyAllow(b *testing.B) {
 // fortieth of the limit) of requests, and every key in use once per
 // SyncEvery in the background.
 func BenchmarkPerKeySync(b *testing.B) {
-	l := ratelimit.NewPerKey(pgtest.NewDB(b), 1_000_000_000, nil, nil)
+	l := ratelimit.NewPerKey(pgtest.Setup(b).DB, 1_000_000_000, nil, nil)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := l.Allow(ctx, "k"); err != nil {
@@ -125,7 +125,7 @@ func BenchmarkPerKeySync(b *testing.B) {
 func TestPerKeySyncAllCarriesEveryKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	now := func() time.Time { return time.Date(2026, 11, 26, 12, 0, 30, 0, time.UTC) }
 	a := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil)
 	b := ratelimit.NewPerKey(postgres.Wrap(pool), 1200, now, nil)

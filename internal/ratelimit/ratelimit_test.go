@@ -17,7 +17,7 @@ import (
 // TestLimitHoldsAcrossInstances: two limiters with their own counters on
 // one database, as two instances of the service have, share the limit.
 func TestLimitHoldsAcrossInstances(t *testing.T) {
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	key := func(*http.Request) (string, error) { return "203.0.113.7", nil }
 	instances := []http.Handler{
@@ -45,7 +45,7 @@ func TestLimitHoldsAcrossInstances(t *testing.T) {
 // drops windows no limit reads any more (older than two windows).
 func TestCounterForgetsOldWindows(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	c := ratelimit.New(postgres.Wrap(pool))
 	c.Config(5, time.Minute)
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

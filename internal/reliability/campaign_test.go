@@ -25,7 +25,7 @@ import (
 func TestCampaignCrashTwoInstances(t *testing.T) {
 	const total = 10000
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 	mail := mailertest.NewServer(t)
 	// 1,000 recipients per request; 600 ms each makes the run last seconds.

@@ -40,7 +40,7 @@ func TestDeliveryEventsCrashTwoInstances(t *testing.T) {
 		perBatch     = 500
 	)
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 	a := start(t, "a", dbURL, "http://127.0.0.1:9")
 	b := start(t, "b", dbURL, "http://127.0.0.1:9")

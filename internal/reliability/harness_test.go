@@ -307,12 +307,7 @@ func signup(t *testing.T, base, name string) *team {
 // dbPool opens a small pool on the test database for assertions.
 func dbPool(t *testing.T, url string) *pgxpool.Pool {
 	t.Helper()
-	pool, err := postgres.Connect(context.Background(), url, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return pgtest.Setup(t, pgtest.On(url), pgtest.MaxConns(4)).Pool
 }
 
 func queryInt(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {

@@ -34,7 +34,7 @@ func TestLoadMixed(t *testing.T) {
 		seconds = n
 	}
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 	in := start(t, "load", dbURL, "http://127.0.0.1:9")
 	tm := signup(t, in.base, "Load")

@@ -92,7 +92,7 @@ func pgctl(t *testing.T, version, action string) {
 // own, and goroutines must not pile up.
 func TestPostgresRestart(t *testing.T) {
 	version := pgCluster(t)
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	in := start(t, "pg", dbURL, "http://127.0.0.1:9")
 	pid := in.cmd.Process.Pid
 	tm := signup(t, in.base, "Restart")

@@ -78,7 +78,7 @@ func (s *loadStats) record(r *response, err error, what string) bool {
 func TestScaleOut(t *testing.T) {
 	const clients, seedContacts, campaignSize, importRows = 24, 2000, 4000, 20000
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 	bouncer := pgbouncertest.Start(t, dbURL, pgbouncertest.Options{PoolSize: 20, MaxClients: 500})
 	bouncerURL := bouncer.URL(dbURL)

@@ -402,7 +402,7 @@ func (c sweepCall) send(t *testing.T, caller, target *tenant) (*response, string
 // or parameter it could not read, and an answer of 400 or 415 to A fails the
 // sweep: it would mean the route reads input before it authorizes the caller.
 func TestCrossTenantSweep(t *testing.T) {
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 	in := start(t, "sweep", dbURL, "http://127.0.0.1:9")
 	calls := sweepCalls(t)

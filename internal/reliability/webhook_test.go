@@ -24,7 +24,7 @@ import (
 // outbox to reach the receiver at least once (by its delivery's id).
 func TestWebhookBurstCrash(t *testing.T) {
 	const total = 1000
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	pool := dbPool(t, dbURL)
 
 	var (

@@ -51,7 +51,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	f := &fixture{pool: pool, now: time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)}
 	f.svc = NewService(Deps{DB: postgres.Wrap(pool), Books: books.NewService(postgres.Wrap(pool), nil, nil), Campaigns: testCampaigns{}, Now: func() time.Time { return f.now }})
 	ids := map[string]uuid.UUID{}

@@ -17,7 +17,7 @@ import (
 // repeated suppression records nothing; another book is not touched.
 func TestSuppressMarksContactsWhoseEveryAddressIs(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	book := owner.CreateBook("B")
 	other := owner.CreateBook("Other")
@@ -83,7 +83,7 @@ func TestSuppressMarksContactsWhoseEveryAddressIs(t *testing.T) {
 // hold the address, and a new suppression of the address is recorded anew.
 func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	book := owner.CreateBook("B")
 	key := owner.NewKey()
@@ -138,7 +138,7 @@ func TestLiftKeepsTheRecordAndUnmarksContacts(t *testing.T) {
 // lifts only unsubscribes.
 func TestForgottenAddressStaysSuppressed(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	owner := env.Signup("owner")
 	book := uuid.MustParse(owner.CreateBook("B"))
 	sp := suppression.New(env.Clock.Now)

@@ -3,7 +3,8 @@
 // properties for EVENT_RETENTION, shown on the contact's timeline, read
 // by the segment condition event, and may enter the contact into the
 // campaigns that start on it (Entries). It is not the webhook outbox
-// (package events).
+// (package events), though each event is reported there as
+// event.received.
 package tracking
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 )
 
@@ -80,20 +82,33 @@ type EntryEvent struct {
 type Service struct {
 	db      postgres.Pool
 	entries Entries
+	outbox  *events.Outbox
 	now     func() time.Time
 	log     *slog.Logger
 }
 
-// NewService returns the service; entries may be nil (no campaign starts
-// on events).
-func NewService(db postgres.Pool, entries Entries, now func() time.Time, log *slog.Logger) *Service {
-	if now == nil {
-		now = time.Now
+// Deps are what the service needs.
+type Deps struct {
+	DB postgres.Pool
+	// Entries enters contacts into the campaigns that start on an event
+	// (nil: none do).
+	Entries Entries
+	// Outbox takes event.received for the webhooks that want it (nil:
+	// none is written).
+	Outbox *events.Outbox
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+// NewService returns the service.
+func NewService(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, entries: entries, now: now, log: log}
+	return &Service{db: d.DB, entries: d.Entries, outbox: d.Outbox, now: d.Now, log: d.Log}
 }
 
 var (
@@ -117,8 +132,9 @@ func CheckName(field, name string) error {
 	return nil
 }
 
-// Record stores one event (member) and, in its transaction, enters the
-// contact into the campaigns that start on it.
+// Record stores one event (member) and, in its transaction, writes
+// event.received (when an active webhook wants it) and enters the contact
+// into the campaigns that start on it.
 func (s *Service) Record(ctx context.Context, sc access.Scope, in Input) (Event, error) {
 	if err := sc.Require(ctx, auth.RoleMember); err != nil {
 		return Event{}, err
@@ -138,6 +154,9 @@ func (s *Service) Record(ctx context.Context, sc access.Scope, in Input) (Event,
 			e.ID, e.BookID, e.ContactID, e.Name, e.Properties, e.OccurredAt, e.CreatedAt); err != nil {
 			return err
 		}
+		if err := s.emit(ctx, tx, sc, e); err != nil {
+			return err
+		}
 		if s.entries == nil {
 			return nil
 		}
@@ -147,6 +166,20 @@ func (s *Service) Record(ctx context.Context, sc access.Scope, in Input) (Event,
 		return Event{}, err
 	}
 	return e, nil
+}
+
+// emit writes event.received with the event as its data, when an active
+// webhook of the team subscribes to it.
+func (s *Service) emit(ctx context.Context, tx *postgres.Tx, sc access.Scope, e Event) error {
+	if s.outbox == nil {
+		return nil
+	}
+	want, err := s.outbox.Wanted(ctx, tx, sc.Team, events.EventReceived)
+	if err != nil || !want {
+		return err
+	}
+	book := e.BookID
+	return s.outbox.Append(ctx, tx, e.CreatedAt, events.Event{Type: events.EventReceived, TeamID: sc.Team, BookID: &book, Data: e})
 }
 
 func (s *Service) check(bookID uuid.UUID, in Input, now time.Time) (Event, error) {

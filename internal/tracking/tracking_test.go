@@ -33,7 +33,7 @@ func TestCheckName(t *testing.T) {
 func TestPruneByTimeOrderedIDs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	var book, contact uuid.UUID
 	if err := db.QueryRow(ctx, `WITH t AS (INSERT INTO teams (name) VALUES ('T') RETURNING id)
 		INSERT INTO books (team_id, name, slug) SELECT id, 'B', 'b' FROM t RETURNING id`).Scan(&book); err != nil {

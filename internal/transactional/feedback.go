@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
@@ -18,9 +19,12 @@ type Feedback struct{}
 // ApplyFeedback records the events that name a message of the book (by
 // its id, or by the provider's message id) and were not recorded before,
 // and stamps each message's first delivery, open, click, hard bounce and
-// complaint. The caller holds the book's feedback lock, so "first" is
-// decided once.
-func (Feedback) ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []delivery.TransactionalEvent, now time.Time) (delivery.TransactionalApplied, error) {
+// complaint. A message settled as failed with its outcome unknown (its
+// instance stopped mid-send) that the provider reports on did go out: it
+// becomes sent. For the kinds in firsts it returns each message's first
+// event of the kind ever heard. The caller holds the book's feedback
+// lock, so "first" is decided once.
+func (Feedback) ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.UUID, evs []delivery.TransactionalEvent, firsts []string, now time.Time) (delivery.TransactionalApplied, error) {
 	var (
 		ids, kinds, details, pmids []string
 		msgs                       []uuid.UUID
@@ -66,23 +70,51 @@ func (Feedback) ApplyFeedback(ctx context.Context, db postgres.DB, bookID uuid.U
 			       min(occurred_at) FILTER (WHERE kind = 'opened') AS opened_at,
 			       min(occurred_at) FILTER (WHERE kind = 'clicked') AS clicked_at,
 			       min(occurred_at) FILTER (WHERE kind = 'bounced') AS bounced_at,
-			       min(occurred_at) FILTER (WHERE kind = 'complained') AS complained_at
+			       min(occurred_at) FILTER (WHERE kind = 'complained') AS complained_at,
+			       min(occurred_at) AS first_at
 			FROM ins GROUP BY message_id
 		),
 		up AS (
 			UPDATE transactional_messages t SET
 				delivered_at = LEAST(t.delivered_at, a.delivered_at), opened_at = LEAST(t.opened_at, a.opened_at),
 				clicked_at = LEAST(t.clicked_at, a.clicked_at), bounced_at = LEAST(t.bounced_at, a.bounced_at),
-				complained_at = LEAST(t.complained_at, a.complained_at)
+				complained_at = LEAST(t.complained_at, a.complained_at),
+				status = CASE WHEN t.status = 'failed' AND t.detail = $9 THEN 'sent' ELSE t.status END,
+				detail = CASE WHEN t.status = 'failed' AND t.detail = $9 THEN '' ELSE t.detail END,
+				sent_at = CASE WHEN t.status = 'failed' AND t.detail = $9 THEN COALESCE(t.sent_at, a.first_at) ELSE t.sent_at END
 			FROM agg a WHERE t.id = a.message_id
 		)
-		SELECT (SELECT count(DISTINCT event_id) FROM m),
+		SELECT ARRAY(SELECT DISTINCT event_id FROM m),
 		       ARRAY(SELECT i.provider_event_id FROM ins i ORDER BY i.provider_event_id),
 		       ARRAY(SELECT COALESCE(t.contact_id, '00000000-0000-0000-0000-000000000000')
 		             FROM ins i JOIN transactional_messages t ON t.id = i.message_id ORDER BY i.provider_event_id)`,
-		bookID, ids, kinds, msgs, pmids, details, ats, now,
-	).Scan(&out.Matched, &out.New, &out.Contacts)
+		bookID, ids, kinds, msgs, pmids, details, ats, now, DetailOutcomeUnknown,
+	).Scan(&out.Named, &out.New, &out.Contacts)
+	if err != nil || len(firsts) == 0 || len(out.New) == 0 {
+		return out, err
+	}
+	out.Firsts, err = firstsOf(ctx, db, bookID, out.New, firsts)
 	return out, err
+}
+
+// firstsOf returns, of the events just recorded (fresh) of the kinds
+// asked for, each message's first of its kind: none when an earlier batch
+// brought one, the earliest when several came now.
+func firstsOf(ctx context.Context, db postgres.DB, bookID uuid.UUID, fresh, kinds []string) ([]delivery.TransactionalFirst, error) {
+	rows, _ := db.Query(ctx, `
+		SELECT DISTINCT ON (e.message_id, e.kind) e.kind, e.detail, e.occurred_at, t.id, t.contact_id, t.email, t.provider_message_id
+		FROM transactional_events e
+		JOIN transactional_messages t ON t.id = e.message_id
+		WHERE e.book_id = $1 AND e.provider_event_id = ANY($2::text[]) AND e.kind = ANY($3::text[])
+		  AND NOT EXISTS (
+		      SELECT 1 FROM transactional_events o
+		      WHERE o.message_id = e.message_id AND o.kind = e.kind AND o.provider_event_id <> ALL ($2::text[]))
+		ORDER BY e.message_id, e.kind, e.occurred_at`, bookID, fresh, kinds)
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery.TransactionalFirst, error) {
+		var f delivery.TransactionalFirst
+		err := r.Scan(&f.Kind, &f.Detail, &f.At, &f.MessageID, &f.ContactID, &f.Address, &f.ProviderMessageID)
+		return f, err
+	})
 }
 
 // messageIDPrefixes are the dotted prefixes of a provider's message id,

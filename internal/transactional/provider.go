@@ -34,8 +34,11 @@ type Provider interface {
 // Failure is a send that failed; Detail is safe to show.
 type Failure struct {
 	Permanent bool
-	Detail    string
-	Err       error
+	// BadAddress: the provider refused the recipient's address itself
+	// (SMTP 550, 551, 553); the address is suppressed.
+	BadAddress bool
+	Detail     string
+	Err        error
 }
 
 func (f *Failure) Error() string { return f.Detail }
@@ -46,14 +49,15 @@ type BookSenders interface {
 	BookSender(ctx context.Context, bookID uuid.UUID) (campaigns.BookSender, bool, error)
 }
 
-// settingsTTL is how long SendGrid keeps a book's settings between
+// SettingsTTL is how long BookMailer keeps a book's settings between
 // sends: a burst to one book reads (and decrypts) them once, and a change
 // applies within the TTL.
-const settingsTTL = 5 * time.Second
+const SettingsTTL = 5 * time.Second
 
-// SendGrid sends through the book's SendGrid settings, as campaign
-// emails go, one personalization per message.
-type SendGrid struct {
+// BookMailer sends through the book's provider (SendGrid, SMTP or SES,
+// mailer.Dispatcher picks), as campaign emails go, one personalization
+// per message.
+type BookMailer struct {
 	mail  mailer.Sender
 	books BookSenders
 	now   func() time.Time
@@ -68,17 +72,17 @@ type cachedSender struct {
 	at time.Time
 }
 
-// NewSendGrid returns the provider over the mailer and the books' settings.
-func NewSendGrid(mail mailer.Sender, books BookSenders) *SendGrid {
-	return &SendGrid{mail: mail, books: books, now: time.Now, cache: map[uuid.UUID]cachedSender{}}
+// NewBookMailer returns the provider over the mailer and the books' settings.
+func NewBookMailer(mail mailer.Sender, books BookSenders) *BookMailer {
+	return &BookMailer{mail: mail, books: books, now: time.Now, cache: map[uuid.UUID]cachedSender{}}
 }
 
-func (p *SendGrid) sender(ctx context.Context, bookID uuid.UUID) (campaigns.BookSender, bool, error) {
+func (p *BookMailer) sender(ctx context.Context, bookID uuid.UUID) (campaigns.BookSender, bool, error) {
 	now := p.now()
 	p.mu.Lock()
 	c, hit := p.cache[bookID]
 	p.mu.Unlock()
-	if hit && now.Sub(c.at) < settingsTTL {
+	if hit && now.Sub(c.at) < SettingsTTL {
 		return c.s, c.ok, nil
 	}
 	s, ok, err := p.books.BookSender(ctx, bookID)
@@ -93,7 +97,7 @@ func (p *SendGrid) sender(ctx context.Context, bookID uuid.UUID) (campaigns.Book
 
 // Send makes one mail/send request. The message id travels as the
 // custom argument transactional_id, which the provider's events echo.
-func (p *SendGrid) Send(ctx context.Context, e Email) (string, error) {
+func (p *BookMailer) Send(ctx context.Context, e Email) (string, error) {
 	bs, ok, err := p.sender(ctx, e.BookID)
 	if err != nil {
 		return "", &Failure{Detail: "email settings could not be read", Err: err}
@@ -118,7 +122,7 @@ func (p *SendGrid) Send(ctx context.Context, e Email) (string, error) {
 	}
 	var me *mailer.Error
 	if errors.As(err, &me) {
-		return "", &Failure{Permanent: me.Permanent, Detail: me.Message, Err: err}
+		return "", &Failure{Permanent: me.Permanent, BadAddress: me.BadAddress, Detail: me.Message, Err: err}
 	}
 	return "", &Failure{Detail: err.Error(), Err: err}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 )
@@ -72,16 +73,18 @@ const DetailOutcomeUnknown = "delivery outcome unknown: the sending instance sto
 // a crash (a message stamped but never recorded is settled as failed with
 // DetailOutcomeUnknown once its lease has passed).
 type Runner struct {
-	db       postgres.Pool
-	provider Provider
-	cfg      RunnerConfig
-	now      func() time.Time
-	log      *slog.Logger
-	wake     chan struct{}
+	db         postgres.Pool
+	provider   Provider
+	outbox     *events.Outbox
+	suppressor suppression.Suppressor
+	cfg        RunnerConfig
+	now        func() time.Time
+	log        *slog.Logger
+	wake       chan struct{}
 }
 
 func newRunner(d Deps) *Runner {
-	return &Runner{db: d.DB, provider: d.Provider, cfg: d.Runner.withDefaults(), now: d.Now, log: d.Log, wake: make(chan struct{}, 1)}
+	return &Runner{db: d.DB, provider: d.Provider, outbox: d.Outbox, suppressor: suppression.New(d.Now).WithOutbox(d.Outbox), cfg: d.Runner.withDefaults(), now: d.Now, log: d.Log, wake: make(chan struct{}, 1)}
 }
 
 // Wake makes the runner look at the queue now.
@@ -142,6 +145,9 @@ type outcome struct {
 	messageID *string
 	sentAt    *time.Time
 	retryAt   *time.Time
+	// badAddress: the provider refused the address itself, which is
+	// suppressed.
+	badAddress bool
 }
 
 // Round claims up to Senders due messages, sends them at once and records
@@ -213,7 +219,7 @@ func (rn *Runner) send(ctx context.Context, c claimed) outcome {
 			out.messageID = &id
 		}
 	case errors.As(err, &f) && f.Permanent:
-		out.status, out.detail = StatusFailed, clip(f.Detail)
+		out.status, out.detail, out.badAddress = StatusFailed, clip(f.Detail), f.BadAddress
 	default:
 		detail := err.Error()
 		if errors.As(err, &f) {
@@ -239,31 +245,48 @@ func (rn *Runner) backoff(attempts int) time.Duration {
 	return min(d, 30*time.Minute)
 }
 
-// record writes the outcomes in one statement, retrying a failing
-// database a few times: the emails are out, and an unrecorded one would
-// be settled as "outcome unknown" instead of its real result.
+// record writes the outcomes in one statement, with their email.sent and
+// email.failed events and the suppression of addresses the provider
+// refused, in one transaction; it retries a failing database a few times:
+// the emails are out, and an unrecorded one would be settled as "outcome
+// unknown" instead of its real result.
 func (rn *Runner) record(ctx context.Context, outs []outcome) {
 	n := len(outs)
 	ids, statuses, details := make([]uuid.UUID, n), make([]string, n), make([]string, n)
 	msgIDs, sentAts, retryAts := make([]*string, n), make([]*time.Time, n), make([]*time.Time, n)
+	refused := map[uuid.UUID]bool{}
 	for i, o := range outs {
 		ids[i], statuses[i], details[i], msgIDs[i], sentAts[i], retryAts[i] = o.id, string(o.status), o.detail, o.messageID, o.sentAt, o.retryAt
+		if o.badAddress {
+			refused[o.id] = true
+		}
 	}
 	var err error
 	for attempt := range 5 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt*attempt) * 200 * time.Millisecond)
 		}
-		_, err = rn.db.Exec(ctx, `
-			UPDATE transactional_messages m SET
-				status = r.status, detail = r.detail, provider_message_id = r.provider_message_id, sent_at = r.sent_at,
-				next_attempt_at = r.retry_at,
-				sending_at = CASE WHEN r.status = 'queued' THEN NULL ELSE m.sending_at END,
-				body_html = CASE WHEN r.status = 'queued' THEN m.body_html END
-			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
-			     AS r(id, status, detail, provider_message_id, sent_at, retry_at)
-			WHERE m.id = r.id AND m.status = 'queued' AND m.sending_at IS NOT NULL`,
-			ids, statuses, details, msgIDs, sentAts, retryAts)
+		err = postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
+			rows, _ := tx.Query(ctx, `
+				UPDATE transactional_messages m SET
+					status = r.status, detail = r.detail, provider_message_id = r.provider_message_id, sent_at = r.sent_at,
+					next_attempt_at = r.retry_at,
+					sending_at = CASE WHEN r.status = 'queued' THEN NULL ELSE m.sending_at END,
+					body_html = CASE WHEN r.status = 'queued' THEN m.body_html END
+				FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[])
+				     AS r(id, status, detail, provider_message_id, sent_at, retry_at)
+				WHERE m.id = r.id AND m.status = 'queued' AND m.sending_at IS NOT NULL
+				RETURNING `+settledColumns,
+				ids, statuses, details, msgIDs, sentAts, retryAts)
+			settled, err := collectSettled(rows)
+			if err != nil {
+				return err
+			}
+			if err := rn.suppressRefused(ctx, tx, settled, refused); err != nil {
+				return err
+			}
+			return rn.emit(ctx, tx, settled)
+		})
 		if err == nil {
 			return
 		}
@@ -271,18 +294,50 @@ func (rn *Runner) record(ctx context.Context, outs []outcome) {
 	rn.log.Error("transactional: outcomes not recorded", "messages", n, "err", err)
 }
 
+// suppressRefused suppresses the addresses the provider refused as
+// unknown or invalid (SMTP 550, 551, 553): reason bounce, source
+// provider, as a campaign's refused addresses are.
+func (rn *Runner) suppressRefused(ctx context.Context, tx *postgres.Tx, settled []settledMessage, refused map[uuid.UUID]bool) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	byBook := map[uuid.UUID][]string{}
+	for _, m := range settled {
+		if refused[m.id] {
+			byBook[m.bookID] = append(byBook[m.bookID], m.email)
+		}
+	}
+	for book, addresses := range byBook {
+		if _, err := rn.suppressor.Suppress(ctx, tx, book, addresses, suppression.ReasonBounce, suppression.SourceProvider, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // reap settles the sends whose instance died mid-send (past their lease)
-// as failed: they may have gone out, so they are not sent again.
+// as failed: they may have gone out, so they are not sent again. Provider
+// feedback that later names one of them (a delivery, an open) marks it
+// sent after all (ApplyFeedback).
 func (rn *Runner) reap(ctx context.Context) {
-	tag, err := rn.db.Exec(ctx, `
-		UPDATE transactional_messages SET status = 'failed', detail = $2, body_html = NULL, next_attempt_at = NULL
-		WHERE status = 'queued' AND sending_at IS NOT NULL AND sending_at < $1`,
-		rn.now().Add(-rn.cfg.Lease), DetailOutcomeUnknown)
+	var settled []settledMessage
+	err := postgres.InTx(ctx, rn.db, func(tx *postgres.Tx) error {
+		rows, _ := tx.Query(ctx, `
+			UPDATE transactional_messages m SET status = 'failed', detail = $2, body_html = NULL, next_attempt_at = NULL
+			WHERE m.status = 'queued' AND m.sending_at IS NOT NULL AND m.sending_at < $1
+			RETURNING `+settledColumns,
+			rn.now().Add(-rn.cfg.Lease), DetailOutcomeUnknown)
+		var err error
+		if settled, err = collectSettled(rows); err != nil {
+			return err
+		}
+		return rn.emit(ctx, tx, settled)
+	})
 	switch {
 	case err != nil && ctx.Err() == nil:
 		rn.log.Error("transactional: settling stale sends failed", "err", err)
-	case err == nil && tag.RowsAffected() > 0:
-		rn.log.Warn("transactional: sends of a stopped instance settled as outcome unknown", "messages", tag.RowsAffected())
+	case err == nil && len(settled) > 0:
+		rn.log.Warn("transactional: sends of a stopped instance settled as outcome unknown", "messages", len(settled))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/delivery"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -92,7 +93,7 @@ func statusCounts(t *testing.T, db *postgres.Database) map[string]int {
 // the middle of a burst: every message is sent, none twice.
 func TestBurstWithAStopMidwayIsSentExactlyOnce(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	const n = 300
 	queue(t, db, book, n, time.Now().Add(-time.Second))
@@ -135,7 +136,7 @@ func TestBurstWithAStopMidwayIsSentExactlyOnce(t *testing.T) {
 // TestTwoInstancesRacingSendOnce runs two instances on one queue at once.
 func TestTwoInstancesRacingSendOnce(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	const n = 200
 	queue(t, db, book, n, time.Now().Add(-time.Second))
@@ -156,11 +157,12 @@ func TestTwoInstancesRacingSendOnce(t *testing.T) {
 
 // TestACrashedSendIsNeverSentAgain: a message stamped as sending by an
 // instance that died (kill -9) is settled as failed once its lease has
-// passed, and never handed to the provider again.
+// passed, and never handed to the provider again; a report from the
+// provider on it later makes it sent.
 func TestACrashedSendIsNeverSentAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	start := time.Now()
 	queue(t, db, book, 1, start.Add(-time.Second))
@@ -194,6 +196,33 @@ func TestACrashedSendIsNeverSentAgain(t *testing.T) {
 	if d, _ := p.count(); d != 0 {
 		t.Fatalf("the crashed send went to the provider again")
 	}
+	// The provider then reports on it: it did go out.
+	var id uuid.UUID
+	if err := db.QueryRow(ctx, `SELECT id FROM transactional_messages`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	delivered := start.Add(time.Minute).UTC().Truncate(time.Second)
+	res, err := transactional.Feedback{}.ApplyFeedback(ctx, db, book, []delivery.TransactionalEvent{
+		{ID: "e1", Kind: "delivered", MessageID: id, At: delivered},
+	}, []string{"delivered"}, start)
+	if err != nil || len(res.New) != 1 || len(res.Firsts) != 1 || res.Firsts[0].MessageID != id || !res.Firsts[0].At.Equal(delivered) {
+		t.Fatalf("feedback %+v, %v", res, err)
+	}
+	var status string
+	var sentAt *time.Time
+	if err := db.QueryRow(ctx, `SELECT status, detail, sent_at FROM transactional_messages`).Scan(&status, &detail, &sentAt); err != nil {
+		t.Fatal(err)
+	}
+	if status != "sent" || detail != "" || sentAt == nil || !sentAt.Equal(delivered) {
+		t.Fatalf("after the provider's report: %s %q %v", status, detail, sentAt)
+	}
+	// A later report of the same kind is not a first.
+	res, err = transactional.Feedback{}.ApplyFeedback(ctx, db, book, []delivery.TransactionalEvent{
+		{ID: "e2", Kind: "delivered", MessageID: id, At: delivered.Add(time.Second)},
+	}, []string{"delivered"}, start)
+	if err != nil || len(res.New) != 1 || len(res.Firsts) != 0 {
+		t.Fatalf("second report %+v, %v", res, err)
+	}
 }
 
 // TestSuppressedAfterQueueingIsNotSent: a bounce recorded between the
@@ -201,7 +230,7 @@ func TestACrashedSendIsNeverSentAgain(t *testing.T) {
 func TestSuppressedAfterQueueingIsNotSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
+	db := pgtest.Setup(t).DB
 	book := newBook(t, db)
 	queue(t, db, book, 2, time.Now().Add(-time.Second))
 	for addr, reason := range map[string]string{"r0@example.com": "bounce", "r1@example.com": "unsubscribe"} {

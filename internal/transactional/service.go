@@ -16,6 +16,7 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/campaigns"
 	"github.com/contactbook/contactbook/internal/enum"
+	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/suppression"
 	"github.com/contactbook/contactbook/internal/validate"
@@ -44,8 +45,11 @@ type Deps struct {
 	DB       postgres.Pool
 	Composer Composer
 	Provider Provider
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Outbox takes the email.sent and email.failed events of the sends
+	// (nil: none are written).
+	Outbox *events.Outbox
+	Now    func() time.Time
+	Log    *slog.Logger
 	// Runner tunes the sending loop; zero values take the defaults.
 	Runner RunnerConfig
 }

@@ -115,7 +115,7 @@ func queueStreamed(b *testing.B, url, token, book string, file []byte, mode stri
 // (100,000 contact.updated), and exports the book as CSV and as vCard,
 // each through the HTTP API; each reports its peak heap and RSS.
 func BenchmarkTransfer100k(b *testing.B) {
-	env := apptest.New(b, apptest.Options{RealClock: true})
+	env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true}).Env
 	u := env.Signup("bench")
 	u.Post("/api/teams/"+u.TeamID+"/webhooks", map[string]any{
 		"url": "http://127.0.0.1:9/hook", "events": []string{"contact.created", "contact.updated"},

@@ -81,7 +81,7 @@ func sameContacts(t *testing.T, what string, got, want []contacts.Contact) {
 // definitions the import creates.
 func TestExportImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Round")
 	src := u.CreateBook("Source")
 	in := u.InBook(src)
@@ -181,7 +181,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 // mapping targets that the preview shows.
 func TestCSVExportKeepsEveryEntry(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Entries")
 	src := u.CreateBook("Entries")
 	u.InBook(src).Post("/api/contacts", map[string]any{
@@ -233,7 +233,7 @@ func TestCSVExportKeepsEveryEntry(t *testing.T) {
 // still imports.
 func TestImportOlderExport(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Older")
 	book := u.CreateBook("Older")
 	file := "first_name,last_name,emails.work,emails.personal,phones.mobile,addresses.home.city,socials.github,dates.anniversary,notes,labels\r\n" +
@@ -258,7 +258,7 @@ func TestImportOlderExport(t *testing.T) {
 // existed.
 func TestImportCreatesMissingCustomFields(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Fields")
 	csv := []byte("first_name,custom.tier,custom.plan\r\nAda,gold,\r\nBob,,basic\r\n")
 	card := []byte("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Cy Card\r\nN:Card;Cy;;;\r\nX-CONTACTBOOK-CUSTOM;KEY=score;VALUE=float:7\r\nX-CONTACTBOOK-CUSTOM;KEY=tier:bronze\r\nEND:VCARD\r\n")
@@ -312,8 +312,8 @@ func TestImportCreatesMissingCustomFields(t *testing.T) {
 // succeed and the book gets each field once.
 func TestConcurrentImportsCreateFieldsOnce(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
-	other := apptest.New(t, apptest.Options{WithoutJobs: true, DatabaseURL: env.DBURL})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
+	other := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true, DatabaseURL: env.DBURL}).Env
 	u := env.Signup("Race")
 	book := u.CreateBook("Race")
 	var ids []uuid.UUID
@@ -357,7 +357,7 @@ func TestConcurrentImportsCreateFieldsOnce(t *testing.T) {
 // offset from UTC (vCard 3.0's default) is left out.
 func TestVCardTimeZone(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("TZ")
 	src := u.CreateBook("Zones")
 	u.InBook(src).Post("/api/contacts", map[string]any{"first_name": "Zoe", "time_zone": "America/New_York"}).Expect(http.StatusCreated)

@@ -36,7 +36,7 @@ func queue(t testing.TB, u *apptest.User, book string, file []byte, fields map[s
 // as a restart would, and resumes it: every row is written once.
 func TestImportResumesFromCheckpoint(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	u := env.Signup("Resume")
 	book := u.CreateBook("Resume")
 	n := 2*transfer.ChunkRows + 500
@@ -73,8 +73,8 @@ func TestImportResumesFromCheckpoint(t *testing.T) {
 // chunk be written by one of them only.
 func TestImportRunsOnce(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
-	other := apptest.New(t, apptest.Options{WithoutJobs: true, DatabaseURL: env.DBURL})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
+	other := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true, DatabaseURL: env.DBURL}).Env
 	u := env.Signup("Once")
 	book := u.CreateBook("Once")
 	n := 3 * transfer.ChunkRows
@@ -102,7 +102,7 @@ func TestImportRunsOnce(t *testing.T) {
 // before the import stays suppressed, its new contact marked.
 func TestImportEventsAndSuppression(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Events")
 	book := u.CreateBook("Events")
 	u.Post("/api/teams/"+u.TeamID+"/webhooks", map[string]any{
@@ -134,7 +134,7 @@ func TestImportEventsAndSuppression(t *testing.T) {
 // create mode fails the rows whose address is taken, naming it.
 func TestImportUniqueEmailsBook(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Unique")
 	book := u.CreateBook("Unique")
 	u.Patch("/api/books/"+book, map[string]any{"enforce_unique_emails": true}).Expect(http.StatusOK)
@@ -154,7 +154,7 @@ func TestImportUniqueEmailsBook(t *testing.T) {
 // make it invalid fails alone. Every row is counted once.
 func TestImportRepeatsInOneFile(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Repeats")
 	book := u.CreateBook("Repeats")
 	file := []byte("first_name,emails.work,job_title,website\r\nAda,ada@example.com,,\r\n,ADA@example.com,Countess,\r\n,ada@example.com,,not a url\r\n")
@@ -175,7 +175,7 @@ func TestImportRepeatsInOneFile(t *testing.T) {
 // explicit mapping overriding names, the row limit, and who may import.
 func TestImportMailchimpMappingAndAccess(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Chimp")
 	book := u.CreateBook("Chimp")
 	u.Post("/api/books/"+book+"/fields", map[string]string{"key": "tier", "name": "Tier", "type": "number"}).Expect(http.StatusCreated)
@@ -218,7 +218,7 @@ func TestImportMailchimpMappingAndAccess(t *testing.T) {
 // failed with its reason, never left running.
 func TestImportWithoutItsFileFails(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	u := env.Signup("Gone")
 	book := u.CreateBook("Gone")
 	id := queue(t, u, book, peopleCSV(0, 10), nil)
@@ -239,7 +239,7 @@ func TestImportWithoutItsFileFails(t *testing.T) {
 // export carries the column, and its file imports back with the zone.
 func TestImportExportTimeZone(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	u := env.Signup("Zone")
 	book := u.CreateBook("Zones")
 	id := queue(t, u, book, []byte("First Name,Email Address,TIMEZONE\r\nZoe,zoe@example.com,Europe/Berlin\r\nMo,mo@example.com,Mars/Base\r\n"), nil)

@@ -18,13 +18,14 @@ import (
 	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
 // benchEnv is a service with one team whose webhook points at a local
 // receiver, and an engine (real clock) that start begins running.
 func benchEnv(b *testing.B, handler http.HandlerFunc) (*apptest.Env, *apptest.User, func()) {
 	b.Helper()
-	env := apptest.New(b, apptest.Options{RealClock: true})
+	env := apptest.Setup(b, apptest.Options{Bare: true, RealClock: true}).Env
 	owner := env.Signup("bench")
 	rc := httptest.NewServer(handler)
 	b.Cleanup(rc.Close)
@@ -119,11 +120,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 	// committers, on their own connections, keep the rate when one commit
 	// is slow.
 	const committerCount = 16
-	gen, err := postgres.Connect(context.Background(), env.DBURL, committerCount)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer gen.Close()
+	gen := pgtest.Setup(b, pgtest.On(env.DBURL), pgtest.MaxConns(committerCount)).Pool
 	due := make(chan int)
 	var committers sync.WaitGroup
 	for range committerCount {

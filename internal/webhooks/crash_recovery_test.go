@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -24,7 +23,7 @@ func TestWebhookRecoveryCrash(t *testing.T) {
 	}
 	t.Parallel()
 	const total = 10000
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	rc := newDeliveryCounter(t, 5*time.Millisecond)
 	counts := rc.counts
 	// The killed instance's job is taken over after JOB_RESCUE_AFTER.
@@ -34,12 +33,8 @@ func TestWebhookRecoveryCrash(t *testing.T) {
 	token, teamID, webhookID := signupWithWebhook(t, base, rc.URL+"/hook")
 
 	// An hour-long outage: every event's delivery failed for good.
-	pool, err := postgres.Connect(context.Background(), dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	_, err = pool.Exec(context.Background(), `
+	pool := pgtest.Setup(t, pgtest.On(dbURL), pgtest.MaxConns(2)).Pool
+	_, err := pool.Exec(context.Background(), `
 		WITH e AS (
 			INSERT INTO events (id, team_id, type, body, occurred_at)
 			SELECT gen_random_uuid(), $1, 'contact.created', convert_to('{"event":"contact.created","n":' || n || '}', 'UTF8'),

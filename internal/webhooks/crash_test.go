@@ -36,7 +36,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	}
 	t.Parallel()
 	const total = 1000
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 
 	// Slow: the burst is still going when the kill comes.
 	rc := newDeliveryCounter(t, 25*time.Millisecond)
@@ -48,11 +48,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	_, teamID, _ := signupWithWebhook(t, base, rc.URL+"/hook")
 
 	// Queue the burst through the outbox, in ten transactions.
-	pool, err := postgres.Connect(context.Background(), dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := pgtest.Setup(t, pgtest.On(dbURL), pgtest.MaxConns(2)).Pool
 	team := uuid.MustParse(teamID)
 	for range 10 {
 		evs := make([]events.Event, total/10)

@@ -21,7 +21,7 @@ import (
 // arrives.
 func TestWebhookDeleteWhileAnAttemptCompletes(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	ctx := context.Background()
 	owner := env.Signup("ann")
 	id, _ := createWebhook(t, owner, "https://hooks.example.com/in", events.ContactCreated)

@@ -18,7 +18,7 @@ import (
 
 func TestWebhookSwitchedOffAfterFailingAndOnAgain(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{Env: map[string]string{"WEBHOOK_DISABLE_AFTER": "1h"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, Env: map[string]string{"WEBHOOK_DISABLE_AFTER": "1h"}}).Env
 	// The service's own engine: switched off with its notice to the team.
 	eng := env.App.WebhookEngine
 	owner := env.Signup("ann")
@@ -138,7 +138,7 @@ func failingSinceOf(t *testing.T, env *apptest.Env, hookID string) []string {
 // attempt.
 func TestWebhookSwitchOffCountsFromItsCreation(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{DisableAfter: time.Hour})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -164,7 +164,7 @@ func TestWebhookSwitchOffCountsFromItsCreation(t *testing.T) {
 // failure does not switch it off at once.
 func TestWebhookSwitchOffCountsFromLastSuccessOrSwitchOn(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{DisableAfter: time.Hour})
 	owner := env.Signup("ann")
 	drain(t, eng)

@@ -48,7 +48,7 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 			types = append(types, ti.Type)
 		}
 	}
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -161,7 +161,7 @@ func TestWebhookEventPayloadsAndSignatures(t *testing.T) {
 
 func TestWebhookRetrySchedule(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -223,7 +223,7 @@ func TestWebhookRetrySchedule(t *testing.T) {
 
 func TestWebhookRetryThenSuccess(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -260,7 +260,7 @@ func TestWebhookRetryThenSuccess(t *testing.T) {
 
 func TestWebhookClientErrorAndRedirectNotRetried(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -295,7 +295,7 @@ func TestWebhookClientErrorAndRedirectNotRetried(t *testing.T) {
 
 func TestWebhookResponseBodyTruncated(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -321,7 +321,7 @@ func TestWebhookResponseBodyTruncated(t *testing.T) {
 
 func TestWebhookTimeoutAndNetworkErrorRetried(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{Timeout: 300 * time.Millisecond})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -371,7 +371,7 @@ func TestWebhookTimeoutAndNetworkErrorRetried(t *testing.T) {
 
 func TestWebhookFilteringAndInactive(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	other := env.Signup("olga")
@@ -407,7 +407,7 @@ func TestWebhookFilteringAndInactive(t *testing.T) {
 
 func TestWebhookDeactivateCancelsPending(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -441,7 +441,7 @@ func TestWebhookDeactivateCancelsPending(t *testing.T) {
 
 func TestWebhookSSRFRefusedEndToEnd(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t) // the API accepts local URLs (insecure mode) ...
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env // the API accepts local URLs (insecure mode) ...
 	eng := guardedEngine(env, webhooks.EngineConfig{Timeout: 2 * time.Second})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -486,7 +486,7 @@ func TestWebhookRunDeliversOnCommitAndShutsDownGracefully(t *testing.T) {
 	t.Parallel()
 	// The poll is an hour: only the service's own commits (events.Outbox)
 	// can wake the app's engine.
-	env := apptest.New(t, apptest.Options{RealClock: true, Env: map[string]string{"WEBHOOK_POLL": "1h", "WEBHOOK_WORKERS": "4"}})
+	env := apptest.Setup(t, apptest.Options{Bare: true, RealClock: true, Env: map[string]string{"WEBHOOK_POLL": "1h", "WEBHOOK_WORKERS": "4"}}).Env
 	eng := env.App.WebhookEngine
 	owner := env.Signup("ann")
 	release := make(chan struct{})
@@ -548,7 +548,7 @@ func TestWebhookRunDeliversOnCommitAndShutsDownGracefully(t *testing.T) {
 
 func TestWebhookLeaseTakeover(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{Lease: time.Minute})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -609,7 +609,7 @@ func (o *outcomes) WebhookAttempt(outcome string) {
 
 func TestWebhookAttemptsAreObserved(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	obs := &outcomes{got: map[string]int{}}
 	var logs logbuf.Buffer
 	eng := engine(env, webhooks.EngineConfig{Observer: obs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})

@@ -35,7 +35,7 @@ func appendEvents(t testing.TB, env *apptest.Env, teamID string, n int, at time.
 
 func TestWebhookDeliveryLogPaging(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)

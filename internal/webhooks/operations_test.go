@@ -30,7 +30,7 @@ func switchable(ok *atomic.Bool, status int) func(w http.ResponseWriter, _ *http
 
 func TestWebhookManualRetryIsTheSameDelivery(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -102,7 +102,7 @@ func TestWebhookManualRetryIsTheSameDelivery(t *testing.T) {
 
 func TestWebhookTestSend(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -139,7 +139,7 @@ func TestWebhookTestSend(t *testing.T) {
 
 func TestWebhookRecovery(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	// One worker: attempts are made in the order the queue hands them out.
 	eng := engine(env, webhooks.EngineConfig{Workers: 1})
 	owner := env.Signup("ann")
@@ -194,7 +194,7 @@ func TestWebhookRecovery(t *testing.T) {
 
 func TestWebhookRecoveryRerunSendsEachOnceMore(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -243,7 +243,7 @@ func requestsPerDelivery(rc *receiver) map[string]int {
 // attempted has not failed.
 func TestWebhookRecoveryTakesOverWaitingRetries(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{Workers: 1})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -309,7 +309,7 @@ func TestWebhookRecoveryTakesOverWaitingRetries(t *testing.T) {
 // request, from its retry or from the recovery, never both.
 func TestWebhookRecoveryRacingEnginesSendsEachOnce(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, apptest.Options{WithoutJobs: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, WithoutJobs: true}).Env
 	// The engines' clock runs a second ahead of the service's, so that what
 	// the recovery queues (due a microsecond apart from now on) is due too.
 	ahead := func() time.Time { return env.Clock.Now().Add(time.Second) }
@@ -371,7 +371,7 @@ func TestWebhookRecoveryRacingEnginesSendsEachOnce(t *testing.T) {
 // holds for a webhook an admin switched off and for one the service did.
 func TestWebhookRecoveryWhileSwitchedOff(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{Workers: 1, DisableAfter: time.Hour})
 	owner := env.Signup("ann")
 	drain(t, eng)

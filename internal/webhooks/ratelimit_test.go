@@ -18,7 +18,7 @@ import (
 
 func TestWebhookRateLimitSchedulesWhatExceedsIt(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	eng := engine(env, webhooks.EngineConfig{})
 	owner := env.Signup("ann")
 	drain(t, eng)
@@ -87,7 +87,7 @@ func TestWebhookRateLimitSchedulesWhatExceedsIt(t *testing.T) {
 func TestWebhookRateLimitAcrossInstances(t *testing.T) {
 	t.Parallel()
 	const rate, total = 50, 250
-	env := apptest.New(t, apptest.Options{RealClock: true})
+	env := apptest.Setup(t, apptest.Options{Bare: true, RealClock: true}).Env
 	owner := env.Signup("ann")
 	drain(t, engine(env, webhooks.EngineConfig{Now: time.Now}))
 	rc := newReceiver(t, nil)

@@ -19,7 +19,7 @@ import (
 // lines, while deliveries still authenticate with it.
 func TestWebhookURLPasswordsStayHidden(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t)
+	env := apptest.Setup(t, apptest.Options{Bare: true}).Env
 	var logs bytes.Buffer
 	eng := engine(env, webhooks.EngineConfig{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	owner := env.Signup("ann")

@@ -33,7 +33,7 @@ func eventID(t *testing.T, at time.Time) uuid.UUID {
 func TestRetentionPrunesOldHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
 
@@ -108,7 +108,7 @@ func TestRetentionPrunesOldHistory(t *testing.T) {
 func TestRetentionBatchesAndOneAtATime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := pgtest.Setup(t).Pool
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	team := bareTeam(t, pool)
 	// 12,000 events of two days ago with UUIDv7 ids of that millisecond.

@@ -44,7 +44,7 @@ wait_ready() {
 start_contactbook() {
 	go build -o bin/contactbook ./cmd/contactbook
 	DATABASE_URL="$1" HTTP_ADDR="127.0.0.1:$2" LOG_LEVEL=warn JWT_SECRET=bench-secret-0123456789 \
-		WEBHOOK_ALLOW_INSECURE=true API_KEY_RATE_LIMIT=0 CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >"docs/bench-server-$2.txt" 2>&1 &
+		WEBHOOK_ALLOW_INSECURE=true MAIL_ALLOW_INSECURE=true API_KEY_RATE_LIMIT=0 CAMPAIGN_SCHEDULE='0 0 1 1 *' bin/contactbook serve >"docs/bench-server-$2.txt" 2>&1 &
 	CB_PID=$!
 	CB_URL="http://127.0.0.1:$2"
 	wait_ready "$CB_URL/readyz"
@@ -65,14 +65,33 @@ since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }
 reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
 peak_mb() { awk '$1 == "VmHWM:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
-# start_sink PORT: the webhook receiver (scripts/bench/sink); exports SINK_PID.
+# start_sink PORT [SMTP_PORT]: the webhook receiver (scripts/bench/sink),
+# also an SMTP sink when SMTP_PORT is given; exports SINK_PID, SINK_URL
+# and SINK_BASE.
 start_sink() {
 	go build -o bin/bench-sink ./scripts/bench/sink
-	bin/bench-sink -addr "127.0.0.1:$1" >"docs/bench-sink.txt" 2>&1 &
+	bin/bench-sink -addr "127.0.0.1:$1" ${2:+-smtp "127.0.0.1:$2"} >"docs/bench-sink.txt" 2>&1 &
 	SINK_PID=$!
-	SINK_URL="http://127.0.0.1:$1/hook"
+	SINK_BASE="http://127.0.0.1:$1"
+	SINK_URL="$SINK_BASE/hook"
 	sleep 0.2
 }
+
+# settle NAME: waits until the 1-minute load average is under SETTLE_LOAD
+# (0.8) or SETTLE_MAX seconds (300) have passed, so that a figure does not
+# pay for the one before it, and appends "LOAD NAME load" to $raw.
+settle() {
+	local waited=0
+	while ! awk -v l="$(cut -d ' ' -f 1 /proc/loadavg)" -v m="${SETTLE_LOAD:-0.8}" 'BEGIN { exit !(l < m) }' &&
+		[ "$waited" -lt "${SETTLE_MAX:-300}" ]; do
+		sleep 5
+		waited=$((waited + 5))
+	done
+	echo "LOAD $1 $(cut -d ' ' -f 1 /proc/loadavg)" | tee -a "$raw" >&2
+}
+
+# load_of NAME: the load settle recorded before NAME ("n/a" when none).
+load_of() { awk -v n="$1" '$1 == "LOAD" && $2 == n { v = $3 } END { print (v == "" ? "n/a" : v) }' "$raw"; }
 
 # webhook_on EVENTS...: subscribes a webhook of the bench team to the sink
 # for the event types; prints its id.

@@ -37,19 +37,70 @@ func ServerURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// NewURL creates a migrated database for t and returns its URL. The
-// database is dropped when t ends.
-func NewURL(t testing.TB) string {
-	t.Helper()
-	return newDatabase(t, true)
+// Database is a test's database: its URL, a pool on it (closed when the
+// test ends) and the same pool wrapped as the service wires it
+// (postgres.Wrap), whose errors come out translated.
+type Database struct {
+	URL  string
+	Pool *pgxpool.Pool
+	DB   *postgres.Database
+	// Plans holds the plans of the pool's statements, with RecordPlans
+	// (nil otherwise).
+	Plans *PlanLog
 }
 
-// NewEmptyURL creates an empty database (no schema) for t and returns its
-// URL, for tests of the migrations themselves. The database is dropped when
-// t ends.
-func NewEmptyURL(t testing.TB) string {
+// Option says how a test's database differs from a fresh migrated one.
+type Option func(*options)
+
+type options struct {
+	empty    bool
+	url      string
+	maxConns int32
+	plans    PlanMode
+}
+
+// Empty creates the database without a schema, for tests of the
+// migrations themselves.
+func Empty() Option { return func(o *options) { o.empty = true } }
+
+// On opens the pool on an existing database (another Setup's URL) instead
+// of creating one: a second pool, as a second instance of the service
+// holds. The database stays with the test that created it.
+func On(url string) Option { return func(o *options) { o.url = url } }
+
+// MaxConns sizes the pool (8 by default).
+func MaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
+
+// RecordPlans has the pool's connections report the plan of every
+// statement they execute, in mode, into Database.Plans (see PlanLog).
+func RecordPlans(mode PlanMode) Option { return func(o *options) { o.plans = mode } }
+
+// Setup is how a test gets a database: a fresh clone of the migrated
+// template, dropped when t ends, with a pool on it. Options say what
+// differs.
+func Setup(t testing.TB, opts ...Option) *Database {
 	t.Helper()
-	return newDatabase(t, false)
+	o := options{maxConns: 8}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	url := o.url
+	if url == "" {
+		url = newDatabase(t, !o.empty)
+	}
+	d := &Database{URL: url}
+	var err error
+	if o.plans != "" {
+		d.Pool, d.Plans, err = planPool(url, o.maxConns, o.plans)
+	} else {
+		d.Pool, err = postgres.Connect(context.Background(), url, o.maxConns)
+	}
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(d.Pool.Close)
+	d.DB = postgres.Wrap(d.Pool)
+	return d
 }
 
 // namePrefix starts the name of every database a test creates; the Unix
@@ -140,25 +191,6 @@ func dropStale(ctx context.Context, admin *pgx.Conn) error {
 		}
 	}
 	return nil
-}
-
-// NewPool creates a migrated database for t and returns a small pool on it,
-// closed when t ends.
-func NewPool(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	pool, err := postgres.Connect(context.Background(), NewURL(t), 8)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
-
-// NewDB is NewPool wrapped as the service wires it (postgres.Wrap), for
-// tests that build stores and services: their errors come out translated.
-func NewDB(t testing.TB) *postgres.Database {
-	t.Helper()
-	return postgres.Wrap(NewPool(t))
 }
 
 // ensureTemplate migrates the template for the current migrations once per

@@ -17,7 +17,10 @@ import (
 // connection to it.
 func TestDatabasesAreDroppedWithTheTest(t *testing.T) {
 	ctx := context.Background()
-	for name, create := range map[string]func(testing.TB) string{"migrated": pgtest.NewURL, "empty": pgtest.NewEmptyURL} {
+	for name, create := range map[string]func(testing.TB) string{
+		"migrated": func(t testing.TB) string { return pgtest.Setup(t).URL },
+		"empty":    func(t testing.TB) string { return pgtest.Setup(t, pgtest.Empty()).URL },
+	} {
 		var db string
 		var held *pgx.Conn
 		t.Run(name, func(t *testing.T) {
@@ -71,7 +74,7 @@ func exists(t *testing.T, name string) bool {
 // a new one).
 func TestTemplateHoldsTheJobQueue(t *testing.T) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewURL(t))
+	conn, err := pgx.Connect(ctx, pgtest.Setup(t).URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +94,10 @@ func TestTemplateHoldsTheJobQueue(t *testing.T) {
 func TestPlanPoolReportsRowsRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
+	dbURL := pgtest.Setup(t).URL
 	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
-		pool, log := pgtest.NewPlanPool(t, dbURL, mode)
+		recorded := pgtest.Setup(t, pgtest.On(dbURL), pgtest.RecordPlans(mode))
+		pool, log := recorded.Pool, recorded.Plans
 		if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS plan_probe AS SELECT g AS id, g % 7 AS k FROM generate_series(1, 5000) g;
 			CREATE UNIQUE INDEX IF NOT EXISTS plan_probe_id ON plan_probe (id); ANALYZE plan_probe`); err != nil {
 			t.Fatal(err)

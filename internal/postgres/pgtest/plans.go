@@ -28,24 +28,23 @@ const (
 )
 
 // PlanLog holds the plans, as executed, of every statement run on the
-// connections of a pool made by NewPlanPool.
+// connections of a pool made with RecordPlans.
 type PlanLog struct {
 	mu    sync.Mutex
 	plans []Plan
 	bad   []string
 }
 
-// NewPlanPool opens a pool, configured as the service's, on the database
-// at url (from NewURL) whose connections report the plan of every
-// top-level statement they execute, analysed, with buffers, in the given
-// mode: auto_explain, loaded per session, logs each plan as a notice the
-// pool collects into the returned PlanLog. Statements are the ones the
-// stores send, with the arguments they pass: nothing is re-typed.
-func NewPlanPool(t testing.TB, url string, mode PlanMode) (*pgxpool.Pool, *PlanLog) {
-	t.Helper()
-	cfg, err := postgres.PoolConfig(url, 4, postgres.PoolSession)
+// planPool opens a pool, configured as the service's, on the database at
+// url whose connections report the plan of every top-level statement they
+// execute, analysed, with buffers, in the given mode: auto_explain, loaded
+// per session, logs each plan as a notice the pool collects into the
+// returned PlanLog. Statements are the ones the stores send, with the
+// arguments they pass: nothing is re-typed.
+func planPool(url string, maxConns int32, mode PlanMode) (*pgxpool.Pool, *PlanLog, error) {
+	cfg, err := postgres.PoolConfig(url, maxConns, postgres.PoolSession)
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, nil, err
 	}
 	log := &PlanLog{}
 	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { log.notice(n) }
@@ -73,10 +72,9 @@ func NewPlanPool(t testing.TB, url string, mode PlanMode) (*pgxpool.Pool, *PlanL
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return nil, nil, fmt.Errorf("open plan pool: %w", err)
 	}
-	t.Cleanup(pool.Close)
-	return pool, log
+	return pool, log, nil
 }
 
 // planNotice starts the message auto_explain logs a plan with.

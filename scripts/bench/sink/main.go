@@ -5,10 +5,13 @@
 // (POST /v3/mail/send, answered 202 with an X-Message-Id as SendGrid
 // answers), counting the recipients of every batch. GET /count answers
 // the recipients received so far and the time of the last batch, so a
-// script can tell when a campaign's last email arrived. It prints how many
-// requests it got when stopped.
+// script can tell when a campaign's last email arrived. With -smtp it also
+// listens for SMTP (plain, no AUTH, as a local relay would), accepting
+// every message and counting its recipients in the same counter, so a
+// campaign sent through SMTP by contactbook or listmonk ends the same
+// way. It prints how many requests and messages it got when stopped.
 //
-//	go run ./scripts/bench/sink -addr 127.0.0.1:18098
+//	go run ./scripts/bench/sink -addr 127.0.0.1:18098 -smtp 127.0.0.1:18097
 package main
 
 import (
@@ -26,12 +29,33 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/emersion/go-smtp"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18098", "address to listen on")
+	smtpAddr := flag.String("smtp", "", "address to accept SMTP on (none when empty)")
 	flag.Parse()
-	var got, recipients, lastBatch, batches atomic.Int64
+	var got, recipients, lastBatch, batches, messages atomic.Int64
+	if *smtpAddr != "" {
+		srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
+			return &smtpSession{done: func(rcpts int) {
+				messages.Add(1)
+				recipients.Add(int64(rcpts))
+				lastBatch.Store(time.Now().UnixNano())
+			}}, nil
+		}))
+		srv.Addr, srv.Domain, srv.MaxRecipients = *smtpAddr, "sink.localhost", 1000
+		srv.ReadTimeout, srv.WriteTimeout = time.Minute, time.Minute
+		srv.ErrorLog = log.New(io.Discard, "", 0)
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
+				log.Fatal(err)
+			}
+		}()
+		defer srv.Close()
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/mail/send", func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)
@@ -70,5 +94,26 @@ func main() {
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
-	fmt.Printf("sink: %d requests\n", got.Load())
+	fmt.Printf("sink: %d requests, %d SMTP messages\n", got.Load(), messages.Load())
+}
+
+// smtpSession takes one connection's messages, reading and dropping each
+// body; done gets each message's recipient count.
+type smtpSession struct {
+	rcpts int
+	done  func(rcpts int)
+}
+
+func (s *smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *smtpSession) Rcpt(string, *smtp.RcptOptions) error { s.rcpts++; return nil }
+func (s *smtpSession) Reset()                               { s.rcpts = 0 }
+func (s *smtpSession) Logout() error                        { return nil }
+
+func (s *smtpSession) Data(r io.Reader) error {
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return err
+	}
+	s.done(s.rcpts)
+	s.rcpts = 0
+	return nil
 }

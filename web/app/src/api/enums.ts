@@ -63,6 +63,7 @@ export const deliveredEventTypes = every<DeliveredEventType>()(
     'contact.created',
     'contact.updated',
     'contact.deleted',
+    'event.received',
     'email.sent',
     'email.delivered',
     'email.opened',

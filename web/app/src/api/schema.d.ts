@@ -3291,6 +3291,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "event.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * event.received
+         * @description Sent to each active webhook subscribed to event.received when a product event of a contact is accepted by POST /api/v1/events (data is the event as that endpoint answers it). Written only when an active webhook of the team subscribes to it. Receivers answer 2xx to acknowledge; 4xx fails the delivery without retry; 5xx, network errors and 10-second timeouts are retried after 10 s, 60 s and 5 min (4 attempts in all).
+         */
+        post: operations["webhook_event_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "email.sent": {
         parameters: {
             query?: never;
@@ -5524,7 +5544,7 @@ export interface components {
          * @description An outbound webhook event type.
          * @enum {string}
          */
-        EventType: "contact.created" | "contact.updated" | "contact.deleted" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted";
+        EventType: "contact.created" | "contact.updated" | "contact.deleted" | "event.received" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted";
         /**
          * @description A URL subscribed to some of a team's event types.
          * @example {
@@ -6588,7 +6608,7 @@ export interface components {
          * @description The type of a delivered event: a subscribable event type, or webhook.test for a test send.
          * @enum {string}
          */
-        DeliveredEventType: "contact.created" | "contact.updated" | "contact.deleted" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted" | "webhook.test";
+        DeliveredEventType: "contact.created" | "contact.updated" | "contact.deleted" | "event.received" | "email.sent" | "email.delivered" | "email.opened" | "email.clicked" | "email.bounced" | "email.complained" | "email.failed" | "participant.enrolled" | "participant.completed" | "participant.removed" | "contact.unsubscribed" | "contact.subscribed" | "suppression.created" | "suppression.lifted" | "member.joined" | "member.removed" | "book.created" | "book.deleted" | "webhook.test";
         /**
          * @description Paging information of a list paged by cursor alone.
          * @example {
@@ -19625,6 +19645,77 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                     };
+                    /** Format: uuid */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged; the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused; the delivery failed and is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Receiver error; the delivery is retried. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_event_received: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Hex HMAC-SHA256 of the raw body keyed with the webhook's signing secret (whsec_...). Compare in constant time. */
+                "X-Service-Signature": string;
+                /** @description The event type. */
+                "X-Service-Event": string;
+                /** @description Id of the delivery (this event sent to this webhook), the same on every attempt, retries and manual retries included; deduplicate on it. webhook-id carries the same value. */
+                "X-Service-Delivery": string;
+                /** @description Unix time of the attempt. */
+                "X-Service-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "event.received",
+                 *       "timestamp": "2026-03-02T09:15:00Z",
+                 *       "team_id": "0b7e4c52-9d1a-4f2e-8a63-1c5d2e9f7a10",
+                 *       "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *       "data": {
+                 *         "id": "01935b2e-7c40-7000-8000-000000000012",
+                 *         "book_id": "3d9b6f1e-2c4a-4b8e-9f07-6a1c5e8d2b94",
+                 *         "contact_id": "01935b2e-7c40-7000-8000-000000000001",
+                 *         "name": "order.paid",
+                 *         "properties": {
+                 *           "order_id": "A-1001",
+                 *           "total": 42.5
+                 *         },
+                 *         "occurred_at": "2026-03-02T09:15:00Z",
+                 *         "created_at": "2026-03-02T09:15:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @enum {string} */
+                    event: "event.received";
+                    data: components["schemas"]["Event"];
                     /** Format: uuid */
                     book_id: string;
                 };

@@ -254,14 +254,16 @@ export default () =>
         await d.getByRole('group', { name: group }).getByLabel(new RegExp(`^${type.replace('.', '\\.')}:`)).waitFor();
       }
       assert.equal(await d.getByRole('group', { name: 'Emails' }).getByRole('checkbox').count(), 7, 'every email.* type is in Emails');
+      await d.getByRole('group', { name: 'Contacts' }).getByLabel(/^event\.received: A product event of a contact was received/).waitFor();
       await d.getByRole('group', { name: 'Emails' }).getByLabel(/^email\.opened: The email was first opened/).check();
       await d.getByRole('group', { name: 'Campaigns' }).getByLabel(/^participant\.completed:/).check();
+      await d.getByRole('group', { name: 'Contacts' }).getByLabel(/^event\.received:/).check();
       await screen(page, 'webhook-event-groups');
       const engagement = `${url}?engagement`;
       await d.getByLabel('URL').fill(engagement);
       await d.getByRole('button', { name: 'Create webhook' }).click();
       await page.getByRole('dialog', { name: "The webhook's signing secret" }).getByRole('button', { name: 'Done' }).click();
-      assert.equal(env.db(`SELECT array_to_string(events, ',') FROM webhooks WHERE url = '${engagement}'`), 'email.opened,participant.completed');
+      assert.equal(env.db(`SELECT array_to_string(events, ',') FROM webhooks WHERE url = '${engagement}'`), 'email.opened,participant.completed,event.received');
       await page.done();
     });
 

@@ -1,1 +1,0 @@
-import{i as e,n as t,s as n}from"./client-dv8Wa0CP.js";import{y as r}from"./index-u2WFmZEZ.js";var i=[];function a(a){let o=r(r=>n(t.GET(`/api/segments`,{params:{header:e(a)},signal:r})).then(e=>e.data.map(e=>({id:e.id,name:e.name}))),[a]);return!o.error&&o.data||i}export{a as t};
