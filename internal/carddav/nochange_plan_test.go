@@ -18,7 +18,6 @@ import (
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/carddav"
 	"github.com/contactbook/contactbook/internal/contacts"
-	"github.com/contactbook/contactbook/internal/postgres"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 )
 
@@ -79,8 +78,8 @@ func TestNothingChangedSyncReadsNoMoreInABiggerBook(t *testing.T) {
 
 	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
 		t.Run(string(mode), func(t *testing.T) {
-			pool, log := pgtest.NewPlanPool(t, tm.Env.DBURL, mode)
-			db := postgres.Wrap(pool)
+			p := pgtest.Setup(t, pgtest.On(tm.Env.DBURL), pgtest.RecordPlans(mode))
+			db, log := p.DB, p.Plans
 			bs := books.NewService(db, nil, nil)
 			h := carddav.New(carddav.Deps{
 				Accounts: accounts.NewService(accounts.Deps{DB: db, Log: slog.Default()}),
