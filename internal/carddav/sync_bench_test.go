@@ -2,9 +2,12 @@ package carddav_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/emersion/go-webdav"
@@ -12,6 +15,10 @@ import (
 
 	"github.com/contactbook/contactbook/internal/apptest"
 )
+
+// nothingChangedSmall is the smaller book NothingChanged is also run on,
+// so one run shows whether its cost grows with the book.
+const nothingChangedSmall = 1000
 
 // BenchmarkCardDAVSync times a client speaking the protocol (go-webdav's
 // CardDAV client, over HTTP against the real router and PostgreSQL)
@@ -22,8 +29,14 @@ import (
 //   - IncrementalSync: after one contact changed through the API (not
 //     timed), sync-collection from the last token and a multiget of what
 //     changed (goal 1 s);
-//   - NothingChanged: sync-collection that finds nothing, whose cost must
-//     not grow with the book.
+//   - NothingChanged/cards=N: what iOS and DAVx5 do when nothing changed,
+//     a PROPFIND (depth 0) of the book's getctag and sync-token, then
+//     sync-collection from the last token, on a book of 1,000 cards and
+//     on the benchmark's book, side by side: its cost must not grow with
+//     the book;
+//   - NothingChanged/cards=N-after-deleting-M: the same after the tenth of
+//     the benchmark's book changed last was deleted (through the API, not
+//     timed), whose index entries stay until vacuum.
 func BenchmarkCardDAVSync(b *testing.B) {
 	n := 10000
 	if v, err := strconv.Atoi(os.Getenv("CARDDAV_BENCH_CONTACTS")); err == nil && v > 0 {
@@ -33,7 +46,8 @@ func BenchmarkCardDAVSync(b *testing.B) {
 	ids := tm.Env.SeedContacts(tm.Book, n)
 	dav := tm.Owner.DAV()
 	ctx := context.Background()
-	client, err := carddav.NewClient(webdav.HTTPClientWithBasicAuth(http.DefaultClient, dav.Email, dav.Password), tm.Env.URL+"/dav/")
+	httpClient := webdav.HTTPClientWithBasicAuth(http.DefaultClient, dav.Email, dav.Password)
+	client, err := carddav.NewClient(httpClient, tm.Env.URL+"/dav/")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,12 +108,83 @@ func BenchmarkCardDAVSync(b *testing.B) {
 			token = res.SyncToken
 		}
 	})
-	b.Run("NothingChanged", func(b *testing.B) {
-		for b.Loop() {
-			res, err := client.SyncCollection(ctx, book, &carddav.SyncQuery{SyncToken: token})
-			if err != nil || len(res.Updated)+len(res.Deleted) != 0 {
-				b.Fatalf("%+v, %v", res, err)
+	// The smaller book is a second book of the same team, seeded and
+	// synced once (its token read by the PROPFIND a client starts with).
+	type syncedBook struct {
+		path, token string
+		cards       int
+	}
+	nothing := []syncedBook{{path: book, token: token, cards: n}}
+	if n != nothingChangedSmall {
+		small := tm.Owner.CreateBook("Small")
+		tm.Env.SeedContacts(small, nothingChangedSmall)
+		p := dav.BookPath(small)
+		nothing = []syncedBook{{path: p, token: ctag(b, httpClient, tm.Env.URL+p), cards: nothingChangedSmall}, nothing[0]}
+	}
+	noChange := func(name string, sb syncedBook) {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if got := ctag(b, httpClient, tm.Env.URL+sb.path); got != sb.token {
+					b.Fatalf("getctag %q, want %q", got, sb.token)
+				}
+				res, err := client.SyncCollection(ctx, sb.path, &carddav.SyncQuery{SyncToken: sb.token})
+				if err != nil || len(res.Updated)+len(res.Deleted) != 0 || res.SyncToken != sb.token {
+					b.Fatalf("%+v, %v", res, err)
+				}
 			}
+		})
+	}
+	for _, sb := range nothing {
+		noChange("NothingChanged/cards="+strconv.Itoa(sb.cards), sb)
+	}
+	if deleted := n / 10; deleted > 0 {
+		newest := make([]string, 0, deleted)
+		rows, err := tm.Env.App.Pool.Query(ctx, `SELECT id::text FROM contacts WHERE book_id = $1 ORDER BY sync_seq DESC LIMIT $2`, tm.Book, deleted)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				b.Fatal(err)
+			}
+			newest = append(newest, id)
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		tm.O.Post("/api/contacts/bulk-delete", map[string]any{"contact_ids": newest}).Expect(http.StatusOK)
+		tm.Env.WaitJobs() // the deletions' events are worked before the timing
+		sb := syncedBook{path: book, token: ctag(b, httpClient, tm.Env.URL+book), cards: n - deleted}
+		noChange("NothingChanged/cards="+strconv.Itoa(sb.cards)+"-after-deleting-"+strconv.Itoa(deleted), sb)
+	}
+}
+
+var ctagRE = regexp.MustCompile(`<cs:getctag>([^<]*)</cs:getctag>`)
+
+// ctag asks an address book for its getctag and sync-token (PROPFIND,
+// depth 0), as a client's sync starts, and returns the ctag.
+func ctag(b *testing.B, c webdav.HTTPClient, url string) string {
+	b.Helper()
+	req, err := http.NewRequest("PROPFIND", url, strings.NewReader(`<?xml version="1.0" encoding="utf-8"?>`+
+		`<d:propfind xmlns:d="DAV:" xmlns:cs="http://calendarserver.org/ns/"><d:prop><cs:getctag/><d:sync-token/></d:prop></d:propfind>`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Depth", "0")
+	req.Header.Set("Content-Type", "application/xml; charset=utf-8")
+	res, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusMultiStatus {
+		b.Fatalf("PROPFIND %s: %d %s %v", url, res.StatusCode, body, err)
+	}
+	m := ctagRE.FindSubmatch(body)
+	if m == nil {
+		b.Fatalf("PROPFIND %s: no getctag in %s", url, body)
+	}
+	return string(m[1])
 }

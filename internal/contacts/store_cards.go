@@ -26,14 +26,29 @@ func (store) lockSync(ctx context.Context, tx postgres.DB, bookID uuid.UUID) err
 // cardHorizon is the book's token now (the newest version of its
 // contacts, its tombstones and what pruning forgot) and the oldest token
 // it can answer.
+//
+// Each newest version is one backward probe of an index, bounded below
+// by what is already known to be newer: max(sync_seq) alone would walk
+// every dead entry at the top of contacts_sync_idx, and the contacts
+// deleted last are exactly there until vacuum removes them (5,000 deleted
+// made every probe fetch 5,000 heap rows). A deleted contact's tombstone
+// is numbered after every version of it, and a pruned tombstone is at or
+// below the horizon, so above the newest tombstone (and the horizon) the
+// first entry of contacts is live but for writes that rolled back. The
+// token is the same number the plain maxima give.
 func (store) cardHorizon(ctx context.Context, db postgres.DB, bookID uuid.UUID) (now, horizon int64, err error) {
 	err = db.QueryRow(ctx, `
-		SELECT GREATEST(
-		           (SELECT max(sync_seq) FROM contacts WHERE book_id = $1),
-		           (SELECT max(sync_seq) FROM contact_tombstones WHERE book_id = $1),
-		           h.pruned_through, 0),
-		       COALESCE(h.pruned_through, 0)
-		FROM (SELECT) AS one LEFT JOIN contact_sync_horizons h ON h.book_id = $1`, bookID).Scan(&now, &horizon)
+		SELECT GREATEST(c.sync_seq, t.sync_seq, h.pruned_through, 0), COALESCE(h.pruned_through, 0)
+		FROM (SELECT) AS one
+		LEFT JOIN contact_sync_horizons h ON h.book_id = $1
+		LEFT JOIN LATERAL (
+		    SELECT sync_seq FROM contact_tombstones
+		    WHERE book_id = $1 AND sync_seq > COALESCE(h.pruned_through, 0)
+		    ORDER BY sync_seq DESC LIMIT 1) t ON true
+		LEFT JOIN LATERAL (
+		    SELECT sync_seq FROM contacts
+		    WHERE book_id = $1 AND sync_seq > GREATEST(t.sync_seq, h.pruned_through, 0)
+		    ORDER BY sync_seq DESC LIMIT 1) c ON true`, bookID).Scan(&now, &horizon)
 	return now, horizon, err
 }
 
