@@ -3,18 +3,23 @@ package contacts_test
 import (
 	"context"
 	"errors"
-	"net/http"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/contactbook/contactbook/internal/apptest"
+	"github.com/google/uuid"
+
+	"github.com/contactbook/contactbook/internal/access"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/optional"
+	"github.com/contactbook/contactbook/internal/postgres"
 )
 
 // versionOf is the contact's card version now.
 func versionOf(t *testing.T, b *bookEnv, id string) int64 {
 	t.Helper()
-	cards, err := b.svc.Cards(context.Background(), b.scope(t, b.tm.Book), []string{id + contacts.CardSuffix})
+	cards, err := b.svc.Cards(context.Background(), b.scope(t, b.book), []string{id + contacts.CardSuffix})
 	if err != nil || len(cards) != 1 {
 		t.Fatalf("card of %s: %v, %v", id, cards, err)
 	}
@@ -28,43 +33,64 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	c := b.tm.O
-	ids := c.NewContacts("Card", 3)
-	field := b.tm.Owner.Post("/api/books/"+b.tm.Book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(http.StatusCreated).String("data.id")
-	label := b.tm.Owner.Post("/api/books/"+b.tm.Book+"/labels", map[string]any{"name": "VIP"}).Expect(http.StatusCreated).String("data.id")
-	start, err := b.svc.CardToken(ctx, b.scope(t, b.tm.Book))
+	sc := b.scope(t, b.book)
+	ids := b.newContacts(b.book, "Card", 3)
+	field := b.field(b.book, "tier", books.FieldText).String()
+	label := b.label(b.book, books.LabelInput{Name: "VIP"})
+	labelID := label.String()
+	start, err := b.svc.CardToken(ctx, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bulk := func(op func(context.Context, access.Scope, contacts.BulkInput) (int, error), in contacts.BulkInput) error {
+		n, err := op(ctx, b.scope(t, b.book), in)
+		if err == nil && n != len(in.ContactIDs) {
+			err = fmt.Errorf("%d of %d contacts changed", n, len(in.ContactIDs))
+		}
+		return err
+	}
+	gold := "gold"
 	for _, step := range []struct {
 		name string
-		do   func()
+		do   func() error
 	}{
-		{"patch", func() { c.Patch("/api/contacts/"+ids[0], map[string]any{"notes": "n"}).Expect(http.StatusOK) }},
-		{"bulk label", func() {
-			c.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(http.StatusOK)
+		{"patch", func() error {
+			_, err := b.svc.Update(ctx, b.owner, uuid.MustParse(ids[0]), decode[contacts.Patch](t, map[string]any{"notes": "n"}))
+			return err
 		}},
-		{"bulk field", func() {
-			c.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "gold"}).Expect(http.StatusOK)
+		{"bulk label", func() error {
+			return bulk(b.svc.BulkAddLabel, contacts.BulkInput{ContactIDs: ids, LabelID: &labelID})
 		}},
-		{"label rename", func() {
-			b.tm.Owner.Patch("/api/books/"+b.tm.Book+"/labels/"+label, map[string]any{"name": "Friends"}).Expect(http.StatusOK)
+		{"bulk field", func() error {
+			return bulk(b.svc.BulkUpdateField, contacts.BulkInput{ContactIDs: ids, FieldDefinitionID: &field, Value: &gold})
 		}},
-		{"field removed", func() {
-			b.tm.Owner.Delete("/api/books/" + b.tm.Book + "/fields/" + field).Expect(http.StatusNoContent)
+		{"label rename", func() error {
+			_, err := b.books.UpdateLabel(ctx, b.owner, b.scope(t, b.book).Book, label, books.LabelPatch{Name: optional.Some("Friends")})
+			return err
 		}},
-		{"import update", func() {
-			csv := "First name,Email,Job title\nCard 1,card1@example.com,Importer\n"
-			id := c.Post("/api/books/"+b.tm.Book+"/imports", apptest.ImportForm(t, []byte(csv), map[string]string{"mode": "update"})).Expect(http.StatusAccepted).String("data.id")
-			b.tm.Env.WaitJobs()
-			c.Get("/api/books/" + b.tm.Book + "/imports/" + id).Expect(http.StatusOK)
+		{"field removed", func() error {
+			return b.books.DeleteField(ctx, b.owner, b.scope(t, b.book).Book, uuid.MustParse(field))
+		}},
+		{"import update", func() error {
+			// The batch writer an import's update mode runs.
+			rows := []contacts.BatchRow{{Contact: contacts.Contact{FirstName: "Card 1", JobTitle: "Importer",
+				Emails: []contacts.Email{{Address: "card1@example.com"}}}}}
+			return postgres.InTx(ctx, b.db.DB, func(tx *postgres.Tx) error {
+				res, err := b.svc.ImportBatch(ctx, tx, b.team, b.book, rows, contacts.BatchOptions{Duplicates: contacts.UpdateDuplicates}, nil)
+				if err == nil && (res.Updated != 1 || res.Created+res.Failed != 0) {
+					err = fmt.Errorf("import: %+v, want one contact updated", res)
+				}
+				return err
+			})
 		}},
 	} {
 		before := make([]int64, len(ids))
 		for i, id := range ids {
 			before[i] = versionOf(t, b, id)
 		}
-		step.do()
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
 		changed := 0
 		for i, id := range ids {
 			if versionOf(t, b, id) != before[i] {
@@ -75,37 +101,41 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 			t.Errorf("%s: no card version changed", step.name)
 		}
 	}
-	ch, err := b.svc.CardChanges(ctx, b.scope(t, b.tm.Book), start)
+	ch, err := b.svc.CardChanges(ctx, b.scope(t, b.book), start)
 	if err != nil || len(ch.Changed) != 3 || len(ch.Deleted) != 0 || ch.Token <= start {
 		t.Fatalf("changes since the start: %+v, %v", ch, err)
 	}
 	// A bulk delete leaves one tombstone per contact, listed as deleted.
-	c.Post("/api/contacts/bulk-delete", map[string]any{"contact_ids": ids[:2]}).Expect(http.StatusOK)
-	after, err := b.svc.CardChanges(ctx, b.scope(t, b.tm.Book), ch.Token)
+	if err := bulk(b.svc.BulkDelete, contacts.BulkInput{ContactIDs: ids[:2]}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.svc.CardChanges(ctx, b.scope(t, b.book), ch.Token)
 	if err != nil || len(after.Changed) != 0 || len(after.Deleted) != 2 || after.Deleted[0] == after.Deleted[1] {
 		t.Fatalf("changes after the delete: %+v, %v", after, err)
 	}
 	// Deleting the book leaves no tombstones behind it.
-	other := b.tm.Owner.CreateBook("Scratch")
-	b.tm.Owner.InBook(other).NewContacts("Gone", 2)
-	b.tm.Owner.Delete("/api/books/" + other).Expect(http.StatusNoContent)
-	if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contact_tombstones WHERE book_id = $1`, other); n != 0 {
+	other := b.newBook("Scratch", false)
+	b.newContacts(other, "Gone", 2)
+	if err := b.books.Delete(ctx, b.owner, b.scope(t, other).Book); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(`SELECT count(*)::int FROM contact_tombstones WHERE book_id = $1`, other); n != 0 {
 		t.Fatalf("%d tombstones of a deleted book", n)
 	}
 
 	// The prune forgets old tombstones, and the tokens before them.
-	prune := contacts.NewTombstonePrune(b.tm.Env.App.DB, time.Hour, func() time.Time { return time.Now().Add(2 * time.Hour) })
+	prune := contacts.NewTombstonePrune(b.db.DB, time.Hour, func() time.Time { return time.Now().Add(2 * time.Hour) })
 	if n, err := prune.Prune(ctx); err != nil || n != 2 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
-	if _, err := b.svc.CardChanges(ctx, b.scope(t, b.tm.Book), ch.Token); !errors.Is(err, contacts.ErrSyncToken) {
+	if _, err := b.svc.CardChanges(ctx, b.scope(t, b.book), ch.Token); !errors.Is(err, contacts.ErrSyncToken) {
 		t.Fatalf("a token before the pruned deletions: %v", err)
 	}
-	now, err := b.svc.CardChanges(ctx, b.scope(t, b.tm.Book), after.Token)
+	now, err := b.svc.CardChanges(ctx, b.scope(t, b.book), after.Token)
 	if err != nil || now.Token != after.Token || len(now.Changed)+len(now.Deleted) != 0 {
 		t.Fatalf("the newest token after the prune: %+v, %v", now, err)
 	}
-	if _, err := b.svc.CardChanges(ctx, b.scope(t, b.tm.Book), after.Token+1000); !errors.Is(err, contacts.ErrSyncToken) {
+	if _, err := b.svc.CardChanges(ctx, b.scope(t, b.book), after.Token+1000); !errors.Is(err, contacts.ErrSyncToken) {
 		t.Fatalf("a token from the future: %v", err)
 	}
 }

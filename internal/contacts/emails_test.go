@@ -30,8 +30,8 @@ func TestDuplicateEmail(t *testing.T) {
 	b := newBookEnv(t)
 	ctx := context.Background()
 	strict := b.scope(t, b.strictBook(t, "Strict"))
-	loose := b.scope(t, b.tm.Book)
-	count := func() int { return b.tm.Env.QueryInt(`SELECT count(*)::int FROM contacts`) }
+	loose := b.scope(t, b.book)
+	count := func() int { return b.count(`SELECT count(*)::int FROM contacts`) }
 
 	first, err := b.svc.Create(ctx, strict, withEmails(t, "A", "dup@example.com"))
 	if err != nil {
@@ -78,15 +78,15 @@ func TestDuplicateEmail(t *testing.T) {
 
 	enforce := func(on bool) error {
 		t.Helper()
-		sc := b.scope(t, b.tm.Book)
-		_, err := b.tm.Env.App.Books.Update(ctx, sc.Actor, sc.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": on}))
+		sc := b.scope(t, b.book)
+		_, err := b.books.Update(ctx, sc.Actor, sc.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": on}))
 		return err
 	}
 	// Turning enforcement on with duplicates present is refused.
 	if err := enforce(true); !apperr.Is(err, apperr.DuplicateEmail) {
 		t.Fatalf("enforcing over duplicates: %v", err)
 	}
-	if b.scope(t, b.tm.Book).Book.EnforceUniqueEmails {
+	if b.scope(t, b.book).Book.EnforceUniqueEmails {
 		t.Fatal("enforcement turned on despite duplicates")
 	}
 	page, err := b.svc.List(ctx, loose, contacts.Filter{Q: "dup@", Limit: 10})
@@ -99,14 +99,14 @@ func TestDuplicateEmail(t *testing.T) {
 	if err := enforce(true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.svc.Create(ctx, b.scope(t, b.tm.Book), withEmails(t, "E", "dup@example.com")); !apperr.Is(err, apperr.DuplicateEmail) {
+	if _, err := b.svc.Create(ctx, b.scope(t, b.book), withEmails(t, "E", "dup@example.com")); !apperr.Is(err, apperr.DuplicateEmail) {
 		t.Fatalf("a duplicate once enforced: %v", err)
 	}
 	// And off again.
 	if err := enforce(false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.svc.Create(ctx, b.scope(t, b.tm.Book), withEmails(t, "E", "dup@example.com")); err != nil {
+	if _, err := b.svc.Create(ctx, b.scope(t, b.book), withEmails(t, "E", "dup@example.com")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -147,7 +147,7 @@ func TestDuplicateEmailConcurrent(t *testing.T) {
 		if won, refused := outcome(errs); won != 1 || refused != 9 {
 			t.Fatalf("round %d: %d created, %d refused; want 1 and 9", round, won, refused)
 		}
-		if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contact_emails WHERE book_id = $1 AND address_lower = $2`, book, addr); n != 1 {
+		if n := b.count(`SELECT count(*)::int FROM contact_emails WHERE book_id = $1 AND address_lower = $2`, book, addr); n != 1 {
 			t.Fatalf("%d rows hold %s", n, addr)
 		}
 	}
@@ -170,7 +170,7 @@ func TestDuplicateEmailConcurrent(t *testing.T) {
 	if won, _ := outcome(errs); won != 1 {
 		t.Fatalf("%d patches won, want exactly one: %v", won, errs)
 	}
-	if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contacts WHERE book_id = $1 AND search LIKE '%patched@example.com%'`, book); n != 1 {
+	if n := b.count(`SELECT count(*)::int FROM contacts WHERE book_id = $1 AND search LIKE '%patched@example.com%'`, book); n != 1 {
 		t.Fatalf("%d contacts hold the patched address", n)
 	}
 }
@@ -183,7 +183,7 @@ func TestCheckEmail(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	sc := b.scope(t, b.tm.Book)
+	sc := b.scope(t, b.book)
 	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, map[string]any{
 		"first_name": "Ada", "last_name": "L", "emails": emails("Ada@Example.com", "second@example.com")}))
 	if err != nil {
@@ -193,13 +193,13 @@ func TestCheckEmail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := b.scope(t, b.tm.Owner.CreateBook("Other"))
+	other := b.scope(t, b.newBook("Other", false))
 	if _, err := b.svc.Create(ctx, other, withEmails(t, "Z", "z@example.com")); err != nil {
 		t.Fatal(err)
 	}
 	check := func(email string, exclude *uuid.UUID) contacts.EmailCheck {
 		t.Helper()
-		r, err := b.svc.CheckEmail(ctx, b.scope(t, b.tm.Book), email, exclude)
+		r, err := b.svc.CheckEmail(ctx, b.scope(t, b.book), email, exclude)
 		if err != nil {
 			t.Fatalf("check %q: %v", email, err)
 		}
@@ -224,8 +224,8 @@ func TestCheckEmail(t *testing.T) {
 	if check("ada@example.com", nil).Exists || !check("NEW@example.com", nil).Exists {
 		t.Fatal("after patch")
 	}
-	now := b.scope(t, b.tm.Book)
-	if _, err := b.tm.Env.App.Books.Update(ctx, now.Actor, now.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": true})); err != nil {
+	now := b.scope(t, b.book)
+	if _, err := b.books.Update(ctx, now.Actor, now.Book, decode[books.Patch](t, map[string]any{"enforce_unique_emails": true})); err != nil {
 		t.Fatal(err)
 	}
 	if !check("nobody@example.com", nil).Enforced {

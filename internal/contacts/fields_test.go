@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
@@ -19,10 +20,9 @@ func TestBulkUpdateField(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	sc := b.scope(t, b.tm.Book)
-	fieldsPath := "/api/books/" + b.tm.Book + "/fields"
-	field := b.tm.Owner.Post(fieldsPath, map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
-	dateField := b.tm.Owner.Post(fieldsPath, map[string]any{"key": "since", "name": "Since", "type": "date"}).Expect(201).String("data.id")
+	sc := b.scope(t, b.book)
+	fieldID := b.field(b.book, "tier", books.FieldText)
+	field, dateField := fieldID.String(), b.field(b.book, "since", books.FieldDate).String()
 	ids := make([]string, 6)
 	for i := range ids {
 		c, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, map[string]any{"first_name": "Person", "last_name": string(rune('A' + i))}))
@@ -77,8 +77,10 @@ func TestBulkUpdateField(t *testing.T) {
 	}
 	// Deleting the definition removes the values.
 	mustSet(ids, field, "bronze", 6)
-	b.tm.Owner.Delete(fieldsPath + "/" + field).Expect(204)
-	if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contact_field_values WHERE field_id = $1`, field); n != 0 {
+	if err := b.books.DeleteField(ctx, b.owner, b.scope(t, b.book).Book, fieldID); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(`SELECT count(*)::int FROM contact_field_values WHERE field_id = $1`, field); n != 0 {
 		t.Fatalf("%d values of a deleted field", n)
 	}
 }
@@ -91,10 +93,9 @@ func TestBulkDelete(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	sc := b.scope(t, b.tm.Book)
-	o, book := b.tm.Owner, b.tm.Book
-	label := o.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP"}).Expect(201).String("data.id")
-	field := o.Post("/api/books/"+book+"/fields", map[string]any{"key": "tier", "name": "Tier", "type": "text"}).Expect(201).String("data.id")
+	sc := b.scope(t, b.book)
+	book := b.book
+	label, field := b.label(book, books.LabelInput{Name: "VIP"}).String(), b.field(book, "tier", books.FieldText).String()
 	ids := make([]string, 30)
 	for i := range ids {
 		c, err := b.svc.Create(ctx, sc, withEmails(t, "Person", fmt.Sprintf("p%d@example.com", i)))
@@ -103,24 +104,29 @@ func TestBulkDelete(t *testing.T) {
 		}
 		ids[i] = c.ID.String()
 	}
-	outside := b.tm.O.InBook(o.CreateBook("Other")).NewContacts("Outside", 2)
-	b.tm.O.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids, "label_id": label}).Expect(200)
-	b.tm.O.Post("/api/contacts/bulk-update-field", map[string]any{"contact_ids": ids, "field_definition_id": field, "value": "gold"}).Expect(200)
-	// No endpoint writes an interaction (campaign sends do), so the rows
-	// that must go with their contacts are written directly.
-	if _, err := b.tm.Env.App.Pool.Exec(ctx, `INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids); err != nil {
-		t.Fatal(err)
+	outside := b.newContacts(b.newBook("Other", false), "Outside", 2)
+	gold := "gold"
+	if n, err := b.svc.BulkAddLabel(ctx, sc, contacts.BulkInput{ContactIDs: ids, LabelID: &label}); err != nil || n != len(ids) {
+		t.Fatalf("label %d contacts: %v", n, err)
 	}
-	b.tm.O.Enroll(b.tm.O.NewCampaign("Drip"), ids...)
+	if n, err := b.svc.BulkUpdateField(ctx, sc, contacts.BulkInput{ContactIDs: ids, FieldDefinitionID: &field, Value: &gold}); err != nil || n != len(ids) {
+		t.Fatalf("set the field on %d contacts: %v", n, err)
+	}
+	// Interactions and enrolments belong to other packages (campaign
+	// sends and enrolments write them), so the rows that must go with
+	// their contacts are written directly.
+	b.exec(`INSERT INTO interactions (contact_id, kind) SELECT unnest($1::uuid[]), 'note'`, ids)
+	b.exec(`WITH c AS (INSERT INTO campaigns (book_id, name) VALUES ($1, 'Drip') RETURNING id)
+		INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT c.id, unnest($2::uuid[]), now() FROM c`, book, ids)
 	const bookCount = `SELECT COALESCE(sum(n), 0)::int FROM book_contact_counts WHERE book_id = $1`
-	countBefore := b.tm.Env.QueryInt(bookCount, book)
+	countBefore := b.count(bookCount, book)
 	before := b.events()
 
 	target := append(append([]string{}, ids[:20]...), ids[0], ids[1], outside[0], uuid.NewString())
 	if n, err := b.svc.BulkDelete(ctx, sc, contacts.BulkInput{ContactIDs: target}); err != nil || n != 20 {
 		t.Fatalf("deleted %d, %v; want 20", n, err)
 	}
-	q := b.tm.Env.QueryInt
+	q := b.count
 	if n := q(`SELECT count(*)::int FROM contacts WHERE id = ANY($1::uuid[])`, ids[:20]); n != 0 {
 		t.Fatalf("%d contacts left", n)
 	}
@@ -140,7 +146,7 @@ func TestBulkDelete(t *testing.T) {
 	}
 	if n := q(`SELECT count(DISTINCT b->'data'->>'id')::int FROM (SELECT convert_from(body, 'UTF8')::jsonb AS b FROM events WHERE team_id = $1 AND type = 'contact.deleted') e
 		WHERE b->>'book_id' = $2 AND b->'data'->>'id' = ANY($3::text[])`,
-		o.TeamID, book, ids[:20]); n != 20 || b.events()-before != 20 {
+		b.team, book.String(), ids[:20]); n != 20 || b.events()-before != 20 {
 		t.Fatalf("%d contacts of %d contact.deleted events, want 20 of 20", n, b.events()-before)
 	}
 	if n, err := b.svc.BulkDelete(ctx, sc, contacts.BulkInput{ContactIDs: ids[:20]}); err != nil || n != 0 {

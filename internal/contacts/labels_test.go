@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/apperr"
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
@@ -20,14 +21,15 @@ func TestLabels(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	o, book := b.tm.Owner, b.tm.Book
+	book := b.book
 	c, err := b.svc.Create(ctx, b.scope(t, book), decode[contacts.CreateInput](t, map[string]any{"first_name": "Ada"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vip := uuid.MustParse(o.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP", "color": "#112233"}).Expect(201).String("data.id"))
-	other := o.CreateBook("Other")
-	foreign := uuid.MustParse(o.Post("/api/books/"+other+"/labels", map[string]any{"name": "Elsewhere"}).Expect(201).String("data.id"))
+	color := "#112233"
+	vip := b.label(book, books.LabelInput{Name: "VIP", Color: &color})
+	other := b.newBook("Other", false)
+	foreign := b.label(other, books.LabelInput{Name: "Elsewhere"})
 	before := b.events()
 	labels := func() []contacts.LabelRef {
 		t.Helper()
@@ -41,7 +43,7 @@ func TestLabels(t *testing.T) {
 		return got.Labels
 	}
 
-	b.tm.Env.Clock.Advance(time.Second)
+	b.clock.Advance(time.Second)
 	if added, err := b.svc.AddLabel(ctx, b.owner, c.ID, vip); err != nil || !added {
 		t.Fatalf("add: %v, %v", added, err)
 	}
@@ -80,8 +82,10 @@ func TestLabels(t *testing.T) {
 	if _, err := b.svc.AddLabel(ctx, b.owner, c.ID, vip); err != nil {
 		t.Fatal(err)
 	}
-	o.Delete("/api/books/" + book + "/labels/" + vip.String()).Expect(204)
-	if l := labels(); len(l) != 0 || b.tm.Env.QueryInt(`SELECT count(*)::int FROM contact_labels WHERE label_id = $1`, vip) != 0 {
+	if err := b.books.DeleteLabel(ctx, b.owner, b.scope(t, book).Book, vip); err != nil {
+		t.Fatal(err)
+	}
+	if l := labels(); len(l) != 0 || b.count(`SELECT count(*)::int FROM contact_labels WHERE label_id = $1`, vip) != 0 {
 		t.Fatal("deleted label still on the contact")
 	}
 }

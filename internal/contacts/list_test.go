@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
 )
 
@@ -17,9 +18,9 @@ func TestListFilters(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	env, book := b.tm.Env, b.tm.Book
-	ids := env.SeedContacts(book, 230)
-	env.SeedContacts(b.tm.Owner.CreateBook("Other"), 5)
+	book := b.book
+	ids := b.seedContacts(book, 230)
+	b.seedContacts(b.newBook("Other", false), 5)
 	sc := b.scope(t, book)
 	list := func(f contacts.Filter) contacts.Page {
 		t.Helper()
@@ -47,9 +48,12 @@ func TestListFilters(t *testing.T) {
 		t.Fatalf("unstarred: %d", p.Total)
 	}
 
-	label := b.tm.Owner.Post("/api/books/"+book+"/labels", map[string]any{"name": "VIP", "color": "#FF0000"}).Expect(201).String("data.id")
-	b.tm.O.Post("/api/contacts/bulk-add-label", map[string]any{"contact_ids": ids[:7], "label_id": label}).Expect(200)
-	labelID := uuid.MustParse(label)
+	red := "#FF0000"
+	labelID := b.label(book, books.LabelInput{Name: "VIP", Color: &red})
+	label := labelID.String()
+	if n, err := b.svc.BulkAddLabel(ctx, sc, contacts.BulkInput{ContactIDs: ids[:7], LabelID: &label}); err != nil || n != 7 {
+		t.Fatalf("label 7 contacts: %d, %v", n, err)
+	}
 	p := list(contacts.Filter{LabelID: &labelID, Sort: "created_at"})
 	if p.Total != 7 || len(p.Items) != 7 || len(p.Items[0].Labels) != 1 || p.Items[0].Labels[0].ID != labelID || p.Items[0].Labels[0].Name != "VIP" {
 		t.Fatalf("label filter: %d of %d, %+v", len(p.Items), p.Total, p.Items)
@@ -65,9 +69,7 @@ func TestListFilters(t *testing.T) {
 	// of rows: prove it by making the two disagree.
 	for _, sql := range []string{`DELETE FROM book_contact_counts WHERE book_id = $1`,
 		`INSERT INTO book_contact_counts (book_id, slot, n) VALUES ($1, 0, 4242)`} {
-		if _, err := env.App.Pool.Exec(ctx, sql, book); err != nil {
-			t.Fatal(err)
-		}
+		b.exec(sql, book)
 	}
 	if n := list(contacts.Filter{}).Total; n != 4242 {
 		t.Fatalf("unfiltered total %d: not taken from the book's counter", n)

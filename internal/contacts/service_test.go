@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/contactbook/contactbook/internal/access"
+	"github.com/contactbook/contactbook/internal/accounts"
 	"github.com/contactbook/contactbook/internal/apperr"
-	"github.com/contactbook/contactbook/internal/apptest"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/events"
+	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/suppression"
 )
 
 // The rules of a contact, tested on the service against the real database:
@@ -23,43 +29,192 @@ import (
 // codes, the error envelope, decoding, the book header) is tested over HTTP
 // in internal/httpapi.
 
-// bookEnv is apptest's team (owner only), with its owner as an actor and
-// the contacts service the requests reach.
+// bookEnv is a team with its owner and a book, made directly in the
+// test's database, and the contacts service wired as the application
+// wires it (books, the outbox, suppression marks, a settable clock).
 type bookEnv struct {
-	tm    *apptest.Team
+	t     *testing.T
+	ctx   context.Context
+	db    *pgtest.Database
 	svc   *contacts.Service
+	books *books.Service
 	owner *auth.Actor
+	team  uuid.UUID
+	book  uuid.UUID // the team's first book
+	clock *clock
+}
+
+// clock is a settable clock for rules that depend on time.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 func newBookEnv(t *testing.T) *bookEnv {
 	t.Helper()
-	tm := apptest.Setup(t, apptest.Options{OwnerOnly: true})
+	db := pgtest.Setup(t)
+	b := &bookEnv{t: t, ctx: context.Background(), db: db, clock: &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}}
+	outbox := events.NewOutbox(func() {})
+	b.books = books.NewService(db.DB, outbox, b.clock.Now)
+	b.svc = contacts.NewService(contacts.Deps{
+		DB: db.DB, Books: b.books, Outbox: outbox, Marks: suppression.New(b.clock.Now).WithOutbox(outbox), Now: b.clock.Now,
+	})
+	var user uuid.UUID
+	if err := db.Pool.QueryRow(b.ctx, `
+		WITH t AS (INSERT INTO teams (name) VALUES ('Acme') RETURNING id),
+		     u AS (INSERT INTO users (email, name, password_hash) VALUES ('owner@example.com', 'Owner', 'x') RETURNING id),
+		     m AS (INSERT INTO team_members (team_id, user_id, role) SELECT t.id, u.id, 'owner' FROM t, u RETURNING team_id, user_id)
+		SELECT team_id, user_id FROM m`).Scan(&b.team, &user); err != nil {
+		t.Fatal(err)
+	}
 	// Contact events are written only when a webhook of the team wants them.
-	tm.Owner.NewWebhook("https://hooks.example.com/contacts", "contact.created", "contact.updated", "contact.deleted")
-	return &bookEnv{tm: tm, svc: tm.Env.App.Contacts, owner: auth.UserActor(uuid.MustParse(tm.Owner.ID), tm.Env.App.Accounts)}
+	b.exec(`INSERT INTO webhooks (team_id, url, events, secret)
+		VALUES ($1, 'https://hooks.example.com/contacts', '{contact.created,contact.updated,contact.deleted}', 'whsec_test')`, b.team)
+	b.owner = auth.UserActor(user, accounts.NewService(accounts.Deps{DB: db.DB, Now: b.clock.Now}))
+	b.book = b.newBook("Customers", false)
+	return b
+}
+
+// newBook creates a book of the team (enforcing unique emails when
+// strict) and returns its id.
+func (b *bookEnv) newBook(name string, strict bool) uuid.UUID {
+	b.t.Helper()
+	bk, err := b.books.Create(b.ctx, b.owner, books.CreateInput{TeamID: b.team, Name: name, EnforceUniqueEmails: strict})
+	if err != nil {
+		b.t.Fatalf("create book %q: %v", name, err)
+	}
+	return bk.ID
+}
+
+// strictBook creates a book that enforces unique emails and returns its id.
+func (b *bookEnv) strictBook(t *testing.T, name string) uuid.UUID {
+	t.Helper()
+	return b.newBook(name, true)
 }
 
 // scope is the owner working in the book, resolved now (a scope holds the
 // book's settings as they were when it was resolved).
-func (b *bookEnv) scope(t *testing.T, bookID string) access.Scope {
+func (b *bookEnv) scope(t *testing.T, bookID uuid.UUID) access.Scope {
 	t.Helper()
-	book, err := b.tm.Env.App.Books.Resolve(context.Background(), b.owner, uuid.MustParse(bookID), books.AsContext)
+	book, err := b.books.Resolve(b.ctx, b.owner, bookID, books.AsContext)
 	if err != nil {
 		t.Fatalf("resolve book: %v", err)
 	}
 	return access.InBook(b.owner, book)
 }
 
-// strictBook creates a book that enforces unique emails and returns its id.
-func (b *bookEnv) strictBook(t *testing.T, name string) string {
-	t.Helper()
-	return b.tm.Owner.Post("/api/books", map[string]any{"team_id": b.tm.Owner.TeamID, "name": name, "enforce_unique_emails": true}).
-		Expect(201).String("data.id")
+// label creates a label in the book and returns its id.
+func (b *bookEnv) label(book uuid.UUID, in books.LabelInput) uuid.UUID {
+	b.t.Helper()
+	l, err := b.books.CreateLabel(b.ctx, b.owner, b.scope(b.t, book).Book, in)
+	if err != nil {
+		b.t.Fatalf("create label %q: %v", in.Name, err)
+	}
+	return l.ID
+}
+
+// field defines a custom field in the book and returns its id.
+func (b *bookEnv) field(book uuid.UUID, key string, typ books.FieldType) uuid.UUID {
+	b.t.Helper()
+	f, err := b.books.CreateField(b.ctx, b.owner, b.scope(b.t, book).Book, books.FieldInput{Key: key, Name: key, Type: typ})
+	if err != nil {
+		b.t.Fatalf("create field %q: %v", key, err)
+	}
+	return f.ID
+}
+
+// newContacts creates n contacts in the book named prefix1..prefixN with
+// the addresses prefixI@example.com and returns their ids in that order.
+func (b *bookEnv) newContacts(book uuid.UUID, prefix string, n int) []string {
+	b.t.Helper()
+	sc := b.scope(b.t, book)
+	ids := make([]string, n)
+	for i := range ids {
+		name := fmt.Sprintf("%s%d", prefix, i+1)
+		c, err := b.svc.Create(b.ctx, sc, withEmails(b.t, name, strings.ToLower(name)+"@example.com"))
+		if err != nil {
+			b.t.Fatalf("create %s: %v", name, err)
+		}
+		ids[i] = c.ID.String()
+	}
+	return ids
+}
+
+// seedContacts inserts n contacts into a book in one statement and returns
+// their ids in order: contact i is Person i of "Co i%7" with the address
+// pI@seed.example, created i seconds after 2026-01-01, starred when i is
+// divisible by 3.
+func (b *bookEnv) seedContacts(book uuid.UUID, n int) []string {
+	b.t.Helper()
+	rows, err := b.db.Pool.Query(b.ctx, `
+		INSERT INTO contacts (book_id, first_name, last_name, company, emails, starred, created_at, updated_at)
+		SELECT $1, 'Person', g::text, 'Co ' || (g % 7), jsonb_build_array(jsonb_build_object('address', 'p' || g || '@seed.example', 'label', 'work', 'primary', true)),
+		       g % 3 = 0, timestamptz '2026-01-01' + g * interval '1 second', timestamptz '2026-02-01' - g * interval '1 second'
+		FROM generate_series(1, $2) g
+		RETURNING id::text`, book, n)
+	if err != nil {
+		b.t.Fatalf("seed contacts: %v", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.t.Fatalf("seed contacts: %v", err)
+	}
+	return ids
+}
+
+// exec runs a statement the tests need and no service offers.
+func (b *bookEnv) exec(sql string, args ...any) {
+	b.t.Helper()
+	if _, err := b.db.Pool.Exec(b.ctx, sql, args...); err != nil {
+		b.t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// count is the integer sql selects.
+func (b *bookEnv) count(sql string, args ...any) int {
+	b.t.Helper()
+	var n int
+	if err := b.db.Pool.QueryRow(b.ctx, sql, args...).Scan(&n); err != nil {
+		b.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
 }
 
 // events counts the team's contact events.
 func (b *bookEnv) events() int {
-	return b.tm.Env.QueryInt(`SELECT count(*)::int FROM events WHERE team_id = $1 AND type LIKE 'contact.%'`, b.tm.Owner.TeamID)
+	b.t.Helper()
+	return b.count(`SELECT count(*)::int FROM events WHERE team_id = $1 AND type LIKE 'contact.%'`, b.team)
+}
+
+// fullContact is a contact body with every field a create takes filled
+// in (the first name with spaces to trim).
+func fullContact() map[string]any {
+	return map[string]any{
+		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
+		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
+		"starred": true,
+		"emails": []any{
+			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
+			map[string]any{"address": "ada@home.example", "label": "personal"},
+		},
+		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
+		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
+		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
+		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
+		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
+	}
 }
 
 // decode is v (a request body as the tests write it) as the service's
@@ -101,7 +256,7 @@ func emails(addrs ...string) []any {
 func TestCreateRules(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
-	sc := b.scope(t, b.tm.Book)
+	sc := b.scope(t, b.book)
 	long := strings.Repeat("x", 201)
 	many := make([]any, 21)
 	for i := range many {
@@ -154,7 +309,7 @@ func TestCreateRules(t *testing.T) {
 			expectRule(t, err, tc.code, tc.naming)
 		})
 	}
-	if n := b.tm.Env.QueryInt(`SELECT count(*)::int FROM contacts`); n != 0 {
+	if n := b.count(`SELECT count(*)::int FROM contacts`); n != 0 {
 		t.Fatalf("%d contacts written by refused creates", n)
 	}
 	if n := b.events(); n != 0 {
@@ -167,7 +322,7 @@ func TestCreateRules(t *testing.T) {
 func TestCreateNormalises(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
-	sc := b.scope(t, b.tm.Book)
+	sc := b.scope(t, b.book)
 	c, err := b.svc.Create(context.Background(), sc, decode[contacts.CreateInput](t, map[string]any{
 		"first_name": "  Ada ", "company": " Engines ", "birthday": " ", "emails": emails(" ada@example.com "),
 	}))
@@ -194,8 +349,8 @@ func TestUpdateRules(t *testing.T) {
 	t.Parallel()
 	b := newBookEnv(t)
 	ctx := context.Background()
-	sc := b.scope(t, b.tm.Book)
-	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, apptest.FullContact()))
+	sc := b.scope(t, b.book)
+	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, fullContact()))
 	if err != nil {
 		t.Fatal(err)
 	}
