@@ -249,3 +249,32 @@ func TestSendGridWithASendRateSendsSmallerRequestsOnSchedule(t *testing.T) {
 		t.Fatalf("%d requests", sg.RequestCount())
 	}
 }
+
+// A pooled connection outlives the deadline its dial set (15 s): a
+// campaign through SMTP takes minutes, and every connection must keep
+// working on it.
+func TestSMTPConnectionOutlivesItsDial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 16 s")
+	}
+	t.Parallel()
+	srv := mailertest.NewSMTPServer(t, mailertest.SMTPOptions{Username: "relay-user", Password: "relay-pass"})
+	d := mailer.NewDispatcher(mailer.DispatcherConfig{RootCAs: srv.Cert.Roots})
+	defer d.Close()
+	a := smtpAccount(srv, mailer.SecurityStartTLS)
+	a.SMTP.MaxConnections = 1
+	deadline := time.Now().Add(16 * time.Second)
+	sent := 0
+	for time.Now().Before(deadline) {
+		for i, r := range d.Deliver(context.Background(), batchOf(a, "a@x.example")) {
+			if r.Err != nil {
+				t.Fatalf("after %d messages, %s in: result %d: %v", sent, time.Since(deadline.Add(-16*time.Second)).Round(time.Second), i, r.Err)
+			}
+		}
+		sent++
+		time.Sleep(500 * time.Millisecond) // within the idle time: the connection is reused
+	}
+	if srv.Logins() != 1 {
+		t.Fatalf("%d logins: the connection was not kept", srv.Logins())
+	}
+}

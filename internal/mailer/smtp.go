@@ -17,9 +17,11 @@ import (
 	"github.com/wneessen/go-mail/smtp"
 )
 
-// SMTP timeouts: connecting (TCP, TLS, EHLO, AUTH) and each command.
+// SMTP timeouts: connecting (TCP, TLS, EHLO, AUTH), one transaction
+// (MAIL to the answer to the end of data), and idleness.
 const (
 	smtpDialTimeout = 15 * time.Second
+	smtpTxTimeout   = 60 * time.Second
 	smtpIdle        = 30 * time.Second // an idle connection is closed after this
 )
 
@@ -195,8 +197,13 @@ const (
 	stageDone                      // the final "." sent, waiting for the answer
 )
 
-// sendOne runs one SMTP transaction on c.
+// sendOne runs one SMTP transaction on c. The connection's deadline is
+// renewed first: the dial set one smtpDialTimeout after it connected, and
+// a pooled connection lives far longer than that.
 func sendOne(c *smtp.Client, from, to string, raw []byte) (smtpStage, error) {
+	if err := c.UpdateDeadline(smtpTxTimeout); err != nil {
+		return stageEnvelope, err
+	}
 	if err := c.Mail(from); err != nil {
 		return stageEnvelope, err
 	}
