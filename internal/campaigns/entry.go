@@ -58,16 +58,22 @@ func normalizeEntryEvent(c *Campaign) error {
 	return nil
 }
 
+// EntrySQL is the SQL test of whether an active campaign of a team with
+// the add-on starts on the event named nameExpr in the book bookExpr: a
+// statement of package tracking asks it with the event's insert, so the
+// usual event (no such campaign) costs no round trip of its own.
+func (s *Service) EntrySQL(bookExpr, nameExpr string) string {
+	return `EXISTS (SELECT 1 FROM campaigns c JOIN book_teams b ON b.book_id = c.book_id
+		WHERE c.book_id = ` + bookExpr + ` AND c.entry_event = ` + nameExpr + ` AND c.status = 'active' AND ` + accounts.AddonActiveSQL("b.team_id") + `)`
+}
+
 // EnterOnEvent enqueues, in the event's transaction, the entry of its
-// contact into the book's campaigns that start on it: nothing when no
-// active campaign of a team with the add-on does (the usual case costs
-// one indexed read).
+// contact into the book's campaigns that start on it (the caller found
+// one with EntrySQL; it is asked again here, in the same transaction, so
+// a campaign paused meanwhile enters nobody).
 func (s *Service) EnterOnEvent(ctx context.Context, tx *postgres.Tx, e tracking.EntryEvent) error {
 	var any bool
-	err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM campaigns c JOIN book_teams b ON b.book_id = c.book_id
-		               WHERE c.book_id = $1 AND c.entry_event = $2 AND c.status = 'active' AND `+accounts.AddonActiveSQL("b.team_id")+`)`,
-		e.BookID, e.Name).Scan(&any)
+	err := tx.QueryRow(ctx, `SELECT `+s.EntrySQL("$1", "$2"), e.BookID, e.Name).Scan(&any)
 	if err != nil || !any {
 		return err
 	}

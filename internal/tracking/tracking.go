@@ -62,10 +62,12 @@ const (
 	MaxLimit          = 200
 )
 
-// Entries is what an event asks of package campaigns: to enter the
-// contact into the book's active campaigns that start on the event's
-// name, in the event's transaction (campaigns.Service).
+// Entries is what an event asks of package campaigns: the SQL test of
+// whether a campaign starts on it (EntrySQL, asked with the event's
+// insert), and to enter the contact into those campaigns, in the event's
+// transaction (campaigns.Service).
 type Entries interface {
+	EntrySQL(bookExpr, nameExpr string) string
 	EnterOnEvent(ctx context.Context, tx *postgres.Tx, e EntryEvent) error
 }
 
@@ -148,16 +150,24 @@ func (s *Service) Record(ctx context.Context, sc access.Scope, in Input) (Event,
 		return Event{}, err
 	}
 	err = postgres.InTx(ctx, s.db, func(tx *postgres.Tx) error {
-		if _, err := tx.Exec(ctx, `
+		// The insert also asks whether a webhook wants event.received and
+		// whether a campaign starts on the event: one round trip for all.
+		entry := "false"
+		if s.entries != nil {
+			entry = s.entries.EntrySQL("$2", "$4")
+		}
+		var wanted, enters bool
+		if err := tx.QueryRow(ctx, `
 			INSERT INTO tracked_events (id, book_id, contact_id, name, properties, occurred_at, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			e.ID, e.BookID, e.ContactID, e.Name, e.Properties, e.OccurredAt, e.CreatedAt); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			RETURNING `+events.WantedSQL("$8", "$9")+`, `+entry,
+			e.ID, e.BookID, e.ContactID, e.Name, e.Properties, e.OccurredAt, e.CreatedAt, sc.Team, events.EventReceived).Scan(&wanted, &enters); err != nil {
 			return err
 		}
-		if err := s.emit(ctx, tx, sc, e); err != nil {
+		if err := s.emit(ctx, tx, sc, e, wanted); err != nil {
 			return err
 		}
-		if s.entries == nil {
+		if !enters {
 			return nil
 		}
 		return s.entries.EnterOnEvent(ctx, tx, EntryEvent{ID: e.ID, BookID: e.BookID, ContactID: e.ContactID, Name: e.Name, Properties: e.Properties})
@@ -169,14 +179,10 @@ func (s *Service) Record(ctx context.Context, sc access.Scope, in Input) (Event,
 }
 
 // emit writes event.received with the event as its data, when an active
-// webhook of the team subscribes to it.
-func (s *Service) emit(ctx context.Context, tx *postgres.Tx, sc access.Scope, e Event) error {
-	if s.outbox == nil {
+// webhook of the team subscribes to it (wanted).
+func (s *Service) emit(ctx context.Context, tx *postgres.Tx, sc access.Scope, e Event, wanted bool) error {
+	if s.outbox == nil || !wanted {
 		return nil
-	}
-	want, err := s.outbox.Wanted(ctx, tx, sc.Team, events.EventReceived)
-	if err != nil || !want {
-		return err
 	}
 	book := e.BookID
 	return s.outbox.Append(ctx, tx, e.CreatedAt, events.Event{Type: events.EventReceived, TeamID: sc.Team, BookID: &book, Data: e})
