@@ -6,38 +6,20 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/contactbook/contactbook/internal/apperr"
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/testclock"
 )
-
-// testClock is a settable clock shared by the service instances of a test.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func TestAppPasswords(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Setup(t).DB
 	ctx := context.Background()
-	clock := &testClock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clock := testclock.At(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Two instances of the service on one database.
 	deps := Deps{DB: db, SecretKey: make([]byte, 32), PasswordCost: 4, Now: clock.Now, Log: log}
@@ -98,7 +80,7 @@ func TestAppPasswords(t *testing.T) {
 	if _, err := one.AuthenticateAppPassword(ctx, "ann@example.com", p.Password, "203.0.113.8"); !apperr.Is(err, apperr.Unauthorized) {
 		t.Fatalf("revoked, same instance: %v", err)
 	}
-	clock.advance(time.Second)
+	clock.Advance(time.Second)
 	if _, err := two.AuthenticateAppPassword(ctx, "ann@example.com", p.Password, "203.0.113.8"); !apperr.Is(err, apperr.Unauthorized) {
 		t.Fatalf("revoked, other instance a second later: %v", err)
 	}
@@ -108,7 +90,7 @@ func TestAppPasswordsCountInTheLoginThrottle(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Setup(t).DB
 	ctx := context.Background()
-	clock := &testClock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clock := testclock.At(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	s := NewService(Deps{DB: db, SecretKey: make([]byte, 32), PasswordCost: 4, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	u, err := s.st.insertUser(ctx, db, "ann@example.com", "Ann", "x")
 	if err != nil {
@@ -133,7 +115,7 @@ func TestAppPasswordsCountInTheLoginThrottle(t *testing.T) {
 	if _, err := s.Login(ctx, LoginInput{Email: "ann@example.com", Password: "x"}, "198.51.100.2"); !errors.As(err, &th) {
 		t.Fatalf("login after failed Basic sign-ins: %v", err)
 	}
-	clock.advance(loginWindow)
+	clock.Advance(loginWindow)
 	if _, err := s.AuthenticateAppPassword(ctx, "ann@example.com", p.Password, "198.51.100.1"); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}

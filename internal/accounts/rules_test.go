@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,30 +21,13 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/testclock"
 )
 
 // The account rules (sign-up, login, invitations, password resets),
 // tested on the service over its own database. How the API answers them
 // (statuses, bodies, cookies, the emails as sent) is tested in
 // internal/httpapi.
-
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // accountsEnv is the service on a fresh database, with its emails queued
 // (no worker sends them: the tests read the links from account_emails).
@@ -54,14 +36,14 @@ type accountsEnv struct {
 	db     *pgtest.Database
 	svc    *accounts.Service
 	tokens *auth.Tokens
-	clock  *clock
+	clock  *testclock.Clock
 	ctx    context.Context
 }
 
 func newAccountsEnv(t *testing.T) *accountsEnv {
 	t.Helper()
 	db := pgtest.Setup(t)
-	c := &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	tokens := auth.NewTokens([]byte("test-secret-0123456789abcdef"), 24*time.Hour, "contactbook", c.Now)
 	svc := accounts.NewService(accounts.Deps{
 		DB: db.DB, Tokens: tokens, Outbox: events.NewOutbox(func() {}),
@@ -131,7 +113,7 @@ func (e *accountsEnv) emails(to string) int {
 // invite invites email to the team as role and returns the emailed token.
 func (e *accountsEnv) invite(by accounts.User, team uuid.UUID, email, role string) string {
 	e.t.Helper()
-	e.clock.advance(time.Second)
+	e.clock.Advance(time.Second)
 	if _, err := e.svc.Invite(e.ctx, e.inTeam(by, team), accounts.InvitationInput{Email: email, Role: auth.RoleName(role)}); err != nil {
 		e.t.Fatalf("invite %s as %s: %v", email, role, err)
 	}
@@ -242,7 +224,7 @@ func TestLoginRules(t *testing.T) {
 	}
 	_, err = e.svc.Login(e.ctx, accounts.LoginInput{Email: "ann@example.com", Password: password}, "10.0.0.3")
 	expectCode(t, "the sixth attempt", err, apperr.RateLimited)
-	e.clock.advance(16 * time.Minute)
+	e.clock.Advance(16 * time.Minute)
 	if _, err := e.svc.Login(e.ctx, accounts.LoginInput{Email: "ann@example.com", Password: password}, "10.0.0.3"); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}
@@ -322,11 +304,11 @@ func TestInvitationLinkRules(t *testing.T) {
 
 	// Links last seven days to the second.
 	late := e.invite(owner.User, team, "late@example.com", "viewer")
-	e.clock.advance(accounts.InvitationLifetime - time.Second)
+	e.clock.Advance(accounts.InvitationLifetime - time.Second)
 	if _, err := e.svc.LookupInvitation(e.ctx, late); err != nil {
 		t.Fatalf("a second before expiry: %v", err)
 	}
-	e.clock.advance(time.Second)
+	e.clock.Advance(time.Second)
 	_, err = e.svc.LookupInvitation(e.ctx, late)
 	expectCode(t, "the expired link", err, apperr.NotFound)
 	expectCode(t, "accepting the expired link", anon(late), apperr.NotFound)
@@ -410,7 +392,7 @@ func TestPasswordResetRules(t *testing.T) {
 	}
 	ask := func(email string) {
 		t.Helper()
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		if err := e.svc.RequestPasswordReset(e.ctx, accounts.ResetRequest{Email: email}); err != nil {
 			t.Fatalf("reset %s: %v", email, err)
 		}
@@ -469,7 +451,7 @@ func TestPasswordResetLimitAndExpiry(t *testing.T) {
 	e.signup("ann@example.com")
 	ask := func() {
 		t.Helper()
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		if err := e.svc.RequestPasswordReset(e.ctx, accounts.ResetRequest{Email: "ann@example.com"}); err != nil {
 			t.Fatal(err)
 		}
@@ -485,7 +467,7 @@ func TestPasswordResetLimitAndExpiry(t *testing.T) {
 	third := e.lastLink("ann@example.com", "/app/reset-password")
 
 	// A link lasts an hour.
-	e.clock.advance(accounts.ResetLifetime)
+	e.clock.Advance(accounts.ResetLifetime)
 	_, err := e.svc.ConfirmPasswordReset(e.ctx, accounts.ResetConfirm{Token: third, Password: "a new password"})
 	expectCode(t, "the expired link", err, apperr.NotFound)
 	// The limit's window has passed too.
@@ -494,7 +476,7 @@ func TestPasswordResetLimitAndExpiry(t *testing.T) {
 	if fresh == third || e.emails("ann@example.com") != 4 {
 		t.Fatal("no new link after the window")
 	}
-	e.clock.advance(accounts.ResetLifetime - time.Second)
+	e.clock.Advance(accounts.ResetLifetime - time.Second)
 	if _, err := e.svc.ConfirmPasswordReset(e.ctx, accounts.ResetConfirm{Token: fresh, Password: "a new password"}); err != nil {
 		t.Fatalf("a link within its hour: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/contactbook/contactbook/internal/config"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
+	"github.com/contactbook/contactbook/internal/testclock"
 )
 
 // Env is one running service on its own database.
@@ -109,7 +110,7 @@ func newEnv(t testing.TB, o Options) *Env {
 	if err != nil {
 		t.Fatalf("apptest: config: %v", err)
 	}
-	clock := &Clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clock := testclock.At(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	now := clock.Now
 	if o.RealClock {
 		now = time.Now

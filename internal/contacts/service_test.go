@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/suppression"
+	"github.com/contactbook/contactbook/internal/testclock"
 )
 
 // The rules of a contact, tested on the service against the real database:
@@ -41,31 +41,13 @@ type bookEnv struct {
 	owner *auth.Actor
 	team  uuid.UUID
 	book  uuid.UUID // the team's first book
-	clock *clock
-}
-
-// clock is a settable clock for rules that depend on time.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	clock *testclock.Clock
 }
 
 func newBookEnv(t *testing.T) *bookEnv {
 	t.Helper()
 	db := pgtest.Setup(t)
-	b := &bookEnv{t: t, ctx: context.Background(), db: db, clock: &clock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}}
+	b := &bookEnv{t: t, ctx: context.Background(), db: db, clock: testclock.At(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))}
 	outbox := events.NewOutbox(func() {})
 	b.books = books.NewService(db.DB, outbox, b.clock.Now)
 	b.svc = contacts.NewService(contacts.Deps{
