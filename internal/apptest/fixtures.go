@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contactbook/contactbook/internal/auth"
+	"github.com/contactbook/contactbook/internal/contacts/contactstest"
 	"github.com/contactbook/contactbook/internal/mailer/mailertest"
 )
 
@@ -132,25 +133,9 @@ func (c *Client) NewContactWith(fields map[string]any, email string) string {
 	return c.Post(c.api("/contacts"), body).Expect(http.StatusCreated).String("data.id")
 }
 
-// FullContact is a contact body with every field a create takes filled
-// in (the first name with spaces to trim), for tests of what is stored and
-// shown.
-func FullContact() map[string]any {
-	return map[string]any{
-		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
-		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
-		"starred": true,
-		"emails": []any{
-			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
-			map[string]any{"address": "ada@home.example", "label": "personal"},
-		},
-		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
-		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
-		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
-		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
-		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
-	}
-}
+// FullContact is contactstest.FullContact: a contact body with every
+// field a create takes filled in.
+var FullContact = contactstest.FullContact
 
 // SeedContacts inserts n contacts into a book in one statement, bypassing
 // the API, and returns their ids in order: contact i is Person i of

@@ -17,6 +17,7 @@ import (
 	"github.com/contactbook/contactbook/internal/auth"
 	"github.com/contactbook/contactbook/internal/books"
 	"github.com/contactbook/contactbook/internal/contacts"
+	"github.com/contactbook/contactbook/internal/contacts/contactstest"
 	"github.com/contactbook/contactbook/internal/events"
 	"github.com/contactbook/contactbook/internal/postgres/pgtest"
 	"github.com/contactbook/contactbook/internal/suppression"
@@ -180,25 +181,6 @@ func (b *bookEnv) events() int {
 	return b.count(`SELECT count(*)::int FROM events WHERE team_id = $1 AND type LIKE 'contact.%'`, b.team)
 }
 
-// fullContact is a contact body with every field a create takes filled
-// in (the first name with spaces to trim).
-func fullContact() map[string]any {
-	return map[string]any{
-		"first_name": " Ada ", "last_name": "Lovelace", "company": "Analytical Engines", "job_title": "Countess",
-		"notes": "First programmer", "website": "https://ada.example.com/about", "birthday": "1815-12-10",
-		"starred": true,
-		"emails": []any{
-			map[string]any{"address": "Ada@Example.com", "label": "work", "primary": true},
-			map[string]any{"address": "ada@home.example", "label": "personal"},
-		},
-		"phones":        []any{map[string]any{"number": "+44 (20) 7946-0958 ext. 12", "label": "mobile", "primary": true}},
-		"addresses":     []any{map[string]any{"label": "home", "street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH", "country": "UK"}},
-		"dates":         []any{map[string]any{"label": "wedding", "value": "1835-07-08"}},
-		"socials":       []any{map[string]any{"label": "github", "value": "ada"}},
-		"relationships": []any{map[string]any{"label": "spouse", "name": "William King"}},
-	}
-}
-
 // decode is v (a request body as the tests write it) as the service's
 // input type, decoded as the API decodes it.
 func decode[T any](t *testing.T, v any) T {
@@ -332,7 +314,7 @@ func TestUpdateRules(t *testing.T) {
 	b := newBookEnv(t)
 	ctx := context.Background()
 	sc := b.scope(t, b.book)
-	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, fullContact()))
+	ada, err := b.svc.Create(ctx, sc, decode[contacts.CreateInput](t, contactstest.FullContact()))
 	if err != nil {
 		t.Fatal(err)
 	}

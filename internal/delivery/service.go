@@ -163,14 +163,8 @@ func (s *Service) Ingest(ctx context.Context, bookID uuid.UUID, signature, times
 				txEvents = append(txEvents, e)
 			}
 		}
-		var res applied
-		if len(campaignEvents) > 0 {
-			var err error
-			if res, err = s.apply(ctx, tx, bookID, campaignEvents, now); err != nil {
-				return err
-			}
-		}
-		if _, err := s.applyTransactional(ctx, tx, bookID, txEvents, &res, now); err != nil {
+		res, _, err := s.apply(ctx, tx, bookID, campaignEvents, txEvents, now)
+		if err != nil {
 			return err
 		}
 		out.Applied = res.applied

@@ -419,13 +419,7 @@ func (s *Service) applyByMessageID(ctx context.Context, bookID uuid.UUID, evs []
 			matched = append(matched, e)
 			named[e.id] = true
 		}
-		var res applied
-		if len(matched) > 0 {
-			if res, err = s.apply(ctx, tx, bookID, matched, now); err != nil {
-				return err
-			}
-		}
-		txNamed, err := s.applyTransactional(ctx, tx, bookID, others, &res, now)
+		res, txNamed, err := s.apply(ctx, tx, bookID, matched, others, now)
 		if err != nil {
 			return err
 		}

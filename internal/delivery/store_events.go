@@ -29,14 +29,32 @@ var eventOfKind = map[string]string{
 var heardTypes = []string{events.EmailDelivered, events.EmailOpened, events.EmailClicked, events.EmailBounced,
 	events.EmailComplained, events.ContactUnsubscribed}
 
-// apply records a batch's events (applyEvents) and writes the webhook
-// events of what it applied, in tx: every provider's feedback goes
-// through here.
-func (s *Service) apply(ctx context.Context, tx postgres.DB, bookID uuid.UUID, evs []event, now time.Time) (applied, error) {
+// apply records a batch's events in tx, those of campaign emails
+// (applyEvents) and of transactional ones (applyTransactional), and writes
+// the webhook events of what it applied: every provider's feedback goes
+// through here. The team's subscriptions are asked once for both. It
+// returns the ids of the transactional events that named a message.
+func (s *Service) apply(ctx context.Context, tx postgres.DB, bookID uuid.UUID, campaign, transactional []event, now time.Time) (applied, []string, error) {
+	if len(campaign)+len(transactional) == 0 {
+		return applied{}, nil, nil
+	}
 	team, wanted, err := s.wanted(ctx, tx, bookID)
 	if err != nil {
-		return applied{}, err
+		return applied{}, nil, err
 	}
+	var res applied
+	if len(campaign) > 0 {
+		if res, err = s.applyCampaign(ctx, tx, team, bookID, campaign, wanted, now); err != nil {
+			return applied{}, nil, err
+		}
+	}
+	named, err := s.applyTransactional(ctx, tx, team, bookID, transactional, wanted, &res, now)
+	return res, named, err
+}
+
+// applyCampaign records the events of campaign emails (applyEvents) and
+// writes the webhook events of what it applied that wanted names.
+func (s *Service) applyCampaign(ctx context.Context, tx postgres.DB, team, bookID uuid.UUID, evs []event, wanted map[string]bool, now time.Time) (applied, error) {
 	res, err := applyEvents(ctx, tx, bookID, evs, now, len(wanted) > 0)
 	if err != nil {
 		return applied{}, err
@@ -149,13 +167,9 @@ func emailEvent(teamID, bookID uuid.UUID, kind, detail string, d events.EmailDat
 // campaign removals they ask for; it writes the webhook events of each
 // message's first event of a kind that an active webhook wants, in tx.
 // It returns the ids of the events that named a message.
-func (s *Service) applyTransactional(ctx context.Context, tx postgres.DB, bookID uuid.UUID, evs []event, res *applied, now time.Time) ([]string, error) {
+func (s *Service) applyTransactional(ctx context.Context, tx postgres.DB, team, bookID uuid.UUID, evs []event, wanted map[string]bool, res *applied, now time.Time) ([]string, error) {
 	if len(evs) == 0 || s.transactional == nil {
 		return nil, nil
-	}
-	team, wanted, err := s.wanted(ctx, tx, bookID)
-	if err != nil {
-		return nil, err
 	}
 	var kinds []string
 	for k, typ := range eventOfKind {

@@ -66,6 +66,15 @@ func (s *eventSigner) post(c *campEnv, bookID string, events []map[string]any) *
 }
 
 // providerEvent is an event about a sent email, carrying its custom args.
+// configure saves the book's email settings with SendGrid and the
+// signer's key for the Event Webhook.
+func (s *eventSigner) configure(c *campEnv) {
+	c.O.Put("/api/campaign-settings", map[string]any{
+		"sender_name": "Acme", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
+		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": s.pub,
+	}).Expect(http.StatusOK)
+}
+
 func providerEvent(r mailertest.Recipient, id, kind string, at time.Time, extra map[string]any) map[string]any {
 	e := map[string]any{"event": kind, "email": r.Email, "timestamp": at.Unix(), "sg_event_id": id, "sg_message_id": r.MessageID}
 	for k, v := range r.CustomArgs {

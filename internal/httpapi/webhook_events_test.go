@@ -417,10 +417,7 @@ func TestEmailEventsOfTransactionalSendsAndProductEvents(t *testing.T) {
 	startEngine(t, c.Env)
 	signer := newEventSigner(t)
 	c.O.ConfigureEmail()
-	c.O.Put("/api/campaign-settings", map[string]any{
-		"sender_name": "Acme", "sender_email": "news@acme.example", "company_name": "Acme Inc.", "address_line1": "1 Main St",
-		"mailer_api_key": apptest.MailerKey, "event_webhook_public_key": signer.pub,
-	}).Expect(http.StatusOK)
+	signer.configure(c)
 	ann := c.contact("Ann", "ann@example.com")
 	tpl := c.Key.NewTemplate("T")
 	id := c.Key.Post("/api/v1/transactional", map[string]any{"template_id": tpl, "to": map[string]any{"contact_id": ann}}).
