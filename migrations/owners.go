@@ -52,6 +52,7 @@ var Owners = map[string]string{
 	"contact_addresses":     "contacts", // view
 	"contact_tombstones":    "contacts",
 	"contact_sync_horizons": "contacts",
+	"contact_versions":      "contacts",
 
 	"campaigns":                    "campaigns",
 	"campaign_steps":               "campaigns",

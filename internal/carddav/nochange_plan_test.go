@@ -53,7 +53,7 @@ func TestNothingChangedSyncReadsNoMoreInABiggerBook(t *testing.T) {
 	for i, id := range ids[:5] {
 		tm.O.Patch("/api/contacts/"+id, map[string]any{"notes": "edited " + strconv.Itoa(i)}).Expect(http.StatusOK)
 	}
-	rows, err := tm.Env.App.Pool.Query(ctx, `SELECT id::text FROM contacts WHERE book_id = $1 ORDER BY sync_seq DESC LIMIT $2`, tm.Book, noChangeDeleted)
+	rows, err := tm.Env.App.Pool.Query(ctx, `SELECT contact_id::text FROM contact_versions WHERE book_id = $1 ORDER BY sync_seq DESC LIMIT $2`, tm.Book, noChangeDeleted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestNothingChangedSyncReadsNoMoreInABiggerBook(t *testing.T) {
 		t.Fatalf("deleted %d, want %d", n, noChangeDeleted)
 	}
 	want := "urn:contactbook:sync:" + strconv.Itoa(tm.Env.QueryInt(`
-		SELECT GREATEST((SELECT max(sync_seq) FROM contacts WHERE book_id = $1), (SELECT max(sync_seq) FROM contact_tombstones WHERE book_id = $1))`, tm.Book))
+		SELECT GREATEST((SELECT max(sync_seq) FROM contact_versions WHERE book_id = $1), (SELECT max(sync_seq) FROM contact_tombstones WHERE book_id = $1))`, tm.Book))
 
 	for _, mode := range []pgtest.PlanMode{pgtest.CustomPlans, pgtest.GenericPlans} {
 		t.Run(string(mode), func(t *testing.T) {

@@ -139,7 +139,7 @@ func BenchmarkCardDAVSync(b *testing.B) {
 	}
 	if deleted := n / 10; deleted > 0 {
 		newest := make([]string, 0, deleted)
-		rows, err := tm.Env.App.Pool.Query(ctx, `SELECT id::text FROM contacts WHERE book_id = $1 ORDER BY sync_seq DESC LIMIT $2`, tm.Book, deleted)
+		rows, err := tm.Env.App.Pool.Query(ctx, `SELECT contact_id::text FROM contact_versions WHERE book_id = $1 ORDER BY sync_seq DESC LIMIT $2`, tm.Book, deleted)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -61,6 +61,12 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 		{"bulk label", func() error {
 			return bulk(b.svc.BulkAddLabel, contacts.BulkInput{ContactIDs: ids, LabelID: &labelID})
 		}},
+		{"bulk label removed", func() error {
+			return bulk(b.svc.BulkRemoveLabel, contacts.BulkInput{ContactIDs: ids, LabelID: &labelID})
+		}},
+		{"bulk label again", func() error {
+			return bulk(b.svc.BulkAddLabel, contacts.BulkInput{ContactIDs: ids, LabelID: &labelID})
+		}},
 		{"bulk field", func() error {
 			return bulk(b.svc.BulkUpdateField, contacts.BulkInput{ContactIDs: ids, FieldDefinitionID: &field, Value: &gold})
 		}},
@@ -113,6 +119,9 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 	if err != nil || len(after.Changed) != 0 || len(after.Deleted) != 2 || after.Deleted[0] == after.Deleted[1] {
 		t.Fatalf("changes after the delete: %+v, %v", after, err)
 	}
+	if n := b.count(`SELECT count(*)::int FROM contact_versions WHERE contact_id = ANY($1::uuid[])`, ids[:2]); n != 0 {
+		t.Fatalf("%d versions of deleted contacts", n)
+	}
 	// Deleting the book leaves no tombstones behind it.
 	other := b.newBook("Scratch", false)
 	b.newContacts(other, "Gone", 2)
@@ -121,6 +130,9 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 	}
 	if n := b.count(`SELECT count(*)::int FROM contact_tombstones WHERE book_id = $1`, other); n != 0 {
 		t.Fatalf("%d tombstones of a deleted book", n)
+	}
+	if n := b.count(`SELECT count(*)::int FROM contact_versions WHERE book_id = $1`, other); n != 0 {
+		t.Fatalf("%d versions of a deleted book's contacts", n)
 	}
 
 	// The prune forgets old tombstones, and the tokens before them.
@@ -137,5 +149,67 @@ func TestCardVersionsFollowEveryPath(t *testing.T) {
 	}
 	if _, err := b.svc.CardChanges(ctx, b.scope(t, b.book), after.Token+1000); !errors.Is(err, contacts.ErrSyncToken) {
 		t.Fatalf("a token from the future: %v", err)
+	}
+}
+
+// TestConcurrentBulkChangesRenumberWithoutDeadlock: bulk changes of the
+// same contacts, named in opposite orders, and single edits among them,
+// all renumber the contacts (in id order) and none deadlocks.
+func TestConcurrentBulkChangesRenumberWithoutDeadlock(t *testing.T) {
+	t.Parallel()
+	b := newBookEnv(t)
+	ctx := context.Background()
+	ids := b.seedContacts(b.book, 2000)
+	reversed := make([]string, len(ids))
+	for i, id := range ids {
+		reversed[len(ids)-1-i] = id
+	}
+	first := b.label(b.book, books.LabelInput{Name: "First"}).String()
+	second := b.label(b.book, books.LabelInput{Name: "Second"}).String()
+	field := b.field(b.book, "tier", books.FieldText).String()
+	start, err := b.svc.CardToken(ctx, b.scope(t, b.book))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gold := "gold"
+	sc := b.scope(t, b.book)
+	patch := decode[contacts.Patch](t, map[string]any{"notes": "edited"})
+	ops := []func() error{
+		func() error {
+			_, err := b.svc.BulkAddLabel(ctx, sc, contacts.BulkInput{ContactIDs: ids, LabelID: &first})
+			return err
+		},
+		func() error {
+			_, err := b.svc.BulkAddLabel(ctx, sc, contacts.BulkInput{ContactIDs: reversed, LabelID: &second})
+			return err
+		},
+		func() error {
+			_, err := b.svc.BulkUpdateField(ctx, sc, contacts.BulkInput{ContactIDs: reversed, FieldDefinitionID: &field, Value: &gold})
+			return err
+		},
+		func() error {
+			for _, id := range []string{ids[1999], ids[1000], ids[0]} {
+				if _, err := b.svc.Update(ctx, b.owner, uuid.MustParse(id), patch); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	errs := make(chan error, len(ops))
+	for _, op := range ops {
+		go func() { errs <- op() }()
+	}
+	for range ops {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, err := b.svc.CardChanges(ctx, b.scope(t, b.book), start)
+	if err != nil || len(ch.Changed) != len(ids) {
+		t.Fatalf("changed since the start: %d of %d, %v", len(ch.Changed), len(ids), err)
+	}
+	if n := b.count(`SELECT count(*)::int FROM contact_versions v JOIN contact_labels l ON l.contact_id = v.contact_id WHERE v.book_id = $1`, b.book); n != 2*len(ids) {
+		t.Fatalf("%d labelled versions, want %d", n, 2*len(ids))
 	}
 }

@@ -15,8 +15,8 @@ import (
 // cardName is a contact's resource name (aliased c).
 const cardName = `COALESCE(c.vcard_name, c.id::text || '` + CardSuffix + `')`
 
-// lockSync waits for the book's contact writers in flight (migration
-// 00058): after it, every version below the book's newest is committed.
+// lockSync waits for the book's contact writers in flight (migrations
+// 00058 and 00063): after it, every version below the book's newest is committed.
 // Only in a transaction that writes no contact.
 func (store) lockSync(ctx context.Context, tx postgres.DB, bookID uuid.UUID) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7303, hashtext($1::text))`, bookID)
@@ -29,12 +29,12 @@ func (store) lockSync(ctx context.Context, tx postgres.DB, bookID uuid.UUID) err
 //
 // Each newest version is one backward probe of an index, bounded below
 // by what is already known to be newer: max(sync_seq) alone would walk
-// every dead entry at the top of contacts_sync_idx, and the contacts
+// every dead entry at the top of contact_versions_sync_idx, and the contacts
 // deleted last are exactly there until vacuum removes them (5,000 deleted
 // made every probe fetch 5,000 heap rows). A deleted contact's tombstone
 // is numbered after every version of it, and a pruned tombstone is at or
 // below the horizon, so above the newest tombstone (and the horizon) the
-// first entry of contacts is live but for writes that rolled back. The
+// first entry of contact_versions is live but for writes that rolled back. The
 // token is the same number the plain maxima give.
 func (store) cardHorizon(ctx context.Context, db postgres.DB, bookID uuid.UUID) (now, horizon int64, err error) {
 	err = db.QueryRow(ctx, `
@@ -46,7 +46,7 @@ func (store) cardHorizon(ctx context.Context, db postgres.DB, bookID uuid.UUID) 
 		    WHERE book_id = $1 AND sync_seq > COALESCE(h.pruned_through, 0)
 		    ORDER BY sync_seq DESC LIMIT 1) t ON true
 		LEFT JOIN LATERAL (
-		    SELECT sync_seq FROM contacts
+		    SELECT sync_seq FROM contact_versions
 		    WHERE book_id = $1 AND sync_seq > GREATEST(t.sync_seq, h.pruned_through, 0)
 		    ORDER BY sync_seq DESC LIMIT 1) c ON true`, bookID).Scan(&now, &horizon)
 	return now, horizon, err
@@ -59,8 +59,8 @@ func (store) cardRefs(ctx context.Context, db postgres.DB, bookID uuid.UUID, aft
 		since = *after
 	}
 	rows, err := db.Query(ctx, `
-		SELECT c.id, `+cardName+`, c.sync_seq FROM contacts c
-		WHERE c.book_id = $1 AND c.sync_seq > $2 ORDER BY c.sync_seq`, bookID, since)
+		SELECT c.id, `+cardName+`, v.sync_seq FROM contact_versions v JOIN contacts c ON c.id = v.contact_id
+		WHERE v.book_id = $1 AND v.sync_seq > $2 ORDER BY v.sync_seq`, bookID, since)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,8 @@ func (store) cards(ctx context.Context, db postgres.DB, bookID uuid.UUID, names 
 		where += ` AND (c.vcard_name = ANY($2) OR (c.vcard_name IS NULL AND c.id = ANY($3)))`
 		args = append(args, chosen, ids)
 	}
-	rows, err := db.Query(ctx, `SELECT `+contactColumns+`, `+cardName+`, c.sync_seq, c.vcard_props FROM contacts c WHERE `+where, args...)
+	rows, err := db.Query(ctx, `SELECT `+contactColumns+`, `+cardName+`, v.sync_seq, c.vcard_props
+		FROM contacts c JOIN contact_versions v ON v.contact_id = c.id WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,13 +133,13 @@ func (store) cards(ctx context.Context, db postgres.DB, bookID uuid.UUID, names 
 	return out, nil
 }
 
-// cardByName finds the book's card of a resource name, locking it for
-// the transaction.
+// cardByName finds the book's card of a resource name, locking it and its
+// version for the transaction (a label change elsewhere waits).
 func (store) cardByName(ctx context.Context, db postgres.DB, bookID uuid.UUID, name string) (CardRef, bool, error) {
 	id, _ := ContactIDOfCard(name)
 	var c CardRef
 	err := db.QueryRow(ctx, `
-		SELECT c.id, `+cardName+`, c.sync_seq FROM contacts c
+		SELECT c.id, `+cardName+`, v.sync_seq FROM contacts c JOIN contact_versions v ON v.contact_id = c.id
 		WHERE c.book_id = $1 AND (c.vcard_name = $2 OR (c.vcard_name IS NULL AND c.id = $3))
 		FOR NO KEY UPDATE`, bookID, name, id).Scan(&c.ID, &c.Name, &c.Version)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -4,11 +4,14 @@
 # what ten times the data costs. For each size, a fresh database, the real
 # binary with the provider stand-in (scripts/bench/sink) as its email
 # provider, and a book seeded with COPY (not the API):
-#  - GET the first page of 50 with total, a page at half the book by
-#    offset and by cursor (the next_cursor of the page before it), and a
-#    search (q=person42), wrk, 20 connections;
-#  - a segment preview (POST /api/v1/segments/preview, a two-condition
-#    rule), wrk, 20 connections;
+#  - GET one contact by id, the first page of 50 with total, a page at
+#    half the book by cursor (the next_cursor of the page before it) and
+#    by offset, and two searches, wrk, 20 connections: q=lighthouse
+#    matches the same 1,000 contacts at every size, q=person42 ten times
+#    as many at a million;
+#  - two segment previews (POST /api/v1/segments/preview, two conditions),
+#    wrk, 20 connections: one matches the same 100 at every size, the
+#    other ten times as many at a million;
 #  - the CSV export of the whole book, curl's total time;
 #  - a campaign email step to every contact, from POST .../run to the last
 #    email at the provider stand-in, in emails per second;
@@ -48,8 +51,11 @@ bin/bench-sink -addr "127.0.0.1:$sink_port" >"$tmp/sink.txt" 2>&1 &
 SINK_PID=$!
 sink="http://127.0.0.1:$sink_port"
 
-figure() { # size name value unit
-	printf 'SCALE %s %s %s %s load=%s\n' "$1" "$2" "$3" "$4" "$(cut -d ' ' -f 1 /proc/loadavg)" | tee -a "$raw" >&2
+figure() { # size name value unit: with the load settle saw before it (else the load now)
+	local l
+	l=$(load_of "scale_$1_$2")
+	[ "$l" != n/a ] || l=$(cut -d ' ' -f 1 /proc/loadavg)
+	printf 'SCALE %s %s %s %s load=%s\n' "$1" "$2" "$3" "$4" "$l" | tee -a "$raw" >&2
 }
 api() { # method path [curl args...]: the internal API as the bench user, in the book
 	local m=$1 p=$2
@@ -57,13 +63,33 @@ api() { # method path [curl args...]: the internal API as the bench user, in the
 	curl -fsS -X "$m" -H "Authorization: Bearer $TOKEN" -H "X-Book-ID: $BOOK_ID" -H 'Content-Type: application/json' "$@" "$CB_URL$p"
 }
 
-# seed_copy URL BOOK COUNT: COUNT contacts shaped as seed.sql's, through COPY.
+# read_figure NAME URL: wrk, 20 connections, once the machine is quiet.
+read_figure() {
+	settle "scale_${size}_$1"
+	wrk_run "scale_${size}_$1" 20 "$2" "${auth[@]}"
+	figure "$size" "$1" "$(wrk_rps "scale_${size}_$1")" req/s
+}
+
+# preview NAME RULE: the segment preview of a rule, as read_figure.
+preview() {
+	printf 'wrk.method = "POST"\nwrk.body = [[%s]]\nwrk.headers["Content-Type"] = "application/json"\n' "$2" >"$tmp/preview-$1.lua"
+	settle "scale_${size}_preview_$1"
+	wrk_run "scale_${size}_preview_$1" 20 "$CB_URL/api/v1/segments/preview" "${auth[@]}" -s "$tmp/preview-$1.lua"
+	figure "$size" "preview_$1" "$(wrk_rps "scale_${size}_preview_$1")" req/s
+}
+
+# seed_copy URL BOOK COUNT: COUNT contacts shaped as seed.sql's, through
+# COPY, but for a fixed thousand (g <= 100,000 with g % 100 = 42) whose
+# company is "Lighthouse <g % 1000>": at every size, q=lighthouse matches
+# these 1,000 and the segment of "lighthouse 42" these 100, so those
+# figures answer the same rows from a bigger table.
 seed_copy() {
 	awk -v book="$2" -v n="$3" 'BEGIN {
 		split("Ada Grace Alan Edsger Barbara Donald Ken Dennis Margaret Linus", first, " ")
 		for (g = 1; g <= n; g++) {
-			printf "%s,%s,Person%d,Company %d,Engineer,\"[{\"\"address\"\": \"\"user%d@example.com\"\", \"\"label\"\": \"\"work\"\", \"\"primary\"\": true}]\",\"[{\"\"number\"\": \"\"+1 555 %04d\"\", \"\"label\"\": \"\"mobile\"\", \"\"primary\"\": true}]\",%s\n",
-				book, first[1 + g % 10], g, g % 1000, g, g % 10000, (g % 10 == 0) ? "t" : "f"
+			company = (g <= 100000 && g % 100 == 42) ? "Lighthouse" : "Company"
+			printf "%s,%s,Person%d,%s %d,Engineer,\"[{\"\"address\"\": \"\"user%d@example.com\"\", \"\"label\"\": \"\"work\"\", \"\"primary\"\": true}]\",\"[{\"\"number\"\": \"\"+1 555 %04d\"\", \"\"label\"\": \"\"mobile\"\", \"\"primary\"\": true}]\",%s\n",
+				book, first[1 + g % 10], g, company, g % 1000, g, g % 10000, (g % 10 == 0) ? "t" : "f"
 		}
 	}' | psql "$1" -qc "\copy contacts (book_id, first_name, last_name, company, job_title, emails, phones, starred) FROM STDIN WITH (FORMAT csv)"
 	psql "$1" -qc "VACUUM ANALYZE" >/dev/null
@@ -82,24 +108,19 @@ for size in ${SCALES:-100000 1000000}; do
 	auth=(-H "Authorization: Bearer $KEY" -H "X-Book-ID: $BOOK_ID")
 
 	reset_peak "$CB_PID"
-	wrk_run "scale_${size}_first_page" 20 "$CB_URL/api/v1/contacts?limit=50" "${auth[@]}"
-	figure "$size" first_page "$(wrk_rps "scale_${size}_first_page")" req/s
-	wrk_run "scale_${size}_deep_page" 20 "$CB_URL/api/v1/contacts?limit=50&offset=$((size / 2))" "${auth[@]}"
-	figure "$size" deep_page "$(wrk_rps "scale_${size}_deep_page")" req/s
+	cid=$(psql "$url" -tAc "SELECT id FROM contacts WHERE book_id = '$BOOK_ID' ORDER BY created_at LIMIT 1 OFFSET $((size / 2))")
+	read_figure get_by_id "$CB_URL/api/v1/contacts/$cid"
+	read_figure first_page "$CB_URL/api/v1/contacts?limit=50"
+	read_figure deep_page "$CB_URL/api/v1/contacts?limit=50&offset=$((size / 2))"
 	cursor=$(curl -fsS "${auth[@]}" "$CB_URL/api/v1/contacts?limit=50&offset=$((size / 2 - 50))" | grep -o '"next_cursor":"[^"]*"' | cut -d '"' -f 4)
-	wrk_run "scale_${size}_cursor_page" 20 "$CB_URL/api/v1/contacts?limit=50&cursor=$cursor" "${auth[@]}"
-	figure "$size" cursor_page "$(wrk_rps "scale_${size}_cursor_page")" req/s
-	wrk_run "scale_${size}_search" 20 "$CB_URL/api/v1/contacts?q=person42&limit=50" "${auth[@]}"
-	figure "$size" search "$(wrk_rps "scale_${size}_search")" req/s
+	read_figure cursor_page "$CB_URL/api/v1/contacts?limit=50&cursor=$cursor"
+	read_figure search_fixed "$CB_URL/api/v1/contacts?q=lighthouse&limit=50"
+	read_figure search "$CB_URL/api/v1/contacts?q=person42&limit=50"
+	preview fixed '{"rule":{"all":[{"field":"company","op":"contains","value":"lighthouse 42"},{"field":"starred","op":"eq","value":false}]}}'
+	preview growing '{"rule":{"all":[{"field":"company","op":"contains","value":"company 42"},{"field":"starred","op":"eq","value":true}]}}'
 	figure "$size" reads_peak_rss "$(peak_mb "$CB_PID")" MB
-	# The preview exists once segments do; without them the row reads n/a.
-	rule='{"rule":{"all":[{"field":"company","op":"contains","value":"company 42"},{"field":"starred","op":"eq","value":true}]}}'
-	if curl -fsS -o /dev/null -X POST "${auth[@]}" -H 'Content-Type: application/json' -d "$rule" "$CB_URL/api/v1/segments/preview" 2>/dev/null; then
-		printf 'wrk.method = "POST"\nwrk.body = [[%s]]\nwrk.headers["Content-Type"] = "application/json"\n' "$rule" >"$tmp/preview.lua"
-		wrk_run "scale_${size}_segment_preview" 20 "$CB_URL/api/v1/segments/preview" "${auth[@]}" -s "$tmp/preview.lua"
-		figure "$size" segment_preview "$(wrk_rps "scale_${size}_segment_preview")" req/s
-	fi
 
+	settle "scale_${size}_export_seconds"
 	reset_peak "$CB_PID"
 	start=$(now_ns)
 	bytes=$(curl -fsS -o /dev/null -w '%{size_download}' "${auth[@]}" "$CB_URL/api/v1/contacts/export?format=csv")
@@ -112,6 +133,7 @@ for size in ${SCALES:-100000 1000000}; do
 	# that the campaign's memory is not counted in the import's peak.
 	imp_book=$(api POST /api/books -d "{\"team_id\":\"$TEAM_ID\",\"name\":\"Imported\"}" | field id)
 	awk -v n=100000 'BEGIN { print "first_name,email"; for (g = 1; g <= n; g++) printf "New%d,new%d@example.org\n", g, g }' >"$tmp/import.csv"
+	settle "scale_${size}_import_seconds"
 	reset_peak "$CB_PID"
 	start=$(now_ns)
 	imp=$(curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -F "file=@$tmp/import.csv;type=text/csv" "$CB_URL/api/books/$imp_book/imports" | field id)
@@ -134,6 +156,7 @@ for size in ${SCALES:-100000 1000000}; do
 	psql "$url" -qc "INSERT INTO campaign_participants (campaign_id, contact_id, enrolled_at) SELECT '$cid', id, now() FROM contacts WHERE book_id = '$BOOK_ID'"
 	psql "$url" -qc "VACUUM ANALYZE" >/dev/null
 	curl -fsS -X POST "$sink/reset" >/dev/null
+	settle "scale_${size}_campaign_emails_per_second"
 	reset_peak "$CB_PID"
 	start=$(now_ns)
 	api POST "/api/campaigns/$cid/run" >/dev/null
@@ -158,8 +181,11 @@ sizes=(${SCALES:-100000 1000000})
 	printf 'Date: %s. Produced by `scripts/bench/scale.sh` (part of `make bench`); the load is the 1-minute average taken before each figure.\n\n' "$(date -u +%Y-%m-%d)"
 	printf '| Figure |'; for s in "${sizes[@]}"; do printf ' %s contacts |' "$(fmt_int "$s")"; done; printf '\n|---|'
 	for _ in "${sizes[@]}"; do printf -- '---|'; done; printf '\n'
-	for f in first_page:"first page of 50 with total, req/s" deep_page:"page at half the book by offset, req/s" cursor_page:"the same page by cursor, req/s" search:"search q=person42, req/s" \
-		segment_preview:"segment preview (2 conditions), req/s" reads_peak_rss:"peak RSS during the reads, MB" \
+	for f in get_by_id:"GET one contact by id, req/s" first_page:"first page of 50 with total, req/s" \
+		cursor_page:"the page at half the book by cursor, req/s" search_fixed:"search q=lighthouse (1,000 matches at every size), req/s" \
+		preview_fixed:"segment preview, 100 matches at every size, req/s" \
+		deep_page:"the page at half the book by offset, req/s" search:"search q=person42 (1,111 matches; 11,111 at a million), req/s" \
+		preview_growing:"segment preview, 100 matches (1,000 at a million), req/s" reads_peak_rss:"peak RSS during the reads, MB" \
 		export_seconds:"CSV export of the book, s" export_peak_rss:"peak RSS during the export, MB" \
 		campaign_emails_per_second:"campaign step to every contact, emails/s" campaign_peak_rss:"peak RSS during the campaign, MB" \
 		import_seconds:"import of 100,000 new rows (another book, same tables), s" import_rows_per_second:"import rate, rows/s" import_peak_rss:"peak RSS during the import, MB"; do
