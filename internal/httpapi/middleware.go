@@ -91,9 +91,11 @@ func withAccessLog(log *slog.Logger, observe RouteObserver) func(http.Handler) h
 				if rec.status >= 500 {
 					level = slog.LevelError
 				}
-				log.Log(r.Context(), level, "request", "request_id", RequestID(r.Context()), "method", r.Method,
-					"path", loggedPath(r), "query", loggedQuery(r), "route", route, "status", rec.status, "bytes", rec.bytes,
-					"duration_ms", float64(elapsed.Microseconds())/1000)
+				if log.Enabled(r.Context(), level) {
+					log.Log(r.Context(), level, "request", "request_id", RequestID(r.Context()), "method", r.Method,
+						"path", loggedPath(r), "query", loggedQuery(r), "route", route, "status", rec.status, "bytes", rec.bytes,
+						"duration_ms", float64(elapsed.Microseconds())/1000)
+				}
 				if observe != nil {
 					observe(r.Method, route, rec.status, elapsed)
 				}

@@ -77,6 +77,31 @@ start_sink() {
 	sleep 0.2
 }
 
+# cpu_start / cpu_end NAME PID: the CPU seconds (user and system) that
+# PID, every PostgreSQL process (the server's children that exited are
+# counted in its own cumulative times) and the sink spent between the two
+# calls; cpu_end appends "CPU NAME app pg sink" to $raw.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+pg_ticks() {
+	local t=0 p parent
+	for p in $(pgrep -x postgres); do
+		parent=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || continue
+		if [ "$(cat "/proc/$parent/comm" 2>/dev/null)" = postgres ]; then
+			t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		else # the postmaster, with the children it reaped
+			t=$((t + $(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		fi
+	done
+	echo "$t"
+}
+cpu_start() { CPU0=("$(cpu_ticks "$1")" "$(pg_ticks)" "$(cpu_ticks "$SINK_PID")"); }
+cpu_end() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	echo "CPU $1 $(awk -v h="$hz" -v a="$(($(cpu_ticks "$2") - CPU0[0]))" -v p="$(($(pg_ticks) - CPU0[1]))" -v s="$(($(cpu_ticks "$SINK_PID") - CPU0[2]))" \
+		'BEGIN { printf "%.1f %.1f %.1f", a / h, p / h, s / h }')" | tee -a "$raw" >&2
+}
+
 # settle NAME: waits until the 1-minute load average is under SETTLE_LOAD
 # (0.8) or SETTLE_MAX seconds (300) have passed, so that a figure does not
 # pay for the one before it, and appends "LOAD NAME load" to $raw.

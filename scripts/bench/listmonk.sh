@@ -169,9 +169,11 @@ cb_campaign() { # name: a campaign of one immediate email step to every contact 
 	curl -fsS -X POST "$SINK_BASE/reset"
 	settle "$1"
 	reset_peak "$CB_PID"
+	cpu_start "$CB_PID"
 	start=$(now_ns)
 	cbj -X POST "$CB_URL/api/campaigns/$cid/run" >/dev/null
 	campaign_rate "$1" "$start" "$(sink_wait 100000)"
+	cpu_end "$1" "$CB_PID"
 	echo "PEAK $1 $(peak_mb "$CB_PID")" | tee -a "$raw" >&2
 }
 cb_campaign cb-campaign
@@ -186,9 +188,11 @@ lm_camp=$(curl -fsS "${lm_auth[@]}" -H 'Content-Type: application/json' "$LM_URL
 curl -fsS -X POST "$SINK_BASE/reset"
 settle lm-campaign
 reset_peak "$LM_PID"
+cpu_start "$LM_PID"
 start=$(now_ns)
 curl -fsS -o /dev/null "${lm_auth[@]}" -X PUT -H 'Content-Type: application/json' -d '{"status":"running"}' "$LM_URL/api/campaigns/$lm_camp/status"
 campaign_rate lm-campaign "$start" "$(sink_wait 100000)"
+cpu_end lm-campaign "$LM_PID"
 echo "PEAK lm-campaign $(peak_mb "$LM_PID")" | tee -a "$raw" >&2
 # The second campaign to the same contacts, once ANALYZE saw the first's
 # participants all completed.
@@ -327,6 +331,7 @@ secs_row() { # label, contactbook operation, listmonk operation, the loads' name
 		"$(ratio "$a" "$b" 1)" "$(ratio "$a" "$b")" "${6:-}"
 }
 camp() { awk -v n="$1" '$1 == "CAMPAIGN" && $2 == n { v = $3 } END { print v }' "$raw"; }
+cpu_of() { awk -v n="$1" '$1 == "CPU" && $2 == n { v = $3 " s / " $4 " s / " $5 " s" } END { print (v == "" ? "n/a" : v) }' "$raw"; }
 peak_of() { awk -v n="$1" '$1 == "PEAK" && $2 == n { v = $3 } END { print (v == "" ? "n/a" : v) }' "$raw"; }
 copy=$(median_secs limit-copy)
 cbimp=$(median_secs cb-import)
@@ -350,6 +355,7 @@ $(secs_row "delete 10,000, contactbook with a webhook (10,000 events)" bulk-dele
 $(secs_row "CSV import of 100,000 new rows (a name and an email), upload to end" cb-import lm-import cb-import lm-import "$(ratio "$cbimp" "$copy") × the bare COPY of the same rows (${copy:-n/a} s)")
 | peak RSS of the server during that import | | $(peak_of cb-import) MB | $(peak_of lm-import) MB | | |
 | campaign to 100,000 through SMTP to the same sink, start to the last message | $(loads cb-campaign lm-campaign) | $(fmt_int "$(camp cb-campaign)") emails/s | $(fmt_int "$(camp lm-campaign)") emails/s | **$(ratio "$(camp cb-campaign)" "$(camp lm-campaign)")×** | |
+| CPU the campaign cost: the server / PostgreSQL / the sink | | $(cpu_of cb-campaign) | $(cpu_of lm-campaign) | | |
 | second campaign to the same 100,000 after VACUUM ANALYZE | $(load_of cb-campaign-2) / – | $(fmt_int "$(camp cb-campaign-2)") emails/s | – | $(ratio "$(camp cb-campaign-2)" "$(camp cb-campaign)") of the first | |
 | peak RSS before the campaigns (seeded, after the reads) | | $(peak_of cb-before-campaign) MB | $(peak_of lm-before-campaign) MB | $(ratio "$(peak_of cb-before-campaign)" "$(peak_of lm-before-campaign)")× | |
 | peak RSS during the campaign | | $(peak_of cb-campaign) MB | $(peak_of lm-campaign) MB | | |
