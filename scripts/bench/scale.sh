@@ -63,6 +63,23 @@ api() { # method path [curl args...]: the internal API as the bench user, in the
 	curl -fsS -X "$m" -H "Authorization: Bearer $TOKEN" -H "X-Book-ID: $BOOK_ID" -H 'Content-Type: application/json' "$@" "$CB_URL$p"
 }
 
+# io_now URL: the WAL position, the database's buffer hits and reads, and
+# the checkpoints so far; io_since URL "io_now's answer": what each grew
+# by since, the WAL in bytes. What a campaign costs the server besides
+# CPU: the WAL it writes (full pages after a checkpoint included) and the
+# blocks it needs that shared buffers did not hold.
+io_now() {
+	psql "$1" -tAc "SELECT pg_current_wal_lsn(), blks_hit, blks_read, (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)
+		FROM pg_stat_database WHERE datname = current_database()" | tr '|' ' '
+}
+io_since() {
+	local lsn hit read ckpt
+	read -r lsn hit read ckpt <<<"$2"
+	psql "$1" -tAc "SELECT pg_current_wal_lsn() - '$lsn'::pg_lsn, blks_hit - $hit, blks_read - $read,
+		(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) - $ckpt
+		FROM pg_stat_database WHERE datname = current_database()" | tr '|' ' '
+}
+
 # read_figure NAME URL: wrk, 20 connections, once the machine is quiet.
 read_figure() {
 	settle "scale_${size}_$1"
@@ -158,6 +175,7 @@ for size in ${SCALES:-100000 1000000}; do
 	curl -fsS -X POST "$sink/reset" >/dev/null
 	settle "scale_${size}_campaign_emails_per_second"
 	reset_peak "$CB_PID"
+	io0=$(io_now "$url")
 	start=$(now_ns)
 	api POST "/api/campaigns/$cid/run" >/dev/null
 	while read -r got last < <(curl -fsS "$sink/count"); [ "$got" -lt "$size" ]; do
@@ -166,6 +184,11 @@ for size in ${SCALES:-100000 1000000}; do
 	done
 	figure "$size" campaign_emails_per_second "$(awk -v n="$size" -v a="$start" -v b="$last" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }')" emails/s
 	figure "$size" campaign_peak_rss "$(peak_mb "$CB_PID")" MB
+	read -r wal hit read ckpt < <(io_since "$url" "$io0")
+	figure "$size" campaign_wal_per_email "$((wal / size))" bytes
+	figure "$size" campaign_blocks_hit_per_email "$(awk -v h="$hit" -v n="$size" 'BEGIN { printf "%.1f", h / n }')" blocks
+	figure "$size" campaign_blocks_read_per_email "$(awk -v r="$read" -v n="$size" 'BEGIN { printf "%.2f", r / n }')" blocks
+	figure "$size" campaign_checkpoints "$ckpt" checkpoints
 
 	kill "$CB_PID"
 	wait "$CB_PID" 2>/dev/null || true
@@ -188,6 +211,8 @@ sizes=(${SCALES:-100000 1000000})
 		preview_growing:"segment preview, 100 matches (1,000 at a million), req/s" reads_peak_rss:"peak RSS during the reads, MB" \
 		export_seconds:"CSV export of the book, s" export_peak_rss:"peak RSS during the export, MB" \
 		campaign_emails_per_second:"campaign step to every contact, emails/s" campaign_peak_rss:"peak RSS during the campaign, MB" \
+		campaign_wal_per_email:"the campaign's WAL per email, bytes" campaign_blocks_hit_per_email:"its buffer hits per email" \
+		campaign_blocks_read_per_email:"its blocks read from outside shared buffers, per email" campaign_checkpoints:"checkpoints during it" \
 		import_seconds:"import of 100,000 new rows (another book, same tables), s" import_rows_per_second:"import rate, rows/s" import_peak_rss:"peak RSS during the import, MB"; do
 		printf '| %s |' "${f#*:}"
 		for s in "${sizes[@]}"; do printf ' %s |' "$(val "$s" "${f%%:*}")"; done
