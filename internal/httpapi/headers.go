@@ -16,28 +16,22 @@ import (
 // the app), no referrer beyond this origin, since tokens travel in some
 // URLs, and HSTS when the service is served over https.
 func (s *Server) securityHeaders(next http.Handler) http.Handler {
-	// The values are built once and shared by every answer: a slice whose
+	// The values are built once and shared by every answer: each slice's
 	// length is its capacity, so an Add elsewhere copies it, never
 	// changes it.
-	set := []struct {
-		key   string
-		value []string
-	}{
-		{"X-Content-Type-Options", []string{"nosniff"}},
-		{"Content-Security-Policy", []string{"frame-ancestors 'none'"}},
-		{"X-Frame-Options", []string{"DENY"}},
-		{"Referrer-Policy", []string{"same-origin"}},
+	set := http.Header{
+		"X-Content-Type-Options":  {"nosniff"},
+		"Content-Security-Policy": {"frame-ancestors 'none'"},
+		"X-Frame-Options":         {"DENY"},
+		"Referrer-Policy":         {"same-origin"},
 	}
 	if s.secureCookies {
-		set = append(set, struct {
-			key   string
-			value []string
-		}{"Strict-Transport-Security", []string{"max-age=31536000; includeSubDomains"}})
+		set["Strict-Transport-Security"] = []string{"max-age=31536000; includeSubDomains"}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		for _, kv := range set {
-			h[kv.key] = kv.value
+		for k, v := range set {
+			h[k] = v
 		}
 		next.ServeHTTP(w, r)
 	})
